@@ -1,0 +1,131 @@
+/*
+ * app: the state the user drives, and the one place it changes.
+ *
+ * The app is the model of an Elm-style loop: it holds the scene, the
+ * timeline for the current budgets, the current step and the modes of the
+ * screen (help overlay, playing, number entry). app_key is the update
+ * function: a key in, the state changed, flags out that say what the caller
+ * must do. The view draws an app; the backends feed it keys. Nothing here
+ * touches a terminal.
+ */
+#ifndef H2O_APP_H
+#define H2O_APP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct scene;
+struct timeline;
+
+/* Actions: X(name, help text). The help overlay lists them in this order. */
+#define APP_ACTIONS(X)                                                   \
+	X(NEXT, "one step forward")                                      \
+	X(PREV, "one step back")                                         \
+	X(FIRST, "first step (step 0, the empty cache)")                 \
+	X(LAST, "last step")                                             \
+	X(PAGE_NEXT, "ten steps forward")                                \
+	X(PAGE_PREV, "ten steps back")                                   \
+	X(DIGIT, "type a step number, then Enter to jump to it")         \
+	X(GOTO, "jump to a step: type its number, then Enter")           \
+	X(HEAVY_DEC, "heavy budget down (recomputes, keeps the step)")   \
+	X(HEAVY_INC, "heavy budget up (recomputes, keeps the step)")     \
+	X(RECENT_DEC, "recent budget down (recomputes, keeps the step)") \
+	X(RECENT_INC, "recent budget up (recomputes, keeps the step)")   \
+	X(PLAY, "play / pause automatic stepping")                       \
+	X(FASTER, "play faster")                                         \
+	X(SLOWER, "play slower")                                         \
+	X(HELP, "show / hide this help")                                 \
+	X(QUIT, "quit (Esc also closes help or cancels a number)")
+
+enum app_action {
+	ACT_NONE,
+#define X(name, help) ACT_##name,
+	APP_ACTIONS(X)
+#undef X
+	        ACT_COUNT
+};
+
+/* Bindings: X(key code, action), in the order the help lists keys. */
+#define APP_BINDINGS(X)         \
+	X(KEYC_RIGHT, NEXT)     \
+	X('l', NEXT)            \
+	X(' ', NEXT)            \
+	X(KEYC_LEFT, PREV)      \
+	X('h', PREV)            \
+	X(KEYC_BACKSPACE, PREV) \
+	X(KEYC_HOME, FIRST)     \
+	X('g', FIRST)           \
+	X(KEYC_END, LAST)       \
+	X('G', LAST)            \
+	X(KEYC_PGDN, PAGE_NEXT) \
+	X(KEYC_PGUP, PAGE_PREV) \
+	X('0', DIGIT)           \
+	X('1', DIGIT)           \
+	X('2', DIGIT)           \
+	X('3', DIGIT)           \
+	X('4', DIGIT)           \
+	X('5', DIGIT)           \
+	X('6', DIGIT)           \
+	X('7', DIGIT)           \
+	X('8', DIGIT)           \
+	X('9', DIGIT)           \
+	X(':', GOTO)            \
+	X('[', HEAVY_DEC)       \
+	X(']', HEAVY_INC)       \
+	X('{', RECENT_DEC)      \
+	X('}', RECENT_INC)      \
+	X('p', PLAY)            \
+	X('+', FASTER)          \
+	X('-', SLOWER)          \
+	X('?', HELP)            \
+	X('q', QUIT)            \
+	X(KEYC_ESC, QUIT)
+
+/* Flags app_key returns. */
+enum {
+	APP_REDRAW = 1u << 0, /* the screen changed */
+	APP_QUIT = 1u << 1,   /* the user asked to quit */
+};
+
+/* Playing speeds, in milliseconds between steps. */
+#define APP_SPEEDS                               \
+	{                                        \
+		1000, 600, 350, 200, 100, 50, 20 \
+	}
+#define APP_SPEED_COUNT   7
+#define APP_SPEED_DEFAULT 2
+
+struct app {
+	const struct scene *scene;
+	struct timeline *tl; /* for the current budgets */
+	int heavy, recent;   /* the current budgets */
+	int step;            /* 0..n */
+	bool help;           /* help overlay shown */
+	bool playing;        /* automatic stepping */
+	int speed;           /* index into APP_SPEEDS */
+	bool entering;       /* typing a step number */
+	char entry[12];      /* the digits typed so far */
+	char notice[160];    /* a one-off message for the next frame */
+};
+
+/* Set up APP for SCENE with budgets HEAVY and RECENT (building the
+ * timeline) at step 0. Returns -1 when out of memory. */
+int app_init(struct app *app, const struct scene *scene, int heavy, int recent);
+void app_done(struct app *app);
+
+/* The action bound to KEY, or ACT_NONE. */
+enum app_action app_action_of(uint32_t key);
+/* The help text of an action. */
+const char *app_action_help(enum app_action action);
+
+/* Apply one key. Returns APP_ flags. */
+unsigned app_key(struct app *app, uint32_t key);
+
+/* One tick of automatic stepping: advances a step while playing, and stops
+ * playing at the last step. Returns APP_ flags. */
+unsigned app_tick(struct app *app);
+
+/* Milliseconds between ticks while playing. */
+int app_tick_ms(const struct app *app);
+
+#endif

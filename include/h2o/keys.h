@@ -1,0 +1,54 @@
+/*
+ * keys: the key vocabulary, named once.
+ *
+ * A key is a code: a printable key is its Unicode code point, every other
+ * key a KEYC_ value above the Unicode range. Each key has one name, used by
+ * --keys, the help overlay and the hint line: a printable key is named by
+ * its character ("q", "]", "?"), the others by the lower-case names of the
+ * KEY_NAMES table ("right", "pgdn", "space"). Actions and their bindings
+ * live in the APP_ACTIONS and APP_BINDINGS tables of app.h, so the key
+ * handler, --keys and the help overlay cannot drift apart.
+ */
+#ifndef H2O_KEYS_H
+#define H2O_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KEYC_BASE 0x110000u
+
+/* Named keys: X(code suffix, name). */
+#define KEY_NAMES(X)              \
+	X(RIGHT, "right")         \
+	X(LEFT, "left")           \
+	X(UP, "up")               \
+	X(DOWN, "down")           \
+	X(HOME, "home")           \
+	X(END, "end")             \
+	X(PGUP, "pgup")           \
+	X(PGDN, "pgdn")           \
+	X(BACKSPACE, "backspace") \
+	X(ENTER, "enter")         \
+	X(ESC, "esc")             \
+	X(TAB, "tab")             \
+	X(BTAB, "btab")           \
+	X(RESIZE, "resize")
+
+enum keycode {
+	KEYC_NONE = 0,
+	KEYC_SPACE = ' ',
+	KEYC_FIRST_NAMED = KEYC_BASE,
+#define X(code, name) KEYC_##code,
+	KEY_NAMES(X)
+#undef X
+};
+
+/* Parse one key name ("right", "space", "q", "]"). Returns KEYC_NONE for a
+ * name that is not a key. */
+uint32_t key_parse(const char *name);
+
+/* The name of a key, as key_parse takes it, in BUF (at least 16 bytes).
+ * Returns BUF. */
+const char *key_name(uint32_t key, char *buf, size_t size);
+
+#endif

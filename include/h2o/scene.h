@@ -1,0 +1,68 @@
+/*
+ * scene: a scene file loaded into plain structs.
+ *
+ * A scene is the untrusted JSON file a user points the tool at (spec §3): the
+ * budgets, the vector size and, per token, its text and either q/k/v vectors
+ * (a vector scene) or a row of given attention weights (an attention scene).
+ * This module is the only one that knows JSON; everything after it works on
+ * the arrays below. It validates everything before the engine sees it and
+ * never prints: a rejected scene comes back as one line
+ * "FILE:LINE:COLUMN: PATH: message" for the caller to print.
+ */
+#ifndef H2O_SCENE_H
+#define H2O_SCENE_H
+
+#include <stddef.h>
+
+/* Limits checked before anything is allocated (docs/scene-format.md). */
+#define SCENE_MAX_FILE_BYTES  (256L * 1024 * 1024)
+#define SCENE_MAX_TOKENS      1000000
+#define SCENE_MAX_ATTN_TOKENS 8192
+#define SCENE_MAX_DIM         4096
+#define SCENE_MAX_BUDGET      1000000
+#define SCENE_MAX_TEXT_BYTES  4096
+#define SCENE_ERROR_MAX       1024
+
+enum scene_mode {
+	SCENE_VECTOR,    /* every token has q, k and v */
+	SCENE_ATTENTION, /* every token has a given attention row, v optional */
+};
+
+struct scene {
+	char *title;       /* never NULL; the file's base name when absent */
+	char *description; /* never NULL; "" when absent */
+	int heavy, recent; /* budgets, >= 0, heavy + recent >= 1 */
+	int dim;           /* size of a K or V row, >= 1 */
+	int n;             /* number of tokens, >= 1 */
+	enum scene_mode mode;
+	double scale; /* vector scenes: logit scale, 1/sqrt(dim) unless given */
+	char **text;  /* n strings as given in the file: untrusted UTF-8 */
+	double *q;    /* vector scenes: n x dim, row-major; NULL otherwise */
+	double *k;    /* vector scenes: n x dim; NULL otherwise */
+	double *v;    /* n x dim, or NULL when the scene has no values */
+	double *attn; /* attention scenes: row i (i + 1 weights) starts at
+			 attn + scene_attn_offset(i); NULL otherwise */
+};
+
+/* Offset of token i's attention row in scene.attn (rows are packed). */
+static inline size_t scene_attn_offset(int i)
+{
+	return (size_t)i * ((size_t)i + 1) / 2;
+}
+
+/*
+ * Load the scene at PATH. On success returns 0 and sets *OUT (free it with
+ * scene_free). On failure returns -1, leaves *OUT NULL and writes one line
+ * (no newline) into ERR: "FILE:LINE:COLUMN: PATH: message", or
+ * "FILE: cannot open: reason" when the file cannot be read.
+ */
+int scene_load_file(const char *path, struct scene **out, char err[SCENE_ERROR_MAX]);
+
+/* The same for a scene held in memory; NAME stands for the file name in
+ * messages. TEXT need not be NUL-terminated. */
+int scene_load_text(const char *name, const char *text, size_t len, struct scene **out,
+                    char err[SCENE_ERROR_MAX]);
+
+void scene_free(struct scene *scene);
+
+#endif

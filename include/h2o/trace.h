@@ -1,0 +1,20 @@
+/*
+ * trace: the JSON Lines record of every step (spec §5).
+ *
+ * One object per step, written as the engine produces it. Numbers are
+ * printed with the fewest digits that read back to the same double, so a
+ * trace round-trips the engine exactly. Token text is escaped so the output
+ * is valid JSON whatever bytes the scene holds.
+ */
+#ifndef H2O_TRACE_H
+#define H2O_TRACE_H
+
+#include <stdio.h>
+
+struct scene;
+
+/* Write the trace of SCENE with the given budgets to OUT. Returns 0, or -1
+ * when out of memory or OUT fails. */
+int trace_write(const struct scene *scene, int heavy, int recent, FILE *out);
+
+#endif
