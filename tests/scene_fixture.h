@@ -1,0 +1,91 @@
+/*
+ * scene_fixture: scenes built in memory for unit tests, freed with
+ * scene_free like loaded ones.
+ */
+#ifndef H2O_TEST_SCENE_FIXTURE_H
+#define H2O_TEST_SCENE_FIXTURE_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h2o/scene.h"
+
+static inline char *fixture_strdup(const char *s)
+{
+	char *d = malloc(strlen(s) + 1);
+	strcpy(d, s);
+	return d;
+}
+
+/* An attention scene from packed rows (row i has i + 1 weights). V may be
+ * NULL. */
+static inline struct scene *fixture_attention(int n, int dim, int heavy, int recent,
+                                              const double *rows, const double *v,
+                                              const char *const *text)
+{
+	struct scene *sc = calloc(1, sizeof *sc);
+	sc->title = fixture_strdup("fixture");
+	sc->description = fixture_strdup("");
+	sc->heavy = heavy;
+	sc->recent = recent;
+	sc->dim = dim;
+	sc->n = n;
+	sc->mode = SCENE_ATTENTION;
+	sc->scale = 1.0 / sqrt((double)dim);
+	sc->text = calloc((size_t)n, sizeof *sc->text);
+	for (int i = 0; i < n; i++)
+		sc->text[i] = fixture_strdup(text ? text[i] : "t");
+	const size_t cells = scene_attn_offset(n);
+	sc->attn = malloc(cells * sizeof *sc->attn);
+	memcpy(sc->attn, rows, cells * sizeof *sc->attn);
+	if (v) {
+		sc->v = malloc((size_t)n * (size_t)dim * sizeof *sc->v);
+		memcpy(sc->v, v, (size_t)n * (size_t)dim * sizeof *sc->v);
+	}
+	return sc;
+}
+
+/* A vector scene; q, k, v are n x dim. */
+static inline struct scene *fixture_vector(int n, int dim, int heavy, int recent, double scale,
+                                           const double *q, const double *k, const double *v)
+{
+	struct scene *sc = calloc(1, sizeof *sc);
+	sc->title = fixture_strdup("fixture");
+	sc->description = fixture_strdup("");
+	sc->heavy = heavy;
+	sc->recent = recent;
+	sc->dim = dim;
+	sc->n = n;
+	sc->mode = SCENE_VECTOR;
+	sc->scale = scale;
+	sc->text = calloc((size_t)n, sizeof *sc->text);
+	const size_t cells = (size_t)n * (size_t)dim;
+	double **dst[3] = {&sc->q, &sc->k, &sc->v};
+	const double *src[3] = {q, k, v};
+	for (int a = 0; a < 3; a++) {
+		*dst[a] = malloc(cells * sizeof(double));
+		memcpy(*dst[a], src[a], cells * sizeof(double));
+	}
+	for (int i = 0; i < n; i++)
+		sc->text[i] = fixture_strdup("t");
+	return sc;
+}
+
+/* A random vector scene: a small LCG, so runs are the same everywhere. */
+static inline struct scene *fixture_random(int n, int dim, int heavy, int recent, unsigned seed)
+{
+	const size_t cells = (size_t)n * (size_t)dim;
+	double *buf = malloc(3 * cells * sizeof *buf);
+	unsigned long long s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	for (size_t i = 0; i < 3 * cells; i++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		buf[i] = (double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0;
+	}
+	struct scene *sc = fixture_vector(n, dim, heavy, recent, 1.0 / sqrt((double)dim), buf,
+	                                  buf + cells, buf + 2 * cells);
+	free(buf);
+	return sc;
+}
+
+#endif

@@ -1,0 +1,319 @@
+/*
+ * Unit tests of the engine: numbers worked by hand (the explainer's example
+ * and a small vector scene) and invariants on random scenes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "h2o/engine.h"
+#include "scene_fixture.h"
+
+#define EPS 1e-12
+
+/* The explainer's rows 1-5 (spec §2), and two free rows. */
+static const double cat_rows[] = {
+        1.00,                                     /* The */
+        0.45, 0.55,                               /* cat */
+        0.15, 0.45, 0.40,                         /* sat */
+        0.10, 0.30, 0.31, 0.29,                   /* because */
+        0.08, 0.28, 0.20, 0.22, 0.22,             /* it */
+        0.10, 0.25, 0.12, 0.18, 0.20, 0.15,       /* was */
+        0.08, 0.22, 0.10, 0.15, 0.20, 0.12, 0.13, /* tired */
+};
+
+static struct scene *cat_sat(void)
+{
+	return fixture_attention(7, 2, 2, 2, cat_rows, NULL, NULL);
+}
+
+static void step_to(struct engine *e, int t, struct step_record *rec)
+{
+	while (engine_step_count(e) < t)
+		assert_true(engine_step(e, rec));
+}
+
+static void test_cat_sat_step5(void **state)
+{
+	(void)state;
+	struct scene *sc = cat_sat();
+	struct engine *e = engine_new(sc, 2, 2);
+	struct step_record rec;
+	step_to(e, 5, &rec);
+
+	/* Explainer section 8: scores 1.78 1.58 0.91 0.51 0.22. */
+	const double want[] = {1.78, 1.58, 0.91, 0.51, 0.22};
+	assert_int_equal(rec.n_attended, 5);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(rec.attended[i], i);
+		assert_true(fabs(rec.scores[i] - want[i]) < EPS);
+		/* Nothing was evicted before: H2O saw the given row. */
+		assert_true(fabs(rec.attn[i] - cat_rows[10 + i]) < EPS);
+	}
+	/* sat evicted; it had to beat cat's 1.58. */
+	assert_int_equal(rec.n_evicted, 1);
+	assert_int_equal(rec.evicted[0], 2);
+	assert_true(fabs(rec.evicted_scores[0] - 0.91) < EPS);
+	assert_int_equal(rec.cutoff_pos, 1);
+	assert_true(fabs(rec.cutoff_score - 1.58) < EPS);
+
+	/* The cache is [The, cat, because, it]: heavy [0, 1], recent [3, 4]. */
+	const int kept[] = {0, 1, 3, 4};
+	assert_int_equal(engine_h2o_len(e), 4);
+	assert_int_equal(engine_h2o_recent_len(e), 2);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(engine_h2o_positions(e)[i], kept[i]);
+	assert_int_equal(rec.m.tokens_h, 4);
+	assert_int_equal(rec.m.kv_h, 16);
+	assert_int_equal(rec.m.tokens_f, 5);
+	assert_int_equal(rec.m.kv_f, 20);
+	assert_true(fabs(rec.m.attn_recall - 1.0) < EPS);
+	engine_free(e);
+	scene_free(sc);
+}
+
+static void test_cat_sat_end(void **state)
+{
+	(void)state;
+	struct scene *sc = cat_sat();
+	struct engine *e = engine_new(sc, 2, 2);
+	struct step_record rec;
+	step_to(e, 7, &rec);
+	assert_false(engine_step(e, &rec));
+	/* Explainer section 10: full 7 tokens / 28 KV, H2O 4 / 16. */
+	assert_int_equal(rec.m.tokens_f, 7);
+	assert_int_equal(rec.m.kv_f, 28);
+	assert_int_equal(rec.m.tokens_h, 4);
+	assert_int_equal(rec.m.kv_h, 16);
+	/* Step 6 evicted because, step 7 it (worked in scenes/README.md). */
+	const int kept[] = {0, 1, 5, 6};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(engine_h2o_positions(e)[i], kept[i]);
+	/* At step 7 H2O attended The, cat, it, was, tired: the full cache's
+	 * mass there is 0.08 + 0.22 + 0.20 + 0.12 + 0.13. */
+	assert_true(fabs(rec.m.attn_recall - 0.75) < EPS);
+	/* ...and renormalised the given row over them. */
+	assert_true(fabs(rec.attn[1] - 0.22 / 0.75) < EPS);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/*
+ * A vector scene worked by hand. dim 2, scale ln 2, every query (1, 0), and
+ * key i = (i, 0): the logit of position j is j ln 2, so weights are in the
+ * ratio 1 : 2 : 4 : 8. heavy 1, recent 1.
+ */
+static void test_vector_by_hand(void **state)
+{
+	(void)state;
+	const double q[] = {1, 0, 1, 0, 1, 0, 1, 0};
+	const double k[] = {0, 0, 1, 0, 2, 0, 3, 0};
+	const double v[] = {1, 0, 0, 1, 1, 1, 2, 0};
+	struct scene *sc = fixture_vector(4, 2, 1, 1, log(2.0), q, k, v);
+	struct engine *e = engine_new(sc, 1, 1);
+	struct step_record rec;
+
+	step_to(e, 2, &rec); /* 1/3, 2/3: within budget 2 */
+	assert_int_equal(rec.n_evicted, 0);
+	assert_true(fabs(rec.attn[0] - 1.0 / 3) < EPS);
+	assert_true(fabs(rec.attn[1] - 2.0 / 3) < EPS);
+
+	step_to(e, 3, &rec);                                /* 1/7 2/7 4/7, then evict position 1 */
+	assert_true(fabs(rec.scores[0] - 31.0 / 21) < EPS); /* 1 + 1/3 + 1/7 */
+	assert_true(fabs(rec.scores[1] - 20.0 / 21) < EPS); /* 2/3 + 2/7 */
+	assert_true(fabs(rec.scores[2] - 4.0 / 7) < EPS);
+	assert_int_equal(rec.n_evicted, 1);
+	assert_int_equal(rec.evicted[0], 1);
+	assert_int_equal(rec.cutoff_pos, 0);
+	/* o = 1/7 (1,0) + 2/7 (0,1) + 4/7 (1,1) = (5/7, 6/7); nothing evicted
+	 * before this step, so H2O's output is exact. */
+	assert_true(fabs(rec.out_h[0] - 5.0 / 7) < EPS);
+	assert_true(fabs(rec.out_h[1] - 6.0 / 7) < EPS);
+	assert_true(fabs(rec.m.out_err) < EPS);
+	assert_true(fabs(rec.m.out_cos - 1.0) < EPS);
+
+	step_to(e, 4, &rec); /* H2O attends 0, 2, 3: 1/13 4/13 8/13 */
+	assert_true(fabs(rec.attn[0] - 1.0 / 13) < EPS);
+	assert_true(fabs(rec.attn[1] - 4.0 / 13) < EPS);
+	assert_true(fabs(rec.attn[2] - 8.0 / 13) < EPS);
+	assert_true(fabs(rec.full_attn[1] - 2.0 / 15) < EPS);
+	/* o_H = (21/13, 4/13), o_F = (21/15, 6/15). */
+	const double dx = 21.0 / 13 - 21.0 / 15, dy = 4.0 / 13 - 6.0 / 15;
+	assert_true(fabs(rec.m.out_err - sqrt(dx * dx + dy * dy)) < EPS);
+	const double cosv = (21.0 / 13 * 21.0 / 15 + 4.0 / 13 * 6.0 / 15) /
+	                    (hypot(21.0 / 13, 4.0 / 13) * hypot(21.0 / 15, 6.0 / 15));
+	assert_true(fabs(rec.m.out_cos - cosv) < EPS);
+	assert_true(fabs(rec.m.attn_recall - 13.0 / 15) < EPS);
+	/* Position 2 (4/7 + 4/13) loses to position 0. */
+	assert_int_equal(rec.evicted[0], 2);
+	assert_int_equal(engine_h2o_positions(e)[0], 0);
+	assert_int_equal(engine_h2o_positions(e)[1], 3);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/* Keys far from the query get weight exactly 0 (exp underflows), so their
+ * scores tie at 0: the lower position must be kept. */
+static void test_tie_keeps_lower_position(void **state)
+{
+	(void)state;
+	const double q[] = {1, 1, 1, 1};
+	const double k[] = {0, -1000, -1000, 0};
+	const double v[] = {0, 0, 0, 0};
+	struct scene *sc = fixture_vector(4, 1, 2, 1, 1.0, q, k, v);
+	struct engine *e = engine_new(sc, 2, 1);
+	struct step_record rec;
+	step_to(e, 4, &rec);
+	assert_true(rec.scores[1] == 0.0 && rec.scores[2] == 0.0);
+	assert_int_equal(rec.n_evicted, 1);
+	assert_int_equal(rec.evicted[0], 2);
+	assert_int_equal(rec.cutoff_pos, 1);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/* heavy 0 is a sliding window of the recent newest tokens. */
+static void test_heavy_zero_is_window(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(40, 4, 0, 3, 7);
+	struct engine *e = engine_new(sc, 0, 3);
+	struct step_record rec;
+	while (engine_step(e, &rec)) {
+		const int t = rec.step, len = engine_h2o_len(e);
+		assert_int_equal(len, t < 3 ? t : 3);
+		for (int i = 0; i < len; i++)
+			assert_int_equal(engine_h2o_positions(e)[i], t - len + i);
+		assert_int_equal(rec.cutoff_pos, -1);
+	}
+	engine_free(e);
+	scene_free(sc);
+}
+
+/* recent 0 keeps the heavy largest scores among all, the new token too. */
+static void test_recent_zero_is_pure_heavy(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(40, 4, 3, 0, 11);
+	struct engine *e = engine_new(sc, 3, 0);
+	struct step_record rec;
+	while (engine_step(e, &rec)) {
+		assert_true(engine_h2o_len(e) <= 3);
+		assert_int_equal(engine_h2o_recent_len(e), 0);
+		/* Every evicted score is at most every kept score. */
+		for (int i = 0; i < rec.n_evicted; i++)
+			for (int j = 0; j < engine_h2o_len(e); j++)
+				assert_true(rec.evicted_scores[i] <= engine_h2o_scores(e)[j]);
+	}
+	engine_free(e);
+	scene_free(sc);
+}
+
+/* Invariants on random scenes of several budgets. */
+static void test_invariants(void **state)
+{
+	(void)state;
+	const int budgets[][2] = {{1, 1}, {2, 2}, {4, 1}, {0, 5}, {5, 0}, {8, 8}, {100, 100}};
+	for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
+		const int heavy = budgets[b][0], recent = budgets[b][1];
+		struct scene *sc = fixture_random(60, 8, heavy, recent, (unsigned)b + 1);
+		struct engine *e = engine_new(sc, heavy, recent);
+		struct step_record rec;
+		bool evicted_yet = false;
+		while (engine_step(e, &rec)) {
+			double sh = 0, sf = 0, scores = 0;
+			for (int i = 0; i < rec.n_attended; i++) {
+				sh += rec.attn[i];
+				scores += rec.scores[i];
+				assert_true(rec.attn[i] > 0.0);
+				if (i > 0)
+					assert_true(rec.attended[i] > rec.attended[i - 1]);
+			}
+			for (int j = 0; j <= rec.pos; j++)
+				sf += rec.full_attn[j];
+			assert_true(fabs(sh - 1.0) < 1e-12);
+			assert_true(fabs(sf - 1.0) < 1e-12);
+			/* Scores sum to the step count until the first eviction,
+			 * and H2O's attention is the full cache's until then. */
+			if (!evicted_yet) {
+				assert_true(fabs(scores - rec.step) < 1e-9);
+				for (int i = 0; i < rec.n_attended; i++)
+					assert_true(fabs(rec.attn[i] - rec.full_attn[i]) < EPS);
+				assert_true(fabs(rec.m.attn_recall - 1.0) < EPS);
+			}
+			evicted_yet = evicted_yet || rec.n_evicted > 0;
+			/* Never over budget, and only when over budget. */
+			assert_true(engine_h2o_len(e) <= heavy + recent);
+			assert_int_equal(rec.n_evicted, rec.n_attended > heavy + recent ? 1 : 0);
+			assert_true(rec.m.attn_recall <= 1.0 + 1e-12);
+			assert_true(rec.m.out_cos <= 1.0 + 1e-12);
+			/* The recent newest positions are always kept. */
+			const int rl = engine_h2o_recent_len(e), len = engine_h2o_len(e);
+			for (int i = 0; i < rl; i++)
+				assert_int_equal(engine_h2o_positions(e)[len - 1 - i], rec.pos - i);
+		}
+		engine_free(e);
+		scene_free(sc);
+	}
+}
+
+/* A snapshot restored and replayed gives bit-identical records. */
+static void test_snapshot_replay(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(50, 6, 3, 2, 5);
+	struct engine *a = engine_new(sc, 3, 2), *b = engine_new(sc, 3, 2);
+	struct step_record ra, rb;
+	step_to(a, 20, &ra);
+	unsigned char *snap = malloc(engine_snapshot_size(a));
+	engine_snapshot(a, snap);
+	step_to(a, 35, &ra);
+	step_to(b, 45, &rb); /* somewhere else entirely */
+	engine_restore(b, snap);
+	assert_int_equal(engine_step_count(b), 20);
+	step_to(b, 35, &rb);
+	assert_int_equal(ra.n_attended, rb.n_attended);
+	assert_memory_equal(ra.attn, rb.attn, (size_t)ra.n_attended * sizeof(double));
+	assert_memory_equal(ra.scores, rb.scores, (size_t)ra.n_attended * sizeof(double));
+	assert_memory_equal(ra.full_scores, rb.full_scores, 35 * sizeof(double));
+	assert_memory_equal(&ra.m, &rb.m, sizeof ra.m);
+	free(snap);
+	engine_free(a);
+	engine_free(b);
+	scene_free(sc);
+}
+
+/* A budget larger than the scene never evicts. */
+static void test_budget_beyond_scene(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(10, 2, 1000000, 1000000, 3);
+	struct engine *e = engine_new(sc, 1000000, 1000000);
+	assert_non_null(e);
+	struct step_record rec;
+	while (engine_step(e, &rec))
+		assert_int_equal(rec.n_evicted, 0);
+	assert_int_equal(engine_h2o_len(e), 10);
+	engine_free(e);
+	scene_free(sc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_cat_sat_step5),
+	        cmocka_unit_test(test_cat_sat_end),
+	        cmocka_unit_test(test_vector_by_hand),
+	        cmocka_unit_test(test_tie_keeps_lower_position),
+	        cmocka_unit_test(test_heavy_zero_is_window),
+	        cmocka_unit_test(test_recent_zero_is_pure_heavy),
+	        cmocka_unit_test(test_invariants),
+	        cmocka_unit_test(test_snapshot_replay),
+	        cmocka_unit_test(test_budget_beyond_scene),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
