@@ -1,0 +1,783 @@
+/*
+ * test_scene: scene loading (src/scene.c) and the JSON locator (src/jsonloc.c).
+ *
+ * Good scenes are checked field by field; every bad scene under tests/bad/
+ * is loaded through scene_load_file and its error line compared with the
+ * .err file beside it, byte for byte, as the CLI prints it. The locator is
+ * tested on its own, and against cJSON through the loader: on thousands of
+ * mangled scenes the two must agree on which texts are malformed, since a
+ * disagreement would point users at the wrong place.
+ *
+ * Usage: test_scene SOURCE_ROOT (or H2O_SOURCE_ROOT in the environment).
+ * After an intended change of wording, rewrite the .err files with
+ *   H2O_UPDATE_GOLDEN=1 test_scene SOURCE_ROOT
+ * and review the diff.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "h2o/scene.h"
+#include "../src/jsonloc.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static struct scene *load_ok(const char *name, const char *text)
+{
+	struct scene *sc = NULL;
+	char err[SCENE_ERROR_MAX] = "";
+	int rc = scene_load_text(name, text, strlen(text), &sc, err);
+	if (rc != 0)
+		print_error("unexpected error: %s\n", err);
+	assert_int_equal(rc, 0);
+	assert_non_null(sc);
+	return sc;
+}
+
+/* Load TEXT, expect failure, and return the error line (static buffer). */
+static const char *load_err(const char *text, size_t len)
+{
+	static char err[SCENE_ERROR_MAX];
+	struct scene *sc = (struct scene *)&err; /* must be reset to NULL */
+	int rc = scene_load_text("t.json", text, len, &sc, err);
+	assert_int_equal(rc, -1);
+	assert_null(sc);
+	assert_null(strchr(err, '\n'));
+	return err;
+}
+
+static const char *load_err_s(const char *text)
+{
+	return load_err(text, strlen(text));
+}
+
+/* A growing string for building large scenes. */
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0);
+	if (b->len + (size_t)n + 1 > b->cap) {
+		b->cap = (b->len + (size_t)n + 1) * 2;
+		b->s = realloc(b->s, b->cap);
+		assert_non_null(b->s);
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+static const char vector_scene[] =
+        "{\n"
+        "  \"title\": \"Two tokens\",\n"
+        "  \"description\": \"The spec's example.\",\n"
+        "  \"heavy\": 2,\n"
+        "  \"recent\": 1,\n"
+        "  \"dim\": 2,\n"
+        "  \"tokens\": [\n"
+        "    {\"text\": \"The\", \"q\": [0.1, 0.2], \"k\": [0.3, 0.4], \"v\": [1.0, 0.0]},\n"
+        "    {\"text\": \"cat\", \"q\": [0.9, 0.1], \"k\": [0.5, 0.5], \"v\": [0.0, 1.0]}\n"
+        "  ]\n"
+        "}\n";
+
+/* ---- good scenes ------------------------------------------------------ */
+
+static void test_vector_scene(void **state)
+{
+	(void)state;
+	struct scene *sc = load_ok("scenes/two.json", vector_scene);
+
+	assert_string_equal(sc->title, "Two tokens");
+	assert_string_equal(sc->description, "The spec's example.");
+	assert_int_equal(sc->heavy, 2);
+	assert_int_equal(sc->recent, 1);
+	assert_int_equal(sc->dim, 2);
+	assert_int_equal(sc->n, 2);
+	assert_int_equal(sc->mode, SCENE_VECTOR);
+	assert_string_equal(sc->text[0], "The");
+	assert_string_equal(sc->text[1], "cat");
+	const double q[] = {0.1, 0.2, 0.9, 0.1}, k[] = {0.3, 0.4, 0.5, 0.5},
+	             v[] = {1.0, 0.0, 0.0, 1.0};
+	for (int i = 0; i < 4; i++) {
+		assert_true(sc->q[i] == q[i]);
+		assert_true(sc->k[i] == k[i]);
+		assert_true(sc->v[i] == v[i]);
+	}
+	assert_null(sc->attn);
+	assert_true(sc->scale == 1.0 / sqrt(2.0));
+	scene_free(sc);
+}
+
+static void test_attention_scene(void **state)
+{
+	(void)state;
+	struct scene *sc =
+	        load_ok("a.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"tokens\": ["
+	                          "{\"text\": \"The\", \"attn\": [1.0], \"v\": [1, 0]},"
+	                          "{\"text\": \"cat\", \"attn\": [0.45, 0.55], \"v\": [0, 1]},"
+	                          "{\"text\": \"sat\", \"attn\": [0.15, 0.45, 0.40], "
+	                          "\"v\": [0.5, 0.5]}]}");
+	assert_int_equal(sc->mode, SCENE_ATTENTION);
+	assert_int_equal(sc->n, 3);
+	assert_null(sc->q);
+	assert_null(sc->k);
+	assert_non_null(sc->v);
+	assert_true(sc->v[5] == 0.5);
+	const double row2[] = {0.15, 0.45, 0.40};
+	assert_true(sc->attn[scene_attn_offset(0)] == 1.0);
+	assert_true(sc->attn[scene_attn_offset(1) + 1] == 0.55);
+	for (int j = 0; j < 3; j++)
+		assert_true(sc->attn[scene_attn_offset(2) + (size_t)j] == row2[j]);
+	scene_free(sc);
+
+	/* Without values: v is NULL, and so is everything vector-shaped. */
+	sc = load_ok("a.json", "{\"heavy\": 0, \"recent\": 1, \"dim\": 3, \"tokens\": ["
+	                       "{\"text\": \"a\", \"attn\": [1]},"
+	                       "{\"text\": \"b\", \"attn\": [0.5, 0.5]}]}");
+	assert_int_equal(sc->mode, SCENE_ATTENTION);
+	assert_null(sc->v);
+	assert_null(sc->q);
+	assert_int_equal(sc->dim, 3);
+	scene_free(sc);
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	const char *text =
+	        "{\"heavy\": 1, \"recent\": 1, \"dim\": 4, \"tokens\": ["
+	        "{\"text\": \"a\", \"q\": [1,2,3,4], \"k\": [1,2,3,4], \"v\": [1,2,3,4]}]}";
+	struct scene *sc = load_ok("some/dir/cat_sat.json", text);
+	assert_string_equal(sc->title, "cat_sat.json");
+	assert_string_equal(sc->description, "");
+	assert_true(sc->scale == 0.5);
+	scene_free(sc);
+
+	sc = load_ok("plain.json", text);
+	assert_string_equal(sc->title, "plain.json");
+	scene_free(sc);
+
+	/* A real file: the title is its base name, whatever the directory. */
+	char path[] = "/tmp/h2o-scene-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	char err[SCENE_ERROR_MAX];
+	assert_int_equal(scene_load_file(path, &sc, err), 0);
+	assert_string_equal(sc->title, strrchr(path, '/') + 1);
+	scene_free(sc);
+	unlink(path);
+
+	/* An explicit scale wins. */
+	sc = load_ok("s.json",
+	             "{\"scale\": 0.25, \"heavy\": 1, \"recent\": 0, \"dim\": 1, "
+	             "\"tokens\": [{\"text\": \"a\", \"q\": [1], \"k\": [2], \"v\": [3]}]}");
+	assert_true(sc->scale == 0.25);
+	scene_free(sc);
+}
+
+static void test_notes_ignored(void **state)
+{
+	(void)state;
+	struct scene *sc = load_ok(
+	        "x.json", "{\"x-note\": {\"anything\": [1, \"two\", null, {\"deep\": true}]},"
+	                  " \"heavy\": 1, \"x-\": 0, \"x-note\": \"twice is fine\", \"recent\": 1,"
+	                  " \"dim\": 1, \"tokens\": [{\"x-why\": \"a note\", \"text\": \"a\","
+	                  " \"attn\": [1], \"x-attn\": \"not a row\"}], \"x-tail\": []}");
+	assert_int_equal(sc->n, 1);
+	assert_int_equal(sc->mode, SCENE_ATTENTION);
+	scene_free(sc);
+
+	/* Nesting right up to cJSON's limit is fine inside a note. */
+	struct buf b = {0};
+	buf_add(&b, "{\"x-deep\": ");
+	for (int i = 0; i < JSONLOC_MAX_DEPTH - 1; i++)
+		buf_add(&b, "[");
+	for (int i = 0; i < JSONLOC_MAX_DEPTH - 1; i++)
+		buf_add(&b, "]");
+	buf_add(&b, ", \"heavy\": 1, \"recent\": 1, \"dim\": 1, \"tokens\": "
+	            "[{\"text\": \"a\", \"attn\": [1]}]}");
+	sc = load_ok("deep.json", b.s);
+	scene_free(sc);
+	free(b.s);
+}
+
+static void test_text_as_given(void **state)
+{
+	(void)state;
+	/* Control characters, escapes and bytes that are not UTF-8 stay as
+	 * they are: the renderer escapes them, the loader does not. */
+	struct scene *sc =
+	        load_ok("t.json", "\xEF\xBB\xBF{\"heavy\": 1, \"recent\": 1, \"dim\": 1, "
+	                          "\"tokens\": [{\"text\": \"\\u001b[31m\\t\xff\xfe "
+	                          "\xe2\x80\xae\", \"attn\": [1]}]}");
+	assert_string_equal(sc->text[0], "\x1b[31m\t\xff\xfe \xe2\x80\xae");
+	scene_free(sc);
+}
+
+static void test_limits_accepted(void **state)
+{
+	(void)state;
+	/* The largest budgets and dim are allowed; so are weights that sum to
+	 * 1 within the tolerance. */
+	struct buf b = {0};
+	buf_add(&b, "{\"heavy\": %d, \"recent\": %d, \"dim\": %d, \"tokens\": [{\"text\": \"a\"",
+	        SCENE_MAX_BUDGET, SCENE_MAX_BUDGET, SCENE_MAX_DIM);
+	for (int f = 0; f < 3; f++) {
+		buf_add(&b, ", \"%c\": [", "qkv"[f]);
+		for (int j = 0; j < SCENE_MAX_DIM; j++)
+			buf_add(&b, "%s%d", j ? "," : "", j % 7);
+		buf_add(&b, "]");
+	}
+	buf_add(&b, "}]}");
+	struct scene *sc = load_ok("big.json", b.s);
+	assert_int_equal(sc->dim, SCENE_MAX_DIM);
+	assert_true(sc->v[SCENE_MAX_DIM - 1] == (SCENE_MAX_DIM - 1) % 7);
+	scene_free(sc);
+	free(b.s);
+
+	sc = load_ok("sum.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"tokens\": ["
+	                         "{\"text\": \"a\", \"attn\": [1.0000005]},"
+	                         "{\"text\": \"b\", \"attn\": [0.5, 0.4999995]}]}");
+	scene_free(sc);
+	assert_string_equal(load_err_s("{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"tokens\": ["
+	                               "{\"text\": \"a\", \"attn\": [1.000002]}]}"),
+	                    "t.json:1:70: tokens[0].attn: weights sum to 1.000002, expected 1 "
+	                    "(within 1e-6)");
+
+	/* Text of exactly the limit is fine. */
+	char *text = malloc(SCENE_MAX_TEXT_BYTES + 1);
+	memset(text, 'a', SCENE_MAX_TEXT_BYTES);
+	text[SCENE_MAX_TEXT_BYTES] = '\0';
+	b = (struct buf){0};
+	buf_add(&b,
+	        "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"tokens\": [{\"text\": \"%s\", "
+	        "\"attn\": [1]}]}",
+	        text);
+	sc = load_ok("t.json", b.s);
+	assert_int_equal(strlen(sc->text[0]), SCENE_MAX_TEXT_BYTES);
+	scene_free(sc);
+	free(b.s);
+	free(text);
+}
+
+/* ---- bad scenes ------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return NULL;
+	struct buf b = {0};
+	char chunk[4096];
+	size_t n;
+	buf_add(&b, "%s", "");
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (b.len + n + 1 > b.cap) {
+			b.cap = (b.len + n + 1) * 2;
+			b.s = realloc(b.s, b.cap);
+		}
+		memcpy(b.s + b.len, chunk, n);
+		b.len += n;
+		b.s[b.len] = '\0';
+	}
+	fclose(f);
+	*len = b.len;
+	return b.s;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every tests/bad/NAME.json fails with exactly the line in NAME.err. */
+static void test_bad_files(void **state)
+{
+	(void)state;
+	const bool update = getenv("H2O_UPDATE_GOLDEN") && *getenv("H2O_UPDATE_GOLDEN");
+	DIR *dir = opendir("tests/bad");
+	assert_non_null(dir);
+	char *names[512];
+	int n = 0, failed = 0;
+	struct dirent *de;
+	while ((de = readdir(dir)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (len > 5 && strcmp(de->d_name + len - 5, ".json") == 0) {
+			assert_true(n < 512);
+			names[n++] = strdup(de->d_name);
+		}
+	}
+	closedir(dir);
+	qsort(names, (size_t)n, sizeof names[0], cmp_names);
+	assert_true(n >= 60);
+
+	for (int i = 0; i < n; i++) {
+		char json[600], errpath[600], err[SCENE_ERROR_MAX], line[SCENE_ERROR_MAX + 1];
+		struct scene *sc = NULL;
+		snprintf(json, sizeof json, "tests/bad/%s", names[i]);
+		snprintf(errpath, sizeof errpath, "tests/bad/%.*s.err", (int)(strlen(names[i]) - 5),
+		         names[i]);
+		if (scene_load_file(json, &sc, err) == 0) {
+			print_error("%s: loaded, but it should fail\n", json);
+			scene_free(sc);
+			failed++;
+			continue;
+		}
+		assert_null(sc);
+		assert_null(strchr(err, '\n'));
+		snprintf(line, sizeof line, "%s\n", err);
+		if (update) {
+			FILE *f = fopen(errpath, "w");
+			assert_non_null(f);
+			fputs(line, f);
+			fclose(f);
+			continue;
+		}
+		size_t len;
+		char *want = read_file(errpath, &len);
+		if (want == NULL) {
+			print_error("%s: missing (run with H2O_UPDATE_GOLDEN=1)\n", errpath);
+			failed++;
+		} else if (strcmp(want, line) != 0) {
+			print_error("%s:\n  want: %s  got:  %s", json, want, line);
+			failed++;
+		}
+		free(want);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	assert_int_equal(failed, 0);
+}
+
+static void test_unreadable(void **state)
+{
+	(void)state;
+	struct scene *sc = NULL;
+	char err[SCENE_ERROR_MAX];
+
+	assert_int_equal(scene_load_file("tests/bad/no-such-file.json", &sc, err), -1);
+	assert_null(sc);
+	assert_string_equal(err, "tests/bad/no-such-file.json: cannot open: No such file or "
+	                         "directory");
+	assert_int_equal(scene_load_file("tests/bad", &sc, err), -1);
+	assert_string_equal(err, "tests/bad: cannot open: Is a directory");
+
+	/* Too large: refused from its size, before a byte is read. */
+	char path[] = "/tmp/h2o-huge-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, SCENE_MAX_FILE_BYTES + 1), 0); /* sparse */
+	close(fd);
+	assert_int_equal(scene_load_file(path, &sc, err), -1);
+	char want[SCENE_ERROR_MAX];
+	snprintf(want, sizeof want, "%s: cannot load: file is larger than 256 MiB", path);
+	assert_string_equal(err, want);
+	unlink(path);
+
+	/* The same for text in memory: LEN alone decides, TEXT is not read. */
+	char one = '{';
+	assert_int_equal(
+	        scene_load_text("m.json", &one, (size_t)SCENE_MAX_FILE_BYTES + 1, &sc, err), -1);
+	assert_string_equal(err, "m.json: cannot load: file is larger than 256 MiB");
+}
+
+static void test_text_not_terminated(void **state)
+{
+	(void)state;
+	/* scene_load_text must not read past LEN (AddressSanitizer checks). */
+	size_t len = strlen(vector_scene);
+	char *exact = malloc(len);
+	memcpy(exact, vector_scene, len);
+	struct scene *sc = NULL;
+	char err[SCENE_ERROR_MAX];
+	assert_int_equal(scene_load_text("e.json", exact, len, &sc, err), 0);
+	scene_free(sc);
+	/* ... nor when the text is cut inside a string or a number. */
+	assert_int_equal(scene_load_text("e.json", exact, 50, &sc, err), -1);
+	assert_string_equal(err, "e.json:3:18: description: syntax error: unterminated string (no "
+	                         "closing '\"' before the end of the file)");
+	assert_int_equal(scene_load_text("e.json", exact, 79, &sc, err), -1);
+	assert_string_equal(err, "e.json:4:13: $: syntax error: unexpected end of file, "
+	                         "expected ',' or '}'");
+	free(exact);
+	scene_free(NULL);
+}
+
+static void test_too_many_tokens(void **state)
+{
+	(void)state;
+	/* The count is checked before anything about the tokens themselves,
+	 * so cheap stand-ins are enough to reach the limits. */
+	struct buf b = {0};
+	buf_add(&b, "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"tokens\": [");
+	for (int i = 0; i <= SCENE_MAX_ATTN_TOKENS; i++)
+		buf_add(&b, "%s{\"text\": \"\", \"attn\": [1]}", i ? "," : "");
+	buf_add(&b, "]}");
+	assert_string_equal(load_err(b.s, b.len), "t.json:1:47: tokens: an attention scene has at "
+	                                          "most 8192 tokens, got 8193");
+	free(b.s);
+
+	b = (struct buf){0};
+	buf_add(&b, "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"tokens\": [0");
+	for (int i = 0; i < SCENE_MAX_TOKENS; i++)
+		buf_add(&b, ",0");
+	buf_add(&b, "]}");
+	assert_string_equal(load_err(b.s, b.len),
+	                    "t.json:1:47: tokens: expected at most 1000000 tokens, got 1000001");
+	free(b.s);
+}
+
+static void test_messages(void **state)
+{
+	(void)state;
+	/* A column counts code points, not bytes. */
+	assert_string_equal(load_err_s("{\"title\": \"\xc3\xa9t\xc3\xa9 \xe6\x97\xa5\", "
+	                               "\"heavy\": x}"),
+	                    "t.json:1:29: heavy: syntax error: expected a value, got 'x'");
+	/* A BOM is not a column. */
+	assert_string_equal(
+	        load_err_s(
+	                "\xEF\xBB\xBF{\"heavy\": -3, \"recent\": 1, \"dim\": 1, \"tokens\": []}"),
+	        "t.json:1:11: heavy: expected an integer >= 0, got -3");
+	/* Numbers are quoted as written; long ones are cut. */
+	assert_string_equal(
+	        load_err_s("{\"heavy\": 2.500000000000000000000000000001, \"recent\": 1, "
+	                   "\"dim\": 1, \"tokens\": []}"),
+	        "t.json:1:11: heavy: expected an integer >= 0, got "
+	        "2.5000000000000000000000...");
+	/* Error text from the file is made safe to print. */
+	assert_string_equal(
+	        load_err_s("{\"\xe2\x80\xae\x01"
+	                   "ab\": 1}"),
+	        "t.json:1:2: $: unknown field \"\\u202e\\u0001ab\" (only names starting "
+	        "with \"x-\" are free for notes)");
+	/* Case slips are caught by "did you mean". */
+	assert_string_equal(load_err_s("{\"Heavy\": 1}"),
+	                    "t.json:1:2: $: unknown field \"Heavy\" (did you mean \"heavy\"? only "
+	                    "names starting with \"x-\" are free for notes)");
+	/* The second of two duplicates is the one pointed at. */
+	assert_string_equal(load_err_s("{\"dim\": 1,\n \"dim\": 1}"),
+	                    "t.json:2:2: $: duplicate field \"dim\"");
+	/* A token with both modes: point at whichever came second. */
+	assert_string_equal(load_err_s("{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"tokens\": ["
+	                               "{\"k\": [1], \"attn\": [1], \"text\": \"a\"}]}"),
+	                    "t.json:1:59: tokens[0]: has both \"attn\" and \"k\"; a scene gives "
+	                    "either attention rows (\"attn\") or vectors (\"q\", \"k\", \"v\")");
+	/* A root that is not an object. */
+	assert_string_equal(load_err_s("  \"scene\"  "),
+	                    "t.json:1:3: $: expected a JSON object, got a string (\"scene\")");
+	assert_string_equal(load_err_s(""), "t.json:1:1: $: the file is empty, expected a JSON "
+	                                    "object");
+	assert_string_equal(load_err_s("{} {}"), "t.json:1:4: $: syntax error: expected the end "
+	                                         "of the file after the root object, got '{'");
+	assert_string_equal(load_err("{\"a\": 1}\0", 9),
+	                    "t.json:1:9: $: syntax error: expected the end of the file after the "
+	                    "root object, got a NUL byte");
+}
+
+/* ---- the locator ------------------------------------------------------ */
+
+static void linecol(const char *text, size_t offset, long line, long col)
+{
+	long l = 0, c = 0;
+	jsonloc_linecol(text, strlen(text), offset, &l, &c);
+	if (l != line || c != col)
+		print_error("offset %zu in \"%s\": want %ld:%ld, got %ld:%ld\n", offset, text, line,
+		            col, l, c);
+	assert_true(l == line && c == col);
+}
+
+static void test_jsonloc_linecol(void **state)
+{
+	(void)state;
+	linecol("", 0, 1, 1);
+	linecol("ab\ncd", 0, 1, 1);
+	linecol("ab\ncd", 2, 1, 3);
+	linecol("ab\ncd", 3, 2, 1);
+	linecol("ab\ncd", 4, 2, 2);
+	linecol("ab\ncd", 99, 2, 3);                  /* clamped to the end */
+	linecol("ab\r\ncd", 4, 2, 1);                 /* CR LF is one line break */
+	linecol("\xc3\xa9\xe6\x97\xa5x", 5, 1, 3);    /* é and 日 are one column each */
+	linecol("\xf0\x9f\x98\x80x", 4, 1, 2);        /* so is an emoji */
+	linecol("\xff\xfex", 2, 1, 3);                /* stray bytes count one each */
+	linecol("\xEF\xBB\xBF{\"a\"", 4, 1, 2);       /* the BOM is not a column */
+	linecol("\n\xEF\xBB\xBF", 4, 2, 2);           /* except where it is not a BOM */
+	linecol("{\n\t\"k\": [1, 2, 3]\n}", 9, 2, 8); /* a tab is one column */
+}
+
+static void find(const char *text, const int *steps, int nsteps, const char *value_at,
+                 const char *key_at)
+{
+	size_t key = 0, value = 0;
+	int rc = jsonloc_find(text, strlen(text), steps, nsteps, &key, &value);
+	if (value_at == NULL) {
+		assert_int_equal(rc, -1);
+		return;
+	}
+	assert_int_equal(rc, 0);
+	if (strncmp(text + value, value_at, strlen(value_at)) != 0)
+		print_error("value at %zu: \"%s\", want \"%s\"\n", value, text + value, value_at);
+	assert_true(strncmp(text + value, value_at, strlen(value_at)) == 0);
+	assert_true(strncmp(text + key, key_at, strlen(key_at)) == 0);
+}
+
+static void test_jsonloc_find(void **state)
+{
+	(void)state;
+	const char *t = " {\"a\": [1, [2, [3, 4]], \"x\"],\n"
+	                "  \"b\": {\"c\": \"]}\\\"[{,\", \"d\": 5.5e1, \"\\u00e9\": true},\n"
+	                "  \"c\": [[], {}, [[]], null]}";
+	find(t, NULL, 0, "{\"a\"", "{\"a\"");
+	find(t, (const int[]){0}, 1, "[1, [2", "\"a\"");
+	find(t, (const int[]){0, 0}, 2, "1, [2", "1, [2");
+	find(t, (const int[]){0, 1, 1, 0}, 4, "3, 4", "3, 4");
+	find(t, (const int[]){0, 1, 1, 1}, 4, "4]", "4]");
+	find(t, (const int[]){0, 2}, 2, "\"x\"", "\"x\"");
+	/* A string full of brackets and an escaped quote does not derail it. */
+	find(t, (const int[]){1, 1}, 2, "5.5e1", "\"d\"");
+	find(t, (const int[]){1, 2}, 2, "true", "\"\\u00e9\"");
+	find(t, (const int[]){2, 2, 0}, 3, "[]]", "[]]");
+	find(t, (const int[]){2, 3}, 2, "null", "null");
+	/* Paths that lead nowhere. */
+	find(t, (const int[]){3}, 1, NULL, NULL);
+	find(t, (const int[]){0, 0, 0}, 3, NULL, NULL);
+	find(t, (const int[]){2, 1, 0}, 3, NULL, NULL);
+	/* Duplicate keys are told apart by their place. */
+	find("{\"a\": 1, \"a\": 2}", (const int[]){1}, 1, "2}", "\"a\": 2");
+	/* Unicode and a BOM before the value. */
+	find("\xEF\xBB\xBF{\"\xc3\xa9\": \"\xe6\x97\xa5\", \"k\": [7]}", (const int[]){1, 0}, 2,
+	     "7]", "7]");
+	/* A malformed text fails quietly before the target. */
+	find("{\"a\": [1 2], \"b\": 3}", (const int[]){1}, 1, NULL, NULL);
+}
+
+static void check(const char *text, size_t len, const char *path, const char *message,
+                  size_t offset)
+{
+	struct jsonloc_error e;
+	int rc = jsonloc_check(text, len, &e);
+	if (path == NULL) {
+		if (rc != 0)
+			print_error("\"%s\": unexpected %s: %s\n", text, e.path, e.message);
+		assert_int_equal(rc, 0);
+		return;
+	}
+	assert_int_equal(rc, 1);
+	if (strcmp(e.path, path) != 0 || strcmp(e.message, message) != 0 || e.offset != offset)
+		print_error("\"%s\": got %zu %s: %s\n", text, e.offset, e.path, e.message);
+	assert_string_equal(e.path, path);
+	assert_string_equal(e.message, message);
+	assert_int_equal(e.offset, offset);
+}
+
+#define CHECK_OK(t)              check(t, strlen(t), NULL, NULL, 0)
+#define CHECK(t, path, msg, off) check(t, strlen(t), path, msg, off)
+
+static void test_jsonloc_check(void **state)
+{
+	(void)state;
+	/* What cJSON accepts, jsonloc accepts, leniencies included. */
+	CHECK_OK("{}");
+	CHECK_OK(" [1, -2.5e-3, 01, 1., -.5, \"a\\\"]\", true, false, null, {}] ");
+	CHECK_OK("{\"tab\tinside\": \"raw\nline\", \"u\": \"\\u12G4 \\ud83d\\ude00\"}");
+	CHECK_OK("\xEF\xBB\xBF{\"a\": 1}");
+	CHECK_OK("{\"a\":1}\x01\x1f ");
+
+	/* Paths name what was being read: the container between members,
+	 * the member while reading its value. */
+	CHECK("{\"a\": [[1, 2], [3 4]]}", "a[1]",
+	      "syntax error: expected ',' or ']', got '4' (missing ','?)", 18);
+	CHECK("{\"a\": [[1, 2], [3, }]]}", "a[1][1]", "syntax error: expected a value, got '}'",
+	      19);
+	CHECK("[[1,]]", "$[0]", "syntax error: trailing comma before ']'", 3);
+	CHECK("{\"a b\": {\"c\": [1, {\"d\": x}]}}", "$[\"a b\"].c[1].d",
+	      "syntax error: expected a value, got 'x'", 24);
+	CHECK("{\"a\": {\"b\": 1,}}", "a", "syntax error: trailing comma before '}'", 13);
+	CHECK("{\"a\": \"x\\qy\"}", "a", "syntax error: invalid escape '\\q'", 8);
+	CHECK("{\"a\\q\": 1}", "$", "syntax error: invalid escape '\\q'", 3);
+	CHECK("{\"a\": \"]}\\\"[\" \"b\": 1}", "$",
+	      "syntax error: expected ',' or '}', got '\"' (missing ','?)", 14);
+	CHECK("{\"\xc3\xa9\": [1, 2", "$[\"\xc3\xa9\"]",
+	      "syntax error: unexpected end of file, expected ',' or ']'", 12);
+	CHECK("{\"a\": \"\\ude00\"}", "a",
+	      "syntax error: invalid \\u escape (a low surrogate with no high surrogate before "
+	      "it)",
+	      7);
+	CHECK("{\"a\": 1e}", "$", "syntax error: expected ',' or '}', got 'e'", 7);
+	CHECK("{\"a\": \"x\"y\"}", "$",
+	      "syntax error: expected ',' or '}', got 'y' (a '\"' missing or misplaced before it?)",
+	      9);
+	CHECK("  ", "$", "syntax error: unexpected end of file, expected a JSON object", 0);
+	check("{\"a\": \"b\x00\"}", 11, "a", "syntax error: NUL byte inside a string", 8);
+	check("{\"a\":\x00 1}", 9, "a", "syntax error: expected a value, got a NUL byte", 5);
+
+	/* A hostile nesting gives a bounded path. */
+	struct buf b = {0};
+	buf_add(&b, "{\"k\": ");
+	for (int i = 0; i < 5000; i++)
+		buf_add(&b, "[");
+	struct jsonloc_error e;
+	assert_int_equal(jsonloc_check(b.s, b.len, &e), 1);
+	assert_string_equal(e.message, "syntax error: nested deeper than 1000 levels");
+	assert_int_equal(e.offset, 6 + 999);
+	assert_true(strlen(e.path) < JSONLOC_PATH_MAX);
+	assert_true(strncmp(e.path, "k...[0][0]", 10) == 0);
+	free(b.s);
+}
+
+static void test_jsonloc_text(void **state)
+{
+	(void)state;
+	char buf[128];
+	const char *s = "a\"b\\c\n\x1b\xe2\x80\xae\xc3\xa9\xff";
+	assert_string_equal(jsonloc_quote(buf, sizeof buf, s, strlen(s), 64),
+	                    "\"a\\\"b\\\\c\\n\\u001b\\u202e\xc3\xa9\\xff\"");
+	assert_string_equal(jsonloc_quote(buf, sizeof buf, "abcdef", 6, 3), "\"abc...\"");
+	assert_string_equal(jsonloc_quote(buf, 6, "abcdef", 6, 64), "\"abcd");
+	assert_string_equal(jsonloc_quote(buf, sizeof buf, "\xf3\xa0\x80\x81", 4, 64),
+	                    "\"\\udb40\\udc01\"");
+
+	const char *t = "tru\x00\xe2\x80\x9c\x7f";
+	assert_string_equal(jsonloc_describe(buf, sizeof buf, t, 8, 0), "'tru'");
+	assert_string_equal(jsonloc_describe(buf, sizeof buf, t, 8, 3), "a NUL byte");
+	assert_string_equal(jsonloc_describe(buf, sizeof buf, t, 8, 4), "'\xe2\x80\x9c' (U+201C)");
+	assert_string_equal(jsonloc_describe(buf, sizeof buf, t, 8, 7), "byte 0x7f");
+	assert_string_equal(jsonloc_describe(buf, sizeof buf, t, 8, 8), "end of file");
+	assert_string_equal(jsonloc_describe(buf, sizeof buf, "\xe2\x80\xae", 3, 0), "U+202E");
+
+	assert_int_equal(jsonloc_number_len("1e", 2, 0), 1);
+	assert_int_equal(jsonloc_number_len("1.5.3", 5, 0), 3);
+	assert_int_equal(jsonloc_number_len("-", 1, 0), 0);
+	assert_int_equal(jsonloc_number_len("-.5,", 4, 0), 3);
+	assert_int_equal(jsonloc_number_len("x 01]", 5, 2), 2);
+	assert_int_equal(jsonloc_number_len("2e+}", 4, 0), 1);
+	char digits[80];
+	memset(digits, '9', sizeof digits);
+	assert_int_equal(jsonloc_number_len(digits, sizeof digits, 0), 63); /* cJSON's cut */
+}
+
+/*
+ * jsonloc and cJSON must agree on which texts are malformed. The loader
+ * reports a syntax error exactly when cJSON refused the text (or it held a
+ * NUL byte or trailing text), and "out of memory" if jsonloc then found
+ * nothing wrong; so mangle a scene many ways and compare.
+ */
+static void test_jsonloc_agrees_with_cjson(void **state)
+{
+	(void)state;
+	static const char base[] =
+	        "\xEF\xBB\xBF{\"title\": \"a \\\"q\\\" \\u00e9 \\ud83d\\ude00 [{,:}]\",\n"
+	        " \"heavy\": 2, \"recent\": 01, \"dim\": 2, \"scale\": 1.5e-1,\n"
+	        " \"x-n\": [true, false, null, -0.5, 1., {\"\": []}],\n"
+	        " \"tokens\": [{\"text\": \"\xc3\xa9\\n\", \"q\": [1, 2], \"k\": [-3, 4E2], "
+	        "\"v\": [5, 6]}]}\n";
+	static const char alphabet[] = "{}[]\",:\\ \n0123456789-+.eEtrufalsn\x00\xe2\x80\x9c";
+	const char *env = getenv("H2O_FUZZ_ROUNDS");
+	const int rounds = env ? atoi(env) : 4000;
+	const size_t base_len = sizeof base - 1;
+	unsigned long seed = 12345;
+	char text[sizeof base + 8];
+	int syntax = 0;
+
+	for (int round = 0; round < rounds; round++) {
+		size_t len = base_len;
+		memcpy(text, base, len);
+		int edits = 1 + round % 3;
+		for (int e = 0; e < edits; e++) {
+			seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+			size_t at = (seed >> 33) % (len + 1);
+			char c = alphabet[(seed >> 20) % (sizeof alphabet - 1)];
+			switch ((seed >> 10) % 4) {
+			case 0: /* delete */
+				if (at < len) {
+					memmove(text + at, text + at + 1, len - at - 1);
+					len--;
+				}
+				break;
+			case 1: /* insert */
+				if (len < sizeof text) {
+					memmove(text + at + 1, text + at, len - at);
+					text[at] = c;
+					len++;
+				}
+				break;
+			case 2: /* replace */
+				if (at < len)
+					text[at] = c;
+				break;
+			default: /* truncate, rarely */
+				if (e == 0 && round % 7 == 0)
+					len = at;
+				break;
+			}
+		}
+		struct scene *sc = NULL;
+		char err[SCENE_ERROR_MAX];
+		int rc = scene_load_text("f.json", text, len, &sc, err);
+		scene_free(sc);
+		bool loader_syntax = rc != 0 && (strstr(err, ": syntax error: ") ||
+		                                 strstr(err, ": the file is empty"));
+		struct jsonloc_error je;
+		bool jsonloc_syntax = jsonloc_check(text, len, &je) == 1;
+		if (rc != 0 && strstr(err, "out of memory"))
+			print_error("jsonloc accepts what cJSON refused: %.*s\n", (int)len, text);
+		assert_true(rc == 0 || !strstr(err, "out of memory"));
+		if (loader_syntax != jsonloc_syntax)
+			print_error("disagreement on: %.*s\n(loader: %s)\n", (int)len, text,
+			            rc ? err : "ok");
+		assert_true(loader_syntax == jsonloc_syntax);
+		syntax += loader_syntax;
+	}
+	/* The mangling must actually exercise both sides. */
+	assert_true(syntax > rounds / 4 && syntax < rounds);
+}
+
+int main(int argc, char **argv)
+{
+	const char *root = argc > 1 ? argv[1] : getenv("H2O_SOURCE_ROOT");
+	if (root == NULL || chdir(root) != 0) {
+		fprintf(stderr, "usage: test_scene SOURCE_ROOT (or set H2O_SOURCE_ROOT)\n");
+		return 2;
+	}
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_vector_scene),
+	        cmocka_unit_test(test_attention_scene),
+	        cmocka_unit_test(test_defaults),
+	        cmocka_unit_test(test_notes_ignored),
+	        cmocka_unit_test(test_text_as_given),
+	        cmocka_unit_test(test_limits_accepted),
+	        cmocka_unit_test(test_bad_files),
+	        cmocka_unit_test(test_unreadable),
+	        cmocka_unit_test(test_text_not_terminated),
+	        cmocka_unit_test(test_too_many_tokens),
+	        cmocka_unit_test(test_messages),
+	        cmocka_unit_test(test_jsonloc_linecol),
+	        cmocka_unit_test(test_jsonloc_find),
+	        cmocka_unit_test(test_jsonloc_check),
+	        cmocka_unit_test(test_jsonloc_text),
+	        cmocka_unit_test(test_jsonloc_agrees_with_cjson),
+	};
+	return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
+}
