@@ -1,0 +1,234 @@
+/*
+ * app: the update function. Every change of what the user sees starts here.
+ */
+#include "h2o/app.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "h2o/keys.h"
+#include "h2o/scene.h"
+#include "h2o/timeline.h"
+
+static const struct {
+	uint32_t key;
+	enum app_action action;
+} bindings[] = {
+#define X(key, action) {key, ACT_##action},
+        APP_BINDINGS(X)
+#undef X
+};
+
+static const char *const action_help[ACT_COUNT] = {[ACT_NONE] = "",
+#define X(name, help) [ACT_##name] = help,
+                                                   APP_ACTIONS(X)
+#undef X
+};
+
+static const int speeds_ms[APP_SPEED_COUNT] = APP_SPEEDS;
+
+enum app_action app_action_of(uint32_t key)
+{
+	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
+		if (bindings[i].key == key)
+			return bindings[i].action;
+	return ACT_NONE;
+}
+
+const char *app_action_help(enum app_action action)
+{
+	return action >= 0 && action < ACT_COUNT ? action_help[action] : "";
+}
+
+int app_init(struct app *app, const struct scene *scene, int heavy, int recent)
+{
+	memset(app, 0, sizeof *app);
+	app->scene = scene;
+	app->heavy = heavy;
+	app->recent = recent;
+	app->speed = APP_SPEED_DEFAULT;
+	app->tl = timeline_new(scene, heavy, recent);
+	return app->tl ? 0 : -1;
+}
+
+void app_done(struct app *app)
+{
+	timeline_free(app->tl);
+	app->tl = NULL;
+}
+
+static int clamp(int v, int lo, int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void go(struct app *app, int step)
+{
+	app->step = clamp(step, 0, app->scene->n);
+}
+
+/* New budgets: a new timeline from step 0, shown at the same step. */
+static void rebudget(struct app *app, int heavy, int recent)
+{
+	const int max = app->scene->n > SCENE_MAX_BUDGET ? SCENE_MAX_BUDGET : app->scene->n;
+	heavy = clamp(heavy, 0, max);
+	recent = clamp(recent, 0, max);
+	if (heavy + recent < 1) {
+		snprintf(app->notice, sizeof app->notice,
+		         "heavy + recent must be at least 1: the cache needs a slot");
+		return;
+	}
+	if (heavy == app->heavy && recent == app->recent) {
+		snprintf(app->notice, sizeof app->notice, "budget is already at its limit");
+		return;
+	}
+	struct timeline *tl = timeline_new(app->scene, heavy, recent);
+	if (!tl) {
+		snprintf(app->notice, sizeof app->notice, "out of memory: budgets unchanged");
+		return;
+	}
+	timeline_free(app->tl);
+	app->tl = tl;
+	app->heavy = heavy;
+	app->recent = recent;
+	snprintf(app->notice, sizeof app->notice, "budgets now heavy %d + recent %d: recomputed",
+	         heavy, recent);
+}
+
+/* Keys while a step number is being typed. Returns true when handled. */
+static bool entry_key(struct app *app, uint32_t key)
+{
+	size_t len = strlen(app->entry);
+	if (key >= '0' && key <= '9') {
+		if (len + 1 < sizeof app->entry && len < 9) {
+			app->entry[len] = (char)key;
+			app->entry[len + 1] = '\0';
+		}
+		return true;
+	}
+	if (key == KEYC_BACKSPACE) {
+		if (len > 0)
+			app->entry[len - 1] = '\0';
+		else
+			app->entering = false;
+		return true;
+	}
+	if (key == KEYC_ENTER) {
+		app->entering = false;
+		if (len == 0)
+			return true;
+		long want = 0;
+		for (size_t i = 0; i < len; i++)
+			want = want * 10 + (app->entry[i] - '0');
+		if (want > app->scene->n)
+			snprintf(app->notice, sizeof app->notice,
+			         "no step %ld: the last step is %d", want, app->scene->n);
+		go(app, (int)(want > app->scene->n ? app->scene->n : want));
+		return true;
+	}
+	if (key == KEYC_ESC) {
+		app->entering = false;
+		return true;
+	}
+	/* Any other key ends the entry and does what it always does. */
+	app->entering = false;
+	return false;
+}
+
+unsigned app_key(struct app *app, uint32_t key)
+{
+	app->notice[0] = '\0';
+	if (key == KEYC_RESIZE)
+		return APP_REDRAW;
+	if (app->entering && entry_key(app, key))
+		return APP_REDRAW;
+	const enum app_action action = app_action_of(key);
+	if (app->help) {
+		/* Help is modal: any key closes it, q still quits. */
+		app->help = false;
+		return action == ACT_QUIT && key != KEYC_ESC ? APP_QUIT : APP_REDRAW;
+	}
+	const int n = app->scene->n;
+	switch (action) {
+	case ACT_NEXT:
+		go(app, app->step + 1);
+		break;
+	case ACT_PREV:
+		go(app, app->step - 1);
+		break;
+	case ACT_FIRST:
+		go(app, 0);
+		break;
+	case ACT_LAST:
+		go(app, n);
+		break;
+	case ACT_PAGE_NEXT:
+		go(app, app->step + 10);
+		break;
+	case ACT_PAGE_PREV:
+		go(app, app->step - 10);
+		break;
+	case ACT_DIGIT:
+		app->entering = true;
+		app->entry[0] = (char)key;
+		app->entry[1] = '\0';
+		break;
+	case ACT_GOTO:
+		app->entering = true;
+		app->entry[0] = '\0';
+		break;
+	case ACT_HEAVY_DEC:
+		rebudget(app, app->heavy - 1, app->recent);
+		break;
+	case ACT_HEAVY_INC:
+		rebudget(app, app->heavy + 1, app->recent);
+		break;
+	case ACT_RECENT_DEC:
+		rebudget(app, app->heavy, app->recent - 1);
+		break;
+	case ACT_RECENT_INC:
+		rebudget(app, app->heavy, app->recent + 1);
+		break;
+	case ACT_PLAY:
+		app->playing = !app->playing;
+		if (app->playing && app->step == n)
+			app->step = 0; /* play from the start again */
+		break;
+	case ACT_FASTER:
+		app->speed = clamp(app->speed + 1, 0, APP_SPEED_COUNT - 1);
+		break;
+	case ACT_SLOWER:
+		app->speed = clamp(app->speed - 1, 0, APP_SPEED_COUNT - 1);
+		break;
+	case ACT_HELP:
+		app->help = true;
+		break;
+	case ACT_QUIT:
+		return APP_QUIT;
+	case ACT_NONE:
+	case ACT_COUNT: {
+		char name[16];
+		snprintf(app->notice, sizeof app->notice,
+		         "%s is not bound to anything: ? shows the keys",
+		         key_name(key, name, sizeof name));
+		break;
+	}
+	}
+	return APP_REDRAW;
+}
+
+unsigned app_tick(struct app *app)
+{
+	if (!app->playing)
+		return 0;
+	if (app->step < app->scene->n)
+		app->step++;
+	if (app->step >= app->scene->n)
+		app->playing = false;
+	return APP_REDRAW;
+}
+
+int app_tick_ms(const struct app *app)
+{
+	return speeds_ms[clamp(app->speed, 0, APP_SPEED_COUNT - 1)];
+}

@@ -1,0 +1,42 @@
+/*
+ * keys: key names to codes and back, from the KEY_NAMES table.
+ */
+#include "h2o/keys.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	uint32_t code;
+	const char *name;
+} names[] = {{KEYC_SPACE, "space"},
+#define X(code, name) {KEYC_##code, name},
+             KEY_NAMES(X)
+#undef X
+};
+
+uint32_t key_parse(const char *name)
+{
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(name, names[i].name) == 0)
+			return names[i].code;
+	/* A single printable ASCII character names itself. */
+	if (name[0] > ' ' && name[0] < 0x7F && name[1] == '\0')
+		return (unsigned char)name[0];
+	return KEYC_NONE;
+}
+
+const char *key_name(uint32_t key, char *buf, size_t size)
+{
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (names[i].code == key) {
+			snprintf(buf, size, "%s", names[i].name);
+			return buf;
+		}
+	}
+	if (key > ' ' && key < 0x7F)
+		snprintf(buf, size, "%c", (char)key);
+	else
+		snprintf(buf, size, "U+%04X", (unsigned)key);
+	return buf;
+}

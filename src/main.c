@@ -1,0 +1,230 @@
+/*
+ * main: the command line (spec §4). Parses options, loads the scene and
+ * hands over to the trace, the headless frames or the terminal.
+ *
+ * Exit status: 0 success, 2 bad usage, 3 bad scene. Nothing touches the
+ * terminal before the scene has loaded and the options have been checked.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <locale.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "h2o/app.h"
+#include "h2o/headless.h"
+#include "h2o/scene.h"
+#include "h2o/trace.h"
+#include "tui.h"
+
+enum { EXIT_USAGE = 2, EXIT_SCENE = 3 };
+
+struct options {
+	bool headless, ascii, trace;
+	const char *keys;
+	int cols, rows;
+	int heavy, recent; /* -1: the scene's */
+	const char *scene;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: h2o-tui [OPTIONS] SCENE.json\n"
+	      "Step through the H2O KV-cache eviction of a scene, beside the full cache.\n"
+	      "\n"
+	      "  --headless          print frames as text to stdout instead of opening the TUI\n"
+	      "  --keys LIST         with --headless: print the frame at step 0, then one frame\n"
+	      "                      after each key of LIST (comma-separated key names: a\n"
+	      "                      printable key by its character, e.g. q ? ], the others by\n"
+	      "                      name: right left up down home end pgup pgdn space\n"
+	      "                      backspace enter esc tab)\n"
+	      "  --size COLSxROWS    frame size for --headless (default 120x36)\n"
+	      "  --ascii             ASCII glyphs only (bars, heat, borders)\n"
+	      "  --trace             print the JSON Lines trace of every step and exit\n"
+	      "  --heavy N           heavy budget (overrides the scene's)\n"
+	      "  --recent N          recent budget (overrides the scene's)\n"
+	      "  --help              show this help and exit\n"
+	      "  --version           show the version and exit\n"
+	      "\n"
+	      "In the TUI, press ? for the keys. Exit status: 0 ok, 2 bad usage, 3 bad scene.\n",
+	      out);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("h2o-tui: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'h2o-tui --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static bool parse_int(const char *s, long lo, long hi, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+static bool parse_size(const char *s, int *cols, int *rows)
+{
+	char buf[32];
+	const char *x = strchr(s, 'x');
+	if (!x || (size_t)(x - s) >= sizeof buf)
+		return false;
+	memcpy(buf, s, (size_t)(x - s));
+	buf[x - s] = '\0';
+	return parse_int(buf, 1, 1000, cols) && parse_int(x + 1, 1, 1000, rows);
+}
+
+/* Returns -1 when parsing went on to the end, else the exit status. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum {
+		OPT_HEADLESS = 256,
+		OPT_KEYS,
+		OPT_SIZE,
+		OPT_ASCII,
+		OPT_TRACE,
+		OPT_HEAVY,
+		OPT_RECENT,
+		OPT_HELP,
+		OPT_VERSION
+	};
+	static const struct option longopts[] = {
+	        {"headless", no_argument, NULL, OPT_HEADLESS},
+	        {"keys", required_argument, NULL, OPT_KEYS},
+	        {"size", required_argument, NULL, OPT_SIZE},
+	        {"ascii", no_argument, NULL, OPT_ASCII},
+	        {"trace", no_argument, NULL, OPT_TRACE},
+	        {"heavy", required_argument, NULL, OPT_HEAVY},
+	        {"recent", required_argument, NULL, OPT_RECENT},
+	        {"help", no_argument, NULL, OPT_HELP},
+	        {"version", no_argument, NULL, OPT_VERSION},
+	        {NULL, 0, NULL, 0},
+	};
+	*o = (struct options){.cols = 120, .rows = 36, .heavy = -1, .recent = -1};
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_HEADLESS:
+			o->headless = true;
+			break;
+		case OPT_KEYS:
+			o->keys = optarg;
+			break;
+		case OPT_SIZE:
+			if (!parse_size(optarg, &o->cols, &o->rows))
+				return usage_error(
+				        "--size: expected COLSxROWS (each 1 to 1000), got '%s'",
+				        optarg);
+			break;
+		case OPT_ASCII:
+			o->ascii = true;
+			break;
+		case OPT_TRACE:
+			o->trace = true;
+			break;
+		case OPT_HEAVY:
+			if (!parse_int(optarg, 0, SCENE_MAX_BUDGET, &o->heavy))
+				return usage_error(
+				        "--heavy: expected an integer from 0 to 1000000, got '%s'",
+				        optarg);
+			break;
+		case OPT_RECENT:
+			if (!parse_int(optarg, 0, SCENE_MAX_BUDGET, &o->recent))
+				return usage_error(
+				        "--recent: expected an integer from 0 to 1000000, got '%s'",
+				        optarg);
+			break;
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			puts("h2o-tui " H2O_VERSION);
+			return 0;
+		default:
+			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("%s", optind >= argc ? "expected a scene file (SCENE.json)"
+		                                        : "expected exactly one scene file");
+	o->scene = argv[optind];
+	if (o->keys && !o->headless)
+		return usage_error("%s", "--keys goes with --headless");
+	if (o->keys) {
+		char err[256];
+		if (headless_check_keys(o->keys, err, sizeof err) < 0)
+			return usage_error("%s", err);
+	}
+	if (o->trace && o->headless)
+		return usage_error("%s", "--trace and --headless do not go together");
+	return -1;
+}
+
+/* Display widths need a UTF-8 LC_CTYPE; the user's own is kept when it is
+ * one. Returns whether the user's locale was UTF-8. */
+static bool setup_locale(bool keep_user_ctype)
+{
+	setlocale(LC_ALL, "");
+	const bool utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	if (!utf8 && !keep_user_ctype && !setlocale(LC_CTYPE, "C.UTF-8"))
+		setlocale(LC_CTYPE, "en_US.UTF-8");
+	return utf8;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	int rc = parse_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	const bool interactive = !o.headless && !o.trace;
+	if (interactive && !isatty(STDOUT_FILENO))
+		return usage_error("%s",
+		                   "stdout is not a terminal: use --headless for text frames");
+	const bool utf8 = setup_locale(interactive);
+
+	char err[SCENE_ERROR_MAX];
+	struct scene *scene;
+	if (scene_load_file(o.scene, &scene, err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_SCENE;
+	}
+	const int heavy = o.heavy >= 0 ? o.heavy : scene->heavy;
+	const int recent = o.recent >= 0 ? o.recent : scene->recent;
+	if (heavy + recent < 1) {
+		scene_free(scene);
+		return usage_error("%s", "--heavy and --recent: heavy + recent must be at least 1");
+	}
+
+	if (o.trace) {
+		rc = trace_write(scene, heavy, recent, stdout) < 0 ? 1 : 0;
+	} else {
+		struct app app;
+		if (app_init(&app, scene, heavy, recent) < 0) {
+			fputs("h2o-tui: out of memory\n", stderr);
+			rc = 1;
+		} else if (o.headless) {
+			rc = headless_run(&app, o.cols, o.rows, o.ascii, o.keys, stdout) < 0 ? 1
+			                                                                     : 0;
+		} else {
+			rc = tui_run(&app, o.ascii || !utf8);
+		}
+		app_done(&app);
+	}
+	if (fflush(stdout) != 0 && rc == 0)
+		rc = 1;
+	scene_free(scene);
+	return rc;
+}

@@ -1,0 +1,328 @@
+/*
+ * view: the screen's layout, and the small one-line panels.
+ *
+ * Layout, top to bottom: header (title and step, description), the cache
+ * panels (H2O left, full cache right), the attention heat rows with the
+ * same split, then the sentence explaining the step, the status figures
+ * and the key hints. The cache panels and the heat rows share what is left
+ * in the middle.
+ */
+#include "h2o/view.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "h2o/keys.h"
+#include "view_panels.h"
+
+void view_rule(struct frame *f, int x, int y, int w, const char *label)
+{
+	frame_fill(f, x, y, w, frame_glyph(f, GLYPH_HLINE), STYLE_BORDER);
+	if (label && *label && w > 6) {
+		const int used = frame_printf(f, x + 2, y, w - 4, STYLE_LABEL, " %s ", label);
+		(void)used;
+	}
+}
+
+void view_format_pair(double x, double other, char *xs, char *os, int size)
+{
+	for (int digits = 2; digits <= 6; digits++) {
+		snprintf(xs, (size_t)size, "%.*f", digits, x);
+		snprintf(os, (size_t)size, "%.*f", digits, other);
+		if (x == other || strcmp(xs, os) != 0)
+			return;
+	}
+}
+
+static void draw_too_small(struct frame *f)
+{
+	const char *lines[3];
+	char need[64], have[64];
+	snprintf(need, sizeof need, "h2o-tui needs %dx%d", VIEW_MIN_COLS, VIEW_MIN_ROWS);
+	snprintf(have, sizeof have, "this terminal is %dx%d", f->cols, f->rows);
+	lines[0] = need;
+	lines[1] = have;
+	lines[2] = "enlarge it, or press q";
+	const int top = f->rows > 3 ? (f->rows - 3) / 2 : 0;
+	for (int i = 0; i < 3; i++) {
+		const int w = frame_text_width(lines[i], f->ascii);
+		const int x = w < f->cols ? (f->cols - w) / 2 : 0;
+		frame_text(f, x, top + i, f->cols - x, lines[i],
+		           i == 0 ? STYLE_WARN : STYLE_NORMAL);
+	}
+}
+
+void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	const struct app *app = v->app;
+	char right[160];
+	int len = snprintf(right, sizeof right, "step %d/%d", v->t, v->n);
+	if (app->playing)
+		len += snprintf(right + len, sizeof right - (size_t)len, "  playing %d ms/step",
+		                app_tick_ms(app));
+	snprintf(right + len, sizeof right - (size_t)len, "  heavy %d + recent %d  dim %d  ",
+	         app->heavy, app->recent, v->sc->dim);
+	const int rw = frame_text_width(right, f->ascii);
+	const int x = r.x + r.w - rw > r.x ? r.x + r.w - rw : r.x;
+	frame_text(f, x, r.y, r.w - (x - r.x), right, STYLE_LABEL);
+
+	/* The title and the current token, cut to what is left. */
+	int used = frame_text(f, r.x + 1, r.y, x - r.x - 2, "h2o-tui ", STYLE_TITLE);
+	used += frame_text(f, r.x + 1 + used, r.y, x - r.x - 2 - used, v->sc->title, STYLE_TITLE);
+	if (v->t > 0 && x - r.x - 2 - used > 8) {
+		used += frame_text(f, r.x + 1 + used, r.y, x - r.x - 2 - used, "  token ",
+		                   STYLE_DIM);
+		used += frame_printf(f, r.x + 1 + used, r.y, x - r.x - 2 - used, STYLE_NEW, "%d ",
+		                     v->t - 1);
+		frame_text(f, r.x + 1 + used, r.y, x - r.x - 2 - used, v->sc->text[v->t - 1],
+		           STYLE_NEW);
+	}
+	if (r.h > 1)
+		frame_text(f, r.x + 1, r.y + 1, r.w - 2, v->sc->description, STYLE_DIM);
+}
+
+static void story_evicted(const struct view *v, char *buf, size_t size, const char **who)
+{
+	const struct step_summary *s = timeline_summary(v->tl, v->t);
+	const struct eviction *ev = timeline_eviction(v->tl, s->first_evict);
+	*who = v->sc->text[ev->pos];
+	if (ev->cutoff_pos < 0) {
+		snprintf(buf, size, " evicted: heavy is 0, so only the %d newest tokens stay",
+		         v->app->recent);
+		return;
+	}
+	char a[32], b[32];
+	view_format_pair(ev->score, ev->cutoff_score, a, b, sizeof a);
+	snprintf(buf, size, " evicted: score %s %s cut-off %s (", a,
+	         ev->score < ev->cutoff_score ? "<" : "=", b);
+}
+
+void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	const int x0 = r.x + 1, w = r.w - 2;
+	if (v->t == 0) {
+		frame_text(f, x0, r.y, w,
+		           "The cache is empty. Step forward to feed the first token; ? lists the "
+		           "keys.",
+		           STYLE_NORMAL);
+		return;
+	}
+	const struct step_summary *s = timeline_summary(v->tl, v->t);
+	const char *token = v->sc->text[v->t - 1];
+	const int budget = v->app->heavy + v->app->recent;
+	int used = 0;
+	if (s->n_evicted > 0) {
+		char rest[160];
+		const char *who;
+		story_evicted(v, rest, sizeof rest, &who);
+		const struct eviction *ev = timeline_eviction(v->tl, s->first_evict);
+		used += frame_text(f, x0, r.y, w, who, STYLE_GONE);
+		used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
+		if (ev->cutoff_pos >= 0) {
+			used += frame_text(f, x0 + used, r.y, w - used, v->sc->text[ev->cutoff_pos],
+			                   STYLE_HEAVY);
+			used += frame_text(f, x0 + used, r.y, w - used, ")", STYLE_NORMAL);
+		}
+		if (ev->score == ev->cutoff_score && ev->cutoff_pos >= 0)
+			used += frame_text(f, x0 + used, r.y, w - used,
+			                   ", a tie: the lower position stays", STYLE_NORMAL);
+	} else {
+		used += frame_text(f, x0, r.y, w, token, STYLE_NEW);
+		char rest[160];
+		if (budget >= v->n)
+			snprintf(rest, sizeof rest,
+			         " arrives. The budget (%d) covers all %d tokens: H2O never evicts "
+			         "here",
+			         budget, v->n);
+		else if (v->t <= budget)
+			snprintf(rest, sizeof rest,
+			         " arrives: %d of %d slots used, nothing to evict yet", v->t,
+			         budget);
+		else
+			snprintf(rest, sizeof rest, " arrives; nothing is evicted");
+		used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
+	}
+	if (s->promoted_pos >= 0 && w - used > 12) {
+		used += frame_text(f, x0 + used, r.y, w - used, "; ", STYLE_NORMAL);
+		used += frame_text(f, x0 + used, r.y, w - used, v->sc->text[s->promoted_pos],
+		                   STYLE_HEAVY);
+		frame_text(f, x0 + used, r.y, w - used, " leaves recent for heavy", STYLE_NORMAL);
+	}
+}
+
+static const char *plural(int n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	char buf[256];
+	const int w = r.w - 2;
+	if (v->t == 0) {
+		frame_text(f, r.x + 1, r.y, w, "H2O 0 tokens, 0 KV   full 0 tokens, 0 KV",
+		           STYLE_NORMAL);
+		return;
+	}
+	const struct step_metrics *m = &timeline_summary(v->tl, v->t)->m;
+	const double share = 100.0 * (double)m->kv_h / (double)m->kv_f;
+	/* The long form, and a short one for narrow terminals. */
+	for (int pass = 0; pass < 2; pass++) {
+		const bool full = pass == 0;
+		int len;
+		if (full)
+			len = snprintf(buf, sizeof buf,
+			               "H2O %d %s, %ld KV   full %d %s, %ld KV   %.0f%% of full",
+			               m->tokens_h, plural(m->tokens_h, "token", "tokens"), m->kv_h,
+			               m->tokens_f, plural(m->tokens_f, "token", "tokens"), m->kv_f,
+			               share);
+		else
+			len = snprintf(buf, sizeof buf, "H2O %d/%ld KV  full %d/%ld KV  %.0f%%",
+			               m->tokens_h, m->kv_h, m->tokens_f, m->kv_f, share);
+		if (m->has_out)
+			len += snprintf(buf + len, sizeof buf - (size_t)len,
+			                full ? "   out err %.4f  cos %.4f" : "  err %.4f cos %.4f",
+			                m->out_err, m->out_cos);
+		else if (full)
+			len += snprintf(buf + len, sizeof buf - (size_t)len,
+			                "   no values, no output");
+		snprintf(buf + len, sizeof buf - (size_t)len,
+		         full ? "   recall %.4f" : "  recall %.4f", m->attn_recall);
+		if (frame_text_width(buf, f->ascii) <= w)
+			break;
+	}
+	frame_text(f, r.x + 1, r.y, w, buf, STYLE_NORMAL);
+}
+
+/* The hint line: a few actions, each with its keys from the binding table. */
+static const struct {
+	enum app_action a, b;
+	const char *label;
+} hints[] = {
+        {ACT_PREV, ACT_NEXT, "step"},
+        {ACT_HELP, ACT_NONE, "help"},
+        {ACT_QUIT, ACT_NONE, "quit"},
+        {ACT_FIRST, ACT_LAST, "first/last"},
+        {ACT_PAGE_PREV, ACT_PAGE_NEXT, "10 steps"},
+        {ACT_HEAVY_DEC, ACT_HEAVY_INC, "heavy"},
+        {ACT_RECENT_DEC, ACT_RECENT_INC, "recent"},
+        {ACT_PLAY, ACT_NONE, "play"},
+};
+
+/* How a key looks in hints: arrows and short names. */
+static const char *key_label(const struct frame *f, uint32_t key, char *buf, size_t size)
+{
+	switch (key) {
+	case KEYC_RIGHT:
+		return f->ascii ? "Right" : "\u2192";
+	case KEYC_LEFT:
+		return f->ascii ? "Left" : "\u2190";
+	case KEYC_HOME:
+		return "Home";
+	case KEYC_END:
+		return "End";
+	case KEYC_PGUP:
+		return "PgUp";
+	case KEYC_PGDN:
+		return "PgDn";
+	default:
+		return key_name(key, buf, size);
+	}
+}
+
+/* The first key bound to ACTION. */
+static uint32_t first_key(enum app_action action)
+{
+	static const struct {
+		uint32_t key;
+		enum app_action action;
+	} bindings[] = {
+#define X(key, action) {key, ACT_##action},
+	        APP_BINDINGS(X)
+#undef X
+	};
+	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
+		if (bindings[i].action == action)
+			return bindings[i].key;
+	return KEYC_NONE;
+}
+
+void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	const struct app *app = v->app;
+	if (app->entering) {
+		frame_printf(f, r.x + 1, r.y, r.w - 2, STYLE_KEY,
+		             "go to step: %s_   Enter jumps, Esc cancels", app->entry);
+		return;
+	}
+	if (app->notice[0]) {
+		frame_text(f, r.x + 1, r.y, r.w - 2, app->notice, STYLE_WARN);
+		return;
+	}
+	int x = r.x + 1;
+	const int end = r.x + r.w - 1;
+	for (size_t i = 0; i < sizeof hints / sizeof hints[0] && x < end; i++) {
+		char b1[16], b2[16];
+		x += frame_text(f, x, r.y, end - x,
+		                key_label(f, first_key(hints[i].a), b1, sizeof b1), STYLE_KEY);
+		if (hints[i].b != ACT_NONE) {
+			x += frame_text(f, x, r.y, end - x, " ", STYLE_NORMAL);
+			x += frame_text(f, x, r.y, end - x,
+			                key_label(f, first_key(hints[i].b), b2, sizeof b2),
+			                STYLE_KEY);
+		}
+		x += frame_printf(f, x, r.y, end - x, STYLE_DIM, " %s  ", hints[i].label);
+	}
+}
+
+void view_draw(struct app *app, struct frame *f)
+{
+	frame_clear(f);
+	if (f->cols < VIEW_MIN_COLS || f->rows < VIEW_MIN_ROWS) {
+		draw_too_small(f);
+		return;
+	}
+	struct view v = {
+	        .app = app,
+	        .sc = app->scene,
+	        .tl = app->tl,
+	        .t = app->step,
+	        .n = app->scene->n,
+	        .split = f->cols / 2,
+	};
+	v.e = timeline_seek(app->tl, app->step, &v.rec);
+
+	/* Rows: header 2, rule, middle, rule, story, status, hints. The
+	 * middle goes to the cache panels first, as much as the whole
+	 * timeline ever needs there (so the layout holds still while
+	 * stepping), keeping a few rows of heat below. */
+	const int middle_top = 3, middle_h = f->rows - 3 - 4;
+	const int budget = app->heavy + app->recent;
+	const int held = budget < v.n ? budget : v.n;
+	const int need_cache = 1 + 3 + held + timeline_eviction_count(app->tl);
+	const int need_heat = 1 + v.n;
+	int min_heat = middle_h / 3 > 4 ? middle_h / 3 : 4;
+	min_heat = need_heat < min_heat ? need_heat : min_heat;
+	int cache_h = middle_h - 1 - min_heat;
+	cache_h = need_cache < cache_h ? need_cache : cache_h;
+	const int heat_h = middle_h - cache_h - 1;
+	const struct {
+		panel_draw_fn *draw;
+		struct rect r;
+	} panels[] = {
+	        {panel_header_draw, {0, 0, f->cols, 2}},
+	        {panel_cache_draw, {0, middle_top, f->cols, cache_h}},
+	        {panel_heat_draw, {0, middle_top + cache_h + 1, f->cols, heat_h}},
+	        {panel_story_draw, {0, f->rows - 3, f->cols, 1}},
+	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
+	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},
+	};
+	view_rule(f, 0, 2, f->cols, NULL);
+	view_rule(f, 0, middle_top + cache_h, f->cols,
+	          "attention: a row per step, a column per position");
+	view_rule(f, 0, f->rows - 4, f->cols, NULL);
+	for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
+		panels[i].draw(&v, f, panels[i].r);
+	if (app->help)
+		panel_help_draw(&v, f, (struct rect){0, 0, f->cols, f->rows});
+}

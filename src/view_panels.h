@@ -1,0 +1,46 @@
+/*
+ * view_panels: what the panels of the screen share.
+ *
+ * view_draw builds one struct view per frame (the app's state at its step)
+ * and hands each panel its rectangle. A panel only reads the view and draws
+ * inside its rectangle.
+ */
+#ifndef H2O_VIEW_PANELS_H
+#define H2O_VIEW_PANELS_H
+
+#include <stdbool.h>
+
+#include "h2o/app.h"
+#include "h2o/engine.h"
+#include "h2o/frame.h"
+#include "h2o/scene.h"
+#include "h2o/timeline.h"
+
+struct view {
+	const struct app *app;
+	const struct scene *sc;
+	const struct timeline *tl;
+	const struct engine *e;        /* at step t */
+	const struct step_record *rec; /* of step t; NULL at step 0 */
+	int t, n;
+	int split; /* column of the rule between the H2O and full halves */
+};
+
+typedef void panel_draw_fn(const struct view *v, struct frame *f, struct rect r);
+
+panel_draw_fn panel_header_draw;
+panel_draw_fn panel_cache_draw; /* H2O panel left of v->split, full cache right */
+panel_draw_fn panel_heat_draw;  /* attention heat rows, same split */
+panel_draw_fn panel_story_draw; /* the sentence explaining the step */
+panel_draw_fn panel_status_draw;
+panel_draw_fn panel_hints_draw;
+panel_draw_fn panel_help_draw; /* the help overlay, over everything */
+
+/* Format X with two decimals, or with as many more (up to six) as it takes
+ * to tell it apart from OTHER, so that "a < b" never reads "0.91 < 0.91". */
+void view_format_pair(double x, double other, char *xs, char *os, int size);
+
+/* A rule across r.w cells at row y, with an optional label near its left. */
+void view_rule(struct frame *f, int x, int y, int w, const char *label);
+
+#endif

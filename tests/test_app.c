@@ -1,0 +1,166 @@
+/*
+ * Unit tests of the app's update function: keys in, state out.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+
+#include "h2o/app.h"
+#include "h2o/keys.h"
+#include "h2o/timeline.h"
+#include "scene_fixture.h"
+
+static struct scene *scene30(void)
+{
+	return fixture_random(30, 4, 2, 2, 1);
+}
+
+static void press(struct app *app, const char *names)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", names);
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		uint32_t key = key_parse(tok);
+		assert_int_not_equal(key, KEYC_NONE);
+		app_key(app, key);
+	}
+}
+
+static void test_stepping(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	assert_int_equal(app_init(&app, sc, 2, 2), 0);
+	press(&app, "right,l,space");
+	assert_int_equal(app.step, 3);
+	press(&app, "left,h,backspace,left");
+	assert_int_equal(app.step, 0);
+	press(&app, "end");
+	assert_int_equal(app.step, 30);
+	press(&app, "right");
+	assert_int_equal(app.step, 30);
+	press(&app, "pgup,pgup");
+	assert_int_equal(app.step, 10);
+	press(&app, "home,pgdn,G");
+	assert_int_equal(app.step, 30);
+	press(&app, "g");
+	assert_int_equal(app.step, 0);
+	app_done(&app);
+	scene_free(sc);
+}
+
+static void test_budgets_recompute_and_keep_step(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2);
+	press(&app, "end,]");
+	assert_int_equal(app.step, 30);
+	assert_int_equal(app.heavy, 3);
+	assert_int_equal(timeline_heavy(app.tl), 3);
+	assert_int_equal(timeline_summary(app.tl, 30)->m.tokens_h, 5);
+	press(&app, "},},{");
+	assert_int_equal(app.recent, 3);
+	press(&app, "[,[,[,{,{,{");
+	/* heavy 0 + recent 0 is refused: one slot at least. */
+	assert_int_equal(app.heavy + app.recent, 1);
+	assert_true(app.notice[0] != '\0');
+	app_done(&app);
+	scene_free(sc);
+}
+
+static void test_number_entry(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2);
+	press(&app, "1,2,enter");
+	assert_int_equal(app.step, 12);
+	assert_false(app.entering);
+	press(&app, ":,7,enter");
+	assert_int_equal(app.step, 7);
+	press(&app, "9,9,enter");
+	assert_int_equal(app.step, 30); /* clamped, with a notice */
+	assert_true(app.notice[0] != '\0');
+	press(&app, "5,backspace,4,esc");
+	assert_int_equal(app.step, 30);
+	assert_false(app.entering);
+	app_done(&app);
+	scene_free(sc);
+}
+
+static void test_help_is_modal_and_quit(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2);
+	press(&app, "?");
+	assert_true(app.help);
+	assert_int_equal(app_key(&app, KEYC_RIGHT), APP_REDRAW); /* closes help */
+	assert_false(app.help);
+	assert_int_equal(app.step, 0);
+	press(&app, "?");
+	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
+	assert_false(app.help);
+	assert_true(app_key(&app, 'q') & APP_QUIT);
+	assert_true(app_key(&app, KEYC_ESC) & APP_QUIT);
+	app_done(&app);
+	scene_free(sc);
+}
+
+static void test_playing(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2);
+	assert_int_equal(app_tick(&app), 0); /* not playing */
+	press(&app, "p");
+	assert_true(app.playing);
+	const int before = app_tick_ms(&app);
+	press(&app, "+");
+	assert_true(app_tick_ms(&app) < before);
+	for (int i = 0; i < 40; i++)
+		app_tick(&app);
+	assert_int_equal(app.step, 30);
+	assert_false(app.playing); /* stops at the end */
+	press(&app, "p");          /* and plays again from the start */
+	assert_int_equal(app.step, 0);
+	app_done(&app);
+	scene_free(sc);
+}
+
+static void test_every_binding_has_help(void **state)
+{
+	(void)state;
+	for (int a = ACT_NONE + 1; a < ACT_COUNT; a++)
+		assert_true(app_action_help((enum app_action)a)[0] != '\0');
+	assert_int_equal(app_action_of(KEYC_RIGHT), ACT_NEXT);
+	assert_int_equal(app_action_of('x'), ACT_NONE);
+	char buf[16];
+	assert_string_equal(key_name(KEYC_PGDN, buf, sizeof buf), "pgdn");
+	assert_string_equal(key_name(' ', buf, sizeof buf), "space");
+	assert_int_equal(key_parse("]"), ']');
+	assert_int_equal(key_parse("warp"), KEYC_NONE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_stepping),
+	        cmocka_unit_test(test_budgets_recompute_and_keep_step),
+	        cmocka_unit_test(test_number_entry),
+	        cmocka_unit_test(test_help_is_modal_and_quit),
+	        cmocka_unit_test(test_playing),
+	        cmocka_unit_test(test_every_binding_has_help),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Install what h2o-tui needs to build and test (Debian 12 packages), then
+# configure and build it in ./build. Safe to run again: it installs only
+# what is missing and reuses an existing build directory.
+set -eu
+cd "$(dirname "$0")/.."
+
+packages="meson ninja-build gcc pkg-config libcjson-dev libncurses-dev libcmocka-dev tmux"
+
+missing=""
+for p in $packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "setup: installing$missing"
+	if [ "$(id -u)" = 0 ]; then
+		sudo=""
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo="sudo"
+	else
+		echo "setup: need root (or sudo) to install:$missing" >&2
+		exit 1
+	fi
+	$sudo apt-get update -qq
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+fi
+
+if [ -f build/build.ninja ]; then
+	meson setup --reconfigure build >/dev/null
+else
+	meson setup build >/dev/null
+fi
+meson compile -C build
