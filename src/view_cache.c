@@ -34,15 +34,13 @@ struct cols {
 #define SCORE_W 7
 #define ATTN_W  6
 
-/* Both halves get the same text width (from the narrower one), so a row's
- * columns line up across the rule. */
-static struct cols layout(int x, int w, int n, int narrower)
+static struct cols layout(int x, int w, int n)
 {
 	struct cols c = {.x = x, .w = w};
 	c.pos_w = 1;
 	for (int v = n - 1; v >= 10; v /= 10)
 		c.pos_w++;
-	c.text_w = narrower / 6 < 6 ? 6 : narrower / 6 > 16 ? 16 : narrower / 6;
+	c.text_w = w / 6 < 6 ? 6 : w / 6 > 16 ? 16 : w / 6;
 	c.mark = x + 1;
 	c.pos = c.mark + 2;
 	c.text = c.pos + c.pos_w + 1;
@@ -269,9 +267,12 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	if (r.h < 2)
 		return;
+	/* Both halves get the narrower width, so equal scores draw equal
+	 * bars on either side of the rule. */
 	const int lw = v->split - r.x, rw = r.x + r.w - v->split - 1;
-	const struct cols left = layout(r.x, lw, v->n, lw < rw ? lw : rw);
-	const struct cols right = layout(v->split + 1, rw, v->n, lw < rw ? lw : rw);
+	const int w = lw < rw ? lw : rw;
+	const struct cols left = layout(r.x, w, v->n);
+	const struct cols right = layout(v->split + 1, w, v->n);
 	for (int y = r.y; y < r.y + r.h; y++)
 		frame_put(f, v->split, y, frame_glyph(f, GLYPH_VLINE), STYLE_BORDER);
 
