@@ -258,9 +258,11 @@ char *jsonloc_describe(char *buf, size_t size, const char *text, size_t len, siz
 			if (!is_alpha(w) && !is_digit(w) && w != '_')
 				break;
 		}
+		bool more = offset + n < len && (is_alpha(s[offset + n]) ||
+		                                 is_digit(s[offset + n]) || s[offset + n] == '_');
 		out_str(&o, "'");
 		out_mem(&o, s + offset, n);
-		out_str(&o, offset + n < len && is_alpha(s[offset + n]) ? "...'" : "'");
+		out_str(&o, more ? "...'" : "'");
 	} else if (c == '\'') {
 		out_str(&o, "\"'\"");
 	} else if (c > 0x20 && c < 0x7F) {
@@ -449,6 +451,26 @@ static size_t end_of_text(const struct scan *sc)
 	return p;
 }
 
+/* NaN, Infinity and the like, as other languages print them. */
+static bool is_non_finite_word(const unsigned char *s, size_t left)
+{
+	static const char *const words[] = {"nan", "inf", "infinity"};
+	size_t i = left > 0 && (*s == '-' || *s == '+') ? 1 : 0, n = 0;
+
+	while (i + n < left && is_alpha(s[i + n]))
+		n++;
+	for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+		if (strlen(words[w]) != n)
+			continue;
+		size_t k = 0;
+		while (k < n && (s[i + k] | 0x20) == words[w][k])
+			k++;
+		if (k == n)
+			return true;
+	}
+	return false;
+}
+
 /* A hint for a few mistakes that are easy to make and hard to see. */
 static const char *hint_for(const struct scan *sc, size_t at, bool comma_due)
 {
@@ -458,9 +480,7 @@ static const char *hint_for(const struct scan *sc, size_t at, bool comma_due)
 
 	if (utf8_decode(s, left, &cp) > 1 && cp >= 0x2018 && cp <= 0x201F)
 		return " (JSON needs straight quotes)";
-	if ((left >= 3 && (memcmp(s, "NaN", 3) == 0 || memcmp(s, "nan", 3) == 0 ||
-	                   memcmp(s, "inf", 3) == 0 || memcmp(s, "Inf", 3) == 0)) ||
-	    (left >= 4 && (memcmp(s, "-inf", 4) == 0 || memcmp(s, "-Inf", 4) == 0)))
+	if (is_non_finite_word(s, left))
 		return " (JSON has no NaN or Infinity)";
 	/* `"cat, "q"`: a quote missing or one too many just before. */
 	if (sc->str_end == at && (is_alpha(*s) || is_digit(*s)))
@@ -680,7 +700,8 @@ static enum state scan_value(struct scan *sc, int *rc)
 			        s[sc->pos + w] == '.' || s[sc->pos + w] == '-' ||
 			        s[sc->pos + w] == '+'))
 				w++;
-			jsonloc_quote(got, sizeof got, (const char *)s + sc->pos, w, 16);
+			/* Only [-+.0-9A-Za-z], so safe to show as it is. */
+			snprintf(got, sizeof got, "'%.*s'", (int)w, (const char *)s + sc->pos);
 			*rc = fail(sc, sc->pos, true, "syntax error: invalid number %s%s", got,
 			           hint_for(sc, sc->pos, false));
 			return STOP;

@@ -177,6 +177,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 static bool setup_locale(bool keep_user_ctype)
 {
 	setlocale(LC_ALL, "");
+	/* Numbers on screen and in the trace use a decimal point whatever
+	 * the user's locale: "0,5" is not JSON. */
+	setlocale(LC_NUMERIC, "C");
 	const bool utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	if (!utf8 && !keep_user_ctype && !setlocale(LC_CTYPE, "C.UTF-8"))
 		setlocale(LC_CTYPE, "en_US.UTF-8");

@@ -36,8 +36,8 @@ _Static_assert(JSONLOC_MAX_DEPTH == CJSON_NESTING_LIMIT,
 #define ATTN_SUM_TOLERANCE 1e-6
 
 /* Where a checked value sits: the member indices that lead jsonloc to it,
- * and the path the message names. Scenes nest at most four levels deep
- * (root, tokens, a token, a vector, an element). */
+ * and the path the message names. No checked value is more than four steps
+ * from the root (tokens, a token, a vector, an element). */
 #define WHERE_MAX 5
 struct where {
 	int depth;
@@ -96,7 +96,7 @@ static void format_double(char *buf, size_t size, const char *fmt, double x)
 		snprintf(buf, size, "%s", tmp);
 }
 
-/* Describe a JSON value for "got ...: numbers as written in the file
+/* Describe a JSON value for "got ...": numbers as written in the file
  * (1e999, not inf), strings with a short quote, other types by name. */
 static void describe(const struct loader *ld, const cJSON *node, const size_t *offset, char *buf,
                      size_t size)
@@ -304,6 +304,10 @@ static int scan_fields(const struct loader *ld, const cJSON *obj, const struct w
 		int i = 0;
 		while (i < count && strcmp(key, names[i]) != 0)
 			i++;
+		if (i < count && fields[i].node == NULL) {
+			fields[i] = (struct field){m, index};
+			continue;
+		}
 		char q[128];
 		jsonloc_quote(q, sizeof q, key, strlen(key), 40);
 		if (i == count) {
@@ -319,9 +323,7 @@ static int scan_fields(const struct loader *ld, const cJSON *obj, const struct w
 			                  "free for notes)",
 			                  q);
 		}
-		if (fields[i].node != NULL)
-			return fail_field(ld, w, index, "duplicate field %s", q);
-		fields[i] = (struct field){m, index};
+		return fail_field(ld, w, index, "duplicate field %s", q);
 	}
 	return 0;
 }

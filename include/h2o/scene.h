@@ -54,7 +54,9 @@ static inline size_t scene_attn_offset(int i)
  * Load the scene at PATH. On success returns 0 and sets *OUT (free it with
  * scene_free). On failure returns -1, leaves *OUT NULL and writes one line
  * (no newline) into ERR: "FILE:LINE:COLUMN: PATH: message", or
- * "FILE: cannot open: reason" when the file cannot be read.
+ * "FILE: cannot open: reason" / "FILE: cannot read: reason" when the file
+ * cannot be read, or "FILE: cannot load: reason" when it is too large or
+ * memory runs out (docs/scene-format.md lists them all).
  */
 int scene_load_file(const char *path, struct scene **out, char err[SCENE_ERROR_MAX]);
 
