@@ -210,7 +210,7 @@ unsigned app_key(struct app *app, uint32_t key)
 		char name[16];
 		snprintf(app->notice, sizeof app->notice,
 		         "%s is not bound to anything: ? shows the keys",
-		         key_name(key, name, sizeof name));
+		         keys_name(key, name, sizeof name));
 		break;
 	}
 	}

@@ -26,7 +26,7 @@ static int each_key(const char *list, int (*fn)(const char *name, uint32_t key, 
 		if (len > 0 && len < sizeof name) {
 			memcpy(name, p, len);
 			name[len] = '\0';
-			key = key_parse(name);
+			key = keys_parse(name);
 		} else {
 			snprintf(name, sizeof name, "%.*s", (int)(len < 24 ? len : 24), p);
 		}

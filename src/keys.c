@@ -15,7 +15,7 @@ static const struct {
 #undef X
 };
 
-uint32_t key_parse(const char *name)
+uint32_t keys_parse(const char *name)
 {
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcmp(name, names[i].name) == 0)
@@ -26,7 +26,7 @@ uint32_t key_parse(const char *name)
 	return KEYC_NONE;
 }
 
-const char *key_name(uint32_t key, char *buf, size_t size)
+const char *keys_name(uint32_t key, char *buf, size_t size)
 {
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (names[i].code == key) {

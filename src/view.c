@@ -226,7 +226,7 @@ static const char *key_label(const struct frame *f, uint32_t key, char *buf, siz
 	case KEYC_PGDN:
 		return "PgDn";
 	default:
-		return key_name(key, buf, size);
+		return keys_name(key, buf, size);
 	}
 }
 

@@ -30,7 +30,7 @@ static void keys_of(enum app_action action, char *buf, size_t size)
 			continue;
 		char name[16];
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "",
-		                        key_name(bindings[i].key, name, sizeof name));
+		                        keys_name(bindings[i].key, name, sizeof name));
 		if (len >= size)
 			break;
 	}
@@ -63,7 +63,8 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 	frame_put(f, x0, y0 + h - 1, frame_glyph(f, GLYPH_CORNER_BL), STYLE_BORDER);
 	frame_fill(f, x0 + 1, y0 + h - 1, w - 2, frame_glyph(f, GLYPH_HLINE), STYLE_BORDER);
 	frame_put(f, x0 + w - 1, y0 + h - 1, frame_glyph(f, GLYPH_CORNER_BR), STYLE_BORDER);
-	frame_text(f, x0 + 2, y0, w - 4, " keys (any key closes this help) ", STYLE_LABEL);
+	frame_text(f, x0 + 2, y0, w - 4, " keys (q quits, any other key closes this help) ",
+	           STYLE_LABEL);
 
 	const int keys_w = 20, bottom = y0 + h - 1;
 	int y = y0 + 1;

@@ -24,7 +24,7 @@ static void press(struct app *app, const char *names)
 	char buf[256];
 	snprintf(buf, sizeof buf, "%s", names);
 	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		uint32_t key = key_parse(tok);
+		uint32_t key = keys_parse(tok);
 		assert_int_not_equal(key, KEYC_NONE);
 		app_key(app, key);
 	}
@@ -146,10 +146,10 @@ static void test_every_binding_has_help(void **state)
 	assert_int_equal(app_action_of(KEYC_RIGHT), ACT_NEXT);
 	assert_int_equal(app_action_of('x'), ACT_NONE);
 	char buf[16];
-	assert_string_equal(key_name(KEYC_PGDN, buf, sizeof buf), "pgdn");
-	assert_string_equal(key_name(' ', buf, sizeof buf), "space");
-	assert_int_equal(key_parse("]"), ']');
-	assert_int_equal(key_parse("warp"), KEYC_NONE);
+	assert_string_equal(keys_name(KEYC_PGDN, buf, sizeof buf), "pgdn");
+	assert_string_equal(keys_name(' ', buf, sizeof buf), "space");
+	assert_int_equal(keys_parse("]"), ']');
+	assert_int_equal(keys_parse("warp"), KEYC_NONE);
 }
 
 int main(void)

@@ -45,10 +45,10 @@ enum keycode {
 
 /* Parse one key name ("right", "space", "q", "]"). Returns KEYC_NONE for a
  * name that is not a key. */
-uint32_t key_parse(const char *name);
+uint32_t keys_parse(const char *name);
 
-/* The name of a key, as key_parse takes it, in BUF (at least 16 bytes).
+/* The name of a key, as keys_parse takes it, in BUF (at least 16 bytes).
  * Returns BUF. */
-const char *key_name(uint32_t key, char *buf, size_t size);
+const char *keys_name(uint32_t key, char *buf, size_t size);
 
 #endif

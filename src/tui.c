@@ -1,0 +1,586 @@
+/*
+ * tui: the ncurses backend.
+ *
+ * This module is for putting a frame on a real terminal and turning the
+ * terminal's keys into key codes; everything the user sees is decided by
+ * view_draw and everything that changes is decided by app_key and app_tick.
+ * It must never draw a glyph, escape sequence or message that is not a
+ * cell of the frame (so the headless text is the screen, colours aside),
+ * never send a control character to the terminal whatever the frame holds,
+ * and never leave the terminal in curses mode on any way out of the
+ * process. It is the only file that includes <curses.h>.
+ */
+#include "tui.h"
+
+#include "h2o/keys.h"
+#include "h2o/app.h"
+#include "h2o/frame.h"
+#include "h2o/view.h"
+
+#include <langinfo.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <wchar.h>
+
+/* The wide-character curses API (cchar_t, wget_wch, mvadd_wch) is only
+ * declared with NCURSES_WIDECHAR; _XOPEN_SOURCE >= 500 implies it, but say
+ * so in case the build flags change. */
+#ifndef NCURSES_WIDECHAR
+#define NCURSES_WIDECHAR 1
+#endif
+#include <curses.h>
+
+/* Longest wait for a key before the loop looks at the signal flag again:
+ * ncurses may restart its read after a signal, so the flag is polled. */
+#define TUI_POLL_MS 250
+
+/* The signal that asked us to leave, or 0. Set by the handler only. */
+static volatile sig_atomic_t tui_signal;
+
+/* True between newterm and endwin, for the atexit restore. */
+static bool tui_active;
+static bool tui_atexit_registered;
+
+/* What a style looks like on an 8-colour and on a 256-colour terminal (a
+ * foreground colour, -1 for the terminal's own, and attributes) and without
+ * colour (monochrome, NO_COLOR, TERM=dumb): attributes only. */
+struct tui_look {
+	short fg8;
+	attr_t attr8;
+	short fg256;
+	attr_t attr256;
+	attr_t mono;
+};
+
+/* Heavy, recent and evicted each have a colour of their own; without
+ * colour the sections and the text already tell them apart, and the
+ * attributes only add emphasis. The heat styles colour numbers, so every
+ * step of the ramp stays readable on dark and light backgrounds: it goes
+ * from grey through blue and green to orange and red, and only the 8-colour
+ * and monochrome ramps lean on dim and bold for want of shades. */
+static const struct tui_look tui_looks[STYLE_COUNT] = {
+        [STYLE_NORMAL] = {-1, A_NORMAL, -1, A_NORMAL, A_NORMAL},
+        [STYLE_TITLE] = {COLOR_CYAN, A_BOLD, 45, A_BOLD, A_BOLD},
+        [STYLE_LABEL] = {-1, A_BOLD, -1, A_BOLD, A_BOLD},
+        [STYLE_DIM] = {-1, A_DIM, 245, A_NORMAL, A_DIM},
+        [STYLE_BORDER] = {COLOR_BLUE, A_NORMAL, 60, A_NORMAL, A_NORMAL},
+        [STYLE_HEAVY] = {COLOR_YELLOW, A_BOLD, 214, A_BOLD, A_BOLD},
+        [STYLE_RECENT] = {COLOR_CYAN, A_NORMAL, 38, A_NORMAL, A_NORMAL},
+        [STYLE_EVICTED] = {COLOR_RED, A_NORMAL, 167, A_NORMAL, A_DIM},
+        [STYLE_NEW] = {COLOR_GREEN, A_BOLD, 41, A_BOLD, A_BOLD},
+        [STYLE_GONE] = {COLOR_RED, A_BOLD | A_UNDERLINE, 196, A_BOLD | A_UNDERLINE, A_UNDERLINE},
+        [STYLE_KEY] = {COLOR_GREEN, A_BOLD, 114, A_BOLD, A_BOLD},
+        [STYLE_WARN] = {COLOR_YELLOW, A_BOLD, 220, A_BOLD, A_BOLD},
+        [STYLE_SELECT] = {-1, A_REVERSE, -1, A_REVERSE, A_REVERSE},
+        [STYLE_HEAT0] = {-1, A_DIM, 244, A_NORMAL, A_DIM},
+        [STYLE_HEAT1] = {-1, A_NORMAL, 61, A_NORMAL, A_DIM},
+        [STYLE_HEAT2] = {COLOR_BLUE, A_BOLD, 68, A_NORMAL, A_NORMAL},
+        [STYLE_HEAT3] = {COLOR_CYAN, A_NORMAL, 74, A_NORMAL, A_NORMAL},
+        [STYLE_HEAT4] = {COLOR_GREEN, A_NORMAL, 114, A_NORMAL, A_NORMAL},
+        [STYLE_HEAT5] = {COLOR_YELLOW, A_NORMAL, 178, A_NORMAL, A_BOLD},
+        [STYLE_HEAT6] = {COLOR_RED, A_NORMAL, 208, A_BOLD, A_BOLD},
+        [STYLE_HEAT7] = {COLOR_RED, A_BOLD, 196, A_BOLD, A_BOLD | A_UNDERLINE},
+};
+
+/* The state of one run: the screen, how cells are drawn, the frame. */
+struct tui {
+	SCREEN *screen;
+	FILE *in;         /* where keys come from: stdin, or /dev/tty */
+	int quick_errors; /* reads in a row that failed without waiting */
+	bool utf8;        /* the locale encodes all of Unicode */
+	bool ascii;       /* frames use ASCII glyphs */
+	short pair[STYLE_COUNT];
+	attr_t attr[STYLE_COUNT];
+	struct frame *frame;
+};
+
+static void tui_on_signal(int signo)
+{
+	tui_signal = signo;
+}
+
+/* Any exit() while the screen is up (a library calling exit, an assert in
+ * a debug build) still gives the terminal back. */
+static void tui_restore_at_exit(void)
+{
+	if (tui_active && !isendwin())
+		endwin();
+	tui_active = false;
+}
+
+/* No SA_RESTART: a blocked read returns so the loop sees the flag soon.
+ * SIGTSTP, SIGCONT and SIGWINCH are left to ncurses, which suspends,
+ * repaints and reports KEY_RESIZE by itself. */
+static void tui_signals_install(struct sigaction old[3])
+{
+	static const int signos[3] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = tui_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;
+	for (int i = 0; i < 3; i++)
+		sigaction(signos[i], &sa, &old[i]);
+}
+
+static void tui_signals_restore(const struct sigaction old[3])
+{
+	static const int signos[3] = {SIGINT, SIGTERM, SIGHUP};
+
+	for (int i = 0; i < 3; i++)
+		sigaction(signos[i], &old[i], NULL);
+}
+
+static bool tui_locale_is_utf8(void)
+{
+	const char *cs = nl_langinfo(CODESET);
+
+	return cs && (strcasecmp(cs, "UTF-8") == 0 || strcasecmp(cs, "UTF8") == 0);
+}
+
+/* NO_COLOR (https://no-color.org): any non-empty value turns colour off. */
+static bool tui_colors_wanted(void)
+{
+	const char *no_color = getenv("NO_COLOR");
+	const char *term = getenv("TERM");
+
+	if (no_color && *no_color)
+		return false;
+	if (term && strcmp(term, "dumb") == 0)
+		return false;
+	return has_colors();
+}
+
+static void tui_colors_init(struct tui *t)
+{
+	short bg = -1;
+	bool wide;
+
+	for (int s = 0; s < STYLE_COUNT; s++) {
+		t->pair[s] = 0;
+		t->attr[s] = tui_looks[s].mono;
+	}
+	if (!tui_colors_wanted() || start_color() == ERR || COLOR_PAIRS <= STYLE_COUNT)
+		return;
+	/* Keep the terminal's own background (and foreground for plain
+	 * text); a terminal that cannot gets black, the usual default. */
+	if (use_default_colors() == ERR)
+		bg = COLOR_BLACK;
+	wide = COLORS >= 256;
+	for (int s = 0; s < STYLE_COUNT; s++) {
+		short fg = wide ? tui_looks[s].fg256 : tui_looks[s].fg8;
+
+		t->attr[s] = wide ? tui_looks[s].attr256 : tui_looks[s].attr8;
+		if (fg < 0 && bg < 0)
+			continue;
+		if (fg < 0)
+			fg = COLOR_WHITE;
+		if (init_pair((short)(s + 1), fg, bg) == OK)
+			t->pair[s] = (short)(s + 1);
+	}
+}
+
+/* Whether the terminal can show code point CP in one wcwidth cell run:
+ * the locale must encode it (a non-UTF-8 locale may not) and libc must
+ * give it a width, or curses would misplace everything after it. Returns
+ * the width (1 or 2), or 0 when it cannot be shown. */
+static int tui_glyph_width(const struct tui *t, uint32_t cp)
+{
+	char buf[MB_LEN_MAX];
+	mbstate_t st;
+	int w;
+
+	/* The frame escapes control characters already; this is the last line
+	 * of defence, so no C0, DEL or C1 byte ever reaches the terminal. */
+	if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp > 0x10ffff)
+		return 0;
+	if (cp < 0x7f)
+		return 1;
+	if (!t->utf8) {
+		memset(&st, 0, sizeof st);
+		if (wcrtomb(buf, (wchar_t)cp, &st) == (size_t)-1)
+			return 0;
+	}
+	w = wcwidth((wchar_t)cp);
+	return w == 1 || w == 2 ? w : 0;
+}
+
+/* A combining mark is drawn only when the terminal can encode it and libc
+ * agrees that it takes no column; otherwise it is dropped, never shown as
+ * a column of its own. */
+static bool tui_mark_ok(const struct tui *t, uint32_t comb)
+{
+	char buf[MB_LEN_MAX];
+	mbstate_t st;
+
+	if (comb < 0xa0 || comb > 0x10ffff || wcwidth((wchar_t)comb) != 0)
+		return false;
+	if (!t->utf8) {
+		memset(&st, 0, sizeof st);
+		if (wcrtomb(buf, (wchar_t)comb, &st) == (size_t)-1)
+			return false;
+	}
+	return true;
+}
+
+/* Put one glyph at y, x. Writing the bottom-right cell makes curses try to
+ * scroll and return ERR although the cell is written: that ERR is
+ * expected, and no other write can fail with the frame sized to the
+ * screen, so the result is ignored. */
+static void tui_put(const struct tui *t, int y, int x, uint32_t cp, uint32_t comb, uint8_t style)
+{
+	wchar_t wstr[3];
+	cchar_t cc;
+	int n = 0;
+
+	if (style >= STYLE_COUNT)
+		style = STYLE_NORMAL;
+	wstr[n++] = (wchar_t)cp;
+	if (comb)
+		wstr[n++] = (wchar_t)comb;
+	wstr[n] = L'\0';
+	if (setcchar(&cc, wstr, t->attr[style], t->pair[style], NULL) == ERR)
+		return;
+	(void)mvadd_wch(y, x, &cc);
+}
+
+/*
+ * Copy the frame into stdscr cell by cell. A wide glyph is one write that
+ * covers its continuation cell. Where the frame and the terminal disagree
+ * on a glyph (not encodable in the locale, or libc gives it another width)
+ * a '?' is drawn in its place and the row is padded so every later cell
+ * stays in its column.
+ */
+static void tui_flush(const struct tui *t, const struct frame *f)
+{
+	for (int y = 0; y < f->rows; y++) {
+		int x = 0;
+
+		while (x < f->cols) {
+			const struct cell *c = frame_cell_const(f, x, y);
+			bool wide = x + 1 < f->cols && frame_cell_const(f, x + 1, y)->cp == 0;
+			uint32_t cp = c->cp;
+			uint32_t comb = c->comb;
+			int fw = wide ? 2 : 1;
+			int w;
+
+			if (cp == 0) {
+				/* A continuation cell with no wide glyph
+				 * before it: show it blank. */
+				tui_put(t, y, x, ' ', 0, c->style);
+				x++;
+				continue;
+			}
+			w = tui_glyph_width(t, cp);
+			if (w != fw && !(w == 1 && fw == 2)) {
+				cp = '?';
+				w = 1;
+			}
+			if (comb && !tui_mark_ok(t, comb))
+				comb = 0;
+			tui_put(t, y, x, cp, comb, c->style);
+			if (fw == 2 && w == 1)
+				tui_put(t, y, x + 1, ' ', 0, c->style);
+			x += fw;
+		}
+	}
+}
+
+/* Draw the app at the current terminal size. Returns -1 when out of
+ * memory. */
+static int tui_draw(struct tui *t, struct app *app)
+{
+	int rows, cols;
+
+	getmaxyx(stdscr, rows, cols);
+	if (rows < 1)
+		rows = 1;
+	if (cols < 1)
+		cols = 1;
+	if (!t->frame || t->frame->rows != rows || t->frame->cols != cols) {
+		frame_free(t->frame);
+		t->frame = frame_new(cols, rows, t->ascii);
+		if (!t->frame)
+			return -1;
+	}
+	frame_clear(t->frame);
+	view_draw(app, t->frame);
+	tui_flush(t, t->frame);
+	/* No erase: every cell is rewritten, and curses sends only what
+	 * changed since the last refresh. */
+	wnoutrefresh(stdscr);
+	doupdate();
+	return 0;
+}
+
+/* The key code for what wget_wch returned, or KEYC_NONE to ignore it. */
+static uint32_t tui_key_code(int rc, wint_t wch)
+{
+	if (rc == KEY_CODE_YES) {
+		switch (wch) {
+		case KEY_RIGHT:
+			return KEYC_RIGHT;
+		case KEY_LEFT:
+			return KEYC_LEFT;
+		case KEY_UP:
+			return KEYC_UP;
+		case KEY_DOWN:
+			return KEYC_DOWN;
+		case KEY_HOME:
+			return KEYC_HOME;
+		case KEY_END:
+			return KEYC_END;
+		case KEY_PPAGE:
+			return KEYC_PGUP;
+		case KEY_NPAGE:
+			return KEYC_PGDN;
+		case KEY_BACKSPACE:
+			return KEYC_BACKSPACE;
+		case KEY_ENTER:
+			return KEYC_ENTER;
+		case KEY_BTAB:
+			return KEYC_BTAB;
+		case KEY_RESIZE:
+			return KEYC_RESIZE;
+		default:
+			return KEYC_NONE;
+		}
+	}
+	switch (wch) {
+	case 27:
+		return KEYC_ESC;
+	case '\t':
+		return KEYC_TAB;
+	case '\n':
+	case '\r':
+		return KEYC_ENTER;
+	case 8:
+	case 127:
+		return KEYC_BACKSPACE;
+	default:
+		break;
+	}
+	/* Other control characters are no keys; printable characters are
+	 * their code point. */
+	if (wch < 0x20 || (wch >= 0x7f && wch < 0xa0) || wch > 0x10ffff)
+		return KEYC_NONE;
+	return (uint32_t)wch;
+}
+
+static long long tui_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void tui_close(struct tui *t)
+{
+	if (tui_active && !isendwin())
+		endwin();
+	tui_active = false;
+	if (t->screen)
+		delscreen(t->screen);
+	t->screen = NULL;
+	if (t->in && t->in != stdin)
+		fclose(t->in);
+	t->in = NULL;
+	frame_free(t->frame);
+	t->frame = NULL;
+}
+
+/* Set up curses on the controlling terminal. Returns false (and says why
+ * on stderr, before any curses output) when the terminal cannot be used. */
+static bool tui_open(struct tui *t)
+{
+	const char *term = getenv("TERM");
+	char *cup;
+
+	/* Keys come from the terminal even when stdin is redirected: reading
+	 * a file or a pipe would give EOF at once and spin the loop. */
+	t->in = stdin;
+	if (!isatty(fileno(stdin))) {
+		t->in = fopen("/dev/tty", "r");
+		if (!t->in) {
+			fprintf(stderr, "h2o-tui: no terminal to read keys from; try --headless\n");
+			return false;
+		}
+	}
+	t->screen = newterm(NULL, stdout, t->in);
+	if (!t->screen) {
+		fprintf(stderr, "h2o-tui: cannot use terminal type '%s'; try --headless\n",
+		        term ? term : "");
+		if (t->in != stdin)
+			fclose(t->in);
+		t->in = NULL;
+		return false;
+	}
+	set_term(t->screen);
+	tui_active = true;
+	/* A terminal that cannot move its cursor (dumb, hardcopy) would get
+	 * the frame as a scrolling mess: refuse it before drawing anything. */
+	cup = tigetstr("cup");
+	if (!cup || cup == (char *)-1) {
+		tui_close(t);
+		fprintf(stderr,
+		        "h2o-tui: terminal type '%s' cannot move the cursor; try --headless\n",
+		        term ? term : "");
+		return false;
+	}
+	if (!tui_atexit_registered && atexit(tui_restore_at_exit) == 0)
+		tui_atexit_registered = true;
+	/* cbreak, not raw: ISIG stays on, so Ctrl-C raises SIGINT and the
+	 * handler's flag ends the loop like any other signal. */
+	cbreak();
+	noecho();
+	nonl();
+	intrflush(stdscr, FALSE);
+	keypad(stdscr, TRUE);
+	leaveok(stdscr, TRUE);
+	scrollok(stdscr, FALSE);
+	/* Esc quits; waiting the default second for a sequence feels broken. */
+	set_escdelay(25);
+	curs_set(0);
+	tui_colors_init(t);
+	return true;
+}
+
+enum tui_wait {
+	TUI_KEY,     /* *key holds a key for app_key */
+	TUI_TIMEOUT, /* no key in time, or an ignored one, or a signal */
+	TUI_GONE,    /* the terminal went away */
+};
+
+/*
+ * Wait up to TIMEOUT_MS for a key. A terminal that hung up without a
+ * SIGHUP (the process outside its session) makes every read fail at once:
+ * many failures in a row that did not wait are taken as the terminal gone,
+ * rather than spinning the processor for ever.
+ */
+static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key)
+{
+	long long start = tui_now_ms();
+	wint_t wch = 0;
+	int rc;
+
+	wtimeout(stdscr, timeout_ms);
+	rc = wget_wch(stdscr, &wch);
+	if (rc == ERR) {
+		if (timeout_ms > 0 && tui_now_ms() - start < timeout_ms / 2) {
+			if (++t->quick_errors >= 100)
+				return TUI_GONE;
+		} else {
+			t->quick_errors = 0;
+		}
+		return TUI_TIMEOUT;
+	}
+	t->quick_errors = 0;
+	/* Ctrl-C as a byte means someone turned ISIG off: it still quits. */
+	if (rc == OK && wch == 3) {
+		tui_signal = SIGINT;
+		return TUI_TIMEOUT;
+	}
+	*key = tui_key_code(rc, wch);
+	return *key == KEYC_NONE ? TUI_TIMEOUT : TUI_KEY;
+}
+
+int tui_run(struct app *app, bool ascii)
+{
+	struct sigaction old[3];
+	struct tui t;
+	bool dirty = true;
+	long long next_tick = 0;
+	bool was_playing = false;
+	int status = 0;
+
+	memset(&t, 0, sizeof t);
+	t.utf8 = tui_locale_is_utf8();
+	t.ascii = ascii || !t.utf8;
+
+	/* Our handlers go in before newterm, so ncurses keeps its hands off
+	 * SIGINT and SIGTERM (it only installs its own on default ones). */
+	tui_signal = 0;
+	tui_signals_install(old);
+	if (!tui_open(&t)) {
+		tui_signals_restore(old);
+		return 2;
+	}
+
+	for (;;) {
+		int timeout_ms = TUI_POLL_MS;
+		uint32_t key = KEYC_NONE;
+		unsigned flags;
+		enum tui_wait w;
+
+		if (tui_signal)
+			break;
+		if (dirty) {
+			if (tui_draw(&t, app) < 0) {
+				status = 1;
+				break;
+			}
+			dirty = false;
+		}
+
+		/* Ticks keep their own clock, so keys pressed while playing
+		 * do not push the next step back. */
+		if (app->playing) {
+			long long now = tui_now_ms();
+
+			if (!was_playing)
+				next_tick = now + app_tick_ms(app);
+			was_playing = true;
+			if (next_tick <= now) {
+				flags = app_tick(app);
+				next_tick += app_tick_ms(app);
+				if (next_tick < now)
+					next_tick = now + app_tick_ms(app);
+				if (flags & APP_QUIT)
+					break;
+				if (flags & APP_REDRAW)
+					dirty = true;
+				continue;
+			}
+			if (next_tick - now < timeout_ms)
+				timeout_ms = (int)(next_tick - now);
+		} else {
+			was_playing = false;
+		}
+
+		w = tui_wait_key(&t, timeout_ms, &key);
+		if (w == TUI_GONE) {
+			status = 128 + SIGHUP; /* as if it had hung up */
+			break;
+		}
+		if (w == TUI_TIMEOUT)
+			continue; /* the loop head sees a signal */
+		/* A resize always redraws: the frame follows the screen's new
+		 * size whatever the app makes of the key. */
+		if (key == KEYC_RESIZE)
+			dirty = true;
+		flags = app_key(app, key);
+		if (flags & APP_QUIT)
+			break;
+		if (flags & APP_REDRAW)
+			dirty = true;
+	}
+
+	tui_close(&t);
+	tui_signals_restore(old);
+	/* Only now, with the terminal given back, may anything else be said. */
+	if (status == 1)
+		fputs("h2o-tui: out of memory\n", stderr);
+	/* 128 + the signal, as a shell reports a process the signal killed. */
+	if (tui_signal)
+		status = 128 + tui_signal;
+	return status;
+}

@@ -1,0 +1,30 @@
+/*
+ * tui: the interactive backend, the only code that talks to a terminal.
+ *
+ * It runs the Elm-style loop around an app: draw the app into a frame with
+ * view_draw, flush the frame to the terminal through ncursesw, wait for a
+ * key (or a tick while playing) and hand it to app_key. It owns the
+ * terminal for the length of tui_run and gives it back in every way out:
+ * q/Esc, Ctrl-C, SIGTERM, SIGHUP and exit(). It must never draw anything
+ * the frame does not hold, so the headless text stays the screen; this is
+ * the only file in the project that includes <curses.h>.
+ */
+#ifndef H2O_TUI_H
+#define H2O_TUI_H
+
+#include <stdbool.h>
+
+struct app;
+
+/*
+ * Run the interactive screen for APP until the user quits or a signal
+ * arrives. The caller has called setlocale(LC_ALL, "") and checked that
+ * stdout is a terminal. ASCII asks for ASCII glyphs (also chosen when the
+ * locale is not UTF-8). Returns the process exit status: 0 after q/Esc,
+ * 130 after Ctrl-C, 128 + signal number after SIGTERM or SIGHUP, 2 when the
+ * terminal cannot be used (TERM unknown or unable to address the cursor)
+ * and 1 when out of memory; the terminal is restored in every case.
+ */
+int tui_run(struct app *app, bool ascii);
+
+#endif

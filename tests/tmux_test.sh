@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# The lines typed into the pane's shell are meant to expand there, not here.
+# shellcheck disable=SC2016
+#
+# tmux_test.sh: the real-terminal test of h2o-tui.
+#
+# Runs the interactive TUI in a pane of a private tmux server (its own
+# socket, no config file, a fixed size, a pinned environment), sends it
+# keys, captures the pane as text and compares it with the headless frame
+# of the same keys at the same size: the headless text must be the screen.
+# It also checks that every way out (q, Ctrl-C, SIGTERM) gives the shell
+# back with the terminal modes it had before.
+#
+# Synchronisation is by polling, never by sleeping a fixed time: after each
+# action the pane is captured until it shows what is expected, within a
+# bounded timeout (H2O_TMUX_TIMEOUT seconds, default 10); on timeout the
+# case fails with a diff of the last capture.
+#
+# Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
+#   CASE: keys quit sigint sigterm resize small hostile ascii clocale, or
+#   all (runs every case and prints a TAP summary). Each case starts its own
+#   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
+#   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
+#   scenes/ and tests/scenes/.
+#
+set -u
+
+CASES="keys quit sigint sigterm resize small hostile ascii clocale"
+DEFAULT_SCENE=scenes/cat_sat.json
+SCENE=$DEFAULT_SCENE
+OPTS=''   # an option for both the TUI and the headless reference (--ascii)
+HOPTS=''  # an option for the headless reference only
+PREFIX='' # words typed before the TUI's command line (LC_ALL=C)
+TIMEOUT=${H2O_TMUX_TIMEOUT:-10}
+COLS=120
+ROWS=36
+
+usage() {
+	echo "usage: $0 H2O_TUI_BINARY SOURCE_ROOT {${CASES// /|}|all}" >&2
+	exit 99
+}
+
+[ $# -eq 3 ] || usage
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRC=$(cd "$2" && pwd) || usage
+CASE=$3
+[ -x "$BIN" ] || { echo "Bail out! $BIN is not an executable" >&2; exit 99; }
+command -v tmux >/dev/null || { echo "1..0 # SKIP tmux not installed"; exit 77; }
+
+# The pinned environment, for the pane's shell and the headless reference.
+PIN_ENV=(env -i "PATH=$PATH" LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1 TERM=tmux-256color)
+
+TMP=
+SOCK=
+PANE=h2o:0.0
+FAILED=0
+
+# tmux on our own socket only; -u because the pane holds UTF-8.
+tm() {
+	env -u TMUX LC_ALL=C.UTF-8 tmux -u -L "$SOCK" -f /dev/null "$@"
+}
+
+cleanup() {
+	[ -n "$SOCK" ] && tm kill-server 2>/dev/null
+	# The pane's shell may still be exiting into its HOME under $TMP.
+	[ -n "$TMP" ] && { rm -rf "$TMP" 2>/dev/null || rm -rf "$TMP"; }
+	SOCK=
+	TMP=
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+fail() {
+	echo "not ok - $CASE: $*"
+	FAILED=1
+	return 1
+}
+
+# The pane as text: each line's trailing spaces trimmed, as headless frames.
+capture() {
+	tm capture-pane -p -t "$PANE" | sed 's/ *$//'
+}
+
+# Poll until the pane equals file $1 (exactly the same lines). $2 says what
+# was awaited, for the failure message.
+wait_screen() {
+	local expected=$1 what=$2 end=$((SECONDS + TIMEOUT))
+	while :; do
+		capture >"$TMP/pane"
+		cmp -s "$expected" "$TMP/pane" && return 0
+		if [ "$SECONDS" -ge "$end" ]; then
+			fail "pane differs from the headless frame ($what) after ${TIMEOUT}s"
+			diff -u --label "headless: $what" --label "pane" "$expected" "$TMP/pane" |
+				sed 's/^/# /'
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# Poll until some line of the pane matches the extended regex $1.
+wait_line() {
+	local re=$1 end=$((SECONDS + TIMEOUT))
+	while :; do
+		capture >"$TMP/pane"
+		grep -Eq -- "$re" "$TMP/pane" && return 0
+		if [ "$SECONDS" -ge "$end" ]; then
+			fail "no line matching /$re/ after ${TIMEOUT}s"
+			sed 's/^/# | /' "$TMP/pane"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# The headless frames for a size and a comma-separated key list, one file
+# each: $TMP/exp.0 is the starting frame, $TMP/exp.K the frame after key K.
+# Each frame is one header line "--- step T/N ... ---" and ROWS lines.
+headless() {
+	local size=$1 keys=$2 rows=${1#*x}
+	local args=(--headless --size "$size" ${OPTS:+"$OPTS"} ${HOPTS:+"$HOPTS"})
+	[ -n "$keys" ] && args+=(--keys "$keys")
+	rm -f "$TMP"/exp.*
+	(cd "$SRC" && "${PIN_ENV[@]}" "$BIN" "${args[@]}" "$SCENE") >"$TMP/headless" ||
+		{ fail "headless run failed: ${args[*]}"; return 1; }
+	awk -v rows="$rows" -v out="$TMP/exp." '
+		(NR - 1) % (rows + 1) == 0 {
+			if ($0 !~ /^--- step [0-9]+\/[0-9]+( after .*)? ---$/) {
+				print "bad header at line " NR ": " $0 > "/dev/stderr"
+				exit 1
+			}
+			n = (NR - 1) / (rows + 1)
+			next
+		}
+		{ print > (out n) }
+	' "$TMP/headless" || { fail "headless output is not frames of $rows lines"; return 1; }
+	[ -f "$TMP/exp.0" ] || { fail "headless printed no frame"; return 1; }
+}
+
+# A fresh server with one 120x36 window running an interactive bash with a
+# fixed prompt, in the source root, in the pinned environment.
+start_shell() {
+	TMP=$(mktemp -d "${TMPDIR:-/tmp}/h2o-tmux.XXXXXX") || return 1
+	SOCK=h2o-test-$$-$CASE
+	tm new-session -d -x "$COLS" -y "$ROWS" -s h2o -c "$SRC" -- \
+		"${PIN_ENV[@]}" "HOME=$TMP" "PS1=$ " HISTFILE= "H2O_BIN=$BIN" "H2O_TMP=$TMP" \
+		bash --norc --noprofile \; set-option -g status off ||
+		{ fail "cannot start tmux"; return 1; }
+	wait_line '^\$$' || return 1
+	# The terminal modes the shell gives its commands, to compare on exit.
+	type_line 'stty -g >"$H2O_TMP/stty.before"; echo "before=$?"'
+	wait_line '^before=0$'
+}
+
+type_line() {
+	tm send-keys -t "$PANE" -l "$1" && tm send-keys -t "$PANE" Enter
+}
+
+# Start the TUI from the shell; it records its pid (the sh execs it) and the
+# shell prints its exit status when it ends. Waits for the first frame.
+start_tui() {
+	SCENE=${1:-$DEFAULT_SCENE}
+	type_line "$PREFIX"'sh -c '\''echo $$ >"$H2O_TMP/pid"; exec "$H2O_BIN" "$@"'\'' sh '"$OPTS $SCENE"'; echo "exit=$?"'
+	headless "${COLS}x$ROWS" "" && wait_screen "$TMP/exp.0" "start, ${COLS}x$ROWS"
+}
+
+# Send a key (the tmux key name, or -l CHAR) and compare the pane with
+# headless frame $1, the frame after that key.
+key_check() {
+	local n=$1
+	shift
+	tm send-keys -t "$PANE" "$@" && wait_screen "$TMP/exp.$n" "after key $n ($*)"
+}
+
+# After the TUI ended: the shell printed exit status $1, the TUI's screen is
+# gone (the alternate screen restored) and the terminal modes are those the
+# shell had before (icanon, echo and the rest, byte for byte).
+check_shell_back() {
+	wait_line "^exit=$1\$" || return 1
+	wait_line '^\$$' || return 1
+	if grep -q 'step [0-9]' "$TMP/pane"; then
+		fail "the TUI's screen is still on the pane after it ended"
+		sed 's/^/# | /' "$TMP/pane"
+		return 1
+	fi
+	type_line 'stty -g >"$H2O_TMP/stty.after"; stty -a >"$H2O_TMP/stty.a"; echo "after=$?"'
+	wait_line '^after=0$' || return 1
+	cmp -s "$TMP/stty.before" "$TMP/stty.after" ||
+		{ fail "terminal modes changed: $(cat "$TMP/stty.before") -> $(cat "$TMP/stty.after")"; return 1; }
+	for mode in icanon echo isig icrnl; do
+		tr -s ' ;' '\n' <"$TMP/stty.a" | grep -qx -- "$mode" ||
+			{ fail "stty -a does not show $mode on"; return 1; }
+	done
+}
+
+# The TUI's pid, in PID (the sh that started it wrote it, then exec'd it).
+tui_pid() {
+	PID=$(cat "$TMP/pid" 2>/dev/null)
+	if [ -z "$PID" ] || ! kill -0 "$PID" 2>/dev/null; then
+		fail "no TUI process (pid '$PID')"
+		return 1
+	fi
+}
+
+# Steps forward, back, to the ends and a budget change, each compared with
+# the headless frame after the same keys.
+case_keys() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right,right,right,right,right,left,end,home,] || return 1
+	local n
+	for n in 1 2 3 4 5; do
+		key_check $n Right || return 1
+	done
+	key_check 6 Left && key_check 7 End && key_check 8 Home && key_check 9 -l ']'
+}
+
+case_quit() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right || return 1
+	key_check 1 Right || return 1
+	tm send-keys -t "$PANE" -l q
+	check_shell_back 0
+}
+
+case_sigint() {
+	start_shell && start_tui || return 1
+	tm send-keys -t "$PANE" C-c
+	check_shell_back 130
+}
+
+case_sigterm() {
+	start_shell && start_tui && tui_pid || return 1
+	kill -TERM "$PID"
+	check_shell_back 143
+}
+
+# A resized window redraws at the new size and keeps the step.
+case_resize() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right,right || return 1
+	key_check 1 Right && key_check 2 Right || return 1
+	headless 100x30 right,right || return 1
+	tm resize-window -t h2o -x 100 -y 30 && wait_screen "$TMP/exp.2" "after resize to 100x30"
+}
+
+# Too small a window shows the view's message; growing it back redraws.
+case_small() {
+	start_shell && start_tui || return 1
+	headless 60x15 "" || return 1
+	tm resize-window -t h2o -x 60 -y 15 && wait_screen "$TMP/exp.0" "resized to 60x15" || return 1
+	headless "${COLS}x$ROWS" "" || return 1
+	tm resize-window -t h2o -x "$COLS" -y "$ROWS" &&
+		wait_screen "$TMP/exp.0" "resized back to ${COLS}x$ROWS"
+}
+
+# Hostile token text (escape sequences, controls, invalid UTF-8, wide,
+# combining, zero-width and right-to-left text) reaches the real terminal
+# exactly as the headless frame shows it, columns aligned.
+case_hostile() {
+	start_shell && start_tui tests/scenes/hostile_text.json || return 1
+	headless "${COLS}x$ROWS" end,left,pgup || return 1
+	key_check 1 End && key_check 2 Left && key_check 3 PageUp
+}
+
+# --ascii: the terminal shows the ASCII frame.
+case_ascii() {
+	OPTS=--ascii
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" end || return 1
+	key_check 1 End
+}
+
+# A locale that is not UTF-8 gets the ASCII frame without being asked, and
+# the terminal is restored as usual.
+case_clocale() {
+	HOPTS=--ascii PREFIX='LC_ALL=C '
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" end || return 1
+	key_check 1 End && tm send-keys -t "$PANE" -l q && check_shell_back 0
+}
+
+run_case() {
+	CASE=$1
+	OPTS='' HOPTS='' PREFIX=''
+	FAILED=0
+	"case_$CASE" || FAILED=1
+	cleanup
+	[ "$FAILED" -eq 0 ] && echo "ok - $CASE"
+	return "$FAILED"
+}
+
+case " $CASES all " in
+*" $CASE "*) ;;
+*) usage ;;
+esac
+
+if [ "$CASE" = all ]; then
+	n=0 bad=0
+	echo "1..$(wc -w <<<"$CASES")"
+	for c in $CASES; do
+		n=$((n + 1))
+		run_case "$c" || bad=$((bad + 1))
+	done
+	echo "# $((n - bad)) passed, $bad failed"
+	[ "$bad" -eq 0 ]
+	exit
+fi
+echo "1..1"
+run_case "$CASE"
