@@ -6,6 +6,8 @@ set -eu
 cd "$(dirname "$0")/.."
 
 packages="meson ninja-build gcc pkg-config libcjson-dev libncurses-dev libcmocka-dev tmux"
+# CI also runs the suite under valgrind.
+[ -z "${CI:-}" ] || packages="$packages valgrind"
 
 missing=""
 for p in $packages; do
@@ -27,9 +29,12 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 fi
 
+# In CI, warnings are errors.
+werror=false
+[ -z "${CI:-}" ] || werror=true
 if [ -f build/build.ninja ]; then
-	meson setup --reconfigure build >/dev/null
+	meson setup --reconfigure -Dwerror=$werror build >/dev/null
 else
-	meson setup build >/dev/null
+	meson setup -Dwerror=$werror build >/dev/null
 fi
 meson compile -C build
