@@ -10,10 +10,7 @@
 #include "h2o/scene.h"
 #include "h2o/timeline.h"
 
-static const struct {
-	uint32_t key;
-	enum app_action action;
-} bindings[] = {
+static const struct app_binding bindings[] = {
 #define X(key, action) {key, ACT_##action},
         APP_BINDINGS(X)
 #undef X
@@ -26,6 +23,12 @@ static const char *const action_help[ACT_COUNT] = {[ACT_NONE] = "",
 };
 
 static const int speeds_ms[APP_SPEED_COUNT] = APP_SPEEDS;
+
+const struct app_binding *app_bindings(size_t *count)
+{
+	*count = sizeof bindings / sizeof bindings[0];
+	return bindings;
+}
 
 enum app_action app_action_of(uint32_t key)
 {

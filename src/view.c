@@ -233,17 +233,11 @@ static const char *key_label(const struct frame *f, uint32_t key, char *buf, siz
 /* The first key bound to ACTION. */
 static uint32_t first_key(enum app_action action)
 {
-	static const struct {
-		uint32_t key;
-		enum app_action action;
-	} bindings[] = {
-#define X(key, action) {key, ACT_##action},
-	        APP_BINDINGS(X)
-#undef X
-	};
-	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
-		if (bindings[i].action == action)
-			return bindings[i].key;
+	size_t count;
+	const struct app_binding *b = app_bindings(&count);
+	for (size_t i = 0; i < count; i++)
+		if (b[i].action == action)
+			return b[i].key;
 	return KEYC_NONE;
 }
 

@@ -7,15 +7,6 @@
 #include "h2o/keys.h"
 #include "view_panels.h"
 
-static const struct {
-	uint32_t key;
-	enum app_action action;
-} bindings[] = {
-#define X(key, action) {key, ACT_##action},
-        APP_BINDINGS(X)
-#undef X
-};
-
 /* The keys of ACTION as --keys names ("right l space"); digits as "0-9". */
 static void keys_of(enum app_action action, char *buf, size_t size)
 {
@@ -25,12 +16,14 @@ static void keys_of(enum app_action action, char *buf, size_t size)
 		snprintf(buf, size, "0-9 enter");
 		return;
 	}
-	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++) {
-		if (bindings[i].action != action)
+	size_t count;
+	const struct app_binding *b = app_bindings(&count);
+	for (size_t i = 0; i < count; i++) {
+		if (b[i].action != action)
 			continue;
 		char name[16];
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "",
-		                        keys_name(bindings[i].key, name, sizeof name));
+		                        keys_name(b[i].key, name, sizeof name));
 		if (len >= size)
 			break;
 	}

@@ -12,6 +12,7 @@
 #define H2O_APP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct scene;
@@ -112,6 +113,15 @@ struct app {
  * timeline) at step 0. Returns -1 when out of memory. */
 int app_init(struct app *app, const struct scene *scene, int heavy, int recent);
 void app_done(struct app *app);
+
+/* One entry of the APP_BINDINGS table. */
+struct app_binding {
+	uint32_t key;
+	enum app_action action;
+};
+
+/* The bindings, in APP_BINDINGS order (the order the help lists keys). */
+const struct app_binding *app_bindings(size_t *count);
 
 /* The action bound to KEY, or ACT_NONE. */
 enum app_action app_action_of(uint32_t key);
