@@ -18,11 +18,20 @@ static inline char *fixture_strdup(const char *s)
 	return d;
 }
 
-/* An attention scene from packed rows (row i has i + 1 weights). V may be
- * NULL. */
-static inline struct scene *fixture_attention(int n, int dim, int heavy, int recent,
-                                              const double *rows, const double *v,
-                                              const char *const *text)
+/* A copy of N doubles, or NULL for NULL. */
+static inline double *fixture_copy(const double *src, size_t n)
+{
+	if (!src)
+		return NULL;
+	double *d = malloc(n * sizeof *d);
+	memcpy(d, src, n * sizeof *d);
+	return d;
+}
+
+/* What every fixture scene has: budgets, sizes and token texts (TEXT may
+ * be NULL: every token is "t"). */
+static inline struct scene *fixture_base(int n, int dim, int heavy, int recent,
+                                         enum scene_mode mode, const char *const *text)
 {
 	struct scene *sc = calloc(1, sizeof *sc);
 	sc->title = fixture_strdup("fixture");
@@ -31,18 +40,23 @@ static inline struct scene *fixture_attention(int n, int dim, int heavy, int rec
 	sc->recent = recent;
 	sc->dim = dim;
 	sc->n = n;
-	sc->mode = SCENE_ATTENTION;
+	sc->mode = mode;
 	sc->scale = 1.0 / sqrt((double)dim);
 	sc->text = calloc((size_t)n, sizeof *sc->text);
 	for (int i = 0; i < n; i++)
 		sc->text[i] = fixture_strdup(text ? text[i] : "t");
-	const size_t cells = scene_attn_offset(n);
-	sc->attn = malloc(cells * sizeof *sc->attn);
-	memcpy(sc->attn, rows, cells * sizeof *sc->attn);
-	if (v) {
-		sc->v = malloc((size_t)n * (size_t)dim * sizeof *sc->v);
-		memcpy(sc->v, v, (size_t)n * (size_t)dim * sizeof *sc->v);
-	}
+	return sc;
+}
+
+/* An attention scene from packed rows (row i has i + 1 weights). V may be
+ * NULL. */
+static inline struct scene *fixture_attention(int n, int dim, int heavy, int recent,
+                                              const double *rows, const double *v,
+                                              const char *const *text)
+{
+	struct scene *sc = fixture_base(n, dim, heavy, recent, SCENE_ATTENTION, text);
+	sc->attn = fixture_copy(rows, scene_attn_offset(n));
+	sc->v = fixture_copy(v, (size_t)n * (size_t)dim);
 	return sc;
 }
 
@@ -50,25 +64,12 @@ static inline struct scene *fixture_attention(int n, int dim, int heavy, int rec
 static inline struct scene *fixture_vector(int n, int dim, int heavy, int recent, double scale,
                                            const double *q, const double *k, const double *v)
 {
-	struct scene *sc = calloc(1, sizeof *sc);
-	sc->title = fixture_strdup("fixture");
-	sc->description = fixture_strdup("");
-	sc->heavy = heavy;
-	sc->recent = recent;
-	sc->dim = dim;
-	sc->n = n;
-	sc->mode = SCENE_VECTOR;
-	sc->scale = scale;
-	sc->text = calloc((size_t)n, sizeof *sc->text);
+	struct scene *sc = fixture_base(n, dim, heavy, recent, SCENE_VECTOR, NULL);
 	const size_t cells = (size_t)n * (size_t)dim;
-	double **dst[3] = {&sc->q, &sc->k, &sc->v};
-	const double *src[3] = {q, k, v};
-	for (int a = 0; a < 3; a++) {
-		*dst[a] = malloc(cells * sizeof(double));
-		memcpy(*dst[a], src[a], cells * sizeof(double));
-	}
-	for (int i = 0; i < n; i++)
-		sc->text[i] = fixture_strdup("t");
+	sc->scale = scale;
+	sc->q = fixture_copy(q, cells);
+	sc->k = fixture_copy(k, cells);
+	sc->v = fixture_copy(v, cells);
 	return sc;
 }
 
