@@ -43,14 +43,34 @@ const char *app_action_help(enum app_action action)
 	return action >= 0 && action < ACT_COUNT ? action_help[action] : "";
 }
 
-int app_init(struct app *app, const struct scene *scene, int heavy, int recent)
+int app_sinks_for(int sinks_given, int budget)
+{
+	if (sinks_given < 0)
+		return policy_default_sinks(budget);
+	return sinks_given < budget ? sinks_given : budget - 1;
+}
+
+static struct policy_budget budget_of(int heavy, int recent, int sinks_given, int n)
+{
+	return (struct policy_budget){
+	        .heavy = heavy,
+	        .recent = recent,
+	        .sinks = app_sinks_for(sinks_given, heavy + recent),
+	        .n = n,
+	};
+}
+
+int app_init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
+             enum policy_id compare)
 {
 	memset(app, 0, sizeof *app);
 	app->scene = scene;
-	app->heavy = heavy;
-	app->recent = recent;
+	app->sinks_given = sinks;
+	app->b = budget_of(heavy, recent, sinks, scene->n);
+	app->compare = compare;
+	app->metric = scene->v ? METRIC_OUT_ERR : METRIC_RECALL;
 	app->speed = APP_SPEED_DEFAULT;
-	app->tl = timeline_new(scene, heavy, recent);
+	app->tl = timeline_new(scene, &app->b);
 	return app->tl ? 0 : -1;
 }
 
@@ -81,19 +101,19 @@ static void rebudget(struct app *app, int heavy, int recent)
 		         "heavy + recent must be at least 1: the cache needs a slot");
 		return;
 	}
-	if (heavy == app->heavy && recent == app->recent) {
+	if (heavy == app->b.heavy && recent == app->b.recent) {
 		snprintf(app->notice, sizeof app->notice, "budget is already at its limit");
 		return;
 	}
-	struct timeline *tl = timeline_new(app->scene, heavy, recent);
+	const struct policy_budget b = budget_of(heavy, recent, app->sinks_given, app->scene->n);
+	struct timeline *tl = timeline_new(app->scene, &b);
 	if (!tl) {
 		snprintf(app->notice, sizeof app->notice, "out of memory: budgets unchanged");
 		return;
 	}
 	timeline_free(app->tl);
 	app->tl = tl;
-	app->heavy = heavy;
-	app->recent = recent;
+	app->b = b;
 	snprintf(app->notice, sizeof app->notice, "budgets now heavy %d + recent %d: recomputed",
 	         heavy, recent);
 }
@@ -181,16 +201,30 @@ unsigned app_key(struct app *app, uint32_t key)
 		app->entry[0] = '\0';
 		break;
 	case ACT_HEAVY_DEC:
-		rebudget(app, app->heavy - 1, app->recent);
+		rebudget(app, app->b.heavy - 1, app->b.recent);
 		break;
 	case ACT_HEAVY_INC:
-		rebudget(app, app->heavy + 1, app->recent);
+		rebudget(app, app->b.heavy + 1, app->b.recent);
 		break;
 	case ACT_RECENT_DEC:
-		rebudget(app, app->heavy, app->recent - 1);
+		rebudget(app, app->b.heavy, app->b.recent - 1);
 		break;
 	case ACT_RECENT_INC:
-		rebudget(app, app->heavy, app->recent + 1);
+		rebudget(app, app->b.heavy, app->b.recent + 1);
+		break;
+	case ACT_COMPARE:
+		/* Every policy but H2O itself, which is always on the left. */
+		do
+			app->compare = (enum policy_id)((app->compare + 1) % POLICY_COUNT);
+		while (app->compare == POLICY_H2O);
+		break;
+	case ACT_METRIC:
+		if (app->scene->v)
+			app->metric =
+			        app->metric == METRIC_OUT_ERR ? METRIC_RECALL : METRIC_OUT_ERR;
+		else
+			snprintf(app->notice, sizeof app->notice,
+			         "this scene has no values: attention recall is the only measure");
 		break;
 	case ACT_PLAY:
 		app->playing = !app->playing;

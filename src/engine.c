@@ -1,11 +1,13 @@
 /*
- * engine: spec §2, one step at a time, for the H2O cache and the full cache.
+ * engine: spec §2, one step at a time, for every policy's cache.
  *
- * Both caches are kept in ascending position order, so "the recent newest
- * positions" are the tail of the H2O arrays and every sum runs in position
- * order. The order of floating-point operations is part of the contract
- * with the timeline: engine_logit and the softmax normalisers in the step
- * record let the timeline recompute any past weight bit for bit.
+ * Every cache is kept in ascending position order, so "the recent newest
+ * positions" are the tail of its arrays and every sum runs in position
+ * order. The logits of a step are computed once, over the full cache, and
+ * every other cache reads its positions' logits from that row: the caches
+ * differ only in what they hold. The order of floating-point operations is
+ * part of the contract with the timeline: engine_logit and the softmax
+ * normalisers in the record let it recompute any past weight bit for bit.
  */
 #include "h2o/engine.h"
 
@@ -15,28 +17,26 @@
 
 #include "h2o/scene.h"
 
-struct engine {
-	const struct scene *sc;
-	int heavy, recent;
-	int cap; /* heavy + recent + 1: the most H ever holds */
-	int t;   /* steps done */
-
-	/* The H2O cache. */
-	int h_len;
-	int *h_pos;
-	double *h_score;
-
-	/* The full cache: positions 0..t-1, so only its scores are state. */
-	double *f_score;
-
-	/* The last step's record and the arrays it points into. */
+/* One policy's cache, and the record arrays of its last step. */
+struct cache {
+	int cap, len;
+	int *pos;
+	double *score;
+	/* The last step, before eviction. */
 	int *att_pos;
 	double *att_w, *att_score;
-	unsigned char *gone; /* eviction marks, one per H entry */
-	int *ev_pos_buf;
-	double *ev_score_buf;
-	double *f_w;
-	double *out_h, *out_f;
+	int *ev_pos;
+	double *ev_score, *ev_w;
+	unsigned char *gone;
+	double *out;
+};
+
+struct engine {
+	const struct scene *sc;
+	struct policy_budget b;
+	int t; /* steps done */
+	struct cache c[POLICY_COUNT];
+	double *logit; /* this step's logits over positions 0..p */
 };
 
 static double dot(const double *a, const double *b, int n)
@@ -55,36 +55,55 @@ double engine_logit(const struct scene *sc, int q, int j)
 	return sc->scale * dot(sc->q + (size_t)q * d, sc->k + (size_t)j * d, sc->dim);
 }
 
-struct engine *engine_new(const struct scene *sc, int heavy, int recent)
+static void cache_done(struct cache *c)
+{
+	free(c->pos);
+	free(c->score);
+	free(c->att_pos);
+	free(c->att_w);
+	free(c->att_score);
+	free(c->ev_pos);
+	free(c->ev_score);
+	free(c->ev_w);
+	free(c->gone);
+	free(c->out);
+}
+
+static bool cache_init(struct cache *c, int cap, int dim)
+{
+	const size_t n = (size_t)cap;
+	c->cap = cap;
+	c->pos = malloc(n * sizeof *c->pos);
+	c->score = malloc(n * sizeof *c->score);
+	c->att_pos = malloc(n * sizeof *c->att_pos);
+	c->att_w = malloc(n * sizeof *c->att_w);
+	c->att_score = malloc(n * sizeof *c->att_score);
+	c->ev_pos = malloc(n * sizeof *c->ev_pos);
+	c->ev_score = malloc(n * sizeof *c->ev_score);
+	c->ev_w = malloc(n * sizeof *c->ev_w);
+	c->gone = malloc(n);
+	c->out = malloc((size_t)dim * sizeof *c->out);
+	return c->pos && c->score && c->att_pos && c->att_w && c->att_score && c->ev_pos &&
+	       c->ev_score && c->ev_w && c->gone && c->out;
+}
+
+struct engine *engine_new(const struct scene *sc, const struct policy_budget *b)
 {
 	struct engine *e = calloc(1, sizeof *e);
 	if (!e)
 		return NULL;
 	e->sc = sc;
-	e->heavy = heavy;
-	e->recent = recent;
-	/* A budget at least as large as the scene never evicts: cap the
-	 * arrays at n + 1 rather than trusting a huge budget. */
-	long cap = (long)heavy + recent + 1;
-	if (cap > (long)sc->n + 1)
-		cap = sc->n + 1;
-	e->cap = (int)cap;
-	const size_t c = (size_t)e->cap, n = (size_t)sc->n, d = (size_t)sc->dim;
-	e->h_pos = malloc(c * sizeof *e->h_pos);
-	e->h_score = malloc(c * sizeof *e->h_score);
-	e->att_pos = malloc(c * sizeof *e->att_pos);
-	e->att_w = malloc(c * sizeof *e->att_w);
-	e->att_score = malloc(c * sizeof *e->att_score);
-	e->ev_pos_buf = malloc(c * sizeof *e->ev_pos_buf);
-	e->ev_score_buf = malloc(c * sizeof *e->ev_score_buf);
-	e->gone = malloc(c);
-	e->f_score = calloc(n, sizeof *e->f_score);
-	e->f_w = malloc(n * sizeof *e->f_w);
-	e->out_h = malloc(d * sizeof *e->out_h);
-	e->out_f = malloc(d * sizeof *e->out_f);
-	if (!e->h_pos || !e->h_score || !e->att_pos || !e->att_w || !e->att_score ||
-	    !e->ev_pos_buf || !e->ev_score_buf || !e->gone || !e->f_score || !e->f_w || !e->out_h ||
-	    !e->out_f) {
+	e->b = *b;
+	e->b.n = sc->n;
+	/* A cache never holds more than budget + 1 tokens, nor more than the
+	 * scene has: a huge budget is not trusted with memory. */
+	long cap = (long)b->heavy + b->recent + 1;
+	cap = cap < sc->n ? cap : sc->n;
+	e->logit = malloc((size_t)sc->n * sizeof *e->logit);
+	bool ok = e->logit != NULL;
+	for (int p = 0; p < POLICY_COUNT && ok; p++)
+		ok = cache_init(&e->c[p], p == POLICY_FULL ? sc->n : (int)cap, sc->dim);
+	if (!ok) {
 		engine_free(e);
 		return NULL;
 	}
@@ -95,18 +114,9 @@ void engine_free(struct engine *e)
 {
 	if (!e)
 		return;
-	free(e->h_pos);
-	free(e->h_score);
-	free(e->att_pos);
-	free(e->att_w);
-	free(e->att_score);
-	free(e->ev_pos_buf);
-	free(e->ev_score_buf);
-	free(e->gone);
-	free(e->f_score);
-	free(e->f_w);
-	free(e->out_h);
-	free(e->out_f);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		cache_done(&e->c[p]);
+	free(e->logit);
 	free(e);
 }
 
@@ -115,163 +125,150 @@ int engine_step_count(const struct engine *e)
 	return e->t;
 }
 
-int engine_heavy(const struct engine *e)
+const struct policy_budget *engine_budget(const struct engine *e)
 {
-	return e->heavy;
+	return &e->b;
 }
 
-int engine_recent(const struct engine *e)
+int engine_len(const struct engine *e, enum policy_id p)
 {
-	return e->recent;
+	return e->c[p].len;
 }
 
-int engine_h2o_len(const struct engine *e)
+const int *engine_positions(const struct engine *e, enum policy_id p)
 {
-	return e->h_len;
+	return e->c[p].pos;
 }
 
-const int *engine_h2o_positions(const struct engine *e)
+const double *engine_scores(const struct engine *e, enum policy_id p)
 {
-	return e->h_pos;
-}
-
-const double *engine_h2o_scores(const struct engine *e)
-{
-	return e->h_score;
-}
-
-int engine_h2o_recent_len(const struct engine *e)
-{
-	return e->recent < e->h_len ? e->recent : e->h_len;
-}
-
-const double *engine_full_scores(const struct engine *e)
-{
-	return e->f_score;
+	return e->c[p].score;
 }
 
 /*
- * Spec §2 steps 2-4 over one cache: logits of query P against POS[0..len),
- * softmax into W, and the output into OUT (when the scene has values).
- * Returns the max logit and the sum of exponentials through *MAX, *SUM.
+ * Spec §2 steps 1-5 for one cache: append P, softmax of this step's logits
+ * over the positions held, the output, and the scores. The record's
+ * attended arrays are copies, because eviction rewrites the cache.
  */
-static void attend(const struct scene *sc, int p, const int *pos, int len, double *w, double *out,
-                   double *max, double *sum)
+static void attend(const struct engine *e, struct cache *c, int p, struct cache_record *r)
 {
+	const struct scene *sc = e->sc;
+	c->pos[c->len] = p;
+	c->score[c->len] = 0.0;
+	c->len++;
+	double *w = c->att_w;
 	double m = -INFINITY;
-	for (int i = 0; i < len; i++) {
-		w[i] = engine_logit(sc, p, pos ? pos[i] : i);
+	for (int i = 0; i < c->len; i++) {
+		w[i] = e->logit[c->pos[i]];
 		if (w[i] > m)
 			m = w[i];
 	}
 	double s = 0.0;
-	for (int i = 0; i < len; i++) {
+	for (int i = 0; i < c->len; i++) {
 		w[i] = exp(w[i] - m);
 		s += w[i];
 	}
-	for (int i = 0; i < len; i++)
+	for (int i = 0; i < c->len; i++) {
 		w[i] /= s;
-	*max = m;
-	*sum = s;
+		c->score[i] += w[i];
+		c->att_pos[i] = c->pos[i];
+		c->att_score[i] = c->score[i];
+	}
+	r->n_attended = c->len;
+	r->attended = c->att_pos;
+	r->attn = c->att_w;
+	r->scores = c->att_score;
+	r->max = m;
+	r->sum = s;
+	r->out = NULL;
 	if (!sc->v)
 		return;
 	const size_t d = (size_t)sc->dim;
-	memset(out, 0, d * sizeof *out);
-	for (int i = 0; i < len; i++) {
-		const double *v = sc->v + (size_t)(pos ? pos[i] : i) * d;
-		for (size_t c = 0; c < d; c++)
-			out[c] += w[i] * v[c];
+	memset(c->out, 0, d * sizeof *c->out);
+	for (int i = 0; i < c->len; i++) {
+		const double *v = sc->v + (size_t)c->pos[i] * d;
+		for (size_t k = 0; k < d; k++)
+			c->out[k] += w[i] * v[k];
 	}
+	r->out = c->out;
 }
 
-/* Index, among the first CANDIDATES entries of the H2O cache that are not
- * yet marked, of the one to evict next: the lowest score, and on a tie the
- * higher position (the lower one is kept). */
-static int weakest(const struct engine *e, int candidates, const unsigned char *gone)
+/* Spec §2 step 6 under policy P: mark, record and remove. */
+static void evict(const struct engine *e, enum policy_id p, struct cache *c, struct cache_record *r)
 {
-	int best = -1;
-	for (int i = 0; i < candidates; i++) {
-		if (gone[i])
-			continue;
-		/* Ascending positions: on a tie, a later index is the higher
-		 * position, so <= moves to it. */
-		if (best < 0 || e->h_score[i] <= e->h_score[best])
-			best = i;
-	}
-	return best;
-}
-
-/* Spec §2 step 6: evict from H down to heavy + recent. */
-static void evict(struct engine *e, struct step_record *rec)
-{
-	rec->n_evicted = 0;
-	rec->cutoff_pos = -1;
-	rec->cutoff_score = 0.0;
-	const int budget = e->heavy + e->recent;
-	if (e->h_len <= budget)
-		return;
-	const int candidates = e->h_len - e->recent; /* the rest are protected */
-	const int remove = candidates - e->heavy;
-	unsigned char *gone = e->gone;
-	memset(gone, 0, (size_t)e->h_len);
-	for (int r = 0; r < remove; r++)
-		gone[weakest(e, candidates, gone)] = 1;
-	if (e->heavy > 0) {
-		int cut = weakest(e, candidates, gone);
-		rec->cutoff_pos = e->h_pos[cut];
-		rec->cutoff_score = e->h_score[cut];
-	}
+	const struct policy *pol = policies[p];
+	memset(c->gone, 0, (size_t)c->len);
+	const struct policy_cache view = {c->len, c->pos, c->score, c->att_w};
+	int cut = -1;
+	pol->evict(&e->b, &view, c->gone, &cut);
+	r->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
+	r->cutoff_value = cut >= 0 ? (pol->by_weight ? c->att_w[cut] : c->score[cut]) : 0.0;
 	int kept = 0, n_ev = 0;
-	for (int i = 0; i < e->h_len; i++) {
-		if (gone[i]) {
-			e->ev_pos_buf[n_ev] = e->h_pos[i];
-			e->ev_score_buf[n_ev] = e->h_score[i];
+	for (int i = 0; i < c->len; i++) {
+		if (c->gone[i]) {
+			c->ev_pos[n_ev] = c->pos[i];
+			c->ev_score[n_ev] = c->score[i];
+			c->ev_w[n_ev] = c->att_w[i];
 			n_ev++;
 			continue;
 		}
-		e->h_pos[kept] = e->h_pos[i];
-		e->h_score[kept] = e->h_score[i];
+		c->pos[kept] = c->pos[i];
+		c->score[kept] = c->score[i];
 		kept++;
 	}
-	e->h_len = kept;
-	rec->n_evicted = n_ev;
+	c->len = kept;
+	r->n_evicted = n_ev;
+	r->evicted = c->ev_pos;
+	r->evicted_scores = c->ev_score;
+	r->evicted_weights = c->ev_w;
 }
 
-static double norm(const double *a, int n)
+/* Positions held by both ascending arrays. */
+static int overlap(const int *a, int na, const int *b, int nb)
 {
-	return sqrt(dot(a, a, n));
+	int i = 0, j = 0, both = 0;
+	while (i < na && j < nb) {
+		if (a[i] == b[j])
+			both++, i++, j++;
+		else if (a[i] < b[j])
+			i++;
+		else
+			j++;
+	}
+	return both;
 }
 
-static void measure(const struct engine *e, struct step_record *rec)
+static void measure(const struct engine *e, enum policy_id p, struct cache_record *r,
+                    const struct cache_record *full)
 {
 	const struct scene *sc = e->sc;
-	struct step_metrics *m = &rec->m;
-	m->tokens_h = e->h_len;
-	m->tokens_f = rec->pos + 1;
-	m->kv_h = (long)m->tokens_h * 2 * sc->dim;
-	m->kv_f = (long)m->tokens_f * 2 * sc->dim;
+	const struct cache *c = &e->c[p], *h2o = &e->c[POLICY_H2O];
+	struct step_metrics *m = &r->m;
+	m->tokens = c->len;
+	m->kv = (long)c->len * 2 * sc->dim;
+	m->overlap_h2o = overlap(c->pos, c->len, h2o->pos, h2o->len);
 	double recall = 0.0;
-	for (int i = 0; i < rec->n_attended; i++)
-		recall += e->f_w[rec->attended[i]];
+	for (int i = 0; i < r->n_attended; i++)
+		recall += full->attn[r->attended[i]];
 	m->attn_recall = recall;
 	m->has_out = sc->v != NULL;
 	m->out_err = 0.0;
 	m->out_cos = 1.0;
 	if (!m->has_out)
 		return;
-	double diff = 0.0;
-	for (int c = 0; c < sc->dim; c++) {
-		double d = e->out_h[c] - e->out_f[c];
-		diff += d * d;
+	double diff = 0.0, hh = 0.0, ff = 0.0, hf = 0.0;
+	for (int k = 0; k < sc->dim; k++) {
+		const double a = r->out[k], b = full->out[k];
+		diff += (a - b) * (a - b);
+		hh += a * a;
+		ff += b * b;
+		hf += a * b;
 	}
 	m->out_err = sqrt(diff);
-	const double nh = norm(e->out_h, sc->dim), nf = norm(e->out_f, sc->dim);
-	if (nh == 0.0 && nf == 0.0)
-		m->out_cos = 1.0;
-	else if (nh == 0.0 || nf == 0.0)
-		m->out_cos = 0.0;
+	if (hh == 0.0 || ff == 0.0)
+		m->out_cos = hh == ff ? 1.0 : 0.0;
 	else
-		m->out_cos = dot(e->out_h, e->out_f, sc->dim) / (nh * nf);
+		m->out_cos = hf / (sqrt(hh) * sqrt(ff));
 }
 
 bool engine_step(struct engine *e, struct step_record *rec)
@@ -280,47 +277,29 @@ bool engine_step(struct engine *e, struct step_record *rec)
 	if (e->t >= sc->n)
 		return false;
 	const int p = e->t;
-	memset(rec, 0, sizeof *rec);
 	rec->step = p + 1;
 	rec->pos = p;
-
-	/* H2O: append, attend, accumulate, then evict. */
-	e->h_pos[e->h_len] = p;
-	e->h_score[e->h_len] = 0.0;
-	e->h_len++;
-	attend(sc, p, e->h_pos, e->h_len, e->att_w, e->out_h, &rec->h_max, &rec->h_sum);
-	for (int i = 0; i < e->h_len; i++) {
-		e->h_score[i] += e->att_w[i];
-		e->att_pos[i] = e->h_pos[i];
-		e->att_score[i] = e->h_score[i];
-	}
-	rec->n_attended = e->h_len;
-	rec->attended = e->att_pos;
-	rec->attn = e->att_w;
-	rec->scores = e->att_score;
-	evict(e, rec);
-	rec->evicted = e->ev_pos_buf;
-	rec->evicted_scores = e->ev_score_buf;
-
-	/* Full cache: positions 0..p, never evicts. */
-	attend(sc, p, NULL, p + 1, e->f_w, e->out_f, &rec->f_max, &rec->f_sum);
 	for (int j = 0; j <= p; j++)
-		e->f_score[j] += e->f_w[j];
-	rec->full_attn = e->f_w;
-	rec->full_scores = e->f_score;
-
-	rec->out_h = sc->v ? e->out_h : NULL;
-	rec->out_f = sc->v ? e->out_f : NULL;
+		e->logit[j] = engine_logit(sc, p, j);
+	for (int i = 0; i < POLICY_COUNT; i++) {
+		attend(e, &e->c[i], p, &rec->c[i]);
+		evict(e, (enum policy_id)i, &e->c[i], &rec->c[i]);
+	}
 	e->t++;
-	measure(e, rec);
+	/* Figures compare against the full cache and H2O, so they come
+	 * after every cache has stepped. */
+	for (int i = 0; i < POLICY_COUNT; i++)
+		measure(e, (enum policy_id)i, &rec->c[i], &rec->c[POLICY_FULL]);
 	return true;
 }
 
-/* Snapshot layout: t, h_len, then h_pos[h_len], h_score[h_len], f_score[t]. */
+/* Snapshot layout: t, then per cache len, pos[len], score[len]. */
 size_t engine_snapshot_size(const struct engine *e)
 {
-	return 2 * sizeof(int) + (size_t)e->h_len * (sizeof(int) + sizeof(double)) +
-	       (size_t)e->t * sizeof(double);
+	size_t size = sizeof(int);
+	for (int i = 0; i < POLICY_COUNT; i++)
+		size += sizeof(int) + (size_t)e->c[i].len * (sizeof(int) + sizeof(double));
+	return size;
 }
 
 void engine_snapshot(const struct engine *e, void *buf)
@@ -328,13 +307,15 @@ void engine_snapshot(const struct engine *e, void *buf)
 	unsigned char *b = buf;
 	memcpy(b, &e->t, sizeof(int));
 	b += sizeof(int);
-	memcpy(b, &e->h_len, sizeof(int));
-	b += sizeof(int);
-	memcpy(b, e->h_pos, (size_t)e->h_len * sizeof(int));
-	b += (size_t)e->h_len * sizeof(int);
-	memcpy(b, e->h_score, (size_t)e->h_len * sizeof(double));
-	b += (size_t)e->h_len * sizeof(double);
-	memcpy(b, e->f_score, (size_t)e->t * sizeof(double));
+	for (int i = 0; i < POLICY_COUNT; i++) {
+		const struct cache *c = &e->c[i];
+		memcpy(b, &c->len, sizeof(int));
+		b += sizeof(int);
+		memcpy(b, c->pos, (size_t)c->len * sizeof(int));
+		b += (size_t)c->len * sizeof(int);
+		memcpy(b, c->score, (size_t)c->len * sizeof(double));
+		b += (size_t)c->len * sizeof(double);
+	}
 }
 
 void engine_restore(struct engine *e, const void *buf)
@@ -342,13 +323,13 @@ void engine_restore(struct engine *e, const void *buf)
 	const unsigned char *b = buf;
 	memcpy(&e->t, b, sizeof(int));
 	b += sizeof(int);
-	memcpy(&e->h_len, b, sizeof(int));
-	b += sizeof(int);
-	memcpy(e->h_pos, b, (size_t)e->h_len * sizeof(int));
-	b += (size_t)e->h_len * sizeof(int);
-	memcpy(e->h_score, b, (size_t)e->h_len * sizeof(double));
-	b += (size_t)e->h_len * sizeof(double);
-	memcpy(e->f_score, b, (size_t)e->t * sizeof(double));
-	/* Positions not yet reached accumulate from zero again. */
-	memset(e->f_score + e->t, 0, (size_t)(e->sc->n - e->t) * sizeof(double));
+	for (int i = 0; i < POLICY_COUNT; i++) {
+		struct cache *c = &e->c[i];
+		memcpy(&c->len, b, sizeof(int));
+		b += sizeof(int);
+		memcpy(c->pos, b, (size_t)c->len * sizeof(int));
+		b += (size_t)c->len * sizeof(int);
+		memcpy(c->score, b, (size_t)c->len * sizeof(double));
+		b += (size_t)c->len * sizeof(double);
+	}
 }

@@ -18,6 +18,8 @@
 
 #include "h2o/app.h"
 #include "h2o/headless.h"
+#include "h2o/policy.h"
+#include "h2o/report.h"
 #include "h2o/scene.h"
 #include "h2o/trace.h"
 #include "tui.h"
@@ -25,10 +27,13 @@
 enum { EXIT_USAGE = 2, EXIT_SCENE = 3 };
 
 struct options {
-	bool headless, ascii, trace;
+	bool headless, ascii, trace, report, json;
 	const char *keys;
+	const char *sweep; /* --budget-sweep: "" for the default list */
 	int cols, rows;
 	int heavy, recent; /* -1: the scene's */
+	int sinks;         /* -1: the default */
+	enum policy_id compare;
 	const char *scene;
 };
 
@@ -48,6 +53,13 @@ static void usage(FILE *out)
 	      "  --trace             print the JSON Lines trace of every step and exit\n"
 	      "  --heavy N           heavy budget (overrides the scene's)\n"
 	      "  --recent N          recent budget (overrides the scene's)\n"
+	      "  --compare NAME      policy beside H2O at start: full (default), window,\n"
+	      "                      streaming or tova (c cycles them in the TUI)\n"
+	      "  --sinks N           StreamingLLM's attention sinks (default max(1, min(4, B/4)))\n"
+	      "  --report            print every policy's figures over the scene and exit\n"
+	      "  --budget-sweep[=LIST]  the report for each total budget B of LIST\n"
+	      "                      (comma-separated; default 1..n, or powers of two past 64)\n"
+	      "  --json              with --report or --budget-sweep: one JSON object\n"
 	      "  --help              show this help and exit\n"
 	      "  --version           show the version and exit\n"
 	      "\n"
@@ -91,6 +103,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum {
 		OPT_HEADLESS = 256,
 		OPT_KEYS,
+		OPT_COMPARE,
+		OPT_SINKS,
+		OPT_REPORT,
+		OPT_SWEEP,
+		OPT_JSON,
 		OPT_SIZE,
 		OPT_ASCII,
 		OPT_TRACE,
@@ -107,11 +124,21 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"trace", no_argument, NULL, OPT_TRACE},
 	        {"heavy", required_argument, NULL, OPT_HEAVY},
 	        {"recent", required_argument, NULL, OPT_RECENT},
+	        {"compare", required_argument, NULL, OPT_COMPARE},
+	        {"sinks", required_argument, NULL, OPT_SINKS},
+	        {"report", no_argument, NULL, OPT_REPORT},
+	        {"budget-sweep", optional_argument, NULL, OPT_SWEEP},
+	        {"json", no_argument, NULL, OPT_JSON},
 	        {"help", no_argument, NULL, OPT_HELP},
 	        {"version", no_argument, NULL, OPT_VERSION},
 	        {NULL, 0, NULL, 0},
 	};
-	*o = (struct options){.cols = 120, .rows = 36, .heavy = -1, .recent = -1};
+	*o = (struct options){.cols = 120,
+	                      .rows = 36,
+	                      .heavy = -1,
+	                      .recent = -1,
+	                      .sinks = -1,
+	                      .compare = POLICY_FULL};
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -146,6 +173,31 @@ static int parse_options(int argc, char **argv, struct options *o)
 				        "--recent: expected an integer from 0 to 1000000, got '%s'",
 				        optarg);
 			break;
+		case OPT_COMPARE: {
+			const int p = policy_find(optarg);
+			if (p < 0 || p == POLICY_H2O)
+				return usage_error(
+				        "--compare: expected full, window, streaming or tova, "
+				        "got '%s'",
+				        optarg);
+			o->compare = (enum policy_id)p;
+			break;
+		}
+		case OPT_SINKS:
+			if (!parse_int(optarg, 0, SCENE_MAX_BUDGET, &o->sinks))
+				return usage_error(
+				        "--sinks: expected an integer from 0 to 1000000, got '%s'",
+				        optarg);
+			break;
+		case OPT_REPORT:
+			o->report = true;
+			break;
+		case OPT_SWEEP:
+			o->sweep = optarg ? optarg : "";
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -167,9 +219,49 @@ static int parse_options(int argc, char **argv, struct options *o)
 		if (headless_check_keys(o->keys, err, sizeof err) < 0)
 			return usage_error("%s", err);
 	}
-	if (o->trace && o->headless)
-		return usage_error("%s", "--trace and --headless do not go together");
+	const int modes = o->trace + o->headless + o->report + (o->sweep != NULL);
+	if (modes > 1)
+		return usage_error("%s",
+		                   "choose one of --headless, --trace, --report, --budget-sweep");
+	if (o->json && !o->report && !o->sweep)
+		return usage_error("%s", "--json goes with --report or --budget-sweep");
 	return -1;
+}
+
+/* --budget-sweep: LIST ("" for 1..n, or powers of two and n past 64
+ * tokens). Returns the exit status. */
+static int run_sweep(const struct scene *scene, const char *list, int sinks, bool json)
+{
+	const int n = scene->n;
+	int *budgets = malloc(((size_t)n + 64) * sizeof *budgets);
+	if (!budgets)
+		return 1;
+	int count = 0;
+	if (*list == '\0') {
+		for (int b = 1; b <= n; b = n <= 64 ? b + 1 : b * 2)
+			budgets[count++] = b;
+		if (budgets[count - 1] != n)
+			budgets[count++] = n;
+	} else {
+		for (const char *p = list; *p; count++) {
+			char *end;
+			errno = 0;
+			const long b = strtol(p, &end, 10);
+			if (errno || end == p || (*end && *end != ',') || b < 1 ||
+			    b > SCENE_MAX_BUDGET || count >= n + 63) {
+				free(budgets);
+				return usage_error(
+				        "--budget-sweep: expected budgets from 1 to 1000000, "
+				        "comma-separated, got '%s'",
+				        list);
+			}
+			budgets[count] = (int)b;
+			p = *end ? end + 1 : end;
+		}
+	}
+	const int rc = report_sweep(scene, budgets, count, sinks, json, stdout) < 0 ? 1 : 0;
+	free(budgets);
+	return rc;
 }
 
 /* Display widths need a UTF-8 LC_CTYPE; the user's own is kept when it is
@@ -192,7 +284,7 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	const bool interactive = !o.headless && !o.trace;
+	const bool interactive = !o.headless && !o.trace && !o.report && !o.sweep;
 	if (interactive && !isatty(STDOUT_FILENO))
 		return usage_error("%s",
 		                   "stdout is not a terminal: use --headless for text frames");
@@ -210,12 +302,26 @@ int main(int argc, char **argv)
 		scene_free(scene);
 		return usage_error("%s", "--heavy and --recent: heavy + recent must be at least 1");
 	}
+	if (o.sinks >= heavy + recent) {
+		scene_free(scene);
+		return usage_error("%s", "--sinks: must be less than heavy + recent");
+	}
+	const struct policy_budget b = {
+	        .heavy = heavy,
+	        .recent = recent,
+	        .sinks = app_sinks_for(o.sinks, heavy + recent),
+	        .n = scene->n,
+	};
 
 	if (o.trace) {
-		rc = trace_write(scene, heavy, recent, stdout) < 0 ? 1 : 0;
+		rc = trace_write(scene, &b, stdout) < 0 ? 1 : 0;
+	} else if (o.report) {
+		rc = report_write(scene, &b, o.json, stdout) < 0 ? 1 : 0;
+	} else if (o.sweep) {
+		rc = run_sweep(scene, o.sweep, o.sinks, o.json);
 	} else {
 		struct app app;
-		if (app_init(&app, scene, heavy, recent) < 0) {
+		if (app_init(&app, scene, heavy, recent, o.sinks, o.compare) < 0) {
 			fputs("h2o-tui: out of memory\n", stderr);
 			rc = 1;
 		} else if (o.headless) {

@@ -2,16 +2,16 @@
  * timeline: the engine run once over the scene, kept so any step can be
  * shown again.
  *
- * Per step it keeps a summary (figures, softmax normalisers, evictions);
- * per position the step that evicted it; and every `every` steps a snapshot
- * of the engine. Seeking to step t restores the last snapshot before t and
- * replays, so the record of step t comes from the engine itself, bit for bit
- * as it came the first time. Moving one step forward from the current step
- * is a single engine step.
+ * Per step it keeps a summary of every cache (figures, softmax normalisers,
+ * evictions); per policy and position the step that evicted it; and every
+ * `every` steps a snapshot of the engine. Seeking to step t restores the
+ * last snapshot before t and replays, so the record of step t comes from
+ * the engine itself, bit for bit as it came the first time. Moving one step
+ * forward from the current step is a single engine step.
  *
  * The snapshot interval is chosen from the scene size so that the
- * snapshots (the full cache's scores dominate: t numbers at step t) stay
- * within a fixed memory budget.
+ * snapshots (the full cache dominates: t positions and scores at step t)
+ * stay within a fixed memory budget.
  */
 #include "h2o/timeline.h"
 
@@ -25,15 +25,19 @@
 #define SNAPSHOT_BUDGET_BYTES (64.0 * 1024 * 1024)
 #define MIN_INTERVAL          8
 
-struct timeline {
-	const struct scene *sc;
-	int heavy, recent;
-	int n;
-	struct step_summary *sum; /* [1..n] */
-	struct eviction *ev;      /* in order */
+struct policy_log {
+	struct eviction *ev; /* in order */
 	int n_ev;
 	int *ev_until;   /* [0..n]: evictions at steps 1..t */
 	int *evicted_at; /* [pos] */
+};
+
+struct timeline {
+	const struct scene *sc;
+	struct policy_budget b;
+	int n;
+	struct step_summary *sum; /* [1..n] */
+	struct policy_log log[POLICY_COUNT];
 
 	int every;   /* snapshot interval */
 	void **snap; /* snap[i]: the engine after step i * every */
@@ -44,9 +48,10 @@ struct timeline {
 
 static int choose_interval(const struct scene *sc)
 {
-	/* Snapshots at steps 0, k, 2k, ... hold about n^2 / (2k) scores. */
-	double n = sc->n;
-	double k = n * n * sizeof(double) / 2.0 / SNAPSHOT_BUDGET_BYTES;
+	/* Snapshots at steps 0, k, 2k, ... hold about n^2 / (2k) positions
+	 * and scores of the full cache. */
+	const double n = sc->n;
+	const double k = n * n * (sizeof(double) + sizeof(int)) / 2.0 / SNAPSHOT_BUDGET_BYTES;
 	if (k < MIN_INTERVAL)
 		return MIN_INTERVAL;
 	return k > n ? (int)n : (int)ceil(k);
@@ -63,50 +68,58 @@ static void *take_snapshot(const struct engine *e)
 static void summarise(struct timeline *tl, const struct step_record *rec)
 {
 	struct step_summary *s = &tl->sum[rec->step];
-	s->m = rec->m;
-	s->h_max = rec->h_max;
-	s->h_sum = rec->h_sum;
-	s->f_max = rec->f_max;
-	s->f_sum = rec->f_sum;
-	s->cutoff_pos = rec->cutoff_pos;
-	s->cutoff_score = rec->cutoff_score;
-	s->n_evicted = rec->n_evicted;
-	s->first_evict = tl->n_ev;
-	for (int i = 0; i < rec->n_evicted; i++) {
-		struct eviction *ev = &tl->ev[tl->n_ev++];
-		ev->pos = rec->evicted[i];
-		ev->step = rec->step;
-		ev->score = rec->evicted_scores[i];
-		ev->cutoff_pos = rec->cutoff_pos;
-		ev->cutoff_score = rec->cutoff_score;
-		tl->evicted_at[ev->pos] = rec->step;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		const struct cache_record *r = &rec->c[p];
+		struct cache_summary *cs = &s->c[p];
+		struct policy_log *log = &tl->log[p];
+		cs->m = r->m;
+		cs->max = r->max;
+		cs->sum = r->sum;
+		cs->n_evicted = r->n_evicted;
+		cs->first_evict = log->n_ev;
+		for (int i = 0; i < r->n_evicted; i++) {
+			struct eviction *ev = &log->ev[log->n_ev++];
+			ev->pos = r->evicted[i];
+			ev->step = rec->step;
+			ev->score = r->evicted_scores[i];
+			ev->weight = r->evicted_weights[i];
+			ev->cutoff_pos = r->cutoff_pos;
+			ev->cutoff_value = r->cutoff_value;
+			log->evicted_at[ev->pos] = rec->step;
+		}
+		log->ev_until[rec->step] = log->n_ev;
 	}
-	tl->ev_until[rec->step] = tl->n_ev;
-	/* The token that leaves the recent window at this step is the one
+	/* The token that leaves H2O's recent window at this step is the one
 	 * `recent` places behind the new one; if it survived, it is now a
 	 * heavy hitter. */
-	const int leaving = rec->pos - tl->recent;
-	s->promoted_pos = leaving >= 0 && tl->evicted_at[leaving] == 0 ? leaving : -1;
+	const int leaving = rec->pos - tl->b.recent;
+	s->promoted_pos =
+	        leaving >= 0 && tl->log[POLICY_H2O].evicted_at[leaving] == 0 ? leaving : -1;
 }
 
-struct timeline *timeline_new(const struct scene *sc, int heavy, int recent)
+struct timeline *timeline_new(const struct scene *sc, const struct policy_budget *b)
 {
 	struct timeline *tl = calloc(1, sizeof *tl);
 	if (!tl)
 		return NULL;
 	tl->sc = sc;
-	tl->heavy = heavy;
-	tl->recent = recent;
+	tl->b = *b;
+	tl->b.n = sc->n;
 	tl->n = sc->n;
 	tl->every = choose_interval(sc);
 	const size_t n = (size_t)sc->n;
 	tl->sum = calloc(n + 1, sizeof *tl->sum);
-	tl->ev = calloc(n, sizeof *tl->ev);
-	tl->ev_until = calloc(n + 1, sizeof *tl->ev_until);
-	tl->evicted_at = calloc(n, sizeof *tl->evicted_at);
 	tl->snap = calloc(n / (size_t)tl->every + 1, sizeof *tl->snap);
-	tl->e = engine_new(sc, heavy, recent);
-	if (!tl->sum || !tl->ev || !tl->ev_until || !tl->evicted_at || !tl->snap || !tl->e)
+	tl->e = engine_new(sc, &tl->b);
+	bool ok = tl->sum && tl->snap && tl->e;
+	for (int p = 0; p < POLICY_COUNT && ok; p++) {
+		struct policy_log *log = &tl->log[p];
+		log->ev = calloc(n, sizeof *log->ev);
+		log->ev_until = calloc(n + 1, sizeof *log->ev_until);
+		log->evicted_at = calloc(n, sizeof *log->evicted_at);
+		ok = log->ev && log->ev_until && log->evicted_at;
+	}
+	if (!ok)
 		goto fail;
 	for (int t = 0;; t++) {
 		if (t % tl->every == 0 && !(tl->snap[t / tl->every] = take_snapshot(tl->e)))
@@ -132,9 +145,11 @@ void timeline_free(struct timeline *tl)
 	free(tl->snap);
 	engine_free(tl->e);
 	free(tl->sum);
-	free(tl->ev);
-	free(tl->ev_until);
-	free(tl->evicted_at);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		free(tl->log[p].ev);
+		free(tl->log[p].ev_until);
+		free(tl->log[p].evicted_at);
+	}
 	free(tl);
 }
 
@@ -143,19 +158,14 @@ const struct scene *timeline_scene(const struct timeline *tl)
 	return tl->sc;
 }
 
+const struct policy_budget *timeline_budget(const struct timeline *tl)
+{
+	return &tl->b;
+}
+
 int timeline_steps(const struct timeline *tl)
 {
 	return tl->n;
-}
-
-int timeline_heavy(const struct timeline *tl)
-{
-	return tl->heavy;
-}
-
-int timeline_recent(const struct timeline *tl)
-{
-	return tl->recent;
 }
 
 const struct step_summary *timeline_summary(const struct timeline *tl, int t)
@@ -163,24 +173,39 @@ const struct step_summary *timeline_summary(const struct timeline *tl, int t)
 	return &tl->sum[t];
 }
 
-int timeline_eviction_count(const struct timeline *tl)
+int timeline_eviction_count(const struct timeline *tl, enum policy_id p)
 {
-	return tl->n_ev;
+	return tl->log[p].n_ev;
 }
 
-const struct eviction *timeline_eviction(const struct timeline *tl, int i)
+const struct eviction *timeline_eviction(const struct timeline *tl, enum policy_id p, int i)
 {
-	return &tl->ev[i];
+	return &tl->log[p].ev[i];
 }
 
-int timeline_evictions_until(const struct timeline *tl, int t)
+int timeline_evictions_until(const struct timeline *tl, enum policy_id p, int t)
 {
-	return tl->ev_until[t];
+	return tl->log[p].ev_until[t];
 }
 
-int timeline_evicted_at(const struct timeline *tl, int pos)
+int timeline_evicted_at(const struct timeline *tl, enum policy_id p, int pos)
 {
-	return tl->evicted_at[pos];
+	return tl->log[p].evicted_at[pos];
+}
+
+const struct eviction *timeline_eviction_of(const struct timeline *tl, enum policy_id p, int pos,
+                                            int t)
+{
+	const int at = tl->log[p].evicted_at[pos];
+	if (at == 0 || at > t)
+		return NULL;
+	const struct cache_summary *cs = &tl->sum[at].c[p];
+	for (int i = 0; i < cs->n_evicted; i++) {
+		const struct eviction *ev = &tl->log[p].ev[cs->first_evict + i];
+		if (ev->pos == pos)
+			return ev;
+	}
+	return NULL;
 }
 
 const struct engine *timeline_seek(struct timeline *tl, int t, const struct step_record **rec)
@@ -193,7 +218,7 @@ const struct engine *timeline_seek(struct timeline *tl, int t, const struct step
 	if (!(tl->rec_valid && now == t) && !(now < t && t - now <= tl->every)) {
 		/* Restore the last snapshot strictly before t (step 0 for t = 0),
 		 * so that replaying produces the record of step t itself. */
-		int i = t > 0 ? (t - 1) / tl->every : 0;
+		const int i = t > 0 ? (t - 1) / tl->every : 0;
 		engine_restore(tl->e, tl->snap[i]);
 		tl->rec_valid = false;
 		now = engine_step_count(tl->e);
@@ -208,27 +233,24 @@ const struct engine *timeline_seek(struct timeline *tl, int t, const struct step
 	return tl->e;
 }
 
-void timeline_weight(const struct timeline *tl, int s, int j, double *wh, double *wf)
+double timeline_weight(const struct timeline *tl, enum policy_id p, int s, int j)
 {
-	const int p = s - 1;
-	*wh = -1.0;
-	*wf = -1.0;
-	if (s < 1 || s > tl->n || j < 0 || j > p)
-		return;
-	const struct step_summary *sum = &tl->sum[s];
-	const double l = engine_logit(tl->sc, p, j);
-	*wf = exp(l - sum->f_max) / sum->f_sum;
-	const int at = tl->evicted_at[j];
-	if (at == 0 || at >= s)
-		*wh = exp(l - sum->h_max) / sum->h_sum;
+	if (s < 1 || s > tl->n || j < 0 || j > s - 1)
+		return -1.0;
+	const int at = tl->log[p].evicted_at[j];
+	if (at != 0 && at < s)
+		return -1.0;
+	const struct cache_summary *cs = &tl->sum[s].c[p];
+	return exp(engine_logit(tl->sc, s - 1, j) - cs->max) / cs->sum;
 }
 
-enum region timeline_region(const struct timeline *tl, int t, int pos)
+enum region timeline_region(const struct timeline *tl, enum policy_id p, int t, int pos)
 {
 	if (pos < 0 || pos >= t)
 		return REGION_NONE;
-	const int at = tl->evicted_at[pos];
+	const int at = tl->log[p].evicted_at[pos];
 	if (at != 0 && at <= t)
 		return REGION_EVICTED;
-	return pos >= t - tl->recent ? REGION_RECENT : REGION_HEAVY;
+	return policies[p]->region(&tl->b, t, pos) == POLICY_REGION_RECENT ? REGION_RECENT
+	                                                                   : REGION_OLD;
 }

@@ -90,57 +90,116 @@ static void put_metric(FILE *out, const char *key, double v)
 	put_number(out, v);
 }
 
-static void put_step(FILE *out, const struct scene *sc, const struct engine *e,
-                     const struct step_record *rec)
+/* The positions of policy P's cache in region R after step T. */
+static void put_region(FILE *out, const char *key, const struct engine *e, enum policy_id p, int t,
+                       enum policy_region r)
 {
-	const int len = engine_h2o_len(e), rlen = engine_h2o_recent_len(e);
-	const int *kept = engine_h2o_positions(e);
+	const struct policy *pol = policies[p];
+	const int len = engine_len(e, p);
+	const int *pos = engine_positions(e, p);
+	fprintf(out, "\"%s\": [", key);
+	for (int i = 0, first = 1; i < len; i++) {
+		if (pol->region(engine_budget(e), t, pos[i]) != r)
+			continue;
+		fprintf(out, first ? "%d" : ",%d", pos[i]);
+		first = 0;
+	}
+	fputc(']', out);
+}
 
-	fprintf(out, "{\"step\": %d, \"pos\": %d, \"token\": ", rec->step, rec->pos);
-	put_string(out, sc->text[rec->pos]);
-	fputs(", \"h2o\": {", out);
-	put_ints(out, "attended", rec->attended, rec->n_attended);
+/* The keys every cache has: what it attended, evicted and kept. */
+static void put_cache(FILE *out, const struct scene *sc, const struct engine *e, enum policy_id p,
+                      const struct cache_record *r)
+{
+	put_ints(out, "attended", r->attended, r->n_attended);
 	fputs(", ", out);
-	put_numbers(out, "attn", rec->attn, rec->n_attended);
+	put_numbers(out, "attn", r->attn, r->n_attended);
 	fputs(", ", out);
-	put_numbers(out, "scores", rec->scores, rec->n_attended);
+	put_numbers(out, "scores", r->scores, r->n_attended);
 	fputs(", ", out);
 	/* The engine reports evictions in ascending position order. */
-	put_ints(out, "evicted", rec->evicted, rec->n_evicted);
+	put_ints(out, "evicted", r->evicted, r->n_evicted);
 	fputs(", ", out);
-	put_ints(out, "kept", kept, len);
-	fputs(", ", out);
-	put_ints(out, "heavy", kept, len - rlen);
-	fputs(", ", out);
-	put_ints(out, "recent", kept + len - rlen, rlen);
-	if (rec->out_h) {
+	put_ints(out, "kept", engine_positions(e, p), engine_len(e, p));
+	if (r->out) {
 		fputs(", ", out);
-		put_numbers(out, "out", rec->out_h, sc->dim);
+		put_numbers(out, "out", r->out, sc->dim);
 	}
-	fputs("}, \"full\": {", out);
-	put_numbers(out, "attn", rec->full_attn, rec->pos + 1);
-	fputs(", ", out);
-	put_numbers(out, "scores", rec->full_scores, rec->pos + 1);
-	if (rec->out_f) {
-		fputs(", ", out);
-		put_numbers(out, "out", rec->out_f, sc->dim);
-	}
-	const struct step_metrics *m = &rec->m;
-	fprintf(out,
-	        "}, \"metrics\": {\"tokens_h2o\": %d, \"tokens_full\": %d, \"kv_h2o\": %ld, "
-	        "\"kv_full\": %ld",
-	        m->tokens_h, m->tokens_f, m->kv_h, m->kv_f);
+}
+
+static void put_metrics(FILE *out, const struct step_metrics *m)
+{
+	fprintf(out, "\"metrics\": {\"tokens\": %d, \"kv\": %ld", m->tokens, m->kv);
 	if (m->has_out) {
 		put_metric(out, "out_err", m->out_err);
 		put_metric(out, "out_cos", m->out_cos);
 	}
 	put_metric(out, "attn_recall", m->attn_recall);
-	fputs("}}\n", out);
+	fprintf(out, ", \"overlap_h2o\": %d}", m->overlap_h2o);
 }
 
-int trace_write(const struct scene *sc, int heavy, int recent, FILE *out)
+static void put_step(FILE *out, const struct scene *sc, const struct engine *e,
+                     const struct step_record *rec)
 {
-	struct engine *e = engine_new(sc, heavy, recent);
+	const struct cache_record *h = &rec->c[POLICY_H2O], *f = &rec->c[POLICY_FULL];
+	fprintf(out, "{\"step\": %d, \"pos\": %d, \"token\": ", rec->step, rec->pos);
+	put_string(out, sc->text[rec->pos]);
+
+	/* Spec §5: h2o and full as they always were. */
+	fputs(", \"h2o\": {", out);
+	put_ints(out, "attended", h->attended, h->n_attended);
+	fputs(", ", out);
+	put_numbers(out, "attn", h->attn, h->n_attended);
+	fputs(", ", out);
+	put_numbers(out, "scores", h->scores, h->n_attended);
+	fputs(", ", out);
+	put_ints(out, "evicted", h->evicted, h->n_evicted);
+	fputs(", ", out);
+	put_ints(out, "kept", engine_positions(e, POLICY_H2O), engine_len(e, POLICY_H2O));
+	fputs(", ", out);
+	put_region(out, "heavy", e, POLICY_H2O, rec->step, POLICY_REGION_OLD);
+	fputs(", ", out);
+	put_region(out, "recent", e, POLICY_H2O, rec->step, POLICY_REGION_RECENT);
+	if (h->out) {
+		fputs(", ", out);
+		put_numbers(out, "out", h->out, sc->dim);
+	}
+	fputs("}, \"full\": {", out);
+	put_numbers(out, "attn", f->attn, f->n_attended);
+	fputs(", ", out);
+	put_numbers(out, "scores", f->scores, f->n_attended);
+	if (f->out) {
+		fputs(", ", out);
+		put_numbers(out, "out", f->out, sc->dim);
+	}
+	const struct step_metrics *mh = &h->m, *mf = &f->m;
+	fprintf(out,
+	        "}, \"metrics\": {\"tokens_h2o\": %d, \"tokens_full\": %d, \"kv_h2o\": %ld, "
+	        "\"kv_full\": %ld",
+	        mh->tokens, mf->tokens, mh->kv, mf->kv);
+	if (mh->has_out) {
+		put_metric(out, "out_err", mh->out_err);
+		put_metric(out, "out_cos", mh->out_cos);
+	}
+	put_metric(out, "attn_recall", mh->attn_recall);
+	fputc('}', out);
+
+	/* Every other policy, with its own figures. */
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (p == POLICY_H2O || p == POLICY_FULL)
+			continue;
+		fprintf(out, ", \"%s\": {", policies[p]->name);
+		put_cache(out, sc, e, (enum policy_id)p, &rec->c[p]);
+		fputs(", ", out);
+		put_metrics(out, &rec->c[p].m);
+		fputc('}', out);
+	}
+	fputs("}\n", out);
+}
+
+int trace_write(const struct scene *sc, const struct policy_budget *b, FILE *out)
+{
+	struct engine *e = engine_new(sc, b);
 	if (!e)
 		return -1;
 	struct step_record rec;

@@ -61,7 +61,7 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 		len += snprintf(right + len, sizeof right - (size_t)len, "  playing %d ms/step",
 		                app_tick_ms(app));
 	snprintf(right + len, sizeof right - (size_t)len, "  heavy %d + recent %d  dim %d  ",
-	         app->heavy, app->recent, v->sc->dim);
+	         app->b.heavy, app->b.recent, v->sc->dim);
 	const int rw = frame_text_width(right, f->ascii);
 	const int x = r.x + r.w - rw > r.x ? r.x + r.w - rw : r.x;
 	frame_text(f, x, r.y, r.w - (x - r.x), right, STYLE_LABEL);
@@ -81,22 +81,6 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 		frame_text(f, r.x + 1, r.y + 1, r.w - 2, v->sc->description, STYLE_DIM);
 }
 
-static void story_evicted(const struct view *v, char *buf, size_t size, const char **who)
-{
-	const struct step_summary *s = timeline_summary(v->tl, v->t);
-	const struct eviction *ev = timeline_eviction(v->tl, s->first_evict);
-	*who = v->sc->text[ev->pos];
-	if (ev->cutoff_pos < 0) {
-		snprintf(buf, size, " evicted: heavy is 0, so only the %d newest tokens stay",
-		         v->app->recent);
-		return;
-	}
-	char a[32], b[32];
-	view_format_pair(ev->score, ev->cutoff_score, a, b, sizeof a);
-	snprintf(buf, size, " evicted: score %s %s cut-off %s (", a,
-	         ev->score < ev->cutoff_score ? "<" : "=", b);
-}
-
 void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const int x0 = r.x + 1, w = r.w - 2;
@@ -108,27 +92,35 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 		return;
 	}
 	const struct step_summary *s = timeline_summary(v->tl, v->t);
+	const struct cache_summary *h = &s->c[POLICY_H2O];
 	const char *token = v->sc->text[v->t - 1];
-	const int budget = v->app->heavy + v->app->recent;
+	const int budget = v->app->b.heavy + v->app->b.recent;
 	int used = 0;
-	if (s->n_evicted > 0) {
-		char rest[160];
-		const char *who;
-		story_evicted(v, rest, sizeof rest, &who);
-		const struct eviction *ev = timeline_eviction(v->tl, s->first_evict);
-		used += frame_text(f, x0, r.y, w, who, STYLE_GONE);
-		used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
-		if (ev->cutoff_pos >= 0) {
+	char rest[160];
+	if (h->n_evicted > 0) {
+		const struct eviction *ev = timeline_eviction(v->tl, POLICY_H2O, h->first_evict);
+		used += frame_text(f, x0, r.y, w, v->sc->text[ev->pos], STYLE_GONE);
+		if (ev->cutoff_pos < 0) {
+			snprintf(rest, sizeof rest,
+			         " evicted: heavy is 0, so only the %d newest tokens stay",
+			         v->app->b.recent);
+			used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
+		} else {
+			char a[32], b[32];
+			view_format_pair(ev->score, ev->cutoff_value, a, b, sizeof a);
+			snprintf(rest, sizeof rest, " evicted: score %s %s cut-off %s (", a,
+			         ev->score < ev->cutoff_value ? "<" : "=", b);
+			used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
 			used += frame_text(f, x0 + used, r.y, w - used, v->sc->text[ev->cutoff_pos],
 			                   STYLE_HEAVY);
 			used += frame_text(f, x0 + used, r.y, w - used, ")", STYLE_NORMAL);
+			if (ev->score == ev->cutoff_value)
+				used += frame_text(f, x0 + used, r.y, w - used,
+				                   ", a tie: the lower position stays",
+				                   STYLE_NORMAL);
 		}
-		if (ev->score == ev->cutoff_score && ev->cutoff_pos >= 0)
-			used += frame_text(f, x0 + used, r.y, w - used,
-			                   ", a tie: the lower position stays", STYLE_NORMAL);
 	} else {
 		used += frame_text(f, x0, r.y, w, token, STYLE_NEW);
-		char rest[160];
 		if (budget >= v->n)
 			snprintf(rest, sizeof rest,
 			         " arrives. The budget (%d) covers all %d tokens: H2O never evicts "
@@ -155,39 +147,55 @@ static const char *plural(int n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* "H2O 4 tokens, 16 KV, err 0.0671 cos 0.9985, recall 0.7500" for policy P,
+ * long or short. */
+static int status_part(char *buf, size_t size, const char *name, const struct step_metrics *m,
+                       bool full_form)
+{
+	int len;
+	if (full_form)
+		len = snprintf(buf, size, "%s %d %s, %ld KV", name, m->tokens,
+		               plural(m->tokens, "token", "tokens"), m->kv);
+	else
+		len = snprintf(buf, size, "%s %d/%ld KV", name, m->tokens, m->kv);
+	if (m->has_out)
+		len += snprintf(buf + len, size - (size_t)len,
+		                full_form ? "  out err %.4f  cos %.4f" : " err %.4f cos %.4f",
+		                m->out_err, m->out_cos);
+	len += snprintf(buf + len, size - (size_t)len, full_form ? "  recall %.4f" : " rec %.4f",
+	                m->attn_recall);
+	return len;
+}
+
 void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 {
-	char buf[256];
+	char buf[320];
 	const int w = r.w - 2;
 	if (v->t == 0) {
 		frame_text(f, r.x + 1, r.y, w, "H2O 0 tokens, 0 KV   full 0 tokens, 0 KV",
 		           STYLE_NORMAL);
 		return;
 	}
-	const struct step_metrics *m = &timeline_summary(v->tl, v->t)->m;
-	const double share = 100.0 * (double)m->kv_h / (double)m->kv_f;
+	const struct step_summary *s = timeline_summary(v->tl, v->t);
+	const struct step_metrics *h = &s->c[POLICY_H2O].m, *full = &s->c[POLICY_FULL].m;
+	const enum policy_id cmp = v->app->compare;
+	const double share = 100.0 * (double)h->kv / (double)full->kv;
 	/* The long form, and a short one for narrow terminals. */
 	for (int pass = 0; pass < 2; pass++) {
-		const bool full = pass == 0;
-		int len;
-		if (full)
-			len = snprintf(buf, sizeof buf,
-			               "H2O %d %s, %ld KV   full %d %s, %ld KV   %.0f%% of full",
-			               m->tokens_h, plural(m->tokens_h, "token", "tokens"), m->kv_h,
-			               m->tokens_f, plural(m->tokens_f, "token", "tokens"), m->kv_f,
-			               share);
+		const bool long_form = pass == 0;
+		int len = status_part(buf, sizeof buf, "H2O", h, long_form);
+		if (cmp != POLICY_FULL) {
+			len += snprintf(buf + len, sizeof buf - (size_t)len, "   ");
+			len += status_part(buf + len, sizeof buf - (size_t)len, policies[cmp]->name,
+			                   &s->c[cmp].m, long_form);
+		}
+		if (long_form)
+			snprintf(buf + len, sizeof buf - (size_t)len,
+			         "   full %d %s, %ld KV (H2O holds %.0f%%)", full->tokens,
+			         plural(full->tokens, "token", "tokens"), full->kv, share);
 		else
-			len = snprintf(buf, sizeof buf, "H2O %d/%ld KV  full %d/%ld KV  %.0f%%",
-			               m->tokens_h, m->kv_h, m->tokens_f, m->kv_f, share);
-		if (m->has_out)
-			len += snprintf(buf + len, sizeof buf - (size_t)len,
-			                full ? "   out err %.4f  cos %.4f" : "  err %.4f cos %.4f",
-			                m->out_err, m->out_cos);
-		else if (full)
-			len += snprintf(buf + len, sizeof buf - (size_t)len,
-			                "   no values, no output");
-		snprintf(buf + len, sizeof buf - (size_t)len,
-		         full ? "   recall %.4f" : "  recall %.4f", m->attn_recall);
+			snprintf(buf + len, sizeof buf - (size_t)len, "  full %d/%ld KV",
+			         full->tokens, full->kv);
 		if (frame_text_width(buf, f->ascii) <= w)
 			break;
 	}
@@ -200,12 +208,14 @@ static const struct {
 	const char *label;
 } hints[] = {
         {ACT_PREV, ACT_NEXT, "step"},
+        {ACT_COMPARE, ACT_NONE, "compare"},
         {ACT_HELP, ACT_NONE, "help"},
         {ACT_QUIT, ACT_NONE, "quit"},
-        {ACT_FIRST, ACT_LAST, "first/last"},
-        {ACT_PAGE_PREV, ACT_PAGE_NEXT, "10 steps"},
+        {ACT_FIRST, ACT_LAST, "ends"},
+        {ACT_PAGE_PREV, ACT_PAGE_NEXT, "10"},
         {ACT_HEAVY_DEC, ACT_HEAVY_INC, "heavy"},
         {ACT_RECENT_DEC, ACT_RECENT_INC, "recent"},
+        {ACT_METRIC, ACT_NONE, "plot"},
         {ACT_PLAY, ACT_NONE, "play"},
 };
 
@@ -289,31 +299,38 @@ void view_draw(struct app *app, struct frame *f)
 	/* Rows: header 2, rule, middle, rule, story, status, hints. The
 	 * middle goes to the cache panels first, as much as the whole
 	 * timeline ever needs there (so the layout holds still while
-	 * stepping), keeping a few rows of heat below. */
+	 * stepping), then the plot (a rule and two rows) when there is room,
+	 * keeping a few rows of heat below. */
 	const int middle_top = 3, middle_h = f->rows - 3 - 4;
-	const int budget = app->heavy + app->recent;
+	const int budget = app->b.heavy + app->b.recent;
 	const int held = budget < v.n ? budget : v.n;
-	const int need_cache = 1 + 3 + held + timeline_eviction_count(app->tl);
+	int need_cache = 1 + 3 + held + timeline_eviction_count(app->tl, POLICY_H2O);
+	if (app->compare != POLICY_FULL) {
+		const int other = 1 + 3 + held + timeline_eviction_count(app->tl, app->compare);
+		need_cache = other > need_cache ? other : need_cache;
+	}
 	const int need_heat = 1 + v.n;
+	const int plot_h = middle_h >= 22 ? 3 : 0;
 	int min_heat = middle_h / 3 > 4 ? middle_h / 3 : 4;
 	min_heat = need_heat < min_heat ? need_heat : min_heat;
-	int cache_h = middle_h - 1 - min_heat;
+	int cache_h = middle_h - 1 - plot_h - min_heat;
 	cache_h = need_cache < cache_h ? need_cache : cache_h;
-	const int heat_h = middle_h - cache_h - 1;
+	const int heat_top = middle_top + cache_h + plot_h + 1;
+	const int heat_h = middle_h - cache_h - plot_h - 1;
 	const struct {
 		panel_draw_fn *draw;
 		struct rect r;
 	} panels[] = {
 	        {panel_header_draw, {0, 0, f->cols, 2}},
 	        {panel_cache_draw, {0, middle_top, f->cols, cache_h}},
-	        {panel_heat_draw, {0, middle_top + cache_h + 1, f->cols, heat_h}},
+	        {panel_plot_draw, {0, middle_top + cache_h, f->cols, plot_h}},
+	        {panel_heat_draw, {0, heat_top, f->cols, heat_h}},
 	        {panel_story_draw, {0, f->rows - 3, f->cols, 1}},
 	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
 	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},
 	};
 	view_rule(f, 0, 2, f->cols, NULL);
-	view_rule(f, 0, middle_top + cache_h, f->cols,
-	          "attention: a row per step, a column per position");
+	view_rule(f, 0, heat_top - 1, f->cols, "attention: a row per step, a column per position");
 	view_rule(f, 0, f->rows - 4, f->cols, NULL);
 	for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
 		panels[i].draw(&v, f, panels[i].r);

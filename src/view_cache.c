@@ -1,20 +1,22 @@
 /*
- * view_cache: the H2O cache panel and, beside it, the full cache panel.
+ * view_cache: the H2O cache panel and, beside it, the compared policy.
  *
  * The H2O side lists the cache after this step's eviction in its HEAVY and
- * RECENT regions, then the EVICTED tokens (newest first). The full side
- * shows the same position on the same row, so each row compares the two
- * caches' scores for one token. When a section has more tokens than rows it
- * shows the most telling ones (heavy: the highest scores; recent: the
- * newest; evicted: the latest) and says how many it left out.
+ * RECENT regions, then the EVICTED tokens (newest first). Beside it the
+ * full cache shows the same position on the same row, so each row compares
+ * the two caches' scores for one token; any other policy shows its own
+ * cache the same way H2O does, in its own regions (sinks, window, kept by
+ * attention). When a section has more tokens than rows it shows the most
+ * telling ones (the highest scores; the newest; the latest evicted) and
+ * says how many it left out.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "view_panels.h"
 
-enum row_kind { ROW_BLANK, ROW_SECTION, ROW_TOKEN, ROW_MORE };
-enum section { SEC_HEAVY, SEC_RECENT, SEC_EVICTED, SEC_COUNT };
+enum row_kind { ROW_SECTION, ROW_TOKEN, ROW_MORE };
+enum section { SEC_OLD, SEC_RECENT, SEC_EVICTED, SEC_COUNT };
 
 struct row {
 	enum row_kind kind;
@@ -25,7 +27,7 @@ struct row {
 
 /* Column layout of one half. */
 struct cols {
-	int x, w;                 /* the half */
+	int x, w;
 	int mark, pos, text, bar; /* x of each column */
 	int pos_w, text_w, bar_w;
 	int score, attn; /* x of the score and attention columns */
@@ -53,9 +55,10 @@ static struct cols layout(int x, int w, int n)
 	return c;
 }
 
-struct sections {
-	int count[SEC_COUNT];
-	int *items[SEC_COUNT]; /* positions, in display order */
+/* One half of the panel: which policy, where. */
+struct side {
+	enum policy_id p;
+	struct cols c;
 };
 
 static const double *sort_scores;
@@ -73,21 +76,40 @@ static int by_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-/* Rows for H rows of panel body: section headers, tokens, "more" lines. */
-static int build_rows(const struct view *v, struct row *rows, int h, int *scratch)
+/* How many kept positions of policy P sit in each region. */
+static void count_regions(const struct view *v, enum policy_id p, int count[SEC_COUNT])
 {
-	const int len = engine_h2o_len(v->e);
-	const int rlen = engine_h2o_recent_len(v->e);
-	const int *pos = engine_h2o_positions(v->e);
-	const int n_ev = v->t > 0 ? timeline_evictions_until(v->tl, v->t) : 0;
-	const int count[SEC_COUNT] = {len - rlen, rlen, n_ev};
+	const int len = engine_len(v->e, p);
+	const int *pos = engine_positions(v->e, p);
+	count[SEC_OLD] = count[SEC_RECENT] = 0;
+	for (int i = 0; i < len; i++)
+		count[timeline_region(v->tl, p, v->t, pos[i]) == REGION_RECENT ? SEC_RECENT
+		                                                               : SEC_OLD]++;
+	count[SEC_EVICTED] = v->t > 0 ? timeline_evictions_until(v->tl, p, v->t) : 0;
+}
+
+static bool section_shown(enum policy_id p, enum section s)
+{
+	return s == SEC_EVICTED ? p != POLICY_FULL : policies[p]->region_name[s] != NULL;
+}
+
+/* Rows for H rows of policy P's panel body: section headers, tokens,
+ * "more" lines. SCRATCH holds at least n ints. */
+static int build_rows(const struct view *v, enum policy_id p, struct row *rows, int h, int *scratch)
+{
+	const int len = engine_len(v->e, p);
+	const int *pos = engine_positions(v->e, p);
+	int count[SEC_COUNT];
+	count_regions(v, p, count);
 
 	/* Share the rows out one at a time, round robin, after the headers. */
-	int avail = h - SEC_COUNT, give[SEC_COUNT] = {0};
+	int avail = h, give[SEC_COUNT] = {0};
+	for (int s = 0; s < SEC_COUNT; s++)
+		avail -= section_shown(p, s);
 	for (bool more = true; more && avail > 0;) {
 		more = false;
 		for (int s = 0; s < SEC_COUNT && avail > 0; s++) {
-			if (give[s] < count[s]) {
+			if (section_shown(p, s) && give[s] < count[s]) {
 				give[s]++;
 				avail--;
 				more = true;
@@ -97,16 +119,22 @@ static int build_rows(const struct view *v, struct row *rows, int h, int *scratc
 
 	int nrows = 0;
 	for (int s = 0; s < SEC_COUNT && nrows < h; s++) {
+		if (!section_shown(p, s))
+			continue;
 		rows[nrows++] = (struct row){.kind = ROW_SECTION, .sec = s};
-		const bool cut = give[s] < count[s];
+		/* A cut section gives one of its rows to a "more" line, unless
+		 * it has only one: then a token says more than the count the
+		 * section header already gives. */
+		const bool cut = give[s] < count[s] && give[s] > 1;
 		const int shown = cut ? give[s] - 1 : give[s];
 		int *items = scratch;
-		if (s == SEC_HEAVY) {
-			/* The highest scores, in position order. */
+		if (s == SEC_OLD) {
+			/* The highest scores, in position order. Old positions
+			 * lead the cache, the recent ones close it. */
 			for (int i = 0; i < count[s]; i++)
 				items[i] = i;
-			if (cut) {
-				sort_scores = engine_h2o_scores(v->e);
+			if (shown < count[s]) {
+				sort_scores = engine_scores(v->e, p);
 				qsort(items, (size_t)count[s], sizeof *items, by_score_desc);
 			}
 			qsort(items, (size_t)(shown > 0 ? shown : 0), sizeof *items, by_int);
@@ -116,55 +144,40 @@ static int build_rows(const struct view *v, struct row *rows, int h, int *scratc
 			for (int i = 0; i < shown; i++)
 				items[i] = pos[len - shown + i];
 		} else {
+			const int n_ev = count[SEC_EVICTED];
 			for (int i = 0; i < shown; i++)
-				items[i] = timeline_eviction(v->tl, n_ev - 1 - i)->pos;
+				items[i] = timeline_eviction(v->tl, p, n_ev - 1 - i)->pos;
 		}
 		/* Recent keeps its newest rows, so its "more" line goes first. */
-		if (cut && s == SEC_RECENT && give[s] > 0)
-			rows[nrows++] =
-			        (struct row){.kind = ROW_MORE, .sec = s, .more = count[s] - shown};
+		const struct row more = {.kind = ROW_MORE, .sec = s, .more = count[s] - shown};
+		if (cut && s == SEC_RECENT)
+			rows[nrows++] = more;
 		for (int i = 0; i < shown; i++)
 			rows[nrows++] = (struct row){.kind = ROW_TOKEN, .sec = s, .pos = items[i]};
-		if (cut && s != SEC_RECENT && give[s] > 0)
-			rows[nrows++] =
-			        (struct row){.kind = ROW_MORE, .sec = s, .more = count[s] - shown};
+		if (cut && s != SEC_RECENT)
+			rows[nrows++] = more;
 	}
 	return nrows;
 }
 
-/* This step's H2O weight of POS, or -1 when H2O did not attend it. */
-static double h2o_attn(const struct view *v, int pos)
+/* This step's weight of POS in policy P's cache, or -1. */
+static double step_weight(const struct view *v, enum policy_id p, int pos)
 {
 	if (!v->rec)
 		return -1.0;
-	const int *hit =
-	        bsearch(&pos, v->rec->attended, (size_t)v->rec->n_attended, sizeof(int), by_int);
-	return hit ? v->rec->attn[hit - v->rec->attended] : -1.0;
+	const struct cache_record *r = &v->rec->c[p];
+	const int *hit = bsearch(&pos, r->attended, (size_t)r->n_attended, sizeof(int), by_int);
+	return hit ? r->attn[hit - r->attended] : -1.0;
 }
 
-/* The H2O score of a kept POS after this step. */
-static double h2o_score(const struct view *v, int pos)
+/* The score of a kept POS in policy P's cache after this step, or 0. */
+static double kept_score(const struct view *v, enum policy_id p, int pos)
 {
-	const int *all = engine_h2o_positions(v->e);
-	const int *hit = bsearch(&pos, all, (size_t)engine_h2o_len(v->e), sizeof(int), by_int);
-	return hit ? engine_h2o_scores(v->e)[hit - all] : 0.0;
+	const int *all = engine_positions(v->e, p);
+	const int *hit = bsearch(&pos, all, (size_t)engine_len(v->e, p), sizeof(int), by_int);
+	return hit ? engine_scores(v->e, p)[hit - all] : 0.0;
 }
 
-static const struct eviction *eviction_of(const struct view *v, int pos)
-{
-	const int at = timeline_evicted_at(v->tl, pos);
-	if (at == 0 || at > v->t)
-		return NULL;
-	const struct step_summary *s = timeline_summary(v->tl, at);
-	for (int i = 0; i < s->n_evicted; i++) {
-		const struct eviction *ev = timeline_eviction(v->tl, s->first_evict + i);
-		if (ev->pos == pos)
-			return ev;
-	}
-	return NULL;
-}
-
-static const char *const section_name[SEC_COUNT] = {"HEAVY", "RECENT", "EVICTED"};
 static const enum frame_style section_style[SEC_COUNT] = {STYLE_HEAVY, STYLE_RECENT, STYLE_EVICTED};
 
 static void draw_numbers(struct frame *f, const struct cols *c, int y, double score, double attn,
@@ -182,85 +195,140 @@ static void draw_token_head(const struct view *v, struct frame *f, const struct 
 	frame_text(f, c->text, y, c->text_w, v->sc->text[pos], style);
 }
 
-static void draw_h2o_row(const struct view *v, struct frame *f, const struct cols *c, int y,
-                         const struct row *row, double bar_max)
+/* Why an evicted token went, in the bar column. */
+static void draw_why(const struct view *v, struct frame *f, const struct side *sd, int y,
+                     const struct eviction *ev)
 {
+	const struct cols *c = &sd->c;
+	char why[96], a[32], b[32];
+	int used = 0;
+	if (ev->cutoff_pos >= 0) {
+		/* The score column shows the token's own score, so the
+		 * comparison starts from the cut-off it lost to. */
+		const bool by_weight = policies[sd->p]->by_weight;
+		const double own = by_weight ? ev->weight : ev->score;
+		view_format_pair(own, ev->cutoff_value, a, b, sizeof a);
+		if (by_weight)
+			snprintf(why, sizeof why, "attn %s %s %s ", a,
+			         own < ev->cutoff_value ? "<" : "=", b);
+		else
+			snprintf(why, sizeof why, "%s %s ", own < ev->cutoff_value ? "<" : "=", b);
+		used = frame_text(f, c->bar, y, c->bar_w, why, STYLE_EVICTED);
+		used += frame_text(f, c->bar + used, y, c->bar_w - used,
+		                   v->sc->text[ev->cutoff_pos], STYLE_EVICTED);
+		snprintf(why, sizeof why, " at step %d", ev->step);
+	} else {
+		snprintf(why, sizeof why, "left the window at step %d", ev->step);
+	}
+	frame_text(f, c->bar + used, y, c->bar_w - used, why, STYLE_EVICTED);
+}
+
+static void draw_token_row(const struct view *v, struct frame *f, const struct side *sd, int y,
+                           const struct row *row, double bar_max)
+{
+	const struct cols *c = &sd->c;
 	const int pos = row->pos;
-	const struct step_summary *s = v->t > 0 ? timeline_summary(v->tl, v->t) : NULL;
 	if (row->sec == SEC_EVICTED) {
-		const struct eviction *ev = eviction_of(v, pos);
+		const struct eviction *ev = timeline_eviction_of(v->tl, sd->p, pos, v->t);
 		const bool now = ev && ev->step == v->t;
 		if (now)
 			frame_put(f, c->mark, y, frame_glyph(f, GLYPH_GONE), STYLE_GONE);
 		draw_token_head(v, f, c, y, pos, now ? STYLE_GONE : STYLE_EVICTED);
-		/* Why: the score column already shows its own score, so the
-		 * comparison starts from the cut-off it lost to. */
-		char why[96], a[32], b[32];
-		int used = 0;
-		if (ev && ev->cutoff_pos >= 0) {
-			view_format_pair(ev->score, ev->cutoff_score, a, b, sizeof a);
-			snprintf(why, sizeof why, "%s %s ",
-			         ev->score < ev->cutoff_score ? "<" : "=", b);
-			used = frame_text(f, c->bar, y, c->bar_w, why, STYLE_EVICTED);
-			used += frame_text(f, c->bar + used, y, c->bar_w - used,
-			                   v->sc->text[ev->cutoff_pos], STYLE_EVICTED);
-			snprintf(why, sizeof why, " at step %d", ev->step);
-		} else {
-			snprintf(why, sizeof why, "left the window at step %d", ev ? ev->step : 0);
-		}
-		frame_text(f, c->bar + used, y, c->bar_w - used, why, STYLE_EVICTED);
-		draw_numbers(f, c, y, ev ? ev->score : 0.0, now ? h2o_attn(v, pos) : -1.0,
-		             STYLE_EVICTED);
+		if (ev)
+			draw_why(v, f, sd, y, ev);
+		draw_numbers(f, c, y, ev ? ev->score : 0.0, now ? ev->weight : -1.0, STYLE_EVICTED);
 		return;
 	}
-	const enum frame_style style = row->sec == SEC_HEAVY ? STYLE_HEAVY : STYLE_RECENT;
+	const enum frame_style style = section_style[row->sec];
+	const struct step_summary *s = v->t > 0 ? timeline_summary(v->tl, v->t) : NULL;
 	if (pos == v->t - 1)
 		frame_put(f, c->mark, y, frame_glyph(f, GLYPH_NEW), STYLE_NEW);
-	else if (s && pos == s->promoted_pos)
+	else if (s && sd->p == POLICY_H2O && pos == s->promoted_pos)
 		frame_put(f, c->mark, y, frame_glyph(f, GLYPH_PROMOTED), STYLE_HEAVY);
 	draw_token_head(v, f, c, y, pos, pos == v->t - 1 ? STYLE_NEW : style);
-	const double score = h2o_score(v, pos);
+	const double score = kept_score(v, sd->p, pos);
 	frame_bar(f, c->bar, y, c->bar_w, score, bar_max, style);
-	draw_numbers(f, c, y, score, h2o_attn(v, pos), STYLE_NORMAL);
+	draw_numbers(f, c, y, score, step_weight(v, sd->p, pos), STYLE_NORMAL);
 }
 
-static void draw_full_row(const struct view *v, struct frame *f, const struct cols *c, int y,
-                          int pos, double bar_max)
+/* The full cache beside H2O: POS on H2O's row, whatever H2O did with it. */
+static void draw_mirror_row(const struct view *v, struct frame *f, const struct cols *c, int y,
+                            int pos, double bar_max)
 {
-	const double score = engine_full_scores(v->e)[pos];
+	const double score = kept_score(v, POLICY_FULL, pos);
 	if (pos == v->t - 1)
 		frame_put(f, c->mark, y, frame_glyph(f, GLYPH_NEW), STYLE_NEW);
 	draw_token_head(v, f, c, y, pos, pos == v->t - 1 ? STYLE_NEW : STYLE_NORMAL);
 	frame_bar(f, c->bar, y, c->bar_w, score, bar_max, STYLE_NORMAL);
-	draw_numbers(f, c, y, score, v->rec ? v->rec->full_attn[pos] : -1.0, STYLE_NORMAL);
+	draw_numbers(f, c, y, score, step_weight(v, POLICY_FULL, pos), STYLE_NORMAL);
 }
 
-static void draw_section_row(const struct view *v, struct frame *f, const struct cols *l,
-                             const struct cols *r, int y, const struct row *row)
+static void draw_section_row(const struct view *v, struct frame *f, const struct side *sd, int y,
+                             const struct row *row)
 {
-	const int len = engine_h2o_len(v->e);
-	const int rlen = engine_h2o_recent_len(v->e);
-	const int count[SEC_COUNT] = {len - rlen, rlen,
-	                              v->t > 0 ? timeline_evictions_until(v->tl, v->t) : 0};
-	const int budget[SEC_COUNT] = {v->app->heavy, v->app->recent, -1};
-	int used = frame_text(f, l->mark, y, l->w - 2, section_name[row->sec],
-	                      section_style[row->sec]);
-	if (budget[row->sec] >= 0)
-		frame_printf(f, l->mark + used, y, l->w - used - 2, STYLE_DIM, "  %d of %d",
-		             count[row->sec], budget[row->sec]);
-	else
-		frame_printf(f, l->mark + used, y, l->w - used - 2, STYLE_DIM, "  %d",
-		             count[row->sec]);
-	if (row->sec == SEC_HEAVY) {
-		/* Column labels, once, over both halves. */
-		const struct cols *halves[2] = {l, r};
-		for (int i = 0; i < 2; i++) {
-			frame_printf(f, halves[i]->score, y, SCORE_W, STYLE_DIM, "%*s", SCORE_W,
-			             "score");
-			frame_printf(f, halves[i]->attn, y, ATTN_W, STYLE_DIM, "%*s", ATTN_W,
-			             "+attn");
-		}
+	int count[SEC_COUNT];
+	count_regions(v, sd->p, count);
+	const struct policy_budget *b = &v->app->b;
+	/* The budget of each region, where the rule has one. */
+	int limit = -1;
+	if (row->sec != SEC_EVICTED) {
+		if (sd->p == POLICY_H2O)
+			limit = row->sec == SEC_OLD ? b->heavy : b->recent;
+		else if (sd->p == POLICY_STREAMING)
+			limit = row->sec == SEC_OLD ? b->sinks : b->heavy + b->recent - b->sinks;
+		else if (sd->p != POLICY_FULL)
+			limit = b->heavy + b->recent;
 	}
+	const char *name =
+	        row->sec == SEC_EVICTED ? "EVICTED" : policies[sd->p]->region_name[row->sec];
+	const int w = sd->c.w - 2;
+	int used = frame_text(f, sd->c.mark, y, w, name, section_style[row->sec]);
+	if (limit >= 0)
+		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %d of %d",
+		             count[row->sec], limit);
+	else
+		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %d", count[row->sec]);
+}
+
+static void draw_column_labels(struct frame *f, const struct cols *c, int y)
+{
+	frame_printf(f, c->score, y, SCORE_W, STYLE_DIM, "%*s", SCORE_W, "score");
+	frame_printf(f, c->attn, y, ATTN_W, STYLE_DIM, "%*s", ATTN_W, "+attn");
+}
+
+static void draw_title(const struct view *v, struct frame *f, const struct side *sd, int y,
+                       double bar_max)
+{
+	const struct cache_summary *cs = v->t > 0 ? &timeline_summary(v->tl, v->t)->c[sd->p] : NULL;
+	const int w = sd->c.w - 2, x = sd->c.mark;
+	int used = frame_text(f, x, y, w, policies[sd->p]->title, STYLE_LABEL);
+	const long tokens = cs ? cs->m.tokens : 0, kv = cs ? cs->m.kv : 0;
+	if (sd->p == POLICY_FULL)
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %ld tokens, %ld KV",
+		                     tokens, kv);
+	else
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
+		                     "  %ld of %d tokens, %ld KV", tokens,
+		                     v->app->b.heavy + v->app->b.recent, kv);
+	if (sd->p != POLICY_H2O && sd->p != POLICY_FULL && cs)
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, ", %d shared with H2O",
+		                     cs->m.overlap_h2o);
+	if (sd->p != POLICY_H2O && bar_max > 0.0)
+		frame_printf(f, x + used, y, w - used, STYLE_DIM, "  bars to %.2f", bar_max);
+}
+
+/* The largest score a token row will draw: one scale for both halves, so
+ * bars compare across the rule. */
+static double rows_max(const struct view *v, const struct side *sd, const struct row *rows,
+                       int nrows, double max)
+{
+	for (int i = 0; i < nrows; i++) {
+		if (rows[i].kind != ROW_TOKEN || rows[i].sec == SEC_EVICTED)
+			continue;
+		const double s = kept_score(v, sd->p, rows[i].pos);
+		max = s > max ? s : max;
+	}
+	return max;
 }
 
 void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
@@ -271,69 +339,76 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 	 * bars on either side of the rule. */
 	const int lw = v->split - r.x, rw = r.x + r.w - v->split - 1;
 	const int w = lw < rw ? lw : rw;
-	const struct cols left = layout(r.x, w, v->n);
-	const struct cols right = layout(v->split + 1, w, v->n);
+	const struct side left = {POLICY_H2O, layout(r.x, w, v->n)};
+	const struct side right = {v->app->compare, layout(v->split + 1, w, v->n)};
+	const bool mirror = right.p == POLICY_FULL;
 	for (int y = r.y; y < r.y + r.h; y++)
 		frame_put(f, v->split, y, frame_glyph(f, GLYPH_VLINE), STYLE_BORDER);
 
 	const int body = r.h - 1;
-	struct row *rows = malloc((size_t)body * sizeof *rows);
+	struct row *lrows = malloc((size_t)body * sizeof *lrows);
+	struct row *rrows = malloc((size_t)body * sizeof *rrows);
 	int *scratch = malloc(((size_t)v->n + 1) * sizeof *scratch);
-	if (!rows || !scratch) {
-		free(rows);
+	if (!lrows || !rrows || !scratch) {
+		free(lrows);
+		free(rrows);
 		free(scratch);
 		frame_text(f, r.x + 1, r.y, r.w - 2, "out of memory", STYLE_WARN);
 		return;
 	}
 	/* At step 0 there is nothing to list. */
-	const int nrows = v->t > 0 ? build_rows(v, rows, body, scratch) : 0;
+	const int nl = v->t > 0 ? build_rows(v, POLICY_H2O, lrows, body, scratch) : 0;
+	const int nr = v->t == 0 ? 0 : mirror ? nl : build_rows(v, right.p, rrows, body, scratch);
+	const struct row *rr = mirror ? lrows : rrows;
 
-	/* One scale for both halves, so bars compare across the rule. */
-	double bar_max = 0.0;
-	for (int i = 0; i < nrows; i++) {
-		if (rows[i].kind != ROW_TOKEN)
-			continue;
-		const double full = engine_full_scores(v->e)[rows[i].pos];
-		const double h2o = rows[i].sec == SEC_EVICTED ? 0.0 : h2o_score(v, rows[i].pos);
-		bar_max = full > bar_max ? full : bar_max;
-		bar_max = h2o > bar_max ? h2o : bar_max;
+	double bar_max = rows_max(v, &left, lrows, nl, 0.0);
+	if (mirror) {
+		for (int i = 0; i < nl; i++)
+			if (lrows[i].kind == ROW_TOKEN) {
+				const double s = kept_score(v, POLICY_FULL, lrows[i].pos);
+				bar_max = s > bar_max ? s : bar_max;
+			}
+	} else {
+		bar_max = rows_max(v, &right, rrows, nr, bar_max);
 	}
 
-	const struct step_metrics *m = v->t > 0 ? &timeline_summary(v->tl, v->t)->m : NULL;
-	int used = frame_text(f, left.mark, r.y, left.w - 2, "H2O CACHE", STYLE_LABEL);
-	frame_printf(f, left.mark + used, r.y, left.w - used - 2, STYLE_DIM,
-	             "  %d of %d tokens, %ld KV", m ? m->tokens_h : 0,
-	             v->app->heavy + v->app->recent, m ? m->kv_h : 0L);
-	used = frame_text(f, right.mark, r.y, right.w - 2, "FULL CACHE", STYLE_LABEL);
-	used += frame_printf(f, right.mark + used, r.y, right.w - used - 2, STYLE_DIM,
-	                     "  %d tokens, %ld KV", m ? m->tokens_f : 0, m ? m->kv_f : 0L);
-	if (bar_max > 0.0)
-		frame_printf(f, right.mark + used, r.y, right.w - used - 2, STYLE_DIM,
-		             "  bars to %.2f", bar_max);
-
-	for (int i = 0; i < nrows; i++) {
+	draw_title(v, f, &left, r.y, bar_max);
+	draw_title(v, f, &right, r.y, bar_max);
+	for (int i = 0; i < nl; i++) {
 		const int y = r.y + 1 + i;
-		const struct row *row = &rows[i];
-		switch (row->kind) {
-		case ROW_SECTION:
-			draw_section_row(v, f, &left, &right, y, row);
-			break;
-		case ROW_MORE:
-			frame_put(f, left.pos, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
-			frame_printf(f, left.pos + 2, y, left.w - 6, STYLE_DIM, "%d more %s",
+		const struct row *row = &lrows[i];
+		if (row->kind == ROW_SECTION) {
+			draw_section_row(v, f, &left, y, row);
+		} else if (row->kind == ROW_MORE) {
+			frame_put(f, left.c.pos, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
+			frame_printf(f, left.c.pos + 2, y, left.c.w - 6, STYLE_DIM, "%d more %s",
 			             row->more, row->sec == SEC_RECENT ? "older" : "not shown");
-			break;
-		case ROW_TOKEN:
-			draw_h2o_row(v, f, &left, y, row, bar_max);
-			draw_full_row(v, f, &right, y, row->pos, bar_max);
-			break;
-		case ROW_BLANK:
-			break;
+		} else {
+			draw_token_row(v, f, &left, y, row, bar_max);
+			if (mirror)
+				draw_mirror_row(v, f, &right.c, y, row->pos, bar_max);
 		}
 	}
+	for (int i = 0; i < nr && !mirror; i++) {
+		const int y = r.y + 1 + i;
+		const struct row *row = &rr[i];
+		if (row->kind == ROW_SECTION)
+			draw_section_row(v, f, &right, y, row);
+		else if (row->kind == ROW_MORE)
+			frame_printf(f, right.c.pos + 2, y, right.c.w - 6, STYLE_DIM, "%d more %s",
+			             row->more, row->sec == SEC_RECENT ? "older" : "not shown");
+		else
+			draw_token_row(v, f, &right, y, row, bar_max);
+	}
+	/* Column labels on the first section row of each half. */
+	if (nl > 0)
+		draw_column_labels(f, &left.c, r.y + 1);
+	if (nr > 0)
+		draw_column_labels(f, &right.c, r.y + 1);
 	if (v->t == 0)
-		frame_text(f, left.mark, r.y + 1, left.w - 2, "(empty: no token has arrived)",
+		frame_text(f, left.c.mark, r.y + 1, left.c.w - 2, "(empty: no token has arrived)",
 		           STYLE_DIM);
-	free(rows);
+	free(lrows);
+	free(rrows);
 	free(scratch);
 }

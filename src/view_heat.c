@@ -1,6 +1,6 @@
 /*
- * view_heat: the attention heat rows, H2O on the left, full cache on the
- * right.
+ * view_heat: the attention heat rows, H2O on the left, the compared policy
+ * (the full cache unless the user picked another) on the right.
  *
  * A row per step (the latest steps, the current one last), a column per
  * position. Where columns are wide enough the weight is printed; otherwise a
@@ -95,7 +95,8 @@ static void draw_header(const struct view *v, struct frame *f, const struct heat
 static void draw_half(const struct view *v, struct frame *f, const struct heat_cols *h, int y0,
                       int rows, bool full)
 {
-	draw_header(v, f, h, y0, full ? "FULL" : "H2O");
+	const enum policy_id policy = full ? v->app->compare : POLICY_H2O;
+	draw_header(v, f, h, y0, full ? policies[v->app->compare]->name : "h2o");
 	const int first_step = v->t - (rows - 1) + 1 > 1 ? v->t - (rows - 1) + 1 : 1;
 	for (int s = first_step, y = y0 + 1; s <= v->t; s++, y++) {
 		const enum frame_style style = s == v->t ? STYLE_NEW : STYLE_DIM;
@@ -103,15 +104,12 @@ static void draw_half(const struct view *v, struct frame *f, const struct heat_c
 		frame_text(f, h->x + 2 + h->step_w, y, LABEL_TEXT_W, v->sc->text[s - 1], style);
 		double row_max = 0.0;
 		for (int i = 0; i < h->count; i++) {
-			double wh, wf;
-			timeline_weight(v->tl, s, h->first + i, &wh, &wf);
-			const double w = full ? wf : wh;
+			const double w = timeline_weight(v->tl, policy, s, h->first + i);
 			row_max = w > row_max ? w : row_max;
 		}
 		for (int i = 0; i < h->count; i++) {
-			double wh, wf;
-			timeline_weight(v->tl, s, h->first + i, &wh, &wf);
-			draw_cell(f, h, h->x + h->label_w + i * h->cw, y, full ? wf : wh, row_max);
+			draw_cell(f, h, h->x + h->label_w + i * h->cw, y,
+			          timeline_weight(v->tl, policy, s, h->first + i), row_max);
 		}
 	}
 }

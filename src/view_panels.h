@@ -31,6 +31,7 @@ typedef void panel_draw_fn(const struct view *v, struct frame *f, struct rect r)
 panel_draw_fn panel_header_draw;
 panel_draw_fn panel_cache_draw; /* H2O panel left of v->split, full cache right */
 panel_draw_fn panel_heat_draw;  /* attention heat rows, same split */
+panel_draw_fn panel_plot_draw;  /* error or recall over the timeline */
 panel_draw_fn panel_story_draw; /* the sentence explaining the step */
 panel_draw_fn panel_status_draw;
 panel_draw_fn panel_hints_draw;

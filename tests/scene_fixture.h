@@ -9,7 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h2o/engine.h"
 #include "h2o/scene.h"
+
+/* Field by field: the struct has padding, so memcmp would compare noise. */
+static inline int fixture_metrics_equal(const struct step_metrics *a, const struct step_metrics *b)
+{
+	return a->tokens == b->tokens && a->kv == b->kv && a->has_out == b->has_out &&
+	       a->out_err == b->out_err && a->out_cos == b->out_cos &&
+	       a->attn_recall == b->attn_recall && a->overlap_h2o == b->overlap_h2o;
+}
 
 static inline char *fixture_strdup(const char *s)
 {

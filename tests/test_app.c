@@ -35,7 +35,7 @@ static void test_stepping(void **state)
 	(void)state;
 	struct scene *sc = scene30();
 	struct app app;
-	assert_int_equal(app_init(&app, sc, 2, 2), 0);
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_FULL), 0);
 	press(&app, "right,l,space");
 	assert_int_equal(app.step, 3);
 	press(&app, "left,h,backspace,left");
@@ -59,17 +59,17 @@ static void test_budgets_recompute_and_keep_step(void **state)
 	(void)state;
 	struct scene *sc = scene30();
 	struct app app;
-	app_init(&app, sc, 2, 2);
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
 	press(&app, "end,]");
 	assert_int_equal(app.step, 30);
-	assert_int_equal(app.heavy, 3);
-	assert_int_equal(timeline_heavy(app.tl), 3);
-	assert_int_equal(timeline_summary(app.tl, 30)->m.tokens_h, 5);
+	assert_int_equal(app.b.heavy, 3);
+	assert_int_equal(timeline_budget(app.tl)->heavy, 3);
+	assert_int_equal(timeline_summary(app.tl, 30)->c[POLICY_H2O].m.tokens, 5);
 	press(&app, "},},{");
-	assert_int_equal(app.recent, 3);
+	assert_int_equal(app.b.recent, 3);
 	press(&app, "[,[,[,{,{,{");
 	/* heavy 0 + recent 0 is refused: one slot at least. */
-	assert_int_equal(app.heavy + app.recent, 1);
+	assert_int_equal(app.b.heavy + app.b.recent, 1);
 	assert_true(app.notice[0] != '\0');
 	app_done(&app);
 	scene_free(sc);
@@ -80,7 +80,7 @@ static void test_number_entry(void **state)
 	(void)state;
 	struct scene *sc = scene30();
 	struct app app;
-	app_init(&app, sc, 2, 2);
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
 	press(&app, "1,2,enter");
 	assert_int_equal(app.step, 12);
 	assert_false(app.entering);
@@ -101,7 +101,7 @@ static void test_help_is_modal_and_quit(void **state)
 	(void)state;
 	struct scene *sc = scene30();
 	struct app app;
-	app_init(&app, sc, 2, 2);
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
 	press(&app, "?");
 	assert_true(app.help);
 	assert_int_equal(app_key(&app, KEYC_RIGHT), APP_REDRAW); /* closes help */
@@ -121,7 +121,7 @@ static void test_playing(void **state)
 	(void)state;
 	struct scene *sc = scene30();
 	struct app app;
-	app_init(&app, sc, 2, 2);
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
 	assert_int_equal(app_tick(&app), 0); /* not playing */
 	press(&app, "p");
 	assert_true(app.playing);

@@ -13,6 +13,23 @@
 #include "h2o/engine.h"
 #include "scene_fixture.h"
 
+#define H POLICY_H2O
+#define F POLICY_FULL
+
+/* An engine with H2O's budgets (and the default sinks). */
+static struct engine *engine_hr(const struct scene *sc, int heavy, int recent)
+{
+	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n};
+	return engine_new(sc, &b);
+}
+
+/* How many of H2O's kept positions are in its recent region. */
+static inline int recent_len(const struct engine *e)
+{
+	const int len = engine_len(e, H), recent = engine_budget(e)->recent;
+	return recent < len ? recent : len;
+}
+
 #define EPS 1e-12
 
 /* The explainer's rows 1-5 (spec §2), and two free rows. */
@@ -41,37 +58,37 @@ static void test_cat_sat_step5(void **state)
 {
 	(void)state;
 	struct scene *sc = cat_sat();
-	struct engine *e = engine_new(sc, 2, 2);
+	struct engine *e = engine_hr(sc, 2, 2);
 	struct step_record rec;
 	step_to(e, 5, &rec);
 
 	/* Explainer section 8: scores 1.78 1.58 0.91 0.51 0.22. */
 	const double want[] = {1.78, 1.58, 0.91, 0.51, 0.22};
-	assert_int_equal(rec.n_attended, 5);
+	assert_int_equal(rec.c[H].n_attended, 5);
 	for (int i = 0; i < 5; i++) {
-		assert_int_equal(rec.attended[i], i);
-		assert_true(fabs(rec.scores[i] - want[i]) < EPS);
+		assert_int_equal(rec.c[H].attended[i], i);
+		assert_true(fabs(rec.c[H].scores[i] - want[i]) < EPS);
 		/* Nothing was evicted before: H2O saw the given row. */
-		assert_true(fabs(rec.attn[i] - cat_rows[10 + i]) < EPS);
+		assert_true(fabs(rec.c[H].attn[i] - cat_rows[10 + i]) < EPS);
 	}
 	/* sat evicted; it had to beat cat's 1.58. */
-	assert_int_equal(rec.n_evicted, 1);
-	assert_int_equal(rec.evicted[0], 2);
-	assert_true(fabs(rec.evicted_scores[0] - 0.91) < EPS);
-	assert_int_equal(rec.cutoff_pos, 1);
-	assert_true(fabs(rec.cutoff_score - 1.58) < EPS);
+	assert_int_equal(rec.c[H].n_evicted, 1);
+	assert_int_equal(rec.c[H].evicted[0], 2);
+	assert_true(fabs(rec.c[H].evicted_scores[0] - 0.91) < EPS);
+	assert_int_equal(rec.c[H].cutoff_pos, 1);
+	assert_true(fabs(rec.c[H].cutoff_value - 1.58) < EPS);
 
 	/* The cache is [The, cat, because, it]: heavy [0, 1], recent [3, 4]. */
 	const int kept[] = {0, 1, 3, 4};
-	assert_int_equal(engine_h2o_len(e), 4);
-	assert_int_equal(engine_h2o_recent_len(e), 2);
+	assert_int_equal(engine_len(e, H), 4);
+	assert_int_equal(recent_len(e), 2);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(engine_h2o_positions(e)[i], kept[i]);
-	assert_int_equal(rec.m.tokens_h, 4);
-	assert_int_equal(rec.m.kv_h, 16);
-	assert_int_equal(rec.m.tokens_f, 5);
-	assert_int_equal(rec.m.kv_f, 20);
-	assert_true(fabs(rec.m.attn_recall - 1.0) < EPS);
+		assert_int_equal(engine_positions(e, H)[i], kept[i]);
+	assert_int_equal(rec.c[H].m.tokens, 4);
+	assert_int_equal(rec.c[H].m.kv, 16);
+	assert_int_equal(rec.c[F].m.tokens, 5);
+	assert_int_equal(rec.c[F].m.kv, 20);
+	assert_true(fabs(rec.c[H].m.attn_recall - 1.0) < EPS);
 	engine_free(e);
 	scene_free(sc);
 }
@@ -80,24 +97,24 @@ static void test_cat_sat_end(void **state)
 {
 	(void)state;
 	struct scene *sc = cat_sat();
-	struct engine *e = engine_new(sc, 2, 2);
+	struct engine *e = engine_hr(sc, 2, 2);
 	struct step_record rec;
 	step_to(e, 7, &rec);
 	assert_false(engine_step(e, &rec));
 	/* Explainer section 10: full 7 tokens / 28 KV, H2O 4 / 16. */
-	assert_int_equal(rec.m.tokens_f, 7);
-	assert_int_equal(rec.m.kv_f, 28);
-	assert_int_equal(rec.m.tokens_h, 4);
-	assert_int_equal(rec.m.kv_h, 16);
+	assert_int_equal(rec.c[F].m.tokens, 7);
+	assert_int_equal(rec.c[F].m.kv, 28);
+	assert_int_equal(rec.c[H].m.tokens, 4);
+	assert_int_equal(rec.c[H].m.kv, 16);
 	/* Step 6 evicted because, step 7 it (worked in scenes/README.md). */
 	const int kept[] = {0, 1, 5, 6};
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(engine_h2o_positions(e)[i], kept[i]);
+		assert_int_equal(engine_positions(e, H)[i], kept[i]);
 	/* At step 7 H2O attended The, cat, it, was, tired: the full cache's
 	 * mass there is 0.08 + 0.22 + 0.20 + 0.12 + 0.13. */
-	assert_true(fabs(rec.m.attn_recall - 0.75) < EPS);
+	assert_true(fabs(rec.c[H].m.attn_recall - 0.75) < EPS);
 	/* ...and renormalised the given row over them. */
-	assert_true(fabs(rec.attn[1] - 0.22 / 0.75) < EPS);
+	assert_true(fabs(rec.c[H].attn[1] - 0.22 / 0.75) < EPS);
 	engine_free(e);
 	scene_free(sc);
 }
@@ -114,44 +131,44 @@ static void test_vector_by_hand(void **state)
 	const double k[] = {0, 0, 1, 0, 2, 0, 3, 0};
 	const double v[] = {1, 0, 0, 1, 1, 1, 2, 0};
 	struct scene *sc = fixture_vector(4, 2, 1, 1, log(2.0), q, k, v);
-	struct engine *e = engine_new(sc, 1, 1);
+	struct engine *e = engine_hr(sc, 1, 1);
 	struct step_record rec;
 
 	step_to(e, 2, &rec); /* 1/3, 2/3: within budget 2 */
-	assert_int_equal(rec.n_evicted, 0);
-	assert_true(fabs(rec.attn[0] - 1.0 / 3) < EPS);
-	assert_true(fabs(rec.attn[1] - 2.0 / 3) < EPS);
+	assert_int_equal(rec.c[H].n_evicted, 0);
+	assert_true(fabs(rec.c[H].attn[0] - 1.0 / 3) < EPS);
+	assert_true(fabs(rec.c[H].attn[1] - 2.0 / 3) < EPS);
 
-	step_to(e, 3, &rec);                                /* 1/7 2/7 4/7, then evict position 1 */
-	assert_true(fabs(rec.scores[0] - 31.0 / 21) < EPS); /* 1 + 1/3 + 1/7 */
-	assert_true(fabs(rec.scores[1] - 20.0 / 21) < EPS); /* 2/3 + 2/7 */
-	assert_true(fabs(rec.scores[2] - 4.0 / 7) < EPS);
-	assert_int_equal(rec.n_evicted, 1);
-	assert_int_equal(rec.evicted[0], 1);
-	assert_int_equal(rec.cutoff_pos, 0);
+	step_to(e, 3, &rec); /* 1/7 2/7 4/7, then evict position 1 */
+	assert_true(fabs(rec.c[H].scores[0] - 31.0 / 21) < EPS); /* 1 + 1/3 + 1/7 */
+	assert_true(fabs(rec.c[H].scores[1] - 20.0 / 21) < EPS); /* 2/3 + 2/7 */
+	assert_true(fabs(rec.c[H].scores[2] - 4.0 / 7) < EPS);
+	assert_int_equal(rec.c[H].n_evicted, 1);
+	assert_int_equal(rec.c[H].evicted[0], 1);
+	assert_int_equal(rec.c[H].cutoff_pos, 0);
 	/* o = 1/7 (1,0) + 2/7 (0,1) + 4/7 (1,1) = (5/7, 6/7); nothing evicted
 	 * before this step, so H2O's output is exact. */
-	assert_true(fabs(rec.out_h[0] - 5.0 / 7) < EPS);
-	assert_true(fabs(rec.out_h[1] - 6.0 / 7) < EPS);
-	assert_true(fabs(rec.m.out_err) < EPS);
-	assert_true(fabs(rec.m.out_cos - 1.0) < EPS);
+	assert_true(fabs(rec.c[H].out[0] - 5.0 / 7) < EPS);
+	assert_true(fabs(rec.c[H].out[1] - 6.0 / 7) < EPS);
+	assert_true(fabs(rec.c[H].m.out_err) < EPS);
+	assert_true(fabs(rec.c[H].m.out_cos - 1.0) < EPS);
 
 	step_to(e, 4, &rec); /* H2O attends 0, 2, 3: 1/13 4/13 8/13 */
-	assert_true(fabs(rec.attn[0] - 1.0 / 13) < EPS);
-	assert_true(fabs(rec.attn[1] - 4.0 / 13) < EPS);
-	assert_true(fabs(rec.attn[2] - 8.0 / 13) < EPS);
-	assert_true(fabs(rec.full_attn[1] - 2.0 / 15) < EPS);
+	assert_true(fabs(rec.c[H].attn[0] - 1.0 / 13) < EPS);
+	assert_true(fabs(rec.c[H].attn[1] - 4.0 / 13) < EPS);
+	assert_true(fabs(rec.c[H].attn[2] - 8.0 / 13) < EPS);
+	assert_true(fabs(rec.c[F].attn[1] - 2.0 / 15) < EPS);
 	/* o_H = (21/13, 4/13), o_F = (21/15, 6/15). */
 	const double dx = 21.0 / 13 - 21.0 / 15, dy = 4.0 / 13 - 6.0 / 15;
-	assert_true(fabs(rec.m.out_err - sqrt(dx * dx + dy * dy)) < EPS);
+	assert_true(fabs(rec.c[H].m.out_err - sqrt(dx * dx + dy * dy)) < EPS);
 	const double cosv = (21.0 / 13 * 21.0 / 15 + 4.0 / 13 * 6.0 / 15) /
 	                    (hypot(21.0 / 13, 4.0 / 13) * hypot(21.0 / 15, 6.0 / 15));
-	assert_true(fabs(rec.m.out_cos - cosv) < EPS);
-	assert_true(fabs(rec.m.attn_recall - 13.0 / 15) < EPS);
+	assert_true(fabs(rec.c[H].m.out_cos - cosv) < EPS);
+	assert_true(fabs(rec.c[H].m.attn_recall - 13.0 / 15) < EPS);
 	/* Position 2 (4/7 + 4/13) loses to position 0. */
-	assert_int_equal(rec.evicted[0], 2);
-	assert_int_equal(engine_h2o_positions(e)[0], 0);
-	assert_int_equal(engine_h2o_positions(e)[1], 3);
+	assert_int_equal(rec.c[H].evicted[0], 2);
+	assert_int_equal(engine_positions(e, H)[0], 0);
+	assert_int_equal(engine_positions(e, H)[1], 3);
 	engine_free(e);
 	scene_free(sc);
 }
@@ -165,13 +182,13 @@ static void test_tie_keeps_lower_position(void **state)
 	const double k[] = {0, -1000, -1000, 0};
 	const double v[] = {0, 0, 0, 0};
 	struct scene *sc = fixture_vector(4, 1, 2, 1, 1.0, q, k, v);
-	struct engine *e = engine_new(sc, 2, 1);
+	struct engine *e = engine_hr(sc, 2, 1);
 	struct step_record rec;
 	step_to(e, 4, &rec);
-	assert_true(rec.scores[1] == 0.0 && rec.scores[2] == 0.0);
-	assert_int_equal(rec.n_evicted, 1);
-	assert_int_equal(rec.evicted[0], 2);
-	assert_int_equal(rec.cutoff_pos, 1);
+	assert_true(rec.c[H].scores[1] == 0.0 && rec.c[H].scores[2] == 0.0);
+	assert_int_equal(rec.c[H].n_evicted, 1);
+	assert_int_equal(rec.c[H].evicted[0], 2);
+	assert_int_equal(rec.c[H].cutoff_pos, 1);
 	engine_free(e);
 	scene_free(sc);
 }
@@ -181,14 +198,14 @@ static void test_heavy_zero_is_window(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(40, 4, 0, 3, 7);
-	struct engine *e = engine_new(sc, 0, 3);
+	struct engine *e = engine_hr(sc, 0, 3);
 	struct step_record rec;
 	while (engine_step(e, &rec)) {
-		const int t = rec.step, len = engine_h2o_len(e);
+		const int t = rec.step, len = engine_len(e, H);
 		assert_int_equal(len, t < 3 ? t : 3);
 		for (int i = 0; i < len; i++)
-			assert_int_equal(engine_h2o_positions(e)[i], t - len + i);
-		assert_int_equal(rec.cutoff_pos, -1);
+			assert_int_equal(engine_positions(e, H)[i], t - len + i);
+		assert_int_equal(rec.c[H].cutoff_pos, -1);
 	}
 	engine_free(e);
 	scene_free(sc);
@@ -199,15 +216,15 @@ static void test_recent_zero_is_pure_heavy(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(40, 4, 3, 0, 11);
-	struct engine *e = engine_new(sc, 3, 0);
+	struct engine *e = engine_hr(sc, 3, 0);
 	struct step_record rec;
 	while (engine_step(e, &rec)) {
-		assert_true(engine_h2o_len(e) <= 3);
-		assert_int_equal(engine_h2o_recent_len(e), 0);
+		assert_true(engine_len(e, H) <= 3);
+		assert_int_equal(recent_len(e), 0);
 		/* Every evicted score is at most every kept score. */
-		for (int i = 0; i < rec.n_evicted; i++)
-			for (int j = 0; j < engine_h2o_len(e); j++)
-				assert_true(rec.evicted_scores[i] <= engine_h2o_scores(e)[j]);
+		for (int i = 0; i < rec.c[H].n_evicted; i++)
+			for (int j = 0; j < engine_len(e, H); j++)
+				assert_true(rec.c[H].evicted_scores[i] <= engine_scores(e, H)[j]);
 	}
 	engine_free(e);
 	scene_free(sc);
@@ -221,40 +238,43 @@ static void test_invariants(void **state)
 	for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
 		const int heavy = budgets[b][0], recent = budgets[b][1];
 		struct scene *sc = fixture_random(60, 8, heavy, recent, (unsigned)b + 1);
-		struct engine *e = engine_new(sc, heavy, recent);
+		struct engine *e = engine_hr(sc, heavy, recent);
 		struct step_record rec;
 		bool evicted_yet = false;
 		while (engine_step(e, &rec)) {
 			double sh = 0, sf = 0, scores = 0;
-			for (int i = 0; i < rec.n_attended; i++) {
-				sh += rec.attn[i];
-				scores += rec.scores[i];
-				assert_true(rec.attn[i] > 0.0);
+			for (int i = 0; i < rec.c[H].n_attended; i++) {
+				sh += rec.c[H].attn[i];
+				scores += rec.c[H].scores[i];
+				assert_true(rec.c[H].attn[i] > 0.0);
 				if (i > 0)
-					assert_true(rec.attended[i] > rec.attended[i - 1]);
+					assert_true(rec.c[H].attended[i] >
+					            rec.c[H].attended[i - 1]);
 			}
 			for (int j = 0; j <= rec.pos; j++)
-				sf += rec.full_attn[j];
+				sf += rec.c[F].attn[j];
 			assert_true(fabs(sh - 1.0) < 1e-12);
 			assert_true(fabs(sf - 1.0) < 1e-12);
 			/* Scores sum to the step count until the first eviction,
 			 * and H2O's attention is the full cache's until then. */
 			if (!evicted_yet) {
 				assert_true(fabs(scores - rec.step) < 1e-9);
-				for (int i = 0; i < rec.n_attended; i++)
-					assert_true(fabs(rec.attn[i] - rec.full_attn[i]) < EPS);
-				assert_true(fabs(rec.m.attn_recall - 1.0) < EPS);
+				for (int i = 0; i < rec.c[H].n_attended; i++)
+					assert_true(fabs(rec.c[H].attn[i] - rec.c[F].attn[i]) <
+					            EPS);
+				assert_true(fabs(rec.c[H].m.attn_recall - 1.0) < EPS);
 			}
-			evicted_yet = evicted_yet || rec.n_evicted > 0;
+			evicted_yet = evicted_yet || rec.c[H].n_evicted > 0;
 			/* Never over budget, and only when over budget. */
-			assert_true(engine_h2o_len(e) <= heavy + recent);
-			assert_int_equal(rec.n_evicted, rec.n_attended > heavy + recent ? 1 : 0);
-			assert_true(rec.m.attn_recall <= 1.0 + 1e-12);
-			assert_true(rec.m.out_cos <= 1.0 + 1e-12);
+			assert_true(engine_len(e, H) <= heavy + recent);
+			assert_int_equal(rec.c[H].n_evicted,
+			                 rec.c[H].n_attended > heavy + recent ? 1 : 0);
+			assert_true(rec.c[H].m.attn_recall <= 1.0 + 1e-12);
+			assert_true(rec.c[H].m.out_cos <= 1.0 + 1e-12);
 			/* The recent newest positions are always kept. */
-			const int rl = engine_h2o_recent_len(e), len = engine_h2o_len(e);
+			const int rl = recent_len(e), len = engine_len(e, H);
 			for (int i = 0; i < rl; i++)
-				assert_int_equal(engine_h2o_positions(e)[len - 1 - i], rec.pos - i);
+				assert_int_equal(engine_positions(e, H)[len - 1 - i], rec.pos - i);
 		}
 		engine_free(e);
 		scene_free(sc);
@@ -266,7 +286,7 @@ static void test_snapshot_replay(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(50, 6, 3, 2, 5);
-	struct engine *a = engine_new(sc, 3, 2), *b = engine_new(sc, 3, 2);
+	struct engine *a = engine_hr(sc, 3, 2), *b = engine_hr(sc, 3, 2);
 	struct step_record ra, rb;
 	step_to(a, 20, &ra);
 	unsigned char *snap = malloc(engine_snapshot_size(a));
@@ -276,11 +296,14 @@ static void test_snapshot_replay(void **state)
 	engine_restore(b, snap);
 	assert_int_equal(engine_step_count(b), 20);
 	step_to(b, 35, &rb);
-	assert_int_equal(ra.n_attended, rb.n_attended);
-	assert_memory_equal(ra.attn, rb.attn, (size_t)ra.n_attended * sizeof(double));
-	assert_memory_equal(ra.scores, rb.scores, (size_t)ra.n_attended * sizeof(double));
-	assert_memory_equal(ra.full_scores, rb.full_scores, 35 * sizeof(double));
-	assert_memory_equal(&ra.m, &rb.m, sizeof ra.m);
+	assert_int_equal(ra.c[H].n_attended, rb.c[H].n_attended);
+	assert_memory_equal(ra.c[H].attn, rb.c[H].attn,
+	                    (size_t)ra.c[H].n_attended * sizeof(double));
+	assert_memory_equal(ra.c[H].scores, rb.c[H].scores,
+	                    (size_t)ra.c[H].n_attended * sizeof(double));
+	assert_memory_equal(ra.c[F].scores, rb.c[F].scores, 35 * sizeof(double));
+	for (int p = 0; p < POLICY_COUNT; p++)
+		assert_true(fixture_metrics_equal(&ra.c[p].m, &rb.c[p].m));
 	free(snap);
 	engine_free(a);
 	engine_free(b);
@@ -292,12 +315,12 @@ static void test_budget_beyond_scene(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(10, 2, 1000000, 1000000, 3);
-	struct engine *e = engine_new(sc, 1000000, 1000000);
+	struct engine *e = engine_hr(sc, 1000000, 1000000);
 	assert_non_null(e);
 	struct step_record rec;
 	while (engine_step(e, &rec))
-		assert_int_equal(rec.n_evicted, 0);
-	assert_int_equal(engine_h2o_len(e), 10);
+		assert_int_equal(rec.c[H].n_evicted, 0);
+	assert_int_equal(engine_len(e, H), 10);
 	engine_free(e);
 	scene_free(sc);
 }

@@ -1,6 +1,7 @@
 /*
  * Unit tests of the timeline: any step, in any order, is what stepping
- * forward gave; recomputed weights are the engine's bit for bit.
+ * forward gave, for every policy; recomputed weights are the engine's bit
+ * for bit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,30 +13,39 @@
 #include "h2o/timeline.h"
 #include "scene_fixture.h"
 
+static struct policy_budget budget(int heavy, int recent, int n)
+{
+	return (struct policy_budget){heavy, recent, policy_default_sinks(heavy + recent), n};
+}
+
 /* Compare the record and cache state of step T against a fresh engine. */
 static void check_step(struct timeline *tl, const struct scene *sc, int t)
 {
-	struct engine *e = engine_new(sc, timeline_heavy(tl), timeline_recent(tl));
+	struct engine *e = engine_new(sc, timeline_budget(tl));
 	struct step_record want;
 	for (int i = 0; i < t; i++)
 		engine_step(e, &want);
 	const struct step_record *got;
 	const struct engine *at = timeline_seek(tl, t, &got);
 	assert_int_equal(engine_step_count(at), t);
-	assert_int_equal(engine_h2o_len(at), engine_h2o_len(e));
-	assert_memory_equal(engine_h2o_positions(at), engine_h2o_positions(e),
-	                    (size_t)engine_h2o_len(e) * sizeof(int));
-	assert_memory_equal(engine_h2o_scores(at), engine_h2o_scores(e),
-	                    (size_t)engine_h2o_len(e) * sizeof(double));
-	assert_memory_equal(engine_full_scores(at), engine_full_scores(e),
-	                    (size_t)t * sizeof(double));
-	if (t == 0) {
-		assert_null(got);
-	} else {
-		assert_int_equal(got->step, t);
-		assert_memory_equal(got->attn, want.attn, (size_t)want.n_attended * sizeof(double));
-		assert_memory_equal(&got->m, &want.m, sizeof want.m);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		const int len = engine_len(e, p);
+		assert_int_equal(engine_len(at, p), len);
+		assert_memory_equal(engine_positions(at, p), engine_positions(e, p),
+		                    (size_t)len * sizeof(int));
+		assert_memory_equal(engine_scores(at, p), engine_scores(e, p),
+		                    (size_t)len * sizeof(double));
+		if (t == 0)
+			continue;
+		const struct cache_record *g = &got->c[p], *w = &want.c[p];
+		assert_int_equal(g->n_attended, w->n_attended);
+		assert_memory_equal(g->attn, w->attn, (size_t)w->n_attended * sizeof(double));
+		assert_true(fixture_metrics_equal(&g->m, &w->m));
 	}
+	if (t == 0)
+		assert_null(got);
+	else
+		assert_int_equal(got->step, t);
 	engine_free(e);
 }
 
@@ -43,7 +53,8 @@ static void test_seek_any_order(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(120, 4, 5, 3, 9);
-	struct timeline *tl = timeline_new(sc, 5, 3);
+	const struct policy_budget b = budget(5, 3, 120);
+	struct timeline *tl = timeline_new(sc, &b);
 	assert_non_null(tl);
 	const int order[] = {0, 1, 2, 120, 119, 60, 61, 59, 8, 7, 9, 17, 16, 0, 33, 100, 3};
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
@@ -58,26 +69,26 @@ static void test_weights_recomputed_exactly(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(60, 4, 3, 2, 4);
-	struct timeline *tl = timeline_new(sc, 3, 2);
+	const struct policy_budget b = budget(3, 2, 60);
+	struct timeline *tl = timeline_new(sc, &b);
 	for (int s = 1; s <= 60; s++) {
 		const struct step_record *rec;
 		timeline_seek(tl, s, &rec);
-		int k = 0;
-		for (int j = 0; j < s; j++) {
-			double wh, wf;
-			timeline_weight(tl, s, j, &wh, &wf);
-			assert_true(wf == rec->full_attn[j]);
-			if (k < rec->n_attended && rec->attended[k] == j) {
-				assert_true(wh == rec->attn[k]);
-				k++;
-			} else {
-				assert_true(wh == -1.0);
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			const struct cache_record *r = &rec->c[p];
+			int k = 0;
+			for (int j = 0; j < s; j++) {
+				const double w = timeline_weight(tl, p, s, j);
+				if (k < r->n_attended && r->attended[k] == j) {
+					assert_true(w == r->attn[k]);
+					k++;
+				} else {
+					assert_true(w == -1.0);
+				}
 			}
+			assert_int_equal(k, r->n_attended);
+			assert_true(timeline_weight(tl, p, s, s) == -1.0); /* not arrived */
 		}
-		assert_int_equal(k, rec->n_attended);
-		double wh, wf;
-		timeline_weight(tl, s, s, &wh, &wf); /* not arrived yet */
-		assert_true(wh == -1.0 && wf == -1.0);
 	}
 	timeline_free(tl);
 	scene_free(sc);
@@ -87,37 +98,48 @@ static void test_regions_and_evictions(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(80, 4, 4, 3, 2);
-	struct timeline *tl = timeline_new(sc, 4, 3);
+	const struct policy_budget b = budget(4, 3, 80);
+	struct timeline *tl = timeline_new(sc, &b);
 	for (int t = 0; t <= 80; t++) {
 		const struct engine *e = timeline_seek(tl, t, NULL);
-		const int len = engine_h2o_len(e), rlen = engine_h2o_recent_len(e);
-		int kept = 0;
-		for (int p = 0; p < 80; p++) {
-			const enum region r = timeline_region(tl, t, p);
-			if (p >= t) {
-				assert_int_equal(r, REGION_NONE);
-				continue;
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			const int len = engine_len(e, p);
+			int kept = 0;
+			for (int pos = 0; pos < 80; pos++) {
+				const enum region r = timeline_region(tl, p, t, pos);
+				if (pos >= t) {
+					assert_int_equal(r, REGION_NONE);
+					continue;
+				}
+				if (r == REGION_EVICTED)
+					continue;
+				/* Kept positions are the engine's, in order. */
+				assert_true(kept < len);
+				assert_int_equal(engine_positions(e, p)[kept], pos);
+				kept++;
 			}
-			if (r == REGION_EVICTED)
-				continue;
-			/* Kept positions are the engine's, in order, recent last. */
-			assert_true(kept < len);
-			assert_int_equal(engine_h2o_positions(e)[kept], p);
-			assert_int_equal(r, kept >= len - rlen ? REGION_RECENT : REGION_HEAVY);
-			kept++;
+			assert_int_equal(kept, len);
+			if (t > 0)
+				assert_int_equal(timeline_evictions_until(tl, p, t) + len, t);
 		}
-		assert_int_equal(kept, len);
-		if (t > 0) {
-			const int until = timeline_evictions_until(tl, t);
-			assert_int_equal(until + len, t);
+		/* H2O's recent region is its newest `recent` positions. */
+		for (int pos = 0; pos < t; pos++)
+			if (timeline_region(tl, POLICY_H2O, t, pos) == REGION_RECENT)
+				assert_true(pos >= t - 3);
+	}
+	/* Every eviction names its step, and the kept one it lost to had at
+	 * least its score (or, for TOVA, its weight). */
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		for (int i = 0; i < timeline_eviction_count(tl, p); i++) {
+			const struct eviction *ev = timeline_eviction(tl, p, i);
+			assert_int_equal(timeline_evicted_at(tl, p, ev->pos), ev->step);
+			assert_ptr_equal(timeline_eviction_of(tl, p, ev->pos, 80), ev);
+			if (ev->cutoff_pos >= 0)
+				assert_true((policies[p]->by_weight ? ev->weight : ev->score) <=
+				            ev->cutoff_value);
 		}
 	}
-	/* Every eviction names its step and a position evicted there. */
-	for (int i = 0; i < timeline_eviction_count(tl); i++) {
-		const struct eviction *ev = timeline_eviction(tl, i);
-		assert_int_equal(timeline_evicted_at(tl, ev->pos), ev->step);
-		assert_true(ev->cutoff_pos >= 0 && ev->score <= ev->cutoff_score);
-	}
+	assert_int_equal(timeline_eviction_count(tl, POLICY_FULL), 0);
 	timeline_free(tl);
 	scene_free(sc);
 }

@@ -15,27 +15,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "h2o/policy.h"
+
 struct scene;
 struct timeline;
 
 /* Actions: X(name, help text). The help overlay lists them in this order. */
-#define APP_ACTIONS(X)                                                   \
-	X(NEXT, "one step forward")                                      \
-	X(PREV, "one step back")                                         \
-	X(FIRST, "first step (step 0, the empty cache)")                 \
-	X(LAST, "last step")                                             \
-	X(PAGE_NEXT, "ten steps forward")                                \
-	X(PAGE_PREV, "ten steps back")                                   \
-	X(DIGIT, "type a step number, then Enter to jump to it")         \
-	X(GOTO, "jump to a step: type its number, then Enter")           \
-	X(HEAVY_DEC, "heavy budget down (recomputes, keeps the step)")   \
-	X(HEAVY_INC, "heavy budget up (recomputes, keeps the step)")     \
-	X(RECENT_DEC, "recent budget down (recomputes, keeps the step)") \
-	X(RECENT_INC, "recent budget up (recomputes, keeps the step)")   \
-	X(PLAY, "play / pause automatic stepping")                       \
-	X(FASTER, "play faster")                                         \
-	X(SLOWER, "play slower")                                         \
-	X(HELP, "show / hide this help")                                 \
+#define APP_ACTIONS(X)                                                                \
+	X(NEXT, "one step forward")                                                   \
+	X(PREV, "one step back")                                                      \
+	X(FIRST, "first step (step 0, the empty cache)")                              \
+	X(LAST, "last step")                                                          \
+	X(PAGE_NEXT, "ten steps forward")                                             \
+	X(PAGE_PREV, "ten steps back")                                                \
+	X(DIGIT, "type a step number, then Enter to jump to it")                      \
+	X(GOTO, "jump to a step: type its number, then Enter")                        \
+	X(HEAVY_DEC, "heavy budget down (recomputes, keeps the step)")                \
+	X(HEAVY_INC, "heavy budget up (recomputes, keeps the step)")                  \
+	X(RECENT_DEC, "recent budget down (recomputes, keeps the step)")              \
+	X(RECENT_INC, "recent budget up (recomputes, keeps the step)")                \
+	X(COMPARE, "compare H2O with the next policy: full, window, streaming, tova") \
+	X(METRIC, "plot output error or attention recall")                            \
+	X(PLAY, "play / pause automatic stepping")                                    \
+	X(FASTER, "play faster")                                                      \
+	X(SLOWER, "play slower")                                                      \
+	X(HELP, "show / hide this help")                                              \
 	X(QUIT, "quit (Esc also closes help or cancels a number)")
 
 enum app_action {
@@ -75,6 +79,8 @@ enum app_action {
 	X(']', HEAVY_INC)       \
 	X('{', RECENT_DEC)      \
 	X('}', RECENT_INC)      \
+	X('c', COMPARE)         \
+	X('m', METRIC)          \
 	X('p', PLAY)            \
 	X('+', FASTER)          \
 	X('-', SLOWER)          \
@@ -96,22 +102,34 @@ enum {
 #define APP_SPEED_COUNT   7
 #define APP_SPEED_DEFAULT 2
 
+/* What the plot row draws over the timeline. */
+enum app_metric { METRIC_OUT_ERR, METRIC_RECALL };
+
 struct app {
 	const struct scene *scene;
-	struct timeline *tl; /* for the current budgets */
-	int heavy, recent;   /* the current budgets */
-	int step;            /* 0..n */
-	bool help;           /* help overlay shown */
-	bool playing;        /* automatic stepping */
-	int speed;           /* index into APP_SPEEDS */
-	bool entering;       /* typing a step number */
-	char entry[12];      /* the digits typed so far */
-	char notice[160];    /* a one-off message for the next frame */
+	struct timeline *tl;    /* for the current budgets */
+	struct policy_budget b; /* the current budgets */
+	int sinks_given;        /* sinks asked for, or -1 for the default */
+	enum policy_id compare; /* the policy beside H2O */
+	enum app_metric metric; /* what the plot row shows */
+	int step;               /* 0..n */
+	bool help;              /* help overlay shown */
+	bool playing;           /* automatic stepping */
+	int speed;              /* index into APP_SPEEDS */
+	bool entering;          /* typing a step number */
+	char entry[12];         /* the digits typed so far */
+	char notice[160];       /* a one-off message for the next frame */
 };
 
 /* Set up APP for SCENE with budgets HEAVY and RECENT (building the
- * timeline) at step 0. Returns -1 when out of memory. */
-int app_init(struct app *app, const struct scene *scene, int heavy, int recent);
+ * timeline) at step 0, comparing H2O with COMPARE. SINKS is StreamingLLM's
+ * sink count, or -1 for its default. Returns -1 when out of memory. */
+int app_init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
+             enum policy_id compare);
+
+/* The sink count for budget B: the one asked for (capped below B), or the
+ * default. */
+int app_sinks_for(int sinks_given, int budget);
 void app_done(struct app *app);
 
 /* One entry of the APP_BINDINGS table. */

@@ -1,17 +1,18 @@
 /*
- * engine: the H2O cache and the full cache, stepped one token at a time.
+ * engine: every policy's cache, stepped one token at a time.
  *
- * This is spec §2 to the letter. Step t appends token p = t - 1 to both
- * caches, computes each cache's attention with a softmax over the positions
- * it holds, the outputs and the accumulated scores, and then evicts from the
- * H2O cache down to heavy + recent tokens. The engine is pure: no I/O, no
+ * This is spec §2 to the letter, for the full cache, the H2O cache and the
+ * other policies of policy.h side by side. Step t appends token p = t - 1
+ * to every cache, computes each cache's attention with a softmax over the
+ * positions it holds, the outputs and the accumulated scores, and then lets
+ * each policy evict down to its budget. The engine is pure: no I/O, no
  * globals, no allocation after engine_new. A step fills a record of what
- * happened, whose arrays point into the engine and stay valid until the next
- * step or restore.
+ * happened, whose arrays point into the engine and stay valid until the
+ * next step or restore.
  *
  * The caches hold positions, not copies of K and V: the rows a cache holds
  * are the scene's rows at its positions. Evicting a position removes its key
- * row, value row and score from the cache exactly as the paper's
+ * row, value row and score from that cache exactly as the paper's
  * keep_indices does.
  */
 #ifndef H2O_ENGINE_H
@@ -20,54 +21,59 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "h2o/policy.h"
+
 struct scene;
 
-/* Figures at one step (spec §2 "Figures"). */
+/* Figures of one cache at one step (spec §2 "Figures"). */
 struct step_metrics {
-	int tokens_h, tokens_f; /* held after this step's eviction */
-	long kv_h, kv_f;        /* tokens * 2 * dim */
-	bool has_out;           /* false when the scene has no values */
-	double out_err;         /* ||o_H - o_F||_2 */
-	double out_cos;         /* cos(o_H, o_F); 1 when both are zero */
-	double attn_recall;     /* full attention mass on what H attended */
+	int tokens;         /* held after this step's eviction */
+	long kv;            /* tokens * 2 * dim */
+	bool has_out;       /* false when the scene has no values */
+	double out_err;     /* ||o - o_full||_2 */
+	double out_cos;     /* cos(o, o_full); 1 when both are zero */
+	double attn_recall; /* full attention mass on what this cache attended */
+	int overlap_h2o;    /* positions kept both here and by H2O */
 };
 
-/* What step t did. Arrays point into the engine. */
-struct step_record {
-	int step; /* t, 1..n */
-	int pos;  /* p = t - 1, the token appended */
-
-	/* H2O cache, before eviction, ascending positions. */
+/* What one cache did at one step. */
+struct cache_record {
+	/* Before eviction, ascending positions. */
 	int n_attended;
 	const int *attended;
 	const double *attn;   /* this step's weights */
 	const double *scores; /* scores after this step's update */
-	double h_max, h_sum;  /* w_j = exp(l_j - h_max) / h_sum */
+	double max, sum;      /* w_j = exp(l_j - max) / sum */
 
-	/* Eviction: the positions removed at this step, ascending. */
+	/* The positions evicted at this step, ascending, with their scores
+	 * and this step's weights when removed. */
 	int n_evicted;
 	const int *evicted;
-	const double *evicted_scores; /* their scores when removed */
-	/* The lowest-scored heavy hitter that was kept: what an evicted
-	 * token had to beat. -1 when nothing was evicted or heavy is 0. */
+	const double *evicted_scores;
+	const double *evicted_weights;
+	/* The kept position an evicted one had to beat (on score, or on
+	 * weight for a by_weight policy): -1 when nothing was evicted or the
+	 * rule has no cut-off. */
 	int cutoff_pos;
-	double cutoff_score;
+	double cutoff_value;
 
-	/* Full cache: positions 0..pos. */
-	const double *full_attn;
-	const double *full_scores;
-	double f_max, f_sum;
-
-	const double *out_h, *out_f; /* dim numbers, NULL without values */
+	const double *out; /* dim numbers, NULL without values */
 	struct step_metrics m;
+};
+
+/* What step t did, for every policy. */
+struct step_record {
+	int step; /* t, 1..n */
+	int pos;  /* p = t - 1, the token appended */
+	struct cache_record c[POLICY_COUNT];
 };
 
 struct engine;
 
-/* A new engine at step 0 for SCENE with the given budgets (heavy, recent
- * >= 0, heavy + recent >= 1). The scene must outlive the engine. Returns
- * NULL when out of memory. */
-struct engine *engine_new(const struct scene *scene, int heavy, int recent);
+/* A new engine at step 0 for SCENE with budget B (heavy, recent >= 0,
+ * heavy + recent >= 1, 0 <= sinks < heavy + recent unless both are 0).
+ * The scene must outlive the engine. NULL when out of memory. */
+struct engine *engine_new(const struct scene *scene, const struct policy_budget *b);
 void engine_free(struct engine *e);
 
 /* Run step t = engine_step_count() + 1 and describe it in *REC. Returns
@@ -75,19 +81,13 @@ void engine_free(struct engine *e);
 bool engine_step(struct engine *e, struct step_record *rec);
 
 int engine_step_count(const struct engine *e);
-int engine_heavy(const struct engine *e);
-int engine_recent(const struct engine *e);
+const struct policy_budget *engine_budget(const struct engine *e);
 
-/* The H2O cache now (after the last step's eviction), ascending
- * positions. The first engine_h2o_len() - min(recent, len) positions form
- * the heavy region, the rest the recent region. */
-int engine_h2o_len(const struct engine *e);
-const int *engine_h2o_positions(const struct engine *e);
-const double *engine_h2o_scores(const struct engine *e);
-int engine_h2o_recent_len(const struct engine *e);
-
-/* The full cache's scores now, positions 0..engine_step_count() - 1. */
-const double *engine_full_scores(const struct engine *e);
+/* A cache now (after the last step's eviction): ascending positions and
+ * their scores. */
+int engine_len(const struct engine *e, enum policy_id p);
+const int *engine_positions(const struct engine *e, enum policy_id p);
+const double *engine_scores(const struct engine *e, enum policy_id p);
 
 /* The logit of query position Q against key position J under the scene's
  * mode (scale * q.k, or ln of the given attention). The timeline uses it
@@ -97,7 +97,7 @@ double engine_logit(const struct scene *scene, int q, int j);
 /*
  * Snapshots: an engine's whole state as a byte blob, so that a timeline can
  * return to a step without replaying from step 0. engine_restore puts an
- * engine of the same scene and budgets back to the snapshot's step; the
+ * engine of the same scene and budget back to the snapshot's step; the
  * steps that follow are bit-identical to the ones that followed it the
  * first time.
  */

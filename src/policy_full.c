@@ -1,0 +1,27 @@
+/*
+ * policy_full: the full cache. It never evicts, so its attention is exact
+ * and every other policy is measured against it.
+ */
+#include "h2o/policy.h"
+
+static void full_evict(const struct policy_budget *b, const struct policy_cache *c,
+                       unsigned char *gone, int *cutoff)
+{
+	(void)b, (void)c, (void)gone;
+	*cutoff = -1;
+}
+
+static enum policy_region full_region(const struct policy_budget *b, int t, int pos)
+{
+	(void)b, (void)t, (void)pos;
+	return POLICY_REGION_OLD;
+}
+
+const struct policy policy_full = {
+        .name = "full",
+        .title = "FULL CACHE",
+        .about = "keeps every token: exact attention, memory grows with the text",
+        .region_name = {"CACHE", NULL},
+        .evict = full_evict,
+        .region = full_region,
+};

@@ -1,0 +1,34 @@
+/*
+ * policy_tova: TOVA, Token Omission Via Attention (Oren et al.,
+ * "Transformers are Multi-State RNNs", arXiv 2401.06104). The B positions
+ * with the largest attention at this step stay (this step's weights, not
+ * accumulated scores); the new token may go too; a tie keeps the lower
+ * position.
+ */
+#include "h2o/policy.h"
+
+static void tova_evict(const struct policy_budget *b, const struct policy_cache *c,
+                       unsigned char *gone, int *cutoff)
+{
+	*cutoff = -1;
+	const int budget = b->heavy + b->recent;
+	if (c->len <= budget)
+		return;
+	*cutoff = policy_keep_largest(c, c->len, budget, true, gone);
+}
+
+static enum policy_region tova_region(const struct policy_budget *b, int t, int pos)
+{
+	(void)b, (void)t, (void)pos;
+	return POLICY_REGION_OLD;
+}
+
+const struct policy policy_tova = {
+        .name = "tova",
+        .title = "TOVA",
+        .about = "keeps the B tokens with the largest attention at this step",
+        .region_name = {"KEPT BY ATTENTION", NULL},
+        .evict = tova_evict,
+        .region = tova_region,
+        .by_weight = true,
+};

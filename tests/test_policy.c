@@ -1,0 +1,185 @@
+/*
+ * Unit tests of the eviction policies, each against cases worked by hand
+ * on the explainer's example and on scenes built to tie.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "h2o/engine.h"
+#include "h2o/policy.h"
+#include "scene_fixture.h"
+
+/* The explainer's rows, as in test_engine.c. */
+static const double cat_rows[] = {
+        1.00, 0.45, 0.55, 0.15, 0.45, 0.40, 0.10, 0.30, 0.31, 0.29, 0.08, 0.28, 0.20, 0.22,
+        0.22, 0.10, 0.25, 0.12, 0.18, 0.20, 0.15, 0.08, 0.22, 0.10, 0.15, 0.20, 0.12, 0.13,
+};
+
+static struct engine *run_to(const struct scene *sc, struct policy_budget b, int t,
+                             struct step_record *rec)
+{
+	struct engine *e = engine_new(sc, &b);
+	while (engine_step_count(e) < t)
+		assert_true(engine_step(e, rec));
+	return e;
+}
+
+static void expect_kept(const struct engine *e, enum policy_id p, const int *want, int n)
+{
+	assert_int_equal(engine_len(e, p), n);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(engine_positions(e, p)[i], want[i]);
+}
+
+static void expect_evicted(const struct step_record *rec, enum policy_id p, int pos)
+{
+	assert_int_equal(rec->c[p].n_evicted, 1);
+	assert_int_equal(rec->c[p].evicted[0], pos);
+}
+
+/* B = 4 (heavy 2 + recent 2), one sink. Until step 5 every cache holds
+ * everything; at step 5 each rule picks its own victim from the same row
+ * (The 0.08, cat 0.28, sat 0.20, because 0.22, it 0.22). */
+static void test_cat_sat_step5_every_policy(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_attention(7, 2, 2, 2, cat_rows, NULL, NULL);
+	struct step_record rec;
+	struct engine *e = run_to(sc, (struct policy_budget){2, 2, 1, 7}, 5, &rec);
+	assert_int_equal(rec.c[POLICY_FULL].n_evicted, 0);
+	expect_kept(e, POLICY_FULL, (const int[]){0, 1, 2, 3, 4}, 5);
+	/* H2O: scores 1.78 1.58 0.91 | 0.51 0.22 protected: sat goes. */
+	expect_evicted(&rec, POLICY_H2O, 2);
+	/* Window: the 4 newest stay, The goes. */
+	expect_evicted(&rec, POLICY_WINDOW, 0);
+	/* StreamingLLM: sink The, and the 3 newest: cat goes. */
+	expect_evicted(&rec, POLICY_STREAMING, 1);
+	expect_kept(e, POLICY_STREAMING, (const int[]){0, 2, 3, 4}, 4);
+	/* TOVA: the smallest weight this step is The's 0.08. */
+	expect_evicted(&rec, POLICY_TOVA, 0);
+	assert_int_equal(rec.c[POLICY_TOVA].cutoff_pos, 2); /* sat's 0.20 is the lowest kept */
+	assert_true(fabs(rec.c[POLICY_TOVA].cutoff_value - 0.20) < 1e-12);
+	/* Overlap with H2O's [0, 1, 3, 4]. */
+	assert_int_equal(rec.c[POLICY_WINDOW].m.overlap_h2o, 3);
+	assert_int_equal(rec.c[POLICY_FULL].m.overlap_h2o, 4);
+	engine_free(e);
+
+	/* Step 6 (row .10 .25 .12 .18 .20 .15), each over its own cache. */
+	e = run_to(sc, (struct policy_budget){2, 2, 1, 7}, 6, &rec);
+	/* TOVA holds cat sat because it + was: 0.12 / 0.90 is the least. */
+	expect_evicted(&rec, POLICY_TOVA, 2);
+	assert_true(fabs(rec.c[POLICY_TOVA].attn[1] - 0.12 / 0.90) < 1e-12);
+	/* StreamingLLM holds The sat because it + was: sat leaves the window. */
+	expect_evicted(&rec, POLICY_STREAMING, 2);
+	expect_evicted(&rec, POLICY_WINDOW, 1);
+	/* Recall: full mass on what the window attended (cat..was). */
+	assert_true(fabs(rec.c[POLICY_WINDOW].m.attn_recall - 0.90) < 1e-12);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/* Every key equal: uniform weights, so TOVA's cut is all ties. The lower
+ * positions stay, so the new token itself is evicted. */
+static void test_tova_tie_evicts_new_token(void **state)
+{
+	(void)state;
+	const double q[] = {1, 1, 1, 1}, k[] = {0, 0, 0, 0}, v[] = {0, 0, 0, 0};
+	struct scene *sc = fixture_vector(4, 1, 1, 1, 1.0, q, k, v);
+	struct step_record rec;
+	struct engine *e = run_to(sc, (struct policy_budget){1, 1, 1, 4}, 3, &rec);
+	assert_true(rec.c[POLICY_TOVA].attn[0] == rec.c[POLICY_TOVA].attn[2]);
+	expect_evicted(&rec, POLICY_TOVA, 2);
+	expect_kept(e, POLICY_TOVA, (const int[]){0, 1}, 2);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/* Given sinks: S = 2 of B = 3 keep positions 0 and 1 for good. */
+static void test_streaming_sinks(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(12, 2, 1, 2, 8);
+	struct step_record rec;
+	struct engine *e = run_to(sc, (struct policy_budget){1, 2, 2, 12}, 12, &rec);
+	expect_kept(e, POLICY_STREAMING, (const int[]){0, 1, 11}, 3);
+	engine_free(e);
+	/* S = 0 is a plain window. */
+	e = run_to(sc, (struct policy_budget){1, 2, 0, 12}, 12, &rec);
+	expect_kept(e, POLICY_STREAMING, (const int[]){9, 10, 11}, 3);
+	expect_kept(e, POLICY_WINDOW, (const int[]){9, 10, 11}, 3);
+	engine_free(e);
+	scene_free(sc);
+}
+
+static void test_default_sinks(void **state)
+{
+	(void)state;
+	/* max(1, min(4, B / 4)), never more than B - 1. */
+	assert_int_equal(policy_default_sinks(1), 0);
+	assert_int_equal(policy_default_sinks(2), 1);
+	assert_int_equal(policy_default_sinks(4), 1);
+	assert_int_equal(policy_default_sinks(8), 2);
+	assert_int_equal(policy_default_sinks(16), 4);
+	assert_int_equal(policy_default_sinks(1024), 4);
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		assert_int_equal(policy_find(policies[p]->name), p);
+		assert_non_null(policies[p]->evict);
+		assert_true(policies[p]->region_name[0] || policies[p]->region_name[1]);
+	}
+	assert_int_equal(policy_find("lru"), -1);
+}
+
+/* Invariants for every policy on random scenes. */
+static void test_every_policy_within_budget(void **state)
+{
+	(void)state;
+	const int budgets[][2] = {{1, 1}, {3, 2}, {0, 4}, {4, 0}, {6, 6}};
+	for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+		const int B = budgets[i][0] + budgets[i][1];
+		struct scene *sc = fixture_random(50, 4, budgets[i][0], budgets[i][1], (unsigned)i);
+		const struct policy_budget b = {budgets[i][0], budgets[i][1],
+		                                policy_default_sinks(B), 50};
+		struct engine *e = engine_new(sc, &b);
+		struct step_record rec;
+		while (engine_step(e, &rec)) {
+			for (int p = 0; p < POLICY_COUNT; p++) {
+				const int len = engine_len(e, p);
+				if (p == POLICY_FULL)
+					assert_int_equal(len, rec.step);
+				else
+					assert_int_equal(len, rec.step < B ? rec.step : B);
+				double sum = 0;
+				for (int j = 0; j < rec.c[p].n_attended; j++)
+					sum += rec.c[p].attn[j];
+				assert_true(fabs(sum - 1.0) < 1e-12);
+				assert_true(rec.c[p].m.attn_recall <= 1.0 + 1e-12);
+			}
+			/* The window always holds the newest B positions. */
+			const int wl = engine_len(e, POLICY_WINDOW);
+			assert_int_equal(engine_positions(e, POLICY_WINDOW)[0], rec.step - wl);
+		}
+		engine_free(e);
+		scene_free(sc);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_cat_sat_step5_every_policy),
+	        cmocka_unit_test(test_tova_tie_evicts_new_token),
+	        cmocka_unit_test(test_streaming_sinks),
+	        cmocka_unit_test(test_default_sinks),
+	        cmocka_unit_test(test_table),
+	        cmocka_unit_test(test_every_policy_within_budget),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
