@@ -4,6 +4,7 @@
 #include "h2o/app.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "h2o/keys.h"
@@ -68,6 +69,8 @@ int app_init(struct app *app, const struct scene *scene, int heavy, int recent, 
 	app->sinks_given = sinks;
 	app->b = budget_of(heavy, recent, sinks, scene->n);
 	app->compare = compare;
+	app->selected = -1;
+	app->heat_anchor = -1;
 	app->metric = scene->v ? METRIC_OUT_ERR : METRIC_RECALL;
 	app->speed = APP_SPEED_DEFAULT;
 	app->tl = timeline_new(scene, &app->b);
@@ -116,6 +119,50 @@ static void rebudget(struct app *app, int heavy, int recent)
 	app->b = b;
 	snprintf(app->notice, sizeof app->notice, "budgets now heavy %d + recent %d: recomputed",
 	         heavy, recent);
+}
+
+/*
+ * The positions of the H2O panel at the current step, in its order: the
+ * kept heavy hitters and recent tokens by position, then the evicted ones,
+ * latest first. Returns how many were written to ORDER (room for n).
+ */
+static int panel_order(const struct app *app, int *order)
+{
+	const int t = app->step;
+	int count = 0;
+	for (int r = REGION_OLD; r <= REGION_RECENT; r++)
+		for (int pos = 0; pos < t; pos++)
+			if (timeline_region(app->tl, POLICY_H2O, t, pos) == (enum region)r)
+				order[count++] = pos;
+	for (int i = timeline_evictions_until(app->tl, POLICY_H2O, t) - 1; i >= 0; i--)
+		order[count++] = timeline_eviction(app->tl, POLICY_H2O, i)->pos;
+	return count;
+}
+
+/* Move the selection by DELTA through the panel's order. */
+static void select_by(struct app *app, int delta)
+{
+	int *order = malloc((size_t)app->scene->n * sizeof *order);
+	if (!order) {
+		snprintf(app->notice, sizeof app->notice, "out of memory");
+		return;
+	}
+	const int count = panel_order(app, order);
+	if (count == 0) {
+		snprintf(app->notice, sizeof app->notice, "no token yet: step forward first");
+		free(order);
+		return;
+	}
+	int at = -1;
+	for (int i = 0; i < count; i++)
+		if (order[i] == app->selected)
+			at = i;
+	if (at < 0)
+		at = delta > 0 ? 0 : count - 1; /* start from an end */
+	else
+		at = clamp(at + delta, 0, count - 1);
+	app->selected = order[at];
+	free(order);
 }
 
 /* Keys while a step number is being typed. Returns true when handled. */
@@ -237,10 +284,38 @@ unsigned app_key(struct app *app, uint32_t key)
 	case ACT_SLOWER:
 		app->speed = clamp(app->speed - 1, 0, APP_SPEED_COUNT - 1);
 		break;
+	case ACT_SELECT_PREV:
+		select_by(app, -1);
+		break;
+	case ACT_SELECT_NEXT:
+		select_by(app, +1);
+		break;
+	case ACT_HEAT_LEFT: {
+		const int from = app->heat_anchor >= 0 ? app->heat_anchor : app->step - 1;
+		app->heat_anchor = clamp(from - 10, 0, n - 1);
+		break;
+	}
+	case ACT_HEAT_RIGHT:
+		if (app->heat_anchor >= 0)
+			app->heat_anchor += 10;
+		if (app->heat_anchor >= app->step - 1)
+			app->heat_anchor = -1; /* caught up: follow the step again */
+		break;
+	case ACT_HEAT_SELECTED:
+		if (app->selected < 0)
+			snprintf(app->notice, sizeof app->notice,
+			         "select a token first (up/down or j/k)");
+		else
+			app->heat_anchor = app->selected;
+		break;
 	case ACT_HELP:
 		app->help = true;
 		break;
 	case ACT_QUIT:
+		if (key == KEYC_ESC && app->selected >= 0) {
+			app->selected = -1; /* Esc closes the inspector first */
+			break;
+		}
 		return APP_QUIT;
 	case ACT_NONE:
 	case ACT_COUNT: {

@@ -320,16 +320,16 @@ uint32_t frame_glyph(const struct frame *f, enum frame_glyph g)
 	        [GLYPH_ELLIPSIS] = 0x2026,    [GLYPH_BULLET] = 0x00B7,
 	        [GLYPH_ARROW_RIGHT] = 0x2192, [GLYPH_ARROW_LEFT] = 0x2190,
 	        [GLYPH_NEW] = 0x25B8,         [GLYPH_GONE] = 0x2717,
-	        [GLYPH_PROMOTED] = 0x2191,    [GLYPH_CORNER_TL] = 0x250C,
-	        [GLYPH_CORNER_TR] = 0x2510,   [GLYPH_CORNER_BL] = 0x2514,
-	        [GLYPH_CORNER_BR] = 0x2518,
+	        [GLYPH_PROMOTED] = 0x2191,    [GLYPH_SELECTED] = 0x00BB,
+	        [GLYPH_CORNER_TL] = 0x250C,   [GLYPH_CORNER_TR] = 0x2510,
+	        [GLYPH_CORNER_BL] = 0x2514,   [GLYPH_CORNER_BR] = 0x2518,
 	};
 	static const uint32_t ascii[GLYPH_COUNT] = {
 	        [GLYPH_HLINE] = '-',     [GLYPH_VLINE] = '|',       [GLYPH_ELLIPSIS] = '~',
 	        [GLYPH_BULLET] = '.',    [GLYPH_ARROW_RIGHT] = '>', [GLYPH_ARROW_LEFT] = '<',
 	        [GLYPH_NEW] = '>',       [GLYPH_GONE] = 'x',        [GLYPH_PROMOTED] = '^',
-	        [GLYPH_CORNER_TL] = '+', [GLYPH_CORNER_TR] = '+',   [GLYPH_CORNER_BL] = '+',
-	        [GLYPH_CORNER_BR] = '+',
+	        [GLYPH_SELECTED] = '*',  [GLYPH_CORNER_TL] = '+',   [GLYPH_CORNER_TR] = '+',
+	        [GLYPH_CORNER_BL] = '+', [GLYPH_CORNER_BR] = '+',
 	};
 	return f->ascii ? ascii[g] : unicode[g];
 }

@@ -24,6 +24,22 @@ void view_rule(struct frame *f, int x, int y, int w, const char *label)
 	}
 }
 
+const char *view_format_count(long n, char *buf)
+{
+	char digits[32];
+	const int len = snprintf(digits, sizeof digits, "%ld", n < 0 ? -n : n);
+	char *out = buf;
+	if (n < 0)
+		*out++ = '-';
+	for (int i = 0; i < len; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			*out++ = ',';
+		*out++ = digits[i];
+	}
+	*out = '\0';
+	return buf;
+}
+
 void view_format_pair(double x, double other, char *xs, char *os, int size)
 {
 	for (int digits = 2; digits <= 6; digits++) {

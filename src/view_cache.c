@@ -93,6 +93,42 @@ static bool section_shown(enum policy_id p, enum section s)
 	return s == SEC_EVICTED ? p != POLICY_FULL : policies[p]->region_name[s] != NULL;
 }
 
+static double kept_score(const struct view *v, enum policy_id p, int pos);
+
+/* The selected token stays on screen: if its section left it out, it takes
+ * the place of the least telling token shown (the lowest score, the oldest
+ * recent one, the earliest eviction). */
+static void keep_selected(const struct view *v, enum section s, int *items, int shown)
+{
+	const int sel = v->app->selected;
+	if (sel < 0 || shown <= 0)
+		return;
+	const enum region r = timeline_region(v->tl, POLICY_H2O, v->t, sel);
+	const enum section want = r == REGION_OLD       ? SEC_OLD
+	                          : r == REGION_RECENT  ? SEC_RECENT
+	                          : r == REGION_EVICTED ? SEC_EVICTED
+	                                                : SEC_COUNT;
+	if (want != s)
+		return;
+	for (int i = 0; i < shown; i++)
+		if (items[i] == sel)
+			return;
+	if (s == SEC_RECENT) {
+		items[0] = sel; /* older than every recent token shown */
+	} else if (s == SEC_OLD) {
+		/* Replace the lowest score, then restore position order. */
+		int low = 0;
+		for (int i = 1; i < shown; i++)
+			if (kept_score(v, POLICY_H2O, items[i]) <=
+			    kept_score(v, POLICY_H2O, items[low]))
+				low = i;
+		items[low] = sel;
+		qsort(items, (size_t)shown, sizeof *items, by_int);
+	} else {
+		items[shown - 1] = sel;
+	}
+}
+
 /* Rows for H rows of policy P's panel body: section headers, tokens,
  * "more" lines. SCRATCH holds at least n ints. */
 static int build_rows(const struct view *v, enum policy_id p, struct row *rows, int h, int *scratch)
@@ -148,6 +184,8 @@ static int build_rows(const struct view *v, enum policy_id p, struct row *rows, 
 			for (int i = 0; i < shown; i++)
 				items[i] = timeline_eviction(v->tl, p, n_ev - 1 - i)->pos;
 		}
+		if (p == POLICY_H2O)
+			keep_selected(v, s, items, shown);
 		/* Recent keeps its newest rows, so its "more" line goes first. */
 		const struct row more = {.kind = ROW_MORE, .sec = s, .more = count[s] - shown};
 		if (cut && s == SEC_RECENT)
@@ -223,6 +261,17 @@ static void draw_why(const struct view *v, struct frame *f, const struct side *s
 	frame_text(f, c->bar + used, y, c->bar_w - used, why, STYLE_EVICTED);
 }
 
+/* Mark the selected token's row: a glyph for the text, reverse video for
+ * the terminal. */
+static void mark_selected(const struct view *v, struct frame *f, const struct side *sd, int y,
+                          int pos)
+{
+	if (sd->p != POLICY_H2O || pos != v->app->selected)
+		return;
+	frame_style(f, sd->c.mark, y, sd->c.attn + ATTN_W - sd->c.mark, STYLE_SELECT);
+	frame_put(f, sd->c.mark, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);
+}
+
 static void draw_token_row(const struct view *v, struct frame *f, const struct side *sd, int y,
                            const struct row *row, double bar_max)
 {
@@ -263,6 +312,23 @@ static void draw_mirror_row(const struct view *v, struct frame *f, const struct 
 	draw_numbers(f, c, y, score, step_weight(v, POLICY_FULL, pos), STYLE_NORMAL);
 }
 
+/* What a cut section left out: "… 1,980 earlier evictions, from step 5". */
+static void draw_more(const struct view *v, struct frame *f, const struct side *sd, int y,
+                      const struct row *row)
+{
+	char n[32], buf[96];
+	view_format_count(row->more, n);
+	if (row->sec == SEC_RECENT)
+		snprintf(buf, sizeof buf, "%s older", n);
+	else if (row->sec == SEC_OLD)
+		snprintf(buf, sizeof buf, "%s more with lower scores", n);
+	else
+		snprintf(buf, sizeof buf, "%s earlier evictions, from step %d", n,
+		         timeline_eviction(v->tl, sd->p, 0)->step);
+	frame_put(f, sd->c.pos, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
+	frame_text(f, sd->c.pos + 2, y, sd->c.w - 4, buf, STYLE_DIM);
+}
+
 static void draw_section_row(const struct view *v, struct frame *f, const struct side *sd, int y,
                              const struct row *row)
 {
@@ -283,11 +349,13 @@ static void draw_section_row(const struct view *v, struct frame *f, const struct
 	        row->sec == SEC_EVICTED ? "EVICTED" : policies[sd->p]->region_name[row->sec];
 	const int w = sd->c.w - 2;
 	int used = frame_text(f, sd->c.mark, y, w, name, section_style[row->sec]);
+	char a[32], b2[32];
 	if (limit >= 0)
-		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %d of %d",
-		             count[row->sec], limit);
+		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s of %s",
+		             view_format_count(count[row->sec], a), view_format_count(limit, b2));
 	else
-		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %d", count[row->sec]);
+		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s",
+		             view_format_count(count[row->sec], a));
 }
 
 static void draw_column_labels(struct frame *f, const struct cols *c, int y)
@@ -380,11 +448,10 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 		if (row->kind == ROW_SECTION) {
 			draw_section_row(v, f, &left, y, row);
 		} else if (row->kind == ROW_MORE) {
-			frame_put(f, left.c.pos, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
-			frame_printf(f, left.c.pos + 2, y, left.c.w - 6, STYLE_DIM, "%d more %s",
-			             row->more, row->sec == SEC_RECENT ? "older" : "not shown");
+			draw_more(v, f, &left, y, row);
 		} else {
 			draw_token_row(v, f, &left, y, row, bar_max);
+			mark_selected(v, f, &left, y, row->pos);
 			if (mirror)
 				draw_mirror_row(v, f, &right.c, y, row->pos, bar_max);
 		}
@@ -395,8 +462,7 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 		if (row->kind == ROW_SECTION)
 			draw_section_row(v, f, &right, y, row);
 		else if (row->kind == ROW_MORE)
-			frame_printf(f, right.c.pos + 2, y, right.c.w - 6, STYLE_DIM, "%d more %s",
-			             row->more, row->sec == SEC_RECENT ? "older" : "not shown");
+			draw_more(v, f, &right, y, row);
 		else
 			draw_token_row(v, f, &right, y, row, bar_max);
 	}

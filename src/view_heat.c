@@ -46,6 +46,12 @@ static struct heat_cols heat_layout(const struct view *v, int x, int w)
 	if (h.count >= v->n) {
 		h.count = v->n;
 		h.first = 0;
+	} else if (v->app->heat_anchor >= 0) {
+		/* Keep the anchor (scrolled to, or the selected token) in the
+		 * middle, the window full. */
+		h.first = v->app->heat_anchor - h.count / 2;
+		h.first = h.first > v->n - h.count ? v->n - h.count : h.first;
+		h.first = h.first < 0 ? 0 : h.first;
 	} else {
 		/* Follow the newest position, keeping the window full. */
 		h.first = v->t - h.count;
@@ -127,5 +133,9 @@ void panel_heat_draw(const struct view *v, struct frame *f, struct rect r)
 	const struct heat_cols left = heat_layout(v, r.x, v->split - r.x);
 	const struct heat_cols right = heat_layout(v, v->split + 1, r.x + r.w - v->split - 1);
 	draw_half(v, f, &left, r.y, r.h, false);
-	draw_half(v, f, &right, r.y, r.h, true);
+	/* A selected token's story takes the place of the compared heat. */
+	if (v->app->selected >= 0)
+		panel_inspect_draw(v, f, (struct rect){right.x, r.y, right.w, r.h});
+	else
+		draw_half(v, f, &right, r.y, r.h, true);
 }

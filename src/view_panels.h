@@ -35,11 +35,15 @@ panel_draw_fn panel_plot_draw;  /* error or recall over the timeline */
 panel_draw_fn panel_story_draw; /* the sentence explaining the step */
 panel_draw_fn panel_status_draw;
 panel_draw_fn panel_hints_draw;
-panel_draw_fn panel_help_draw; /* the help overlay, over everything */
+panel_draw_fn panel_inspect_draw; /* the selected token, beside the H2O heat */
+panel_draw_fn panel_help_draw;    /* the help overlay, over everything */
 
 /* Format X with two decimals, or with as many more (up to six) as it takes
  * to tell it apart from OTHER, so that "a < b" never reads "0.91 < 0.91". */
 void view_format_pair(double x, double other, char *xs, char *os, int size);
+
+/* N with thousands separators ("1,984") in BUF (at least 32 bytes). */
+const char *view_format_count(long n, char *buf);
 
 /* A rule across r.w cells at row y, with an optional label near its left. */
 void view_rule(struct frame *f, int x, int y, int w, const char *label);

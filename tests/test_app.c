@@ -138,6 +138,52 @@ static void test_playing(void **state)
 	scene_free(sc);
 }
 
+static void test_selection(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	press(&app, "down");
+	assert_int_equal(app.selected, -1); /* nothing has arrived */
+	assert_true(app.notice[0] != '\0');
+	press(&app, "end,down");
+	/* The panel's first row: the lowest kept heavy position. */
+	const int first = app.selected;
+	assert_true(first >= 0);
+	assert_int_equal(timeline_region(app.tl, POLICY_H2O, 30, first), REGION_OLD);
+	press(&app, "j,k");
+	assert_int_equal(app.selected, first);
+	press(&app, "k");
+	assert_int_equal(app.selected, first); /* clamped at the top */
+	/* Selection follows the token when stepping, even once evicted. */
+	press(&app, "home");
+	assert_int_equal(app.selected, first);
+	press(&app, "f");
+	assert_int_equal(app.heat_anchor, first);
+	press(&app, "esc");
+	assert_int_equal(app.selected, -1);
+	assert_false(app_key(&app, KEYC_ESC) == APP_REDRAW); /* now Esc quits */
+	app_done(&app);
+	scene_free(sc);
+}
+
+static void test_heat_scroll(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	press(&app, "end,<");
+	assert_int_equal(app.heat_anchor, 19);
+	press(&app, "<,>");
+	assert_int_equal(app.heat_anchor, 19);
+	press(&app, ">");
+	assert_int_equal(app.heat_anchor, -1); /* caught up: follows the step */
+	app_done(&app);
+	scene_free(sc);
+}
+
 static void test_every_binding_has_help(void **state)
 {
 	(void)state;
@@ -160,6 +206,8 @@ int main(void)
 	        cmocka_unit_test(test_number_entry),
 	        cmocka_unit_test(test_help_is_modal_and_quit),
 	        cmocka_unit_test(test_playing),
+	        cmocka_unit_test(test_selection),
+	        cmocka_unit_test(test_heat_scroll),
 	        cmocka_unit_test(test_every_binding_has_help),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,8 +39,13 @@ struct timeline;
 	X(PLAY, "play / pause automatic stepping")                                    \
 	X(FASTER, "play faster")                                                      \
 	X(SLOWER, "play slower")                                                      \
+	X(SELECT_PREV, "select the token above in the H2O panel (inspector)")         \
+	X(SELECT_NEXT, "select the token below in the H2O panel (inspector)")         \
+	X(HEAT_LEFT, "scroll the heat rows ten positions left")                       \
+	X(HEAT_RIGHT, "scroll the heat rows right (back to following the step)")      \
+	X(HEAT_SELECTED, "scroll the heat rows to the selected token")                \
 	X(HELP, "show / hide this help")                                              \
-	X(QUIT, "quit (Esc also closes help or cancels a number)")
+	X(QUIT, "quit (Esc first closes help, cancels a number or the selection)")
 
 enum app_action {
 	ACT_NONE,
@@ -51,41 +56,48 @@ enum app_action {
 };
 
 /* Bindings: X(key code, action), in the order the help lists keys. */
-#define APP_BINDINGS(X)         \
-	X(KEYC_RIGHT, NEXT)     \
-	X('l', NEXT)            \
-	X(' ', NEXT)            \
-	X(KEYC_LEFT, PREV)      \
-	X('h', PREV)            \
-	X(KEYC_BACKSPACE, PREV) \
-	X(KEYC_HOME, FIRST)     \
-	X('g', FIRST)           \
-	X(KEYC_END, LAST)       \
-	X('G', LAST)            \
-	X(KEYC_PGDN, PAGE_NEXT) \
-	X(KEYC_PGUP, PAGE_PREV) \
-	X('0', DIGIT)           \
-	X('1', DIGIT)           \
-	X('2', DIGIT)           \
-	X('3', DIGIT)           \
-	X('4', DIGIT)           \
-	X('5', DIGIT)           \
-	X('6', DIGIT)           \
-	X('7', DIGIT)           \
-	X('8', DIGIT)           \
-	X('9', DIGIT)           \
-	X(':', GOTO)            \
-	X('[', HEAVY_DEC)       \
-	X(']', HEAVY_INC)       \
-	X('{', RECENT_DEC)      \
-	X('}', RECENT_INC)      \
-	X('c', COMPARE)         \
-	X('m', METRIC)          \
-	X('p', PLAY)            \
-	X('+', FASTER)          \
-	X('-', SLOWER)          \
-	X('?', HELP)            \
-	X('q', QUIT)            \
+#define APP_BINDINGS(X)           \
+	X(KEYC_RIGHT, NEXT)       \
+	X('l', NEXT)              \
+	X(' ', NEXT)              \
+	X(KEYC_LEFT, PREV)        \
+	X('h', PREV)              \
+	X(KEYC_BACKSPACE, PREV)   \
+	X(KEYC_HOME, FIRST)       \
+	X('g', FIRST)             \
+	X(KEYC_END, LAST)         \
+	X('G', LAST)              \
+	X(KEYC_PGDN, PAGE_NEXT)   \
+	X(KEYC_PGUP, PAGE_PREV)   \
+	X('0', DIGIT)             \
+	X('1', DIGIT)             \
+	X('2', DIGIT)             \
+	X('3', DIGIT)             \
+	X('4', DIGIT)             \
+	X('5', DIGIT)             \
+	X('6', DIGIT)             \
+	X('7', DIGIT)             \
+	X('8', DIGIT)             \
+	X('9', DIGIT)             \
+	X(':', GOTO)              \
+	X('[', HEAVY_DEC)         \
+	X(']', HEAVY_INC)         \
+	X('{', RECENT_DEC)        \
+	X('}', RECENT_INC)        \
+	X('c', COMPARE)           \
+	X('m', METRIC)            \
+	X('p', PLAY)              \
+	X('+', FASTER)            \
+	X('-', SLOWER)            \
+	X(KEYC_UP, SELECT_PREV)   \
+	X('k', SELECT_PREV)       \
+	X(KEYC_DOWN, SELECT_NEXT) \
+	X('j', SELECT_NEXT)       \
+	X('<', HEAT_LEFT)         \
+	X('>', HEAT_RIGHT)        \
+	X('f', HEAT_SELECTED)     \
+	X('?', HELP)              \
+	X('q', QUIT)              \
 	X(KEYC_ESC, QUIT)
 
 /* Flags app_key returns. */
@@ -114,6 +126,8 @@ struct app {
 	enum app_metric metric; /* what the plot row shows */
 	int step;               /* 0..n */
 	bool help;              /* help overlay shown */
+	int selected;           /* position in the inspector, or -1 */
+	int heat_anchor;        /* position the heat rows keep in view, or -1 to follow the step */
 	bool playing;           /* automatic stepping */
 	int speed;              /* index into APP_SPEEDS */
 	bool entering;          /* typing a step number */

@@ -113,6 +113,7 @@ enum frame_glyph {
 	GLYPH_NEW,      /* the token this step appended */
 	GLYPH_GONE,     /* the token this step evicted */
 	GLYPH_PROMOTED, /* the token that moved from recent to heavy */
+	GLYPH_SELECTED, /* the token the inspector shows */
 	GLYPH_CORNER_TL,
 	GLYPH_CORNER_TR,
 	GLYPH_CORNER_BL,

@@ -1,0 +1,174 @@
+/*
+ * view_inspect: the token inspector, for the token selected in the H2O
+ * panel.
+ *
+ * It tells one token's story in H2O's cache: where it sits now (its score
+ * and rank, or the step and cut-off that evicted it), the step it entered
+ * and the step it became a heavy hitter, this step's attention in both
+ * caches, and its score over the whole timeline as a sparkline with a
+ * marker at the current step. It takes the right half of the heat area.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "view_panels.h"
+
+/* H2O's score of POS after each step 1..n into SCORE[1..n] (0 before it
+ * arrives; frozen at its last value once evicted). Recomputed from the
+ * timeline's weights in step order, exactly as the engine summed them. */
+static void score_history(const struct view *v, int pos, double *score)
+{
+	double s = 0.0;
+	score[0] = 0.0;
+	for (int t = 1; t <= v->n; t++) {
+		const double w = timeline_weight(v->tl, POLICY_H2O, t, pos);
+		if (w >= 0.0)
+			s += w;
+		score[t] = s;
+	}
+}
+
+/* Rank (1 = largest score) of POS among H2O's kept tokens now. */
+static int rank_of(const struct view *v, int pos, int *of)
+{
+	const int len = engine_len(v->e, POLICY_H2O);
+	const int *p = engine_positions(v->e, POLICY_H2O);
+	const double *sc = engine_scores(v->e, POLICY_H2O);
+	double own = -1.0;
+	for (int i = 0; i < len; i++)
+		if (p[i] == pos)
+			own = sc[i];
+	int rank = 1;
+	for (int i = 0; i < len; i++)
+		if (sc[i] > own || (sc[i] == own && p[i] < pos))
+			rank++;
+	*of = len;
+	return rank;
+}
+
+/* The score over the token's life in H2O: from the step it entered to the
+ * step it was evicted (or the end), so a short life still fills the line. */
+static void draw_sparkline(const struct view *v, struct frame *f, int x, int y, int w,
+                           const double *score, int pos)
+{
+	const int evicted = timeline_evicted_at(v->tl, POLICY_H2O, pos);
+	const int from = pos + 1, last = evicted ? evicted : v->n, steps = last - pos;
+	if (w <= 0 || steps <= 0)
+		return;
+	const int cols = w < steps ? w : steps;
+	double top = 0.0;
+	for (int t = from; t <= last; t++)
+		top = score[t] > top ? score[t] : top;
+	static const char ascii_ramp[] = "_.-=+*#@";
+	for (int c = 0; c < cols; c++) {
+		/* The last step of the bucket: the score is cumulative. */
+		const int t = from + (int)((long)(c + 1) * steps / cols) - 1;
+		int level = top > 0.0 ? (int)(score[t] / top * 8.0 + 0.5) : 1;
+		level = level < 1 ? 1 : level > 8 ? 8 : level;
+		const uint32_t glyph =
+		        f->ascii ? (uint32_t)ascii_ramp[level - 1] : 0x2580u + (uint32_t)level;
+		frame_put(f, x + c, y, glyph, t <= v->t ? STYLE_HEAVY : STYLE_DIM);
+	}
+	if (v->t >= from && v->t <= last) {
+		const int c = (int)((long)(v->t - from) * cols / steps);
+		frame_put(f, x + c, y - 1, f->ascii ? 'v' : 0x25BC, STYLE_NEW);
+	}
+	char span[64];
+	snprintf(span, sizeof span, "steps %d-%d", from, last);
+	frame_text(f, x, y + 1, w, span, STYLE_DIM);
+}
+
+void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	const int pos = v->app->selected;
+	if (pos < 0 || r.h < 2 || r.w < 20)
+		return;
+	const int x = r.x + 1, w = r.w - 2;
+	const struct policy_budget *b = &v->app->b;
+	char buf[160];
+	int y = r.y;
+
+	int used = frame_text(f, x, y, w, "INSPECT ", STYLE_LABEL);
+	used += frame_printf(f, x + used, y, w - used, STYLE_SELECT, "%d ", pos);
+	used += frame_text(f, x + used, y, w - used, v->sc->text[pos], STYLE_SELECT);
+	frame_text(f, x + used, y, w - used, "  (esc closes, f shows it in the heat)", STYLE_DIM);
+	y++;
+
+	if (pos >= v->t) {
+		snprintf(buf, sizeof buf, "not arrived yet: it enters at step %d", pos + 1);
+		frame_text(f, x, y, w, buf, STYLE_DIM);
+		return;
+	}
+	const struct eviction *ev = timeline_eviction_of(v->tl, POLICY_H2O, pos, v->t);
+	const enum region region = timeline_region(v->tl, POLICY_H2O, v->t, pos);
+	if (ev) {
+		char a[32], c[32];
+		if (ev->cutoff_pos >= 0) {
+			view_format_pair(ev->score, ev->cutoff_value, a, c, sizeof a);
+			used = frame_printf(f, x, y, w, STYLE_EVICTED,
+			                    "evicted at step %d: score %s %s cut-off %s (",
+			                    ev->step, a, ev->score < ev->cutoff_value ? "<" : "=",
+			                    c);
+			used += frame_text(f, x + used, y, w - used, v->sc->text[ev->cutoff_pos],
+			                   STYLE_EVICTED);
+			frame_text(f, x + used, y, w - used, ")", STYLE_EVICTED);
+		} else {
+			frame_printf(f, x, y, w, STYLE_EVICTED,
+			             "evicted at step %d: it left the recent window", ev->step);
+		}
+	} else {
+		int of;
+		const int rank = rank_of(v, pos, &of);
+		const int *kp = engine_positions(v->e, POLICY_H2O);
+		double score = 0.0;
+		for (int i = 0; i < engine_len(v->e, POLICY_H2O); i++)
+			if (kp[i] == pos)
+				score = engine_scores(v->e, POLICY_H2O)[i];
+		frame_printf(f, x, y, w, region == REGION_RECENT ? STYLE_RECENT : STYLE_HEAVY,
+		             "kept, %s: score %.2f, rank %d of %d",
+		             region == REGION_RECENT ? "recent" : "heavy", score, rank, of);
+	}
+	if (++y >= r.y + r.h)
+		return;
+
+	/* Its path: entered, protected while recent, then heavy or gone. */
+	const int heavy_at = pos + b->recent + 1;
+	const int gone_at = timeline_evicted_at(v->tl, POLICY_H2O, pos);
+	int len = snprintf(buf, sizeof buf, "entered at step %d", pos + 1);
+	if (gone_at && gone_at <= heavy_at)
+		snprintf(buf + len, sizeof buf - (size_t)len,
+		         "; evicted at step %d, as soon as it left the recent window", gone_at);
+	else if (b->recent > 0 && heavy_at <= v->n)
+		snprintf(buf + len, sizeof buf - (size_t)len,
+		         "; recent until step %d, heavy from step %d", heavy_at - 1, heavy_at);
+	frame_text(f, x, y, w, buf, STYLE_NORMAL);
+	if (++y >= r.y + r.h)
+		return;
+
+	if (v->rec) {
+		const double wh = timeline_weight(v->tl, POLICY_H2O, v->t, pos);
+		const double wf = timeline_weight(v->tl, POLICY_FULL, v->t, pos);
+		if (wh >= 0.0)
+			snprintf(buf, sizeof buf,
+			         "this step: attention %.2f in H2O, %.2f in the full cache", wh,
+			         wf);
+		else
+			snprintf(buf, sizeof buf, "this step: not in H2O; %.2f in the full cache",
+			         wf);
+		frame_text(f, x, y, w, buf, STYLE_NORMAL);
+		if (++y >= r.y + r.h)
+			return;
+	}
+
+	double *score = malloc(((size_t)v->n + 1) * sizeof *score);
+	if (!score)
+		return;
+	score_history(v, pos, score);
+	if (y + 2 < r.y + r.h) {
+		frame_text(f, x, y, 14, "H2O score", STYLE_DIM);
+		frame_printf(f, x + w - 14, y, 14, STYLE_DIM, "%14s", "");
+		draw_sparkline(v, f, x + 14, y + 1, w - 14, score, pos);
+		frame_printf(f, x, y + 1, 13, STYLE_DIM, "%.2f at %d", score[v->t], v->t);
+	}
+	free(score);
+}
