@@ -107,9 +107,10 @@ static void put_region(FILE *out, const char *key, const struct engine *e, enum 
 	fputc(']', out);
 }
 
-/* The keys every cache has: what it attended, evicted and kept. */
+/* The keys every cache has: what it attended, evicted and kept (with
+ * H2O's heavy and recent regions when REGIONS), and its output. */
 static void put_cache(FILE *out, const struct scene *sc, const struct engine *e, enum policy_id p,
-                      const struct cache_record *r)
+                      const struct cache_record *r, int step, bool regions)
 {
 	put_ints(out, "attended", r->attended, r->n_attended);
 	fputs(", ", out);
@@ -121,6 +122,12 @@ static void put_cache(FILE *out, const struct scene *sc, const struct engine *e,
 	put_ints(out, "evicted", r->evicted, r->n_evicted);
 	fputs(", ", out);
 	put_ints(out, "kept", engine_positions(e, p), engine_len(e, p));
+	if (regions) {
+		fputs(", ", out);
+		put_region(out, "heavy", e, p, step, POLICY_REGION_OLD);
+		fputs(", ", out);
+		put_region(out, "recent", e, p, step, POLICY_REGION_RECENT);
+	}
 	if (r->out) {
 		fputs(", ", out);
 		put_numbers(out, "out", r->out, sc->dim);
@@ -147,23 +154,7 @@ static void put_step(FILE *out, const struct scene *sc, const struct engine *e,
 
 	/* Spec §5: h2o and full as they always were. */
 	fputs(", \"h2o\": {", out);
-	put_ints(out, "attended", h->attended, h->n_attended);
-	fputs(", ", out);
-	put_numbers(out, "attn", h->attn, h->n_attended);
-	fputs(", ", out);
-	put_numbers(out, "scores", h->scores, h->n_attended);
-	fputs(", ", out);
-	put_ints(out, "evicted", h->evicted, h->n_evicted);
-	fputs(", ", out);
-	put_ints(out, "kept", engine_positions(e, POLICY_H2O), engine_len(e, POLICY_H2O));
-	fputs(", ", out);
-	put_region(out, "heavy", e, POLICY_H2O, rec->step, POLICY_REGION_OLD);
-	fputs(", ", out);
-	put_region(out, "recent", e, POLICY_H2O, rec->step, POLICY_REGION_RECENT);
-	if (h->out) {
-		fputs(", ", out);
-		put_numbers(out, "out", h->out, sc->dim);
-	}
+	put_cache(out, sc, e, POLICY_H2O, h, rec->step, true);
 	fputs("}, \"full\": {", out);
 	put_numbers(out, "attn", f->attn, f->n_attended);
 	fputs(", ", out);
@@ -189,7 +180,7 @@ static void put_step(FILE *out, const struct scene *sc, const struct engine *e,
 		if (p == POLICY_H2O || p == POLICY_FULL)
 			continue;
 		fprintf(out, ", \"%s\": {", policies[p]->name);
-		put_cache(out, sc, e, (enum policy_id)p, &rec->c[p]);
+		put_cache(out, sc, e, (enum policy_id)p, &rec->c[p], rec->step, false);
 		fputs(", ", out);
 		put_metrics(out, &rec->c[p].m);
 		fputc('}', out);
