@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "h2o/scene.h"
 #include "h2o/timeline.h"
@@ -61,6 +62,22 @@ static struct policy_budget budget_of(int heavy, int recent, int sinks_given, in
 	};
 }
 
+/* Every head's timeline for budget B into TLS; on failure nothing is left
+ * allocated. */
+static int build_timelines(const struct app *app, const struct policy_budget *b,
+                           struct timeline **tls)
+{
+	for (int h = 0; h < app->heads; h++) {
+		tls[h] = timeline_new(&app->views[h], b);
+		if (!tls[h]) {
+			while (h-- > 0)
+				timeline_free(tls[h]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int app_init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
              enum policy_id compare)
 {
@@ -73,13 +90,27 @@ int app_init(struct app *app, const struct scene *scene, int heavy, int recent, 
 	app->heat_anchor = -1;
 	app->metric = scene->v ? METRIC_OUT_ERR : METRIC_RECALL;
 	app->speed = APP_SPEED_DEFAULT;
-	app->tl = timeline_new(scene, &app->b);
-	return app->tl ? 0 : -1;
+	app->heads = heads_count(scene);
+	app->views = calloc((size_t)app->heads, sizeof *app->views);
+	app->tls = calloc((size_t)app->heads, sizeof *app->tls);
+	if (!app->views || !app->tls)
+		return -1;
+	for (int h = 0; h < app->heads; h++)
+		heads_view(scene, h, &app->views[h]);
+	if (build_timelines(app, &app->b, app->tls) < 0)
+		return -1;
+	app->tl = app->tls[0];
+	return 0;
 }
 
 void app_done(struct app *app)
 {
-	timeline_free(app->tl);
+	for (int h = 0; app->tls && h < app->heads; h++)
+		timeline_free(app->tls[h]);
+	free(app->tls);
+	free(app->views);
+	app->tls = NULL;
+	app->views = NULL;
 	app->tl = NULL;
 }
 
@@ -109,13 +140,17 @@ static void rebudget(struct app *app, int heavy, int recent)
 		return;
 	}
 	const struct policy_budget b = budget_of(heavy, recent, app->sinks_given, app->scene->n);
-	struct timeline *tl = timeline_new(app->scene, &b);
-	if (!tl) {
+	struct timeline **tls = calloc((size_t)app->heads, sizeof *tls);
+	if (!tls || build_timelines(app, &b, tls) < 0) {
+		free(tls);
 		snprintf(app->notice, sizeof app->notice, "out of memory: budgets unchanged");
 		return;
 	}
-	timeline_free(app->tl);
-	app->tl = tl;
+	for (int h = 0; h < app->heads; h++)
+		timeline_free(app->tls[h]);
+	free(app->tls);
+	app->tls = tls;
+	app->tl = tls[app->head];
 	app->b = b;
 	snprintf(app->notice, sizeof app->notice, "budgets now heavy %d + recent %d: recomputed",
 	         heavy, recent);
@@ -308,10 +343,28 @@ unsigned app_key(struct app *app, uint32_t key)
 		else
 			app->heat_anchor = app->selected;
 		break;
+	case ACT_HEAD_NEXT:
+	case ACT_HEAD_PREV:
+		if (app->heads == 1) {
+			snprintf(app->notice, sizeof app->notice,
+			         "this scene has one attention head");
+			break;
+		}
+		app->head =
+		        (app->head + (action == ACT_HEAD_NEXT ? 1 : app->heads - 1)) % app->heads;
+		app->tl = app->tls[app->head];
+		break;
+	case ACT_OVERVIEW:
+		app->overview = !app->overview;
+		break;
 	case ACT_HELP:
 		app->help = true;
 		break;
 	case ACT_QUIT:
+		if (key == KEYC_ESC && app->overview) {
+			app->overview = false; /* Esc closes the overview first */
+			break;
+		}
 		if (key == KEYC_ESC && app->selected >= 0) {
 			app->selected = -1; /* Esc closes the inspector first */
 			break;

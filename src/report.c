@@ -7,6 +7,7 @@
 
 #include "h2o/app.h"
 #include "h2o/engine.h"
+#include "h2o/heads.h"
 #include "h2o/scene.h"
 
 struct figures {
@@ -16,30 +17,31 @@ struct figures {
 	int first_loss; /* first step with recall < REPORT_LOSS_RECALL, 0 if none */
 };
 
-/* Run the engine over the scene and fill FIG for every policy. */
+/* Run the engine over the scene (every head) and fill FIG for every
+ * policy, from each step's figures over all heads. */
 static int measure(const struct scene *sc, const struct policy_budget *b,
                    struct figures fig[POLICY_COUNT])
 {
-	struct engine *e = engine_new(sc, b);
-	if (!e)
+	struct heads_run run;
+	if (heads_run_init(&run, sc, b) < 0)
 		return -1;
 	for (int p = 0; p < POLICY_COUNT; p++)
 		fig[p] = (struct figures){0};
-	struct step_record rec;
-	while (engine_step(e, &rec)) {
+	while (heads_run_step(&run)) {
 		for (int p = 0; p < POLICY_COUNT; p++) {
-			const struct step_metrics *m = &rec.c[p].m;
+			struct step_metrics m;
+			heads_run_total(&run, (enum policy_id)p, &m);
 			struct figures *f = &fig[p];
-			f->tokens = m->tokens;
-			f->kv = m->kv;
-			f->err_sum += m->out_err;
-			f->err_max = m->out_err > f->err_max ? m->out_err : f->err_max;
-			f->recall_sum += m->attn_recall;
-			if (!f->first_loss && m->attn_recall < REPORT_LOSS_RECALL)
-				f->first_loss = rec.step;
+			f->tokens = m.tokens;
+			f->kv = m.kv;
+			f->err_sum += m.out_err;
+			f->err_max = m.out_err > f->err_max ? m.out_err : f->err_max;
+			f->recall_sum += m.attn_recall;
+			if (!f->first_loss && m.attn_recall < REPORT_LOSS_RECALL)
+				f->first_loss = run.rec[0].step;
 		}
 	}
-	engine_free(e);
+	heads_run_done(&run);
 	return 0;
 }
 

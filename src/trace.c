@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "h2o/engine.h"
+#include "h2o/heads.h"
 #include "h2o/scene.h"
 
 /* The shortest %.Ng (N = 15..17) that reads back as X. */
@@ -145,17 +146,9 @@ static void put_metrics(FILE *out, const struct step_metrics *m)
 	fprintf(out, ", \"overlap_h2o\": %d}", m->overlap_h2o);
 }
 
-static void put_step(FILE *out, const struct scene *sc, const struct engine *e,
-                     const struct step_record *rec)
+/* The full cache's object (spec §5). */
+static void put_full(FILE *out, const struct scene *sc, const struct cache_record *f)
 {
-	const struct cache_record *h = &rec->c[POLICY_H2O], *f = &rec->c[POLICY_FULL];
-	fprintf(out, "{\"step\": %d, \"pos\": %d, \"token\": ", rec->step, rec->pos);
-	put_string(out, sc->text[rec->pos]);
-
-	/* Spec §5: h2o and full as they always were. */
-	fputs(", \"h2o\": {", out);
-	put_cache(out, sc, e, POLICY_H2O, h, rec->step, true);
-	fputs("}, \"full\": {", out);
 	put_numbers(out, "attn", f->attn, f->n_attended);
 	fputs(", ", out);
 	put_numbers(out, "scores", f->scores, f->n_attended);
@@ -163,39 +156,80 @@ static void put_step(FILE *out, const struct scene *sc, const struct engine *e,
 		fputs(", ", out);
 		put_numbers(out, "out", f->out, sc->dim);
 	}
-	const struct step_metrics *mh = &h->m, *mf = &f->m;
-	fprintf(out,
-	        "}, \"metrics\": {\"tokens_h2o\": %d, \"tokens_full\": %d, \"kv_h2o\": %ld, "
-	        "\"kv_full\": %ld",
-	        mh->tokens, mf->tokens, mh->kv, mf->kv);
-	if (mh->has_out) {
-		put_metric(out, "out_err", mh->out_err);
-		put_metric(out, "out_cos", mh->out_cos);
-	}
-	put_metric(out, "attn_recall", mh->attn_recall);
-	fputc('}', out);
+}
 
-	/* Every other policy, with its own figures. */
-	for (int p = 0; p < POLICY_COUNT; p++) {
-		if (p == POLICY_H2O || p == POLICY_FULL)
-			continue;
-		fprintf(out, ", \"%s\": {", policies[p]->name);
-		put_cache(out, sc, e, (enum policy_id)p, &rec->c[p], rec->step, false);
+/* Policy P's object for one head: the full cache as spec §5 has it, H2O
+ * with its regions, the others with their own figures. With several heads
+ * every object carries its head's figures. */
+static void put_policy(FILE *out, const struct heads_run *run, int h, enum policy_id p)
+{
+	const struct scene *sc = &run->views[h];
+	const struct step_record *rec = &run->rec[h];
+	fputc('{', out);
+	if (p == POLICY_FULL)
+		put_full(out, sc, &rec->c[p]);
+	else
+		put_cache(out, sc, run->e[h], p, &rec->c[p], rec->step, p == POLICY_H2O);
+	if (run->count > 1 || (p != POLICY_H2O && p != POLICY_FULL)) {
 		fputs(", ", out);
 		put_metrics(out, &rec->c[p].m);
-		fputc('}', out);
+	}
+	fputc('}', out);
+}
+
+static void put_step(FILE *out, const struct scene *sc, const struct heads_run *run)
+{
+	const struct step_record *rec = &run->rec[0];
+	fprintf(out, "{\"step\": %d, \"pos\": %d, \"token\": ", rec->step, rec->pos);
+	put_string(out, sc->text[rec->pos]);
+	/* Spec §5's h2o and full first, then every other policy; with heads,
+	 * each key holds a list of per-head objects in head order. */
+	enum policy_id order[POLICY_COUNT];
+	int k = 0;
+	order[k++] = POLICY_H2O;
+	order[k++] = POLICY_FULL;
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (p != POLICY_H2O && p != POLICY_FULL)
+			order[k++] = (enum policy_id)p;
+	for (int i = 0; i < POLICY_COUNT; i++) {
+		const enum policy_id p = order[i];
+		fprintf(out, ", \"%s\": ", policies[p]->name);
+		if (run->count > 1)
+			fputc('[', out);
+		for (int h = 0; h < run->count; h++) {
+			if (h)
+				fputs(", ", out);
+			put_policy(out, run, h, p);
+		}
+		if (run->count > 1)
+			fputc(']', out);
+		if (p == POLICY_FULL) {
+			/* Spec §5's figures (over every head when there are several). */
+			struct step_metrics mh, mf;
+			heads_run_total(run, POLICY_H2O, &mh);
+			heads_run_total(run, POLICY_FULL, &mf);
+			fprintf(out,
+			        ", \"metrics\": {\"tokens_h2o\": %d, \"tokens_full\": %d, "
+			        "\"kv_h2o\": %ld, \"kv_full\": %ld",
+			        mh.tokens, mf.tokens, mh.kv, mf.kv);
+			if (mh.has_out) {
+				put_metric(out, "out_err", mh.out_err);
+				put_metric(out, "out_cos", mh.out_cos);
+			}
+			put_metric(out, "attn_recall", mh.attn_recall);
+			fputc('}', out);
+		}
 	}
 	fputs("}\n", out);
 }
 
 int trace_write(const struct scene *sc, const struct policy_budget *b, FILE *out)
 {
-	struct engine *e = engine_new(sc, b);
-	if (!e)
+	struct heads_run run;
+	if (heads_run_init(&run, sc, b) < 0)
 		return -1;
-	struct step_record rec;
-	while (engine_step(e, &rec))
-		put_step(out, sc, e, &rec);
-	engine_free(e);
+	while (heads_run_step(&run))
+		put_step(out, sc, &run);
+	heads_run_done(&run);
 	return ferror(out) ? -1 : 0;
 }

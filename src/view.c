@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "view_panels.h"
 
@@ -76,6 +77,13 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 	if (app->playing)
 		len += snprintf(right + len, sizeof right - (size_t)len, "  playing %d ms/step",
 		                app_tick_ms(app));
+	if (app->heads > 1) {
+		len += snprintf(right + len, sizeof right - (size_t)len, "  head %d/%d",
+		                app->head + 1, app->heads);
+		const char *name = heads_name(app->scene, app->head);
+		if (*name)
+			len += snprintf(right + len, sizeof right - (size_t)len, " %.16s", name);
+	}
 	snprintf(right + len, sizeof right - (size_t)len, "  heavy %d + recent %d  dim %d  ",
 	         app->b.heavy, app->b.recent, v->sc->dim);
 	const int rw = frame_text_width(right, f->ascii);
@@ -345,11 +353,21 @@ void view_draw(struct app *app, struct frame *f)
 	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
 	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},
 	};
+	bool panels_skip_middle = false;
 	view_rule(f, 0, 2, f->cols, NULL);
 	view_rule(f, 0, heat_top - 1, f->cols, "attention: a row per step, a column per position");
 	view_rule(f, 0, f->rows - 4, f->cols, NULL);
+	if (app->overview) {
+		/* The overview takes the whole middle, heat rule included. */
+		for (int y = middle_top; y < f->rows - 4; y++)
+			frame_fill(f, 0, y, f->cols, ' ', STYLE_NORMAL);
+		panel_overview_draw(&v, f, (struct rect){0, middle_top, f->cols, middle_h});
+		panels_skip_middle = true;
+	}
 	for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
-		panels[i].draw(&v, f, panels[i].r);
+		if (!panels_skip_middle || panels[i].r.y < middle_top ||
+		    panels[i].r.y >= f->rows - 4)
+			panels[i].draw(&v, f, panels[i].r);
 	if (app->help)
 		panel_help_draw(&v, f, (struct rect){0, 0, f->cols, f->rows});
 }

@@ -35,8 +35,9 @@ panel_draw_fn panel_plot_draw;  /* error or recall over the timeline */
 panel_draw_fn panel_story_draw; /* the sentence explaining the step */
 panel_draw_fn panel_status_draw;
 panel_draw_fn panel_hints_draw;
-panel_draw_fn panel_inspect_draw; /* the selected token, beside the H2O heat */
-panel_draw_fn panel_help_draw;    /* the help overlay, over everything */
+panel_draw_fn panel_inspect_draw;  /* the selected token, beside the H2O heat */
+panel_draw_fn panel_overview_draw; /* every head at a glance */
+panel_draw_fn panel_help_draw;     /* the help overlay, over everything */
 
 /* Format X with two decimals, or with as many more (up to six) as it takes
  * to tell it apart from OTHER, so that "a < b" never reads "0.91 < 0.91". */

@@ -44,6 +44,9 @@ struct timeline;
 	X(HEAT_LEFT, "scroll the heat rows ten positions left")                       \
 	X(HEAT_RIGHT, "scroll the heat rows right (back to following the step)")      \
 	X(HEAT_SELECTED, "scroll the heat rows to the selected token")                \
+	X(HEAD_NEXT, "show the next attention head")                                  \
+	X(HEAD_PREV, "show the previous attention head")                              \
+	X(OVERVIEW, "all heads at a glance: what each keeps, and its recall")         \
 	X(HELP, "show / hide this help")                                              \
 	X(QUIT, "quit (Esc first closes help, cancels a number or the selection)")
 
@@ -96,6 +99,9 @@ enum app_action {
 	X('<', HEAT_LEFT)         \
 	X('>', HEAT_RIGHT)        \
 	X('f', HEAT_SELECTED)     \
+	X(KEYC_TAB, HEAD_NEXT)    \
+	X(KEYC_BTAB, HEAD_PREV)   \
+	X('o', OVERVIEW)          \
 	X('?', HELP)              \
 	X('q', QUIT)              \
 	X(KEYC_ESC, QUIT)
@@ -119,7 +125,12 @@ enum app_metric { METRIC_OUT_ERR, METRIC_RECALL };
 
 struct app {
 	const struct scene *scene;
-	struct timeline *tl;    /* for the current budgets */
+	struct timeline *tl;    /* the shown head's, for the current budgets */
+	int heads;              /* attention heads of the scene */
+	int head;               /* the head shown, 0..heads-1 */
+	struct scene *views;    /* [heads]: each head as a scene (heads.h) */
+	struct timeline **tls;  /* [heads]: each head's timeline */
+	bool overview;          /* the all-heads overview instead of the panels */
 	struct policy_budget b; /* the current budgets */
 	int sinks_given;        /* sinks asked for, or -1 for the default */
 	enum policy_id compare; /* the policy beside H2O */

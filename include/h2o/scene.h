@@ -34,6 +34,11 @@ struct scene {
 	int heavy, recent; /* budgets, >= 0, heavy + recent >= 1 */
 	int dim;           /* size of a K or V row, >= 1 */
 	int n;             /* number of tokens, >= 1 */
+	int heads;         /* attention heads, >= 1 (0 reads as 1); with several,
+	                      q, k, v and attn hold one block per head, head
+	                      after head (see heads.h) */
+	char **head_names; /* one short name per head (its character, e.g.
+	                      "local"), or NULL */
 	enum scene_mode mode;
 	double scale; /* vector scenes: logit scale, 1/sqrt(dim) unless given */
 	char **text;  /* n strings as given in the file: untrusted UTF-8 */
