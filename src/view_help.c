@@ -1,6 +1,15 @@
 /*
  * view_help: the help overlay, listing every key from the binding table.
+ *
+ * Below the keys come a legend of the panels and, when the scene has a
+ * "watch" paragraph (a lesson's "what to watch"), that paragraph wrapped by
+ * words. Every key is always listed (spec §7); when the screen is short the
+ * paragraph keeps its room before the legend does, since it is the one
+ * thing in the overlay that belongs to this scene. The paragraph is scene
+ * text, so it is drawn only through frame_text and measured only with
+ * frame_text_width; this file must never write scene bytes any other way.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,14 +43,123 @@ static const char *const legend[] = {
         "RECENT: the newest tokens, always kept; EVICTED: removed for good",
         "+attn: attention this step; score = old score + attention",
 };
+enum { LEGEND_ROWS = (int)(sizeof legend / sizeof legend[0]) + 2 }; /* blank, legend, marks */
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/*
+ * The next line of *AT in at most MAXW columns: whole words joined by one
+ * space, a line break in the text ending the line. A word wider than a
+ * line stands alone (frame_text cuts it with an ellipsis). Returns false
+ * when nothing but blanks is left.
+ */
+static bool wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size)
+{
+	const char *s = *at;
+	size_t len = 0;
+
+	line[0] = '\0';
+	while (is_space(*s))
+		s++;
+	if (*s == '\0') {
+		*at = s;
+		return false;
+	}
+	for (;;) {
+		while (is_space(*s))
+			s++;
+		if (*s == '\0')
+			break;
+		if (*s == '\n') {
+			s++;
+			break;
+		}
+		const char *e = s;
+		while (*e != '\0' && *e != '\n' && !is_space(*e))
+			e++;
+		const size_t old = len, wl = (size_t)(e - s);
+		if (len + 1 + wl >= size)
+			break;
+		if (len > 0)
+			line[len++] = ' ';
+		memcpy(line + len, s, wl);
+		len += wl;
+		line[len] = '\0';
+		if (old > 0 && frame_text_width(line, ascii) > maxw) {
+			line[old] = '\0'; /* the word starts the next line */
+			break;
+		}
+		s = e;
+	}
+	*at = s;
+	return true;
+}
+
+static int count_lines(const char *text, int maxw, bool ascii)
+{
+	char line[SCENE_MAX_WATCH_BYTES + 1];
+	int n = 0;
+
+	while (wrap_next(&text, maxw, ascii, line, sizeof line))
+		n++;
+	return n;
+}
+
+/* The marks, drawn with the glyphs the panels use. */
+static void draw_marks(struct frame *f, int x, int y, int right)
+{
+	static const struct {
+		enum frame_glyph glyph;
+		const char *text;
+	} marks[] = {
+	        {GLYPH_NEW, " new token   "},
+	        {GLYPH_GONE, " evicted at this step   "},
+	        {GLYPH_PROMOTED, " moved from recent to heavy"},
+	};
+	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+		frame_put(f, x, y, frame_glyph(f, marks[i].glyph), STYLE_NEW);
+		x += 1 + frame_text(f, x + 1, y, right - x - 1, marks[i].text, STYLE_DIM);
+	}
+}
+
+/* The "what to watch" paragraph in rows [Y, BOTTOM); a paragraph cut short
+ * ends in an ellipsis. */
+static void draw_watch(struct frame *f, const char *watch, int x, int y, int bottom, int maxw)
+{
+	char line[SCENE_MAX_WATCH_BYTES + 1];
+
+	frame_text(f, x, y++, maxw, "what to watch", STYLE_LABEL);
+	while (y < bottom && wrap_next(&watch, maxw, f->ascii, line, sizeof line)) {
+		char rest[sizeof line];
+		const char *more = watch;
+		const bool cut =
+		        y == bottom - 1 && wrap_next(&more, maxw, f->ascii, rest, sizeof rest);
+		if (!cut) {
+			frame_text(f, x, y++, maxw, line, STYLE_NORMAL);
+			continue;
+		}
+		const int used = frame_text(f, x, y, maxw - 2, line, STYLE_NORMAL);
+		frame_put(f, x + used + 1, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
+		break;
+	}
+}
 
 void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 {
-	(void)v;
 	const int n_actions = ACT_COUNT - 1;
-	const int want_h = n_actions + 4 + (int)(sizeof legend / sizeof legend[0]);
+	const char *watch = v->sc->watch;
+	/* A paragraph gets a wider box: rows are what the keys leave it. */
+	const int max_w = *watch ? 100 : 76;
+	const int w = r.w < max_w ? r.w : max_w;
+	const int watch_rows = *watch ? 2 + count_lines(watch, w - 4, f->ascii) : 0;
+	/* Borders and keys always; the paragraph next; the legend if room is left. */
+	const int base_h = n_actions + 2;
+	const bool with_legend = base_h + watch_rows + LEGEND_ROWS <= r.h || !*watch;
+	const int want_h = base_h + watch_rows + (with_legend ? LEGEND_ROWS : 0);
 	const int h = want_h < r.h ? want_h : r.h;
-	const int w = r.w < 76 ? r.w : 76;
 	const int x0 = r.x + (r.w - w) / 2, y0 = r.y + (r.h - h) / 2;
 
 	for (int y = y0; y < y0 + h; y++)
@@ -68,23 +186,13 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		frame_text(f, x0 + 2 + keys_w + 1, y, w - keys_w - 5, app_action_help(a),
 		           STYLE_NORMAL);
 	}
-	y++;
-	for (size_t i = 0; i < sizeof legend / sizeof legend[0] && y < bottom; i++, y++)
-		frame_text(f, x0 + 2, y, w - 4, legend[i], STYLE_DIM);
-	if (y >= bottom)
-		return;
-	/* The marks, drawn with the glyphs the panels use. */
-	static const struct {
-		enum frame_glyph glyph;
-		const char *text;
-	} marks[] = {
-	        {GLYPH_NEW, " new token   "},
-	        {GLYPH_GONE, " evicted at this step   "},
-	        {GLYPH_PROMOTED, " moved from recent to heavy"},
-	};
-	int x = x0 + 2;
-	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
-		frame_put(f, x, y, frame_glyph(f, marks[i].glyph), STYLE_NEW);
-		x += 1 + frame_text(f, x + 1, y, x0 + w - 2 - x - 1, marks[i].text, STYLE_DIM);
+	if (with_legend) {
+		y++;
+		for (size_t i = 0; i < sizeof legend / sizeof legend[0] && y < bottom; i++, y++)
+			frame_text(f, x0 + 2, y, w - 4, legend[i], STYLE_DIM);
+		if (y < bottom)
+			draw_marks(f, x0 + 2, y++, x0 + w - 2);
 	}
+	if (*watch && y + 1 < bottom)
+		draw_watch(f, watch, x0 + 2, y + 1, bottom, w - 4);
 }

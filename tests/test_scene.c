@@ -1,7 +1,8 @@
 /*
  * test_scene: scene loading (src/scene.c) and the JSON locator (src/jsonloc.c).
  *
- * Good scenes are checked field by field; every bad scene under tests/bad/
+ * Good scenes are checked field by field (inline, generated and from .npy
+ * files); every bad scene under tests/bad/
  * is loaded through scene_load_file and its error line compared with the
  * .err file beside it, byte for byte, as the CLI prints it. The locator is
  * tested on its own, and against cJSON through the loader: on thousands of
@@ -29,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "h2o/generate.h"
 #include "h2o/scene.h"
 #include "../src/jsonloc.h"
 
@@ -497,6 +499,326 @@ static void test_messages(void **state)
 	                    "root object, got a NUL byte");
 }
 
+/* ---- generated scenes ------------------------------------------------- */
+
+static const char generated_scene[] =
+        "{\"title\": \"gen\", \"heavy\": 4, \"recent\": 4, \"dim\": 16,\n"
+        " \"generate\": {\"count\": 40, \"seed\": 7, \"text\": \"the cat sat\",\n"
+        "   \"noise\": 0.5, \"sinks\": {\"count\": 2, \"strength\": 3},\n"
+        "   \"locality\": {\"strength\": 1.5, \"width\": 4, \"pairs\": 3},\n"
+        "   \"topics\": {\"rate\": 0.1, \"positions\": [10], \"strength\": 2.5, \"text\": \"T\"},\n"
+        "   \"needles\": [{\"pos\": 5, \"query_at\": 30, \"strength\": 9, \"text\": \"N\"}],\n"
+        "   \"x-note\": \"free\"}}";
+
+static uint64_t checksum(const double *x, size_t n, uint64_t h)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u;
+		memcpy(&u, &x[i], sizeof u);
+		for (int b = 0; b < 8; b++) {
+			h ^= (u >> (8 * b)) & 0xFF;
+			h *= 0x100000001B3ull;
+		}
+	}
+	return h;
+}
+
+static void test_generated_scene(void **state)
+{
+	(void)state;
+	struct scene *a = load_ok("scenes/gen.json", generated_scene);
+	struct scene *b = load_ok("scenes/gen.json", generated_scene);
+	assert_int_equal(a->mode, SCENE_VECTOR);
+	assert_int_equal(a->n, 40);
+	assert_int_equal(a->dim, 16);
+	assert_true(a->scale == 0.25);
+	assert_non_null(a->v);
+	assert_null(a->attn);
+	assert_string_equal(a->watch, "");
+
+	/* Same file, same numbers, bit for bit. */
+	const size_t n = 40 * 16;
+	assert_memory_equal(a->q, b->q, n * sizeof(double));
+	assert_memory_equal(a->k, b->k, n * sizeof(double));
+	assert_memory_equal(a->v, b->v, n * sizeof(double));
+
+	/* What the loader passes on is exactly the file's fields. */
+	static const int topics[] = {10};
+	static const struct generate_needle needle[] = {{5, 30, 9.0, "N"}};
+	const struct generate_params p = {.count = 40,
+	                                  .dim = 16,
+	                                  .seed = 7,
+	                                  .text = "the cat sat",
+	                                  .noise = 0.5,
+	                                  .sink_count = 2,
+	                                  .sink_strength = 3.0,
+	                                  .loc_pairs = 3,
+	                                  .loc_strength = 1.5,
+	                                  .loc_width = 4.0,
+	                                  .topic_positions = topics,
+	                                  .n_topic_positions = 1,
+	                                  .topic_rate = 0.1,
+	                                  .topic_strength = 2.5,
+	                                  .topic_text = "T",
+	                                  .needles = needle,
+	                                  .n_needles = 1};
+	double *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
+	char **text = calloc(40, sizeof *text);
+	assert_int_equal(generate_fill(&p, q, k, v, text), 0);
+	assert_memory_equal(a->q, q, n * sizeof(double));
+	assert_memory_equal(a->k, k, n * sizeof(double));
+	assert_memory_equal(a->v, v, n * sizeof(double));
+	for (int i = 0; i < 40; i++) {
+		assert_string_equal(a->text[i], text[i]);
+		free(text[i]);
+	}
+	free(text);
+	free(q);
+	free(k);
+	free(v);
+	assert_string_equal(a->text[0], "the");
+	assert_string_equal(a->text[4], "cat");
+	assert_string_equal(a->text[5], "N");
+	assert_string_equal(a->text[10], "T");
+
+	/* The golden checksum of this small scene: a change to the model or
+	 * to what the loader passes it shows here. */
+	uint64_t h = 0xCBF29CE484222325ull;
+	h = checksum(a->q, n, h);
+	h = checksum(a->k, n, h);
+	h = checksum(a->v, n, h);
+	if (h != 0x488fdb39f365bc42ull)
+		print_error("checksum 0x%016llx\n", (unsigned long long)h);
+	assert_true(h == 0x488fdb39f365bc42ull);
+	scene_free(a);
+	scene_free(b);
+}
+
+static void test_generated_defaults(void **state)
+{
+	(void)state;
+	/* Only count and seed: noise 1, no sink, topic, needle or locality. */
+	struct scene *sc = load_ok("d.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 8, "
+	                                     "\"generate\": {\"count\": 3, \"seed\": 0}}");
+	assert_string_equal(sc->text[0], "t0");
+	assert_string_equal(sc->text[2], "t2");
+	for (int i = 0; i < 3; i++) {
+		assert_true(sc->q[i * 8 + 0] == 0.0 && sc->k[i * 8 + 0] == 0.0); /* sink */
+		assert_true(sc->q[i * 8 + 1] == 0.0 && sc->k[i * 8 + 1] == 0.0); /* topic */
+		assert_true(sc->k[i * 8 + 2] != 0.0);                            /* noise */
+	}
+	scene_free(sc);
+
+	/* Empty objects take each knob's defaults. */
+	sc = load_ok("d.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 64, \"scale\": 0.125, "
+	                       "\"generate\": {\"count\": 3, \"seed\": 0, \"noise\": 0, "
+	                       "\"sinks\": {}, \"locality\": {}, \"topics\": {}}}");
+	assert_true(sc->scale == 0.125);
+	assert_true(sc->q[0] == 4.0 * 8.0); /* sink strength 4, times sqrt(64) */
+	assert_true(sc->k[0] == 1.0 && sc->k[64] == 0.0);
+	assert_true(sc->q[1] == 3.0 * 8.0); /* topic strength 3 */
+	/* 16 locality pairs of strength 2: q's first pair at position 0. */
+	assert_true(sc->k[2] == 1.0 && sc->k[3] == 0.0);
+	assert_true(fabs(sc->q[2] - 8.0 * 2.0 / 16) < 1e-15);
+	assert_true(sc->k[2 + 32] == 0.0); /* no noise: the rest is zero */
+	scene_free(sc);
+
+	/* The largest scene the limits allow is refused cheaply above them. */
+	assert_string_equal(
+	        load_err_s("{\"heavy\": 1, \"recent\": 1, \"dim\": 4096, "
+	                   "\"generate\": {\"count\": 8193, \"seed\": 0}}"),
+	        "t.json:1:62: generate.count: 8193 tokens x dim 4096 = 33558528 numbers in each "
+	        "of q, k and v, more than the 33554432 allowed");
+}
+
+/* ---- .npy scenes ------------------------------------------------------ */
+
+static void test_npy_scene(void **state)
+{
+	(void)state;
+	struct scene *sc = NULL;
+	char err[SCENE_ERROR_MAX];
+
+	if (scene_load_file("tests/npy/good.json", &sc, err) != 0)
+		print_error("%s\n", err);
+	assert_non_null(sc);
+	assert_int_equal(sc->mode, SCENE_VECTOR);
+	assert_int_equal(sc->n, 3);
+	const double q[] = {1, 0, 0, 1, 0.5, 0.5}, k[] = {1, 0, 0.5, 0.5, 0, 2},
+	             v[] = {2, 0, 0, -1, 1, 1};
+	for (int i = 0; i < 6; i++)
+		assert_true(sc->q[i] == q[i] && sc->k[i] == k[i] && sc->v[i] == v[i]);
+	assert_string_equal(sc->text[0], "The"); /* its "\r\n" is one line break */
+	assert_string_equal(sc->text[1], "cat");
+	assert_string_equal(sc->text[2], "sat");
+	scene_free(sc);
+
+	/* Text as an array, or none; names relative to the scene's directory. */
+	sc = load_ok("tests/npy/x.json",
+	             "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"good_k_plain.npy\", "
+	             "\"k\": \"good_v_v3.npy\", \"v\": \"good_q_f4.npy\", "
+	             "\"text\": [\"a\", \"\", \"\\u001b\"]}");
+	assert_true(sc->q[5] == 2.0 && sc->k[0] == 2.0 && sc->v[4] == 0.5);
+	assert_string_equal(sc->text[1], "");
+	assert_string_equal(sc->text[2], "\x1b");
+	scene_free(sc);
+	sc = load_ok("tests/npy/x.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": "
+	                                 "\"good_q_f4.npy\", \"k\": \"good_q_f4.npy\", \"v\": "
+	                                 "\"good_q_f4.npy\", \"watch\": \"look\"}");
+	assert_string_equal(sc->text[0], "t0");
+	assert_string_equal(sc->text[2], "t2");
+	assert_string_equal(sc->watch, "look");
+	scene_free(sc);
+}
+
+/* Write LEN bytes of TEXT into a temporary file; returns its path. */
+static char *temp_file(const char *text, size_t len)
+{
+	static char path[64];
+	snprintf(path, sizeof path, "/tmp/h2o-text-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+static const char *npy_with_text(const char *path)
+{
+	static char json[512];
+	snprintf(json, sizeof json,
+	         "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"tests/npy/good_q_f4.npy\", "
+	         "\"k\": \"tests/npy/good_q_f4.npy\", \"v\": \"tests/npy/good_q_f4.npy\", "
+	         "\"text\": \"%s\"}",
+	         path);
+	return json;
+}
+
+static void test_npy_text_file(void **state)
+{
+	(void)state;
+	/* No final line break, empty lines, bytes kept as they are. */
+	char *path = temp_file("a\n\n\xff\t", 5);
+	struct scene *sc = load_ok("t.json", npy_with_text(path));
+	assert_string_equal(sc->text[0], "a");
+	assert_string_equal(sc->text[1], "");
+	assert_string_equal(sc->text[2], "\xff\t");
+	scene_free(sc);
+	unlink(path);
+
+	char want[SCENE_ERROR_MAX];
+	path = temp_file("a\nb\0c\nd\n", 8);
+	snprintf(want, sizeof want, "t.json:1:141: text: %s: line 2 holds a NUL byte", path);
+	assert_string_equal(load_err_s(npy_with_text(path)), want);
+	unlink(path);
+
+	char *big = malloc(SCENE_MAX_TEXT_BYTES + 8);
+	memset(big, 'x', SCENE_MAX_TEXT_BYTES + 7);
+	memcpy(big, "a\n", 2);
+	big[SCENE_MAX_TEXT_BYTES + 3] = '\n';
+	memcpy(big + SCENE_MAX_TEXT_BYTES + 4, "c\n", 2);
+	path = temp_file(big, SCENE_MAX_TEXT_BYTES + 6);
+	snprintf(want, sizeof want,
+	         "t.json:1:141: text: %s: line 2: expected at most 4096 bytes of text, got 4097",
+	         path);
+	assert_string_equal(load_err_s(npy_with_text(path)), want);
+	unlink(path);
+	free(big);
+
+	path = temp_file("", 0);
+	snprintf(want, sizeof want,
+	         "t.json:1:141: text: %s: has 0 lines, expected 3 (one token per row of q)", path);
+	assert_string_equal(load_err_s(npy_with_text(path)), want);
+	unlink(path);
+}
+
+/* Sizes are checked from the header, before anything is allocated. */
+static void test_npy_limits(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/h2o-npy-XXXXXX", json[512], want[SCENE_ERROR_MAX];
+	const int dims[] = {2, 2048};
+	const long rows[] = {SCENE_MAX_TOKENS + 1, SCENE_MAX_VALUES / 2048 + 1};
+	const char *const msgs[] = {
+	        "t.json:1:42: q: %s: expected at most 1000000 rows (tokens), got shape (1000001, "
+	        "2)",
+	        "t.json:1:45: q: %s: shape (16385, 2048) holds 33556480 numbers, more than the "
+	        "33554432 allowed in each of q, k and v"};
+
+	for (int c = 0; c < 2; c++) {
+		strcpy(path, "/tmp/h2o-npy-XXXXXX");
+		int fd = mkstemp(path);
+		assert_true(fd >= 0);
+		char dict[128], head[256];
+		snprintf(dict, sizeof dict,
+		         "{'descr': '<f4', 'fortran_order': False, 'shape': (%ld, %d), }", rows[c],
+		         dims[c]);
+		size_t len = 10 + strlen(dict) + 1, pad = (64 - len % 64) % 64,
+		       hlen = len - 10 + pad;
+		memcpy(head, "\x93NUMPY\x01\x00", 8);
+		head[8] = (char)(hlen & 0xFF);
+		head[9] = (char)(hlen >> 8);
+		snprintf(head + 10, sizeof head - 10, "%s%*s\n", dict, (int)pad, "");
+		assert_int_equal(write(fd, head, 10 + hlen), (ssize_t)(10 + hlen));
+		/* Sparse: the data takes no disk. */
+		assert_int_equal(ftruncate(fd, (off_t)(10 + hlen) + (off_t)rows[c] * dims[c] * 4),
+		                 0);
+		close(fd);
+		snprintf(json, sizeof json,
+		         "{\"heavy\": 1, \"recent\": 1, \"dim\": %d, \"q\": \"%s\", \"k\": \"%s\", "
+		         "\"v\": \"%s\"}",
+		         dims[c], path, path, path);
+		snprintf(want, sizeof want, msgs[c], path);
+		assert_string_equal(load_err_s(json), want);
+		unlink(path);
+	}
+}
+
+static void test_watch(void **state)
+{
+	(void)state;
+	struct scene *sc = load_ok("w.json", "{\"watch\": \"the scores\", \"heavy\": 1, "
+	                                     "\"recent\": 1, \"dim\": 1, \"tokens\": "
+	                                     "[{\"text\": \"a\", \"attn\": [1]}]}");
+	assert_string_equal(sc->watch, "the scores");
+	scene_free(sc);
+	sc = load_ok("w.json", vector_scene);
+	assert_string_equal(sc->watch, "");
+	scene_free(sc);
+}
+
+/* Every scene shipped in scenes/ loads; lessons and generated scenes say
+ * what they are for. */
+static void test_shipped_scenes(void **state)
+{
+	(void)state;
+	DIR *dir = opendir("scenes");
+	assert_non_null(dir);
+	struct dirent *de;
+	int n = 0, lessons = 0;
+	while ((de = readdir(dir)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		char path[600], err[SCENE_ERROR_MAX];
+		struct scene *sc = NULL;
+		snprintf(path, sizeof path, "scenes/%s", de->d_name);
+		if (scene_load_file(path, &sc, err) != 0)
+			print_error("%s\n", err);
+		assert_non_null(sc);
+		assert_true(strlen(sc->description) > 0);
+		if (strncmp(de->d_name, "lesson_", 7) == 0) {
+			assert_true(strlen(sc->watch) > 0);
+			lessons++;
+		}
+		scene_free(sc);
+		n++;
+	}
+	closedir(dir);
+	assert_true(lessons >= 7);
+	assert_true(n >= lessons + 5);
+}
+
 /* ---- the locator ------------------------------------------------------ */
 
 static void linecol(const char *text, size_t offset, long line, long col)
@@ -773,6 +1095,13 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_text_not_terminated),
 	        cmocka_unit_test(test_too_many_tokens),
 	        cmocka_unit_test(test_messages),
+	        cmocka_unit_test(test_generated_scene),
+	        cmocka_unit_test(test_generated_defaults),
+	        cmocka_unit_test(test_npy_scene),
+	        cmocka_unit_test(test_npy_text_file),
+	        cmocka_unit_test(test_npy_limits),
+	        cmocka_unit_test(test_watch),
+	        cmocka_unit_test(test_shipped_scenes),
 	        cmocka_unit_test(test_jsonloc_linecol),
 	        cmocka_unit_test(test_jsonloc_find),
 	        cmocka_unit_test(test_jsonloc_check),

@@ -4,6 +4,8 @@
  * A scene is the untrusted JSON file a user points the tool at (spec §3): the
  * budgets, the vector size and, per token, its text and either q/k/v vectors
  * (a vector scene) or a row of given attention weights (an attention scene).
+ * A vector scene may instead be generated from a seeded model ("generate",
+ * see generate.h) or read from .npy files named in the scene (src/npy.h).
  * This module is the only one that knows JSON; everything after it works on
  * the arrays below. It validates everything before the engine sees it and
  * never prints: a rejected scene comes back as one line
@@ -21,6 +23,12 @@
 #define SCENE_MAX_DIM         4096
 #define SCENE_MAX_BUDGET      1000000
 #define SCENE_MAX_TEXT_BYTES  4096
+#define SCENE_MAX_WATCH_BYTES 1000
+/* Numbers in one of q, k, v (tokens x dim) of a generated or .npy scene,
+ * whose size the file's own size does not bound: 256 MiB of doubles. */
+#define SCENE_MAX_VALUES (32L * 1024 * 1024)
+/* The words a generated scene's "text" may hold, in bytes. */
+#define SCENE_MAX_WORDS_BYTES 65536
 #define SCENE_ERROR_MAX       1024
 
 enum scene_mode {
@@ -31,6 +39,7 @@ enum scene_mode {
 struct scene {
 	char *title;       /* never NULL; the file's base name when absent */
 	char *description; /* never NULL; "" when absent */
+	char *watch;       /* never NULL; "" when absent: what to watch, for help */
 	int heavy, recent; /* budgets, >= 0, heavy + recent >= 1 */
 	int dim;           /* size of a K or V row, >= 1 */
 	int n;             /* number of tokens, >= 1 */
