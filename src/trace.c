@@ -23,8 +23,8 @@ static void put_number(FILE *out, double x)
 	fputs(buf, out);
 }
 
-/* A JSON string: UTF-8 passes through, invalid bytes become U+FFFD, control
- * characters are escaped. */
+/* A JSON string: UTF-8 passes through, invalid bytes become U+FFFD, C0
+ * and C1 control characters and DEL are escaped. */
 static void put_string(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -54,7 +54,12 @@ static void put_string(FILE *out, const char *s)
 			} else if (ok && len == 4) {
 				ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
 			}
-			if (ok) {
+			if (ok && c == 0xC2 && p[1] < 0xA0) {
+				/* C1 controls are valid JSON, but a terminal that
+				 * shows the trace may obey them (0x9B is CSI). */
+				fprintf(out, "\\u%04x", p[1]);
+				p += len;
+			} else if (ok) {
 				fwrite(p, 1, (size_t)len, out);
 				p += len;
 			} else {
