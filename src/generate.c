@@ -290,3 +290,30 @@ int generate_fill(const struct generate_params *p, double *q, double *k, double 
 	free(topic);
 	return rc;
 }
+
+/* Each character scales the model's parts: x[0] sinks, x[1] locality,
+ * x[2] topics. */
+static const struct {
+	const char *name;
+	double x[3];
+} characters[] = {
+        {"local", {0.3, 2.0, 0.3}},
+        {"sink", {1.5, 0.5, 0.3}},
+        {"topic", {0.5, 0.5, 1.5}},
+};
+
+const char *generate_head_character(int h)
+{
+	return characters[h % 3].name;
+}
+
+void generate_head(struct generate_params *p, int h)
+{
+	const double *x = characters[h % 3].x;
+	p->sink_strength *= x[0];
+	p->loc_strength *= x[1];
+	p->topic_strength *= x[2];
+	/* A stream of its own: the seed is any 64-bit value, so heads only
+	 * need seeds apart. */
+	p->seed += (uint64_t)h * 0x9E3779B97F4A7C15u;
+}

@@ -18,6 +18,8 @@
  */
 #include "h2o/scene.h"
 
+#include "h2o/heads.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -251,11 +253,13 @@ enum root_field {
 	R_K,
 	R_V,
 	R_TEXT,
+	R_HEADS,
+	R_HEAD_NAMES,
 	R_COUNT
 };
 static const char *const root_names[R_COUNT] = {
-        "title",  "description", "watch", "heavy", "recent", "dim",  "scale",
-        "tokens", "generate",    "q",     "k",     "v",      "text",
+        "title",    "description", "watch", "heavy", "recent", "dim",   "scale",      "tokens",
+        "generate", "q",           "k",     "v",     "text",   "heads", "head_names",
 };
 
 enum token_field { T_TEXT, T_Q, T_K, T_V, T_ATTN, T_COUNT };
@@ -379,6 +383,7 @@ struct plan {
 	struct where w_root, w_tokens;
 	enum source source;
 	int heavy, recent, dim, n;
+	int heads; /* >= 1 */
 	enum scene_mode mode;
 	bool has_v;
 	double scale;
@@ -533,6 +538,40 @@ static int check_source(const struct loader *ld, struct plan *p)
 
 /* The root: its fields, where the tokens come from, the budgets and sizes,
  * and for inline tokens their count. */
+/* "heads" (1 by default) and "head_names" (one short string per head). */
+static int check_heads(const struct loader *ld, struct plan *p, const struct where *w)
+{
+	const struct field *f = p->root;
+	p->heads = 1;
+	if (f[R_HEADS].node != NULL &&
+	    check_int(ld, f[R_HEADS].node, &w[R_HEADS], 1, HEADS_MAX, &p->heads) != 0)
+		return -1;
+	if (p->heads > 1 && p->source == SRC_NPY)
+		return fail_value(ld, &w[R_HEADS],
+		                  "heads with .npy files are not supported yet; give \"tokens\" "
+		                  "or \"generate\"");
+	const cJSON *names = f[R_HEAD_NAMES].node;
+	if (names == NULL)
+		return 0;
+	if (!cJSON_IsArray(names))
+		return fail_got(ld, &w[R_HEAD_NAMES], names, "expected an array of %d strings",
+		                p->heads);
+	const int count = count_children(names);
+	if (count != p->heads)
+		return fail_value(ld, &w[R_HEAD_NAMES], "expected %d names (one per head), got %d",
+		                  p->heads, count);
+	int i = 0;
+	for (const cJSON *e = names->child; e != NULL; e = e->next, i++) {
+		struct where we = where_elem(&w[R_HEAD_NAMES], i);
+		if (!cJSON_IsString(e))
+			return fail_got(ld, &we, e, "expected a string");
+		if (strlen(e->valuestring) > SCENE_MAX_HEAD_NAME_BYTES)
+			return fail_value(ld, &we, "expected at most %d bytes, got %zu",
+			                  SCENE_MAX_HEAD_NAME_BYTES, strlen(e->valuestring));
+	}
+	return 0;
+}
+
 static int check_root(const struct loader *ld, const cJSON *root, struct plan *p)
 {
 	static const enum root_field required[] = {R_HEAVY, R_RECENT, R_DIM};
@@ -581,6 +620,8 @@ static int check_root(const struct loader *ld, const cJSON *root, struct plan *p
 		                  "heavy + recent must be at least 1, got %d + %d", p->heavy,
 		                  p->recent);
 	if (check_int(ld, f[R_DIM].node, &w[R_DIM], 1, SCENE_MAX_DIM, &p->dim) != 0)
+		return -1;
+	if (check_heads(ld, p, w) != 0)
 		return -1;
 	if (p->source != SRC_TOKENS)
 		return 0;
@@ -684,6 +725,35 @@ static int check_scale(const struct loader *ld, struct plan *p)
 	return 0;
 }
 
+typedef int check_fn(const struct loader *ld, const cJSON *node, const struct where *w, int arg);
+
+static int check_attn_at(const struct loader *ld, const cJSON *node, const struct where *w, int i)
+{
+	return check_attn(ld, node, w, i);
+}
+
+/* With one head, NODE itself; with several, an array of one per head. */
+static int check_per_head(const struct loader *ld, const cJSON *node, const struct where *w,
+                          const struct plan *p, check_fn *check, int arg)
+{
+	if (p->heads == 1)
+		return check(ld, node, w, arg);
+	if (!cJSON_IsArray(node) || (node->child && !cJSON_IsArray(node->child)))
+		return fail_got(ld, w, node, "expected an array of %d arrays (one per head)",
+		                p->heads);
+	const int count = count_children(node);
+	if (count != p->heads)
+		return fail_value(ld, w, "expected %d arrays (one per head), got %d", p->heads,
+		                  count);
+	int h = 0;
+	for (const cJSON *e = node->child; e != NULL; e = e->next, h++) {
+		struct where we = where_elem(w, h);
+		if (check(ld, e, &we, arg) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Second pass: every token's own fields, in file order. */
 static int check_tokens(const struct loader *ld, const cJSON *tokens, struct plan *p)
 {
@@ -713,7 +783,8 @@ static int check_tokens(const struct loader *ld, const cJSON *tokens, struct pla
 				if (f[k].node == NULL)
 					return fail_value(ld, &wt, "missing required field \"%s\"",
 					                  token_names[k]);
-				if (check_vector(ld, f[k].node, &w[k], p->dim) != 0)
+				if (check_per_head(ld, f[k].node, &w[k], p, check_vector, p->dim) !=
+				    0)
 					return -1;
 			}
 			continue;
@@ -721,7 +792,7 @@ static int check_tokens(const struct loader *ld, const cJSON *tokens, struct pla
 
 		if (f[T_ATTN].node == NULL)
 			return fail_value(ld, &wt, "missing required field \"attn\"");
-		if (check_attn(ld, f[T_ATTN].node, &w[T_ATTN], i) != 0)
+		if (check_per_head(ld, f[T_ATTN].node, &w[T_ATTN], p, check_attn_at, i) != 0)
 			return -1;
 		bool has_v = f[T_V].node != NULL;
 		if (i == 0)
@@ -734,7 +805,7 @@ static int check_tokens(const struct loader *ld, const cJSON *tokens, struct pla
 			return fail_value(ld, &wt,
 			                  "missing \"v\", which tokens[0] has; give \"v\" to every "
 			                  "token or to none");
-		if (has_v && check_vector(ld, f[T_V].node, &w[T_V], p->dim) != 0)
+		if (has_v && check_per_head(ld, f[T_V].node, &w[T_V], p, check_vector, p->dim) != 0)
 			return -1;
 	}
 	if (p->mode == SCENE_VECTOR)
@@ -1052,13 +1123,18 @@ static int check_generate(const struct loader *ld, struct plan *p)
 	if (check_int(ld, f[G_COUNT].node, &wf[G_COUNT], 1, SCENE_MAX_TOKENS, &g->count) != 0 ||
 	    check_seed(ld, f[G_SEED].node, &wf[G_SEED], &g->seed) != 0)
 		return -1;
-	const long values = (long)g->count * p->dim;
-	if (values > SCENE_MAX_VALUES)
+	const long values = (long)g->count * p->dim * p->heads;
+	if (values > SCENE_MAX_VALUES && p->heads == 1)
 		return fail_value(
 		        ld, &wf[G_COUNT],
 		        "%d tokens x dim %d = %ld numbers in each of q, k and v, more than "
 		        "the %ld allowed",
 		        g->count, p->dim, values, SCENE_MAX_VALUES);
+	if (values > SCENE_MAX_VALUES)
+		return fail_value(ld, &wf[G_COUNT],
+		                  "%d tokens x dim %d x %d heads = %ld numbers in each of q, k "
+		                  "and v, more than the %ld allowed",
+		                  g->count, p->dim, p->heads, values, SCENE_MAX_VALUES);
 	if (f[G_TEXT].node != NULL) {
 		if (check_words(ld, f[G_TEXT].node, &wf[G_TEXT]) != 0)
 			return -1;
@@ -1314,6 +1390,25 @@ static char *dup_string(const char *s)
 	return d;
 }
 
+/* The heads' names: the file's, or for a generated scene the character
+ * of each head. False when memory runs out. */
+static bool start_head_names(const struct plan *p, struct scene *sc)
+{
+	const cJSON *names = p->root[R_HEAD_NAMES].node;
+	if (p->heads == 1 || (names == NULL && p->source != SRC_GENERATE))
+		return true;
+	sc->head_names = calloc((size_t)p->heads, sizeof *sc->head_names);
+	if (sc->head_names == NULL)
+		return false;
+	const cJSON *e = names ? names->child : NULL;
+	for (int h = 0; h < p->heads; h++, e = e ? e->next : NULL) {
+		sc->head_names[h] = dup_string(e ? e->valuestring : generate_head_character(h));
+		if (sc->head_names[h] == NULL)
+			return false;
+	}
+	return true;
+}
+
 /* The scene with its header fields and its arrays allocated (text
  * entries NULL), or NULL when memory runs out. */
 static struct scene *scene_start(const struct loader *ld, const struct plan *p)
@@ -1329,6 +1424,7 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	sc->n = p->n;
 	sc->mode = p->mode;
 	sc->scale = p->scale;
+	sc->heads = p->heads;
 
 	const cJSON *title = p->root[R_TITLE].node, *desc = p->root[R_DESCRIPTION].node;
 	const cJSON *watch = p->root[R_WATCH].node;
@@ -1342,13 +1438,19 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	sc->description = dup_string(desc ? desc->valuestring : "");
 	sc->watch = dup_string(watch ? watch->valuestring : "");
 	sc->text = calloc(n, sizeof *sc->text);
+	/* One block per head, head after head (heads.h). */
+	const size_t heads = (size_t)p->heads;
 	if (p->has_v)
-		sc->v = alloc_doubles(n, dim);
+		sc->v = alloc_doubles(heads * n, dim);
 	if (p->mode == SCENE_VECTOR) {
-		sc->q = alloc_doubles(n, dim);
-		sc->k = alloc_doubles(n, dim);
+		sc->q = alloc_doubles(heads * n, dim);
+		sc->k = alloc_doubles(heads * n, dim);
 	} else {
-		sc->attn = alloc_doubles(scene_attn_offset(p->n), 1);
+		sc->attn = alloc_doubles(heads, scene_attn_offset(p->n));
+	}
+	if (!start_head_names(p, sc)) {
+		scene_free(sc);
+		return NULL;
 	}
 	if (!sc->title || !sc->description || !sc->watch || !sc->text || (p->has_v && !sc->v) ||
 	    (p->mode == SCENE_VECTOR ? !sc->q || !sc->k : !sc->attn)) {
@@ -1356,6 +1458,17 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 		return NULL;
 	}
 	return sc;
+}
+
+/* Head H's array of a token field (the field itself with one head). */
+static const cJSON *head_of(const cJSON *node, const struct plan *p, int h)
+{
+	if (p->heads == 1)
+		return node;
+	const cJSON *e = node->child;
+	while (h-- > 0)
+		e = e->next;
+	return e;
 }
 
 static int build_tokens(const struct loader *ld, const struct plan *p, struct scene *sc)
@@ -1369,23 +1482,46 @@ static int build_tokens(const struct loader *ld, const struct plan *p, struct sc
 		scan_fields(ld, t, &p->w_tokens, token_names, T_COUNT, f); /* checked */
 		if ((sc->text[i] = dup_string(f[T_TEXT].node->valuestring)) == NULL)
 			return fail_nomem(ld);
-		if (p->has_v)
-			copy_row(sc->v + i * dim, f[T_V].node);
-		if (p->mode == SCENE_VECTOR) {
-			copy_row(sc->q + i * dim, f[T_Q].node);
-			copy_row(sc->k + i * dim, f[T_K].node);
-		} else {
-			copy_row(sc->attn + scene_attn_offset((int)i), f[T_ATTN].node);
+		const size_t block = (size_t)p->n * dim, tri = scene_attn_offset(p->n);
+		for (int h = 0; h < p->heads; h++) {
+			const size_t at = (size_t)h * block + i * dim;
+			if (p->has_v)
+				copy_row(sc->v + at, head_of(f[T_V].node, p, h));
+			if (p->mode == SCENE_VECTOR) {
+				copy_row(sc->q + at, head_of(f[T_Q].node, p, h));
+				copy_row(sc->k + at, head_of(f[T_K].node, p, h));
+			} else {
+				copy_row(sc->attn + (size_t)h * tri + scene_attn_offset((int)i),
+				         head_of(f[T_ATTN].node, p, h));
+			}
 		}
 	}
 	return 0;
 }
 
+/* Every head from the same model, each with its own character and random
+ * stream (generate_head); head 0 names the tokens. */
 static int build_generated(const struct loader *ld, const struct plan *p, struct scene *sc)
 {
-	if (generate_fill(&p->gen, sc->q, sc->k, sc->v, sc->text) != 0)
+	const size_t block = (size_t)p->n * (size_t)p->dim;
+	char **scratch = p->heads > 1 ? calloc((size_t)p->n, sizeof *scratch) : NULL;
+	if (p->heads > 1 && scratch == NULL)
 		return fail_nomem(ld);
-	return 0;
+	int rc = 0;
+	for (int h = 0; h < p->heads && rc == 0; h++) {
+		struct generate_params g = p->gen;
+		if (p->heads > 1)
+			generate_head(&g, h);
+		const size_t at = (size_t)h * block;
+		rc = generate_fill(&g, sc->q + at, sc->k + at, sc->v + at,
+		                   h == 0 ? sc->text : scratch);
+		for (int i = 0; scratch && h > 0 && i < p->n; i++) {
+			free(scratch[i]);
+			scratch[i] = NULL;
+		}
+	}
+	free(scratch);
+	return rc != 0 ? fail_nomem(ld) : 0;
 }
 
 static int build_npy(const struct loader *ld, struct plan *p, struct scene *sc)
@@ -1642,5 +1778,9 @@ void scene_free(struct scene *scene)
 	free(scene->k);
 	free(scene->v);
 	free(scene->attn);
+	if (scene->head_names != NULL)
+		for (int h = 0; h < scene->heads; h++)
+			free(scene->head_names[h]);
+	free(scene->head_names);
 	free(scene);
 }

@@ -91,4 +91,13 @@ int generate_fill(const struct generate_params *p, double *q, double *k, double 
  * reproduce a scene; exposed for the tests). */
 double generate_normal(uint64_t seed, uint64_t stream, uint64_t index);
 
+/*
+ * Head H of a multi-head generated scene: the same model with the
+ * character generate_head_character(h) ("local", "sink" or "topic", in
+ * turn), which makes one part of the logit stronger and the others weaker,
+ * and its own random stream, so heads keep different tokens.
+ */
+void generate_head(struct generate_params *p, int h);
+const char *generate_head_character(int h);
+
 #endif

@@ -28,8 +28,9 @@
  * whose size the file's own size does not bound: 256 MiB of doubles. */
 #define SCENE_MAX_VALUES (32L * 1024 * 1024)
 /* The words a generated scene's "text" may hold, in bytes. */
-#define SCENE_MAX_WORDS_BYTES 65536
-#define SCENE_ERROR_MAX       1024
+#define SCENE_MAX_WORDS_BYTES     65536
+#define SCENE_MAX_HEAD_NAME_BYTES 32
+#define SCENE_ERROR_MAX           1024
 
 enum scene_mode {
 	SCENE_VECTOR,    /* every token has q, k and v */
