@@ -14,6 +14,8 @@
  */
 #include "npy.h"
 
+#include "h2o/scene.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -354,7 +356,10 @@ int npy_open(const char *path, struct npy_file *f, char msg[NPY_MSG_MAX])
 	unsigned char buf[12 + NPY_MAX_HEADER];
 	size_t need = 12;
 
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO with no writer would otherwise wait for
+	 * ever, before the regular-file check below could refuse it. Reads of
+	 * a regular file ignore the flag. */
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (f->fd < 0)
 		return fail(msg, "cannot open: %s", strerror(errno));
 	if (fstat(f->fd, &st) != 0) {
@@ -471,6 +476,13 @@ int npy_read(struct npy_file *f, double *out, char msg[NPY_MSG_MAX])
 				for (int j = 7; j >= 0; j--)
 					u = u << 8 | b[j];
 				memcpy(&x, &u, sizeof x);
+			}
+			if (isfinite(x) && fabs(x) > SCENE_MAX_MAGNITUDE) {
+				char at[128];
+				format_index(&f->h, done + i, at, sizeof at);
+				return fail(msg,
+				            "expected numbers from -1e30 to 1e30, element %s is %g",
+				            at, x);
 			}
 			if (!isfinite(x)) {
 				char at[128];

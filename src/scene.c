@@ -438,6 +438,16 @@ static int check_number(const struct loader *ld, const cJSON *node, const struct
 	return 0;
 }
 
+/* q, k and v stay within SCENE_MAX_MAGNITUDE, so that no dot product or
+ * squared length of dim of them can overflow to infinity (and the softmax
+ * and the figures to NaN). */
+static int check_magnitude(const struct loader *ld, const cJSON *node, const struct where *w)
+{
+	if (fabs(node->valuedouble) > SCENE_MAX_MAGNITUDE)
+		return fail_got(ld, w, node, "expected a number from -1e30 to 1e30");
+	return 0;
+}
+
 static int check_vector(const struct loader *ld, const cJSON *node, const struct where *w, int dim)
 {
 	if (!cJSON_IsArray(node))
@@ -450,7 +460,7 @@ static int check_vector(const struct loader *ld, const cJSON *node, const struct
 	int j = 0;
 	for (const cJSON *e = node->child; e != NULL; e = e->next, j++) {
 		struct where we = where_elem(w, j);
-		if (check_number(ld, e, &we) != 0)
+		if (check_number(ld, e, &we) != 0 || check_magnitude(ld, e, &we) != 0)
 			return -1;
 	}
 	return 0;
@@ -719,8 +729,8 @@ static int check_scale(const struct loader *ld, struct plan *p)
 	struct where w = where_field(&p->w_root, f->index, "scale");
 	if (check_number(ld, f->node, &w) != 0)
 		return -1;
-	if (!(f->node->valuedouble > 0.0))
-		return fail_got(ld, &w, f->node, "expected a number > 0");
+	if (!(f->node->valuedouble > 0.0) || f->node->valuedouble > SCENE_MAX_MAGNITUDE)
+		return fail_got(ld, &w, f->node, "expected a number > 0 and at most 1e30");
 	p->scale = f->node->valuedouble;
 	return 0;
 }
@@ -1319,7 +1329,8 @@ static int check_text_file(const struct loader *ld, const cJSON *node, const str
 	if (rc != 0)
 		return fail_value(ld, w, "%s: %s", shown, msg);
 
-	const char *at = p->text_file, *end = p->text_file + p->text_len;
+	/* No text file: no pointer arithmetic on NULL either. */
+	const char *at = p->text_file, *end = at ? at + p->text_len : NULL;
 	int lines = 0;
 	while (at < end) {
 		size_t len;
@@ -1533,7 +1544,8 @@ static int build_npy(const struct loader *ld, struct plan *p, struct scene *sc)
 	for (int i = 0; i < 3; i++)
 		if (npy_read(&p->npy[i].file, arrays[i], msg) != 0)
 			return fail_value(ld, &p->npy[i].w, "%s: %s", p->npy[i].shown, msg);
-	const char *at = p->text_file, *end = p->text_file + p->text_len;
+	/* No text file: no pointer arithmetic on NULL either. */
+	const char *at = p->text_file, *end = at ? at + p->text_len : NULL;
 	const cJSON *e = text && cJSON_IsArray(text) ? text->child : NULL;
 	for (int i = 0; i < p->n; i++) {
 		if (p->text_file != NULL) {

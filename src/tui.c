@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -47,6 +48,20 @@ static volatile sig_atomic_t tui_signal;
 /* True between newterm and endwin, for the atexit restore. */
 static bool tui_active;
 static bool tui_atexit_registered;
+
+/*
+ * A fatal signal (a crash, an abort, SIGQUIT) cannot run endwin: nothing in
+ * curses is async-signal-safe. So the restore is prepared while the screen
+ * is set up, as bytes and a termios that the handler hands to write(2) and
+ * tcsetattr(3), both async-signal-safe: the terminal modes the shell had,
+ * and the terminfo strings endwin would send (attributes off, cursor
+ * visible, keypad off, alternate screen left). The handler reads these only
+ * while tui_fatal_armed is set.
+ */
+static volatile sig_atomic_t tui_fatal_armed;
+static struct termios tui_fatal_termios;
+static char tui_fatal_reset[256];
+static size_t tui_fatal_reset_len;
 
 /* What a style looks like on an 8-colour and on a 256-colour terminal (a
  * foreground colour, -1 for the terminal's own, and attributes) and without
@@ -106,6 +121,64 @@ static void tui_on_signal(int signo)
 	tui_signal = signo;
 }
 
+/* The signals that end the process on the spot: restore, then die of the
+ * same signal so the shell reports it (128 + signo) and a core is still
+ * dumped where the user allows one. */
+static const int tui_fatal_signos[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGQUIT};
+#define TUI_FATAL_COUNT (sizeof tui_fatal_signos / sizeof tui_fatal_signos[0])
+
+static void tui_on_fatal(int signo)
+{
+	if (tui_fatal_armed) {
+		ssize_t wrote;
+
+		tui_fatal_armed = 0;
+		wrote = write(STDOUT_FILENO, tui_fatal_reset, tui_fatal_reset_len);
+		(void)wrote; /* best effort: a dying process cannot retry */
+		tcsetattr(STDOUT_FILENO, TCSANOW, &tui_fatal_termios);
+	}
+	/* SA_RESETHAND put the default action back on entry and SA_NODEFER
+	 * left the signal unblocked, so this kills the process now. A real
+	 * fault would also recur on return; a signal sent with kill would
+	 * not. */
+	raise(signo);
+}
+
+/* Append terminfo capability CAP to the fatal reset, without its padding
+ * specifications ("$<5>", which tputs would turn into a delay): the bytes
+ * go out with write(2), not tputs. */
+static void tui_fatal_add(const char *cap)
+{
+	const char *s = tigetstr(cap);
+
+	if (!s || s == (char *)-1)
+		return;
+	while (*s) {
+		if (s[0] == '$' && s[1] == '<' && strchr(s, '>')) {
+			s = strchr(s, '>') + 1;
+			continue;
+		}
+		if (tui_fatal_reset_len + 1 >= sizeof tui_fatal_reset)
+			return;
+		tui_fatal_reset[tui_fatal_reset_len++] = *s++;
+	}
+}
+
+/* Prepare and arm the fatal restore; SHELL_MODES are the terminal modes
+ * from before curses changed them. Called once the terminal is set up. */
+static void tui_fatal_arm(const struct termios *shell_modes)
+{
+	tui_fatal_reset_len = 0;
+	/* The order endwin uses: attributes off, cursor shown, keypad off,
+	 * then back from the alternate screen to the shell's. */
+	tui_fatal_add("sgr0");
+	tui_fatal_add("cnorm");
+	tui_fatal_add("rmkx");
+	tui_fatal_add("rmcup");
+	tui_fatal_termios = *shell_modes;
+	tui_fatal_armed = 1;
+}
+
 /* Any exit() while the screen is up (a library calling exit, an assert in
  * a debug build) still gives the terminal back. */
 static void tui_restore_at_exit(void)
@@ -117,8 +190,10 @@ static void tui_restore_at_exit(void)
 
 /* No SA_RESTART: a blocked read returns so the loop sees the flag soon.
  * SIGTSTP, SIGCONT and SIGWINCH are left to ncurses, which suspends,
- * repaints and reports KEY_RESIZE by itself. */
-static void tui_signals_install(struct sigaction old[3])
+ * repaints and reports KEY_RESIZE by itself. The fatal signals get the
+ * restoring handler, once (SA_RESETHAND) and unblocked in it (SA_NODEFER)
+ * so that re-raising kills. */
+static void tui_signals_install(struct sigaction old[3], struct sigaction old_fatal[])
 {
 	static const int signos[3] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction sa;
@@ -129,14 +204,20 @@ static void tui_signals_install(struct sigaction old[3])
 	sa.sa_flags = 0;
 	for (int i = 0; i < 3; i++)
 		sigaction(signos[i], &sa, &old[i]);
+	sa.sa_handler = tui_on_fatal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	for (size_t i = 0; i < TUI_FATAL_COUNT; i++)
+		sigaction(tui_fatal_signos[i], &sa, &old_fatal[i]);
 }
 
-static void tui_signals_restore(const struct sigaction old[3])
+static void tui_signals_restore(const struct sigaction old[3], const struct sigaction old_fatal[])
 {
 	static const int signos[3] = {SIGINT, SIGTERM, SIGHUP};
 
 	for (int i = 0; i < 3; i++)
 		sigaction(signos[i], &old[i], NULL);
+	for (size_t i = 0; i < TUI_FATAL_COUNT; i++)
+		sigaction(tui_fatal_signos[i], &old_fatal[i], NULL);
 }
 
 static bool tui_locale_is_utf8(void)
@@ -385,6 +466,7 @@ static long long tui_now_ms(void)
 
 static void tui_close(struct tui *t)
 {
+	tui_fatal_armed = 0;
 	if (tui_active && !isendwin())
 		endwin();
 	tui_active = false;
@@ -403,6 +485,8 @@ static void tui_close(struct tui *t)
 static bool tui_open(struct tui *t)
 {
 	const char *term = getenv("TERM");
+	struct termios shell_modes;
+	bool have_modes;
 	char *cup;
 
 	/* Keys come from the terminal even when stdin is redirected: reading
@@ -415,6 +499,8 @@ static bool tui_open(struct tui *t)
 			return false;
 		}
 	}
+	/* The modes to restore after a crash, before curses changes them. */
+	have_modes = tcgetattr(STDOUT_FILENO, &shell_modes) == 0;
 	t->screen = newterm(NULL, stdout, t->in);
 	if (!t->screen) {
 		fprintf(stderr, "h2o-tui: cannot use terminal type '%s'; try --headless\n",
@@ -451,6 +537,8 @@ static bool tui_open(struct tui *t)
 	set_escdelay(25);
 	curs_set(0);
 	tui_colors_init(t);
+	if (have_modes)
+		tui_fatal_arm(&shell_modes);
 	return true;
 }
 
@@ -495,7 +583,7 @@ static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key)
 
 int tui_run(struct app *app, bool ascii)
 {
-	struct sigaction old[3];
+	struct sigaction old[3], old_fatal[TUI_FATAL_COUNT];
 	struct tui t;
 	bool dirty = true;
 	long long next_tick = 0;
@@ -509,9 +597,9 @@ int tui_run(struct app *app, bool ascii)
 	/* Our handlers go in before newterm, so ncurses keeps its hands off
 	 * SIGINT and SIGTERM (it only installs its own on default ones). */
 	tui_signal = 0;
-	tui_signals_install(old);
+	tui_signals_install(old, old_fatal);
 	if (!tui_open(&t)) {
-		tui_signals_restore(old);
+		tui_signals_restore(old, old_fatal);
 		return 2;
 	}
 
@@ -575,7 +663,7 @@ int tui_run(struct app *app, bool ascii)
 	}
 
 	tui_close(&t);
-	tui_signals_restore(old);
+	tui_signals_restore(old, old_fatal);
 	/* Only now, with the terminal given back, may anything else be said. */
 	if (status == 1)
 		fputs("h2o-tui: out of memory\n", stderr);

@@ -5,9 +5,11 @@
  * view_draw, flush the frame to the terminal through ncursesw, wait for a
  * key (or a tick while playing) and hand it to app_key. It owns the
  * terminal for the length of tui_run and gives it back in every way out:
- * q/Esc, Ctrl-C, SIGTERM, SIGHUP and exit(). It must never draw anything
- * the frame does not hold, so the headless text stays the screen; this is
- * the only file in the project that includes <curses.h>.
+ * q/Esc, Ctrl-C, SIGTERM, SIGHUP, exit(), and the fatal signals (a crash,
+ * an abort, Ctrl-\), after which the process still dies of the signal. It
+ * must never draw anything the frame does not hold, so the headless text
+ * stays the screen; this is the only file in the project that includes
+ * <curses.h>.
  */
 #ifndef H2O_TUI_H
 #define H2O_TUI_H

@@ -8,8 +8,9 @@
 # socket, no config file, a fixed size, a pinned environment), sends it
 # keys, captures the pane as text and compares it with the headless frame
 # of the same keys at the same size: the headless text must be the screen.
-# It also checks that every way out (q, Ctrl-C, SIGTERM) gives the shell
-# back with the terminal modes it had before.
+# It also checks that every way out (q, Ctrl-C, SIGTERM, SIGHUP, and the
+# fatal SIGSEGV and Ctrl-\ SIGQUIT) gives the shell back with the terminal
+# modes it had before, the alternate screen left, and an honest exit status.
 #
 # Synchronisation is by polling, never by sleeping a fixed time: after each
 # action the pane is captured until it shows what is expected, within a
@@ -17,7 +18,8 @@
 # case fails with a diff of the last capture.
 #
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
-#   CASE: keys quit sigint sigterm resize small hostile ascii clocale, or
+#   CASE: keys quit sigint sigterm sighup sigsegv sigquit resize small
+#   hostile hostile_more ascii clocale, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -25,7 +27,7 @@
 #
 set -u
 
-CASES="keys quit sigint sigterm resize small hostile ascii clocale"
+CASES="keys quit sigint sigterm sighup sigsegv sigquit resize small hostile hostile_more ascii clocale"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -147,6 +149,19 @@ start_shell() {
 		bash --norc --noprofile \; set-option -g status off ||
 		{ fail "cannot start tmux"; return 1; }
 	wait_line '^\$$' || return 1
+	# The TUI runs as the child of a non-interactive shell, which records
+	# the terminal modes the moment the TUI ended: bash itself restores
+	# the modes after a job a signal killed, which would hide a TUI that
+	# did not. No core file: a crash on purpose must not litter the
+	# source root.
+	cat >"$TMP/run" <<'EOF'
+ulimit -c 0
+trap : INT QUIT
+sh -c 'echo $$ >"$H2O_TMP/pid"; exec "$@"' sh "$H2O_BIN" "$@"
+status=$?
+stty -g >"$H2O_TMP/stty.died"
+exit "$status"
+EOF
 	# The terminal modes the shell gives its commands, to compare on exit.
 	type_line 'stty -g >"$H2O_TMP/stty.before"; echo "before=$?"'
 	wait_line '^before=0$'
@@ -156,11 +171,11 @@ type_line() {
 	tm send-keys -t "$PANE" -l "$1" && tm send-keys -t "$PANE" Enter
 }
 
-# Start the TUI from the shell; it records its pid (the sh execs it) and the
+# Start the TUI from the shell through $TMP/run; it records its pid and the
 # shell prints its exit status when it ends. Waits for the first frame.
 start_tui() {
 	SCENE=${1:-$DEFAULT_SCENE}
-	type_line "$PREFIX"'sh -c '\''echo $$ >"$H2O_TMP/pid"; exec "$H2O_BIN" "$@"'\'' sh '"$OPTS $SCENE"'; echo "exit=$?"'
+	type_line "$PREFIX"'sh "$H2O_TMP/run" '"$OPTS $SCENE"'; echo "exit=$?"'
 	headless "${COLS}x$ROWS" "" && wait_screen "$TMP/exp.0" "start, ${COLS}x$ROWS"
 }
 
@@ -174,9 +189,12 @@ key_check() {
 
 # After the TUI ended: the shell printed exit status $1, the TUI's screen is
 # gone (the alternate screen restored) and the terminal modes are those the
-# shell had before (icanon, echo and the rest, byte for byte).
+# shell had before (icanon, echo and the rest, byte for byte), both the
+# moment the TUI ended and at the next prompt.
 check_shell_back() {
 	wait_line "^exit=$1\$" || return 1
+	cmp -s "$TMP/stty.before" "$TMP/stty.died" ||
+		{ fail "terminal modes when the TUI ended: $(cat "$TMP/stty.before") -> $(cat "$TMP/stty.died" 2>/dev/null)"; return 1; }
 	wait_line '^\$$' || return 1
 	if grep -q 'step [0-9]' "$TMP/pane"; then
 		fail "the TUI's screen is still on the pane after it ended"
@@ -234,6 +252,29 @@ case_sigterm() {
 	check_shell_back 143
 }
 
+case_sighup() {
+	start_shell && start_tui && tui_pid || return 1
+	kill -HUP "$PID"
+	check_shell_back 129
+}
+
+# A fatal signal: the handler restores the terminal with what it prepared
+# at start-up, then dies of the signal (128 + 11). Sent with kill, so the
+# handler is tested without any crash-on-purpose code in the program.
+case_sigsegv() {
+	start_shell && start_tui && tui_pid || return 1
+	kill -SEGV "$PID"
+	check_shell_back 139
+}
+
+# Ctrl-\ from the keyboard: SIGQUIT, whose default action (a core dump)
+# would leave the terminal in curses mode.
+case_sigquit() {
+	start_shell && start_tui || return 1
+	tm send-keys -t "$PANE" "C-\\"
+	check_shell_back 131
+}
+
 # A resized window redraws at the new size and keeps the step.
 case_resize() {
 	start_shell && start_tui || return 1
@@ -260,6 +301,16 @@ case_hostile() {
 	start_shell && start_tui tests/scenes/hostile_text.json || return 1
 	headless "${COLS}x$ROWS" end,left,pgup || return 1
 	key_check 1 End && key_check 2 Left && key_check 3 PageUp
+}
+
+# More hostile text (OSC 8 links, DCS, C1 controls raw and in UTF-8,
+# overlong and surrogate encodings, 4096-byte wide and combining text, emoji
+# sequences, bidi controls): the pane equals the headless frame.
+case_hostile_more() {
+	start_shell && start_tui tests/scenes/hostile_more.json || return 1
+	headless "${COLS}x$ROWS" end,left,j,j,pgup || return 1
+	key_check 1 End && key_check 2 Left && key_check 3 -l j && key_check 4 -l j &&
+		key_check 5 PageUp
 }
 
 # --ascii: the terminal shows the ASCII frame.

@@ -6,8 +6,10 @@ set -eu
 cd "$(dirname "$0")/.."
 
 packages="meson ninja-build gcc pkg-config libcjson-dev libncurses-dev libcmocka-dev tmux"
-# CI also runs the suite under valgrind.
-[ -z "${CI:-}" ] || packages="$packages valgrind"
+# CI also runs the suite under valgrind, fuzzes the scene loader with
+# clang's libFuzzer (its runtime is libclang-rt-14-dev, which clang only
+# recommends) and checks with strace that nothing writes a file.
+[ -z "${CI:-}" ] || packages="$packages valgrind clang libclang-rt-14-dev strace"
 
 missing=""
 for p in $packages; do

@@ -30,7 +30,10 @@
 /* The words a generated scene's "text" may hold, in bytes. */
 #define SCENE_MAX_WORDS_BYTES     65536
 #define SCENE_MAX_HEAD_NAME_BYTES 32
-#define SCENE_ERROR_MAX           1024
+/* The largest magnitude of a q, k or v number (and of scale): dim of their
+ * products or squares stay far from overflowing a double. */
+#define SCENE_MAX_MAGNITUDE 1e30
+#define SCENE_ERROR_MAX     1024
 
 enum scene_mode {
 	SCENE_VECTOR,    /* every token has q, k and v */
