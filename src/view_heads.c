@@ -51,7 +51,8 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 	y++;
 	/* Every ten columns, the first position of that column. */
 	for (int c = 0; c < cols; c += 10)
-		frame_printf(f, x0 + c, y, cols - c, STYLE_DIM, "%d", (int)((long)c * shown / cols));
+		frame_printf(f, x0 + c, y, cols - c, STYLE_DIM, "%d",
+		             (int)((long)c * shown / cols));
 	frame_text(f, x0 + cols + 1, y, RECALL_W, "recall", STYLE_DIM);
 	y++;
 

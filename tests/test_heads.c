@@ -26,8 +26,8 @@
  * 2.18 .36 | .21: keeps 1, evicts 2.
  */
 static const double rows[] = {
-	1, .8, .2, .7, .2, .1, .6, .2, .1, .1,		/* head 0 */
-	1, .2, .8, .05, .75, .2, .05, .6, .15, .2,	/* head 1 */
+        1, .8, .2, .7,  .2,  .1, .6,  .2, .1,  .1, /* head 0 */
+        1, .2, .8, .05, .75, .2, .05, .6, .15, .2, /* head 1 */
 };
 static const double values[] = {1, 0, 0, 0, /* head 0 */ 0, 1, 0, 0 /* head 1 */};
 
@@ -72,7 +72,7 @@ static void test_heads_keep_different_tokens(void **state)
 	const double a0 = 0.75, a1 = 0.6 / 0.95, f0 = 0.6, f1 = 0.6;
 	assert_true(fabs(m.out_err - hypot(a0 - f0, a1 - f1)) < 1e-12);
 	assert_true(fabs(m.out_cos - (a0 * f0 + a1 * f1) / (hypot(a0, a1) * hypot(f0, f1))) <
-		    1e-12);
+	            1e-12);
 	/* Recall: head 0 attended 0 2 3 (.8 of the row), head 1 1 2 3 (.95). */
 	assert_true(fabs(m.attn_recall - (0.8 + 0.95) / 2) < 1e-12);
 	heads_run_done(&run);
@@ -97,8 +97,8 @@ static void test_view(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_heads_keep_different_tokens),
-		cmocka_unit_test(test_view),
+	        cmocka_unit_test(test_heads_keep_different_tokens),
+	        cmocka_unit_test(test_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
