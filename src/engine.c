@@ -3,41 +3,274 @@
  *
  * Every cache is kept in ascending position order, so "the recent newest
  * positions" are the tail of its arrays and every sum runs in position
- * order. The logits of a step are computed once, over the full cache, and
- * every other cache reads its positions' logits from that row: the caches
- * differ only in what they hold. The order of floating-point operations is
- * part of the contract with the timeline: engine_logit and the softmax
- * normalisers in the record let it recompute any past weight bit for bit.
+ * order. The order of floating-point operations is part of the contract
+ * with the timeline: a logit is engine_logit's (a dot product summed in
+ * index order, times the scale), and the softmax normalisers in the record
+ * let it recompute any past weight bit for bit.
+ *
+ * The caches that evict hold at most B + 1 positions; each computes the
+ * logits of its own positions only, from its own copies of their key rows
+ * kept in tiles that one vector instruction reads eight at a time, so a
+ * step of such a cache costs O(B * dim) whatever n is. The full cache
+ * attends over every earlier position; its rows do not depend on any other
+ * cache, so it computes a block of future steps at once: the block's
+ * queries against one tile of keys at a time (each key tile loaded once for
+ * all of them), then each row's softmax, then its output, each phase split
+ * between two threads when the block is large enough to pay for one (see
+ * full_phase). Every number is computed by one thread in one fixed order,
+ * so neither the block size nor the threads change a bit of any result;
+ * tests/test_reference.c holds the engine to a plain implementation.
  */
 #include "h2o/engine.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "engine_impl.h"
+#include "engine_kernel.h"
 #include "h2o/scene.h"
 
-/* One policy's cache, and the record arrays of its last step. */
+/* The weights of a block of full-cache steps stay within this many bytes
+ * (rows * n doubles), and a block has at most BLOCK_MAX_ROWS rows. */
+#define BLOCK_BYTES    (32.0 * 1024 * 1024)
+#define BLOCK_MAX_ROWS 128
+/* Multiply-adds below which work stays on one thread: handing a part to
+ * the helper costs a few microseconds of waking it up. */
+#define THREAD_MIN_WORK (1L << 21)
+/* Multiply-adds of one cache that evicts, per step, from which a step of
+ * every policy gives half of them to the helper. */
+#define STEP_SPLIT_WORK 8192L
+
+/* A policy that evicts: at most cap = min(B + 1, n) entries. */
 struct cache {
 	int cap, len;
-	int *pos;
-	double *score;
-	/* The last step, before eviction. */
-	int *att_pos;
-	double *att_w, *att_score;
+	/* Two buffers of ascending positions and their scores; cur holds
+	 * the cache. A step appends and updates in place, then eviction
+	 * copies what stays into the other buffer and makes it current, so
+	 * the record keeps the arrays as they were before eviction without
+	 * a copy of its own. */
+	int *pos[2];
+	double *score[2];
+	int cur;
+	double *w; /* this step's weights, aligned with the record */
 	int *ev_pos;
 	double *ev_score, *ev_w;
 	unsigned char *gone;
 	double *out;
+	/* Vector scenes: entry i's key row sits in slot slot[i] of KEYS
+	 * (engine_kernel.h's tiles). Slots freed by eviction are reused. */
+	int *slot;
+	int *free_slot, n_free;
+	int hi; /* slots 0 .. hi - 1 have been used */
+	double *keys;
+	double *slot_logit;
 };
+
+/* The full cache: positions 0 .. len - 1, and a block of computed steps. */
+struct full {
+	int len;
+	double *score; /* n */
+	/* Lazy scores (engine_lazy_full): the rows of steps added + 1 ..
+	 * len are not yet in SCORE. */
+	bool lazy;
+	int added;
+	int *iota; /* 0 .. n - 1: its positions, and its record's */
+	int rows;  /* block capacity */
+	int first; /* the block holds positions first .. first + count - 1 */
+	int count;
+	double *w;   /* rows x n: row r's weights over 0 .. first + r */
+	double *out; /* rows x dim */
+	double *max, *sum;
+	double *wsum; /* each row's sum of its weights: its attention recall */
+	double *qt;   /* the block's queries, transposed eight at a time */
+	/* The logits of each group of eight rows, key by key (n x 8 each),
+	 * and each thread's running max of each of their lanes. */
+	double *lt, *gmax[2];
+	double *panel[2]; /* each thread's tile of value rows */
+};
+
+/*
+ * The second thread: started the first time work pays for it, waiting on a
+ * condition variable between jobs, joined by engine_free. A job is the
+ * second of two parts; the engine's thread does the first and then, if the
+ * helper has not picked the second up yet (the other core is busy), takes
+ * it back and does it too, so no one ever waits for a thread to be
+ * scheduled.
+ */
+enum job_state { JOB_NONE, JOB_POSTED, JOB_RUNNING, JOB_DONE };
+
+struct helper {
+	bool started, quit;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, done;
+	atomic_int state; /* enum job_state, changed under LOCK */
+	void (*part)(void *arg, int part);
+	void *arg;
+};
+
+/* How long the helper keeps looking for the next job before it sleeps:
+ * the steps of a run come a few microseconds apart, and waking a sleeping
+ * thread takes longer than the work of one. */
+#define HELPER_SPIN_NS 100000L
 
 struct engine {
 	const struct scene *sc;
 	struct policy_budget b;
-	int t; /* steps done */
-	struct cache c[POLICY_COUNT];
-	double *logit; /* this step's logits over positions 0..p */
+	unsigned mask;
+	int t;                        /* steps done */
+	struct cache c[POLICY_COUNT]; /* every policy but POLICY_FULL */
+	struct full f;
+	struct step_record rec; /* engine_advance's */
+	struct helper h;
 };
+
+/* What a policy that does not run shows: nothing. */
+static const int no_positions[1];
+static const double no_scores[1];
+
+static bool runs(const struct engine *e, int p)
+{
+	return e->mask & ENGINE_POLICY(p);
+}
+
+static int min_int(int a, int b)
+{
+	return a < b ? a : b;
+}
+
+static long elapsed_ns(const struct timespec *since)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
+}
+
+static void *helper_main(void *arg)
+{
+	struct helper *h = arg;
+	pthread_mutex_lock(&h->lock);
+	for (;;) {
+		if (h->state != JOB_POSTED && !h->quit) {
+			/* Look for a while before sleeping. */
+			pthread_mutex_unlock(&h->lock);
+			struct timespec since;
+			clock_gettime(CLOCK_MONOTONIC, &since);
+			/* Yield now and then: on a busy machine the engine's
+			 * thread takes the job back rather than wait for us. */
+			for (int i = 0; atomic_load(&h->state) != JOB_POSTED; i++) {
+				if (i % 64 != 63)
+					continue;
+				if (elapsed_ns(&since) > HELPER_SPIN_NS)
+					break;
+				sched_yield();
+			}
+			pthread_mutex_lock(&h->lock);
+		}
+		while (h->state != JOB_POSTED && !h->quit)
+			pthread_cond_wait(&h->wake, &h->lock);
+		if (h->quit)
+			break;
+		h->state = JOB_RUNNING;
+		pthread_mutex_unlock(&h->lock);
+		h->part(h->arg, 1);
+		pthread_mutex_lock(&h->lock);
+		h->state = JOB_DONE;
+		pthread_cond_signal(&h->done);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static bool helper_start(struct helper *h)
+{
+	if (h->started)
+		return true;
+	if (pthread_mutex_init(&h->lock, NULL) != 0)
+		return false;
+	if (pthread_cond_init(&h->wake, NULL) != 0) {
+		pthread_mutex_destroy(&h->lock);
+		return false;
+	}
+	if (pthread_cond_init(&h->done, NULL) != 0) {
+		pthread_cond_destroy(&h->wake);
+		pthread_mutex_destroy(&h->lock);
+		return false;
+	}
+	h->state = JOB_NONE;
+	h->quit = false;
+	if (pthread_create(&h->thread, NULL, helper_main, h) != 0) {
+		pthread_cond_destroy(&h->done);
+		pthread_cond_destroy(&h->wake);
+		pthread_mutex_destroy(&h->lock);
+		return false;
+	}
+	h->started = true;
+	return true;
+}
+
+static void helper_stop(struct helper *h)
+{
+	if (!h->started)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->quit = true;
+	pthread_cond_signal(&h->wake);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->thread, NULL);
+	pthread_cond_destroy(&h->done);
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
+	h->started = false;
+}
+
+/* PART(ARG, 0) and PART(ARG, 1), the second on the helper when it gets to
+ * it first. Both have run when this returns. */
+static void run_two(struct helper *h, void (*part)(void *arg, int part), void *arg)
+{
+	if (!helper_start(h)) {
+		part(arg, 0);
+		part(arg, 1);
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	h->part = part;
+	h->arg = arg;
+	h->state = JOB_POSTED;
+	pthread_cond_signal(&h->wake);
+	pthread_mutex_unlock(&h->lock);
+	part(arg, 0);
+	pthread_mutex_lock(&h->lock);
+	if (h->state == JOB_POSTED) {
+		/* Not started: ours. */
+		h->state = JOB_NONE;
+		pthread_mutex_unlock(&h->lock);
+		part(arg, 1);
+		return;
+	}
+	/* Started: it ends about when ours did. Look for a while, then
+	 * sleep until told. */
+	pthread_mutex_unlock(&h->lock);
+	struct timespec since;
+	clock_gettime(CLOCK_MONOTONIC, &since);
+	for (int i = 0; atomic_load(&h->state) != JOB_DONE; i++) {
+		if (i % 64 != 63)
+			continue;
+		if (elapsed_ns(&since) > HELPER_SPIN_NS)
+			break;
+		sched_yield();
+	}
+	pthread_mutex_lock(&h->lock);
+	while (h->state != JOB_DONE)
+		pthread_cond_wait(&h->done, &h->lock);
+	h->state = JOB_NONE;
+	pthread_mutex_unlock(&h->lock);
+}
 
 static double dot(const double *a, const double *b, int n)
 {
@@ -57,37 +290,120 @@ double engine_logit(const struct scene *sc, int q, int j)
 
 static void cache_done(struct cache *c)
 {
-	free(c->pos);
-	free(c->score);
-	free(c->att_pos);
-	free(c->att_w);
-	free(c->att_score);
+	for (int i = 0; i < 2; i++) {
+		free(c->pos[i]);
+		free(c->score[i]);
+	}
+	free(c->w);
 	free(c->ev_pos);
 	free(c->ev_score);
 	free(c->ev_w);
 	free(c->gone);
 	free(c->out);
+	free(c->slot);
+	free(c->free_slot);
+	free(c->keys);
+	free(c->slot_logit);
 }
 
-static bool cache_init(struct cache *c, int cap, int dim)
+/* Slots, from slot 0 up, all free. */
+static void cache_reset_slots(struct cache *c)
 {
-	const size_t n = (size_t)cap;
+	c->n_free = c->cap;
+	for (int i = 0; i < c->cap; i++)
+		c->free_slot[i] = c->cap - 1 - i;
+	c->hi = 0;
+}
+
+static bool cache_init(struct cache *c, int cap, const struct scene *sc)
+{
+	const size_t n = (size_t)cap, dim = (size_t)sc->dim;
 	c->cap = cap;
-	c->pos = malloc(n * sizeof *c->pos);
-	c->score = malloc(n * sizeof *c->score);
-	c->att_pos = malloc(n * sizeof *c->att_pos);
-	c->att_w = malloc(n * sizeof *c->att_w);
-	c->att_score = malloc(n * sizeof *c->att_score);
+	for (int i = 0; i < 2; i++) {
+		c->pos[i] = malloc(n * sizeof *c->pos[i]);
+		c->score[i] = malloc(n * sizeof *c->score[i]);
+	}
+	c->w = malloc(n * sizeof *c->w);
 	c->ev_pos = malloc(n * sizeof *c->ev_pos);
 	c->ev_score = malloc(n * sizeof *c->ev_score);
 	c->ev_w = malloc(n * sizeof *c->ev_w);
 	c->gone = malloc(n);
-	c->out = malloc((size_t)dim * sizeof *c->out);
-	return c->pos && c->score && c->att_pos && c->att_w && c->att_score && c->ev_pos &&
-	       c->ev_score && c->ev_w && c->gone && c->out;
+	c->out = malloc(dim * sizeof *c->out);
+	bool ok = c->pos[0] && c->pos[1] && c->score[0] && c->score[1] && c->w && c->ev_pos &&
+	          c->ev_score && c->ev_w && c->gone && c->out;
+	if (ok && sc->mode == SCENE_VECTOR) {
+		const size_t tiles = (n + KERNEL_LANES - 1) / KERNEL_LANES;
+		c->slot = malloc(n * sizeof *c->slot);
+		c->free_slot = malloc(n * sizeof *c->free_slot);
+		/* Zeros: the kernel reads whole tiles, used slots or not. */
+		c->keys = calloc(tiles * KERNEL_LANES * dim, sizeof *c->keys);
+		c->slot_logit = malloc(tiles * KERNEL_LANES * sizeof *c->slot_logit);
+		ok = c->slot && c->free_slot && c->keys && c->slot_logit;
+		if (ok)
+			cache_reset_slots(c);
+	}
+	return ok;
 }
 
-struct engine *engine_new(const struct scene *sc, const struct policy_budget *b)
+static void full_done(struct full *f)
+{
+	free(f->score);
+	free(f->iota);
+	free(f->w);
+	free(f->out);
+	free(f->max);
+	free(f->sum);
+	free(f->wsum);
+	free(f->qt);
+	free(f->lt);
+	for (int i = 0; i < 2; i++) {
+		free(f->gmax[i]);
+		free(f->panel[i]);
+	}
+}
+
+/* BLOCK_ROWS: the rows of a block, or 0 for as many as BLOCK_BYTES hold. */
+static bool full_init(struct full *f, const struct scene *sc, int block_rows)
+{
+	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
+	double rows = BLOCK_BYTES / ((double)n * sizeof(double));
+	rows = block_rows > 0 ? block_rows : rows;
+	rows = rows < 1 ? 1 : rows > BLOCK_MAX_ROWS ? BLOCK_MAX_ROWS : rows;
+	f->rows = min_int((int)rows, sc->n);
+	/* Whole groups of eight rows: a group's logits, n keys of eight
+	 * lanes, are kept in its rows before its softmax. */
+	const size_t wrows = ((size_t)f->rows + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
+	f->score = malloc(n * sizeof *f->score);
+	f->iota = malloc(n * sizeof *f->iota);
+	f->w = malloc(wrows * n * sizeof *f->w);
+	f->out = malloc((size_t)f->rows * dim * sizeof *f->out);
+	f->max = malloc((size_t)f->rows * sizeof *f->max);
+	f->sum = malloc((size_t)f->rows * sizeof *f->sum);
+	f->wsum = malloc((size_t)f->rows * sizeof *f->wsum);
+	f->qt = calloc(wrows * dim, sizeof *f->qt);
+	f->lt = malloc(wrows * n * sizeof *f->lt);
+	bool ok = f->score && f->iota && f->w && f->out && f->max && f->sum && f->wsum && f->qt &&
+	          f->lt;
+	for (int i = 0; i < 2 && ok; i++) {
+		f->gmax[i] = malloc(wrows * sizeof *f->gmax[i]);
+		f->panel[i] = malloc((size_t)kernel_tile_keys(sc->dim) * dim * sizeof *f->panel[i]);
+		ok = f->gmax[i] && f->panel[i];
+	}
+	if (!ok)
+		return false;
+	for (int i = 0; i < sc->n; i++)
+		f->iota[i] = i;
+	return true;
+}
+
+struct engine *engine_new_only(const struct scene *sc, const struct policy_budget *b,
+                               unsigned policies)
+{
+	return engine_new_rows(sc, b, policies, 0);
+}
+
+struct engine *engine_new_rows(const struct scene *sc, const struct policy_budget *b,
+                               unsigned policies, int block_rows)
 {
 	struct engine *e = calloc(1, sizeof *e);
 	if (!e)
@@ -95,14 +411,17 @@ struct engine *engine_new(const struct scene *sc, const struct policy_budget *b)
 	e->sc = sc;
 	e->b = *b;
 	e->b.n = sc->n;
+	e->mask = policies & ENGINE_ALL_POLICIES;
 	/* A cache never holds more than budget + 1 tokens, nor more than the
 	 * scene has: a huge budget is not trusted with memory. */
 	long cap = (long)b->heavy + b->recent + 1;
 	cap = cap < sc->n ? cap : sc->n;
-	e->logit = malloc((size_t)sc->n * sizeof *e->logit);
-	bool ok = e->logit != NULL;
+	bool ok = e->mask != 0;
+	if (ok && runs(e, POLICY_FULL))
+		ok = full_init(&e->f, sc, block_rows);
 	for (int p = 0; p < POLICY_COUNT && ok; p++)
-		ok = cache_init(&e->c[p], p == POLICY_FULL ? sc->n : (int)cap, sc->dim);
+		if (p != POLICY_FULL && runs(e, p))
+			ok = cache_init(&e->c[p], (int)cap, sc);
 	if (!ok) {
 		engine_free(e);
 		return NULL;
@@ -110,14 +429,25 @@ struct engine *engine_new(const struct scene *sc, const struct policy_budget *b)
 	return e;
 }
 
+struct engine *engine_new(const struct scene *sc, const struct policy_budget *b)
+{
+	return engine_new_only(sc, b, ENGINE_ALL_POLICIES);
+}
+
 void engine_free(struct engine *e)
 {
 	if (!e)
 		return;
+	helper_stop(&e->h);
 	for (int p = 0; p < POLICY_COUNT; p++)
 		cache_done(&e->c[p]);
-	free(e->logit);
+	full_done(&e->f);
 	free(e);
+}
+
+unsigned engine_policies(const struct engine *e)
+{
+	return e->mask;
 }
 
 int engine_step_count(const struct engine *e)
@@ -132,96 +462,342 @@ const struct policy_budget *engine_budget(const struct engine *e)
 
 int engine_len(const struct engine *e, enum policy_id p)
 {
-	return e->c[p].len;
+	if (!runs(e, p))
+		return 0;
+	return p == POLICY_FULL ? e->f.len : e->c[p].len;
 }
 
 const int *engine_positions(const struct engine *e, enum policy_id p)
 {
-	return e->c[p].pos;
+	if (!runs(e, p))
+		return no_positions;
+	return p == POLICY_FULL ? e->f.iota : e->c[p].pos[e->c[p].cur];
 }
 
 const double *engine_scores(const struct engine *e, enum policy_id p)
 {
-	return e->c[p].score;
+	if (!runs(e, p))
+		return no_scores;
+	return p == POLICY_FULL ? e->f.score : e->c[p].score[e->c[p].cur];
 }
+
+/* ---- the full cache ---------------------------------------------------- */
+
+/*
+ * A block of steps goes in three phases, each split between two threads
+ * when the block is large enough: the logits (split by keys: each thread
+ * reads half of K, every logit is one dot product), the softmax of each
+ * row (split by rows: a row's max and sum are chains in key order), and
+ * the outputs (split by the output's numbers: each reads half of every
+ * value row, and each number sums its keys in order). Every number is
+ * computed by one thread in one order, however the work is split.
+ */
+enum phase { PHASE_LOGITS, PHASE_SOFTMAX, PHASE_OUTPUT };
+
+/* Part PART of PARTS (1 or 2) of phase PH of the block at f->first. */
+static void full_phase(const struct engine *e, enum phase ph, int part, int parts)
+{
+	const struct scene *sc = e->sc;
+	const struct full *f = &e->f;
+	const int first = f->first, count = f->count,
+	          groups = (count + KERNEL_LANES - 1) / KERNEL_LANES;
+	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim, lanes = KERNEL_LANES;
+	/* Groups of eight rows: the first half of them, or the rest. */
+	const int gh = parts == 1 ? groups : (groups + 1) / 2;
+	const int g0 = part == 0 ? 0 : gh, g1 = part == 0 ? gh : groups;
+	switch (ph) {
+	case PHASE_LOGITS: {
+		double *gmax = f->gmax[part];
+		for (int i = 0; i < groups * KERNEL_LANES; i++)
+			gmax[i] = -INFINITY;
+		/* Every group's logits of one tile of keys are computed while
+		 * the tile is in the cache: the keys are read once per block. */
+		if (sc->mode == SCENE_VECTOR) {
+			const int keys = first + count, tile = 2 * kernel_tile_keys(sc->dim);
+			const int split = parts == 1 ? keys : (keys / 2 + tile - 1) / tile * tile;
+			const int k0 = part == 0 ? 0 : split, k1 = part == 0 ? split : keys;
+			for (int j0 = k0; j0 < k1; j0 += tile)
+				for (int g = 0; g < groups; g++)
+					kernel_group_logits(
+					        f->qt + (size_t)g * lanes * dim,
+					        first + g * KERNEL_LANES,
+					        min_int(KERNEL_LANES, count - g * KERNEL_LANES),
+					        sc->k, sc->dim, sc->scale,
+					        f->lt + (size_t)g * lanes * n, j0,
+					        min_int(j0 + tile, k1), gmax + g * KERNEL_LANES);
+			break;
+		}
+		for (int g = g0; g < g1; g++) {
+			const int rows = min_int(KERNEL_LANES, count - g * KERNEL_LANES);
+			const int pos = first + g * KERNEL_LANES;
+			double *lt = f->lt + (size_t)g * lanes * n, *m = gmax + g * KERNEL_LANES;
+			for (int j = 0; j < pos + rows; j++) {
+				for (int l = 0; l < rows; l++) {
+					const double x =
+					        j <= pos + l
+					                ? log(sc->attn[scene_attn_offset(pos + l) +
+					                               (size_t)j])
+					                : -INFINITY;
+					lt[(size_t)j * lanes + (size_t)l] = x;
+					if (x > m[l])
+						m[l] = x;
+				}
+			}
+		}
+		break;
+	}
+	case PHASE_SOFTMAX:
+		for (int g = g0; g < g1; g++) {
+			const int r = g * KERNEL_LANES, rows = min_int(KERNEL_LANES, count - r);
+			/* Each lane's max: the first part's keys come first, the
+			 * second's replace it only when greater, as one scan over
+			 * all of them would. */
+			double m8[KERNEL_LANES];
+			for (int l = 0; l < KERNEL_LANES; l++) {
+				const double a = f->gmax[0][r + l], b = f->gmax[1][r + l];
+				m8[l] = b > a ? b : a;
+			}
+			kernel_group_softmax(f->lt + (size_t)r * n, first + r, rows, m8,
+			                     f->w + (size_t)r * n, n, f->max + r, f->sum + r,
+			                     f->wsum + r);
+		}
+		break;
+	case PHASE_OUTPUT: {
+		const int kh = parts == 1 ? sc->dim : sc->dim / 2 / KERNEL_LANES * KERNEL_LANES;
+		kernel_block_out(f->w, n, count, first + 1, sc->v, sc->dim, part == 0 ? 0 : kh,
+		                 part == 0 ? kh : sc->dim, f->out, f->panel[part]);
+		break;
+	}
+	}
+}
+
+struct phase_job {
+	const struct engine *e;
+	enum phase ph;
+};
+
+static void phase_part(void *arg, int part)
+{
+	const struct phase_job *job = arg;
+	full_phase(job->e, job->ph, part, 2);
+}
+
+/* Phase PH in two parts, on two threads when the helper is free (TWO), or
+ * in one. */
+static void run_phase(struct engine *e, enum phase ph, bool two)
+{
+	if (!two) {
+		full_phase(e, ph, 0, 1);
+		return;
+	}
+	struct phase_job job = {e, ph};
+	run_two(&e->h, phase_part, &job);
+}
+
+/* Compute the block of steps that starts at position FIRST. */
+static void full_block(struct engine *e, int first)
+{
+	const struct scene *sc = e->sc;
+	struct full *f = &e->f;
+	const int count = min_int(f->rows, sc->n - first);
+	f->first = first;
+	f->count = count;
+	if (sc->mode == SCENE_VECTOR) {
+		const size_t dim = (size_t)sc->dim;
+		const size_t groups = ((size_t)count + KERNEL_LANES - 1) / KERNEL_LANES;
+		memset(f->qt, 0, groups * KERNEL_LANES * dim * sizeof *f->qt);
+		for (int r = 0; r < count; r++)
+			kernel_put_key(f->qt, r, sc->q + (size_t)(first + r) * dim, sc->dim);
+	}
+	const bool two = (long)count * (first + count) * sc->dim >= THREAD_MIN_WORK;
+	/* A part that does not run leaves its maxima at -inf. */
+	for (int i = 0; i < (count + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES; i++)
+		f->gmax[1][i] = -INFINITY;
+	run_phase(e, PHASE_LOGITS, two);
+	run_phase(e, PHASE_SOFTMAX, two && count > KERNEL_LANES);
+	if (sc->v)
+		run_phase(e, PHASE_OUTPUT, two && sc->dim >= 2 * KERNEL_LANES);
+}
+
+/* Spec §2 steps 1-5 for the full cache, from the block's row of P. */
+struct add_job {
+	const struct engine *e;
+	int from, to; /* steps */
+};
+
+/* Part PART of 2 of adding the rows of steps from + 1 .. to (in the block)
+ * to the scores: keys split in two, each key's weights added in step order
+ * a tile of keys at a time, so the tile stays in the cache. */
+static void add_part(void *arg, int part)
+{
+	const struct add_job *job = arg;
+	const struct full *f = &job->e->f;
+	const size_t n = (size_t)job->e->sc->n;
+	const int keys = job->to, half = keys / 2 / 1024 * 1024;
+	const int k0 = part == 0 ? 0 : half, k1 = part == 0 ? half : keys;
+	for (int j0 = k0; j0 < k1; j0 += 2048) {
+		const int j1 = min_int(j0 + 2048, k1);
+		for (int s = job->from + 1; s <= job->to; s++) {
+			/* Step s adds its weights over positions 0 .. s - 1. */
+			const int end = min_int(j1, s);
+			if (end > j0)
+				kernel_add(f->score + j0,
+				           f->w + (size_t)(s - 1 - f->first) * n + j0, end - j0);
+		}
+	}
+}
+
+/* Bring a lazy full cache's scores up to its last step. */
+static void full_catch_up(struct engine *e)
+{
+	struct full *f = &e->f;
+	if (!f->lazy || f->added >= f->len)
+		return;
+	/* Positions that arrived since score 0 before their first weight. */
+	for (int p = f->added; p < f->len; p++)
+		f->score[p] = 0.0;
+	struct add_job job = {e, f->added, f->len};
+	if ((long)(f->len - f->added) * f->len >= THREAD_MIN_WORK)
+		run_two(&e->h, add_part, &job);
+	else
+		for (int part = 0; part < 2; part++)
+			add_part(&job, part);
+	f->added = f->len;
+}
+
+void engine_lazy_full(struct engine *e)
+{
+	e->f.lazy = true;
+	e->f.added = e->f.len;
+}
+
+void engine_sync_full(struct engine *e)
+{
+	full_catch_up(e);
+}
+
+static void full_step(struct engine *e, int p, struct cache_record *r)
+{
+	struct full *f = &e->f;
+	if (p < f->first || p >= f->first + f->count) {
+		/* The old block's rows go into the scores before it is gone. */
+		full_catch_up(e);
+		full_block(e, p);
+	}
+	const int row = p - f->first;
+	const double *w = f->w + (size_t)row * (size_t)e->sc->n;
+	f->len = p + 1;
+	if (!f->lazy) {
+		f->score[p] = 0.0;
+		kernel_add(f->score, w, f->len);
+	}
+	*r = (struct cache_record){
+	        .n_attended = f->len,
+	        .attended = f->iota,
+	        .attn = w,
+	        .scores = f->lazy ? NULL : f->score,
+	        .max = f->max[row],
+	        .sum = f->sum[row],
+	        .cutoff_pos = -1,
+	        .out = e->sc->v ? f->out + (size_t)row * (size_t)e->sc->dim : NULL,
+	};
+}
+
+/* ---- the caches that evict --------------------------------------------- */
 
 /*
  * Spec §2 steps 1-5 for one cache: append P, softmax of this step's logits
- * over the positions held, the output, and the scores. The record's
- * attended arrays are copies, because eviction rewrites the cache.
+ * over the positions held, the output (when OUTPUT), and the scores.
  */
-static void attend(const struct engine *e, struct cache *c, int p, struct cache_record *r)
+static void attend(const struct engine *e, struct cache *c, int p, struct cache_record *r,
+                   bool output)
 {
 	const struct scene *sc = e->sc;
-	c->pos[c->len] = p;
-	c->score[c->len] = 0.0;
-	c->len++;
-	double *w = c->att_w;
-	double m = -INFINITY;
-	for (int i = 0; i < c->len; i++) {
-		w[i] = e->logit[c->pos[i]];
-		if (w[i] > m)
-			m = w[i];
+	int *pos = c->pos[c->cur];
+	double *score = c->score[c->cur], *w = c->w;
+	const int i = c->len++;
+	pos[i] = p;
+	score[i] = 0.0;
+	const size_t dim = (size_t)sc->dim;
+	if (sc->mode == SCENE_VECTOR) {
+		const int s = c->free_slot[--c->n_free];
+		c->slot[i] = s;
+		c->hi = s >= c->hi ? s + 1 : c->hi;
+		kernel_put_key(c->keys, s, sc->k + (size_t)p * dim, sc->dim);
+		kernel_slot_logits(c->keys, (c->hi + KERNEL_LANES - 1) / KERNEL_LANES, sc->dim,
+		                   sc->q + (size_t)p * dim, sc->scale, c->slot_logit);
+		for (int j = 0; j < c->len; j++)
+			w[j] = c->slot_logit[c->slot[j]];
+	} else {
+		const double *a = sc->attn + scene_attn_offset(p);
+		for (int j = 0; j < c->len; j++)
+			w[j] = log(a[pos[j]]);
 	}
-	double s = 0.0;
-	for (int i = 0; i < c->len; i++) {
-		w[i] = exp(w[i] - m);
-		s += w[i];
-	}
-	for (int i = 0; i < c->len; i++) {
-		w[i] /= s;
-		c->score[i] += w[i];
-		c->att_pos[i] = c->pos[i];
-		c->att_score[i] = c->score[i];
-	}
+	kernel_softmax(w, c->len, &r->max, &r->sum);
+	kernel_add(score, w, c->len);
 	r->n_attended = c->len;
-	r->attended = c->att_pos;
-	r->attn = c->att_w;
-	r->scores = c->att_score;
-	r->max = m;
-	r->sum = s;
+	r->attended = pos;
+	r->attn = w;
+	r->scores = score;
 	r->out = NULL;
-	if (!sc->v)
-		return;
-	const size_t d = (size_t)sc->dim;
-	memset(c->out, 0, d * sizeof *c->out);
-	for (int i = 0; i < c->len; i++) {
-		const double *v = sc->v + (size_t)c->pos[i] * d;
-		for (size_t k = 0; k < d; k++)
-			c->out[k] += w[i] * v[k];
+	if (sc->v && output) {
+		kernel_gather_out(w, pos, c->len, sc->v, sc->dim, c->out);
+		r->out = c->out;
 	}
-	r->out = c->out;
 }
 
-/* Spec §2 step 6 under policy P: mark, record and remove. */
+/* Spec §2 step 6 under policy P: mark, record, and keep the rest in the
+ * other buffer. */
 static void evict(const struct engine *e, enum policy_id p, struct cache *c, struct cache_record *r)
 {
 	const struct policy *pol = policies[p];
+	const int *pos = c->pos[c->cur];
+	const double *score = c->score[c->cur];
 	memset(c->gone, 0, (size_t)c->len);
-	const struct policy_cache view = {c->len, c->pos, c->score, c->att_w};
+	const struct policy_cache view = {c->len, pos, score, c->w};
 	int cut = -1;
 	pol->evict(&e->b, &view, c->gone, &cut);
-	r->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
-	r->cutoff_value = cut >= 0 ? (pol->by_weight ? c->att_w[cut] : c->score[cut]) : 0.0;
-	int kept = 0, n_ev = 0;
-	for (int i = 0; i < c->len; i++) {
-		if (c->gone[i]) {
-			c->ev_pos[n_ev] = c->pos[i];
-			c->ev_score[n_ev] = c->score[i];
-			c->ev_w[n_ev] = c->att_w[i];
-			n_ev++;
-			continue;
-		}
-		c->pos[kept] = c->pos[i];
-		c->score[kept] = c->score[i];
-		kept++;
-	}
-	c->len = kept;
-	r->n_evicted = n_ev;
+	r->cutoff_pos = cut >= 0 ? pos[cut] : -1;
+	r->cutoff_value = cut >= 0 ? (pol->by_weight ? c->w[cut] : score[cut]) : 0.0;
 	r->evicted = c->ev_pos;
 	r->evicted_scores = c->ev_score;
 	r->evicted_weights = c->ev_w;
+	const unsigned char *first = memchr(c->gone, 1, (size_t)c->len);
+	if (!first) {
+		/* Nothing goes: the cache stays where it is, and the record
+		 * shares its arrays until the next step. */
+		r->n_evicted = 0;
+		return;
+	}
+	/* What stays, run by run, into the other buffer. */
+	int *kpos = c->pos[!c->cur];
+	double *kscore = c->score[!c->cur];
+	int kept = 0, n_ev = 0;
+	for (int i = 0; i < c->len;) {
+		const unsigned char *g = memchr(c->gone + i, 1, (size_t)(c->len - i));
+		const int j = g ? (int)(g - c->gone) : c->len;
+		const size_t run = (size_t)(j - i);
+		memcpy(kpos + kept, pos + i, run * sizeof *kpos);
+		memcpy(kscore + kept, score + i, run * sizeof *kscore);
+		if (c->slot)
+			memmove(c->slot + kept, c->slot + i, run * sizeof *c->slot);
+		kept += j - i;
+		if (j < c->len) {
+			c->ev_pos[n_ev] = pos[j];
+			c->ev_score[n_ev] = score[j];
+			c->ev_w[n_ev] = c->w[j];
+			n_ev++;
+			if (c->slot)
+				c->free_slot[c->n_free++] = c->slot[j];
+		}
+		i = j + 1;
+	}
+	c->len = kept;
+	c->cur = !c->cur;
+	r->n_evicted = n_ev;
 }
+
+/* ---- figures ------------------------------------------------------------ */
 
 /* Positions held by both ascending arrays. */
 static int overlap(const int *a, int na, const int *b, int nb)
@@ -238,20 +814,38 @@ static int overlap(const int *a, int na, const int *b, int nb)
 	return both;
 }
 
+/* FULL is the full cache's record, or NULL when it does not run. */
 static void measure(const struct engine *e, enum policy_id p, struct cache_record *r,
                     const struct cache_record *full)
 {
 	const struct scene *sc = e->sc;
-	const struct cache *c = &e->c[p], *h2o = &e->c[POLICY_H2O];
 	struct step_metrics *m = &r->m;
-	m->tokens = c->len;
-	m->kv = (long)c->len * 2 * sc->dim;
-	m->overlap_h2o = overlap(c->pos, c->len, h2o->pos, h2o->len);
-	double recall = 0.0;
-	for (int i = 0; i < r->n_attended; i++)
-		recall += full->attn[r->attended[i]];
-	m->attn_recall = recall;
+	m->tokens = engine_len(e, p);
+	m->kv = (long)m->tokens * 2 * sc->dim;
+	if (!runs(e, POLICY_H2O))
+		m->overlap_h2o = 0;
+	else if (p == POLICY_H2O)
+		m->overlap_h2o = m->tokens;
+	else
+		m->overlap_h2o =
+		        overlap(engine_positions(e, p), m->tokens, engine_positions(e, POLICY_H2O),
+		                engine_len(e, POLICY_H2O));
 	m->has_out = sc->v != NULL;
+	if (!full) {
+		m->attn_recall = m->out_err = m->out_cos = NAN;
+		return;
+	}
+	double recall = 0.0;
+	if (p == POLICY_FULL) {
+		/* The same sum, of every weight in position order, made
+		 * while the weights were: a chain of n adds here would cost
+		 * more than the rest of the step. */
+		recall = e->f.wsum[e->t - 1 - e->f.first];
+	} else {
+		for (int i = 0; i < r->n_attended; i++)
+			recall += full->attn[r->attended[i]];
+	}
+	m->attn_recall = recall;
 	m->out_err = 0.0;
 	m->out_cos = 1.0;
 	if (!m->has_out)
@@ -271,65 +865,270 @@ static void measure(const struct engine *e, enum policy_id p, struct cache_recor
 		m->out_cos = hf / (sqrt(hh) * sqrt(ff));
 }
 
-bool engine_step(struct engine *e, struct step_record *rec)
+/* ---- stepping ----------------------------------------------------------- */
+
+/* One step; FIGURES: the outputs and figures too (a replay skips them). */
+struct step_job {
+	struct engine *e;
+	struct step_record *rec;
+	unsigned mask[2];
+	bool figures;
+};
+
+/* The caches of one half that evict, at step rec->step. */
+static void step_part(void *arg, int part)
 {
-	const struct scene *sc = e->sc;
-	if (e->t >= sc->n)
+	const struct step_job *job = arg;
+	for (int i = 0; i < POLICY_COUNT; i++) {
+		if (!(job->mask[part] & ENGINE_POLICY(i)))
+			continue;
+		struct cache_record *r = &job->rec->c[i];
+		attend(job->e, &job->e->c[i], job->rec->pos, r, job->figures);
+		evict(job->e, (enum policy_id)i, &job->e->c[i], r);
+	}
+}
+
+static bool step(struct engine *e, struct step_record *rec, bool figures)
+{
+	if (e->t >= e->sc->n)
 		return false;
 	const int p = e->t;
 	rec->step = p + 1;
 	rec->pos = p;
-	for (int j = 0; j <= p; j++)
-		e->logit[j] = engine_logit(sc, p, j);
+	struct step_job job = {e, rec, {0, 0}, figures};
+	int evicting = 0;
 	for (int i = 0; i < POLICY_COUNT; i++) {
-		attend(e, &e->c[i], p, &rec->c[i]);
-		evict(e, (enum policy_id)i, &e->c[i], &rec->c[i]);
+		struct cache_record *r = &rec->c[i];
+		if (!runs(e, i))
+			*r = (struct cache_record){.cutoff_pos = -1};
+		else if (i == POLICY_FULL)
+			full_step(e, p, r);
+		else
+			job.mask[evicting++ % 2] |= ENGINE_POLICY(i);
 	}
+	/* The caches that evict do not depend on each other: with the full
+	 * cache beside them (a run over the whole scene, where the helper is
+	 * around), half of them on the helper when they are large enough. */
+	const long cap = e->b.heavy + e->b.recent + 1L;
+	if (runs(e, POLICY_FULL) && evicting >= 2 && cap * e->sc->dim >= STEP_SPLIT_WORK)
+		run_two(&e->h, step_part, &job);
+	else
+		for (int part = 0; part < 2; part++)
+			step_part(&job, part);
 	e->t++;
+	if (!figures)
+		return true;
 	/* Figures compare against the full cache and H2O, so they come
 	 * after every cache has stepped. */
+	const struct cache_record *full = runs(e, POLICY_FULL) ? &rec->c[POLICY_FULL] : NULL;
 	for (int i = 0; i < POLICY_COUNT; i++)
-		measure(e, (enum policy_id)i, &rec->c[i], &rec->c[POLICY_FULL]);
+		if (runs(e, i))
+			measure(e, (enum policy_id)i, &rec->c[i], full);
 	return true;
 }
 
-/* Snapshot layout: t, then per cache len, pos[len], score[len]. */
+bool engine_step(struct engine *e, struct step_record *rec)
+{
+	return step(e, rec, true);
+}
+
+bool engine_advance(struct engine *e)
+{
+	return step(e, &e->rec, false);
+}
+
+/* Steps FROM .. TO - 1 of the caches of MASK that evict, one after the
+ * other: they do not depend on each other. */
+static void advance_caches(struct engine *e, unsigned mask, int from, int to)
+{
+	for (int p = from; p < to; p++)
+		for (int i = 0; i < POLICY_COUNT; i++)
+			if (i != POLICY_FULL && (mask & ENGINE_POLICY(i))) {
+				attend(e, &e->c[i], p, &e->rec.c[i], false);
+				evict(e, (enum policy_id)i, &e->c[i], &e->rec.c[i]);
+			}
+}
+
+struct advance_job {
+	struct engine *e;
+	unsigned mask[2];
+	int from, to;
+};
+
+static void advance_part(void *arg, int part)
+{
+	const struct advance_job *job = arg;
+	advance_caches(job->e, job->mask[part], job->from, job->to);
+}
+
+void engine_advance_to(struct engine *e, int t)
+{
+	t = t < e->sc->n ? t : e->sc->n;
+	if (t <= e->t)
+		return;
+	const long cap = e->b.heavy + e->b.recent + 1L;
+	const long work = (long)(t - e->t) * cap * e->sc->dim;
+	if (runs(e, POLICY_FULL) || work < THREAD_MIN_WORK / 8) {
+		while (e->t < t)
+			engine_advance(e);
+		return;
+	}
+	/* The caches are independent: half of them on a second thread,
+	 * each cache stepped by one thread in step order. */
+	unsigned half = 0, rest = 0;
+	int count = 0;
+	for (int i = 0; i < POLICY_COUNT; i++)
+		if (runs(e, i))
+			*(count++ % 2 ? &rest : &half) |= ENGINE_POLICY(i);
+	struct advance_job job = {e, {half, rest}, e->t, t};
+	run_two(&e->h, advance_part, &job);
+	e->t = t;
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+/* Layout: t, the mask, then per policy of the mask: len, pos[len] (not for
+ * the full cache, whose positions are 0 .. len - 1), score[len]. */
+struct snap_head {
+	int t;
+	unsigned mask;
+};
+
+size_t engine_snapshot_size_of(const struct engine *e, unsigned mask)
+{
+	size_t size = sizeof(struct snap_head);
+	for (int i = 0; i < POLICY_COUNT; i++) {
+		if (!(mask & e->mask & ENGINE_POLICY(i)))
+			continue;
+		const size_t len = (size_t)engine_len(e, i);
+		size += sizeof(int) + len * sizeof(double);
+		if (i != POLICY_FULL)
+			size += len * sizeof(int);
+	}
+	return size;
+}
+
+void engine_snapshot_of(const struct engine *e, unsigned mask, void *buf)
+{
+	unsigned char *b = buf;
+	const struct snap_head head = {e->t, mask & e->mask};
+	memcpy(b, &head, sizeof head);
+	b += sizeof head;
+	for (int i = 0; i < POLICY_COUNT; i++) {
+		if (!(head.mask & ENGINE_POLICY(i)))
+			continue;
+		const int len = engine_len(e, i);
+		memcpy(b, &len, sizeof len);
+		b += sizeof len;
+		if (i != POLICY_FULL) {
+			memcpy(b, engine_positions(e, i), (size_t)len * sizeof(int));
+			b += (size_t)len * sizeof(int);
+		}
+		memcpy(b, engine_scores(e, i), (size_t)len * sizeof(double));
+		b += (size_t)len * sizeof(double);
+	}
+}
+
 size_t engine_snapshot_size(const struct engine *e)
 {
-	size_t size = sizeof(int);
-	for (int i = 0; i < POLICY_COUNT; i++)
-		size += sizeof(int) + (size_t)e->c[i].len * (sizeof(int) + sizeof(double));
-	return size;
+	return engine_snapshot_size_of(e, e->mask);
 }
 
 void engine_snapshot(const struct engine *e, void *buf)
 {
-	unsigned char *b = buf;
-	memcpy(b, &e->t, sizeof(int));
-	b += sizeof(int);
-	for (int i = 0; i < POLICY_COUNT; i++) {
-		const struct cache *c = &e->c[i];
-		memcpy(b, &c->len, sizeof(int));
-		b += sizeof(int);
-		memcpy(b, c->pos, (size_t)c->len * sizeof(int));
-		b += (size_t)c->len * sizeof(int);
-		memcpy(b, c->score, (size_t)c->len * sizeof(double));
-		b += (size_t)c->len * sizeof(double);
+	engine_snapshot_of(e, e->mask, buf);
+}
+
+/* Put LEN entries back into cache C, their keys in slots 0 .. len - 1. */
+static void cache_restore(const struct engine *e, struct cache *c, int len, const int *pos,
+                          const double *score)
+{
+	c->cur = 0;
+	c->len = len;
+	memcpy(c->pos[0], pos, (size_t)len * sizeof *pos);
+	memcpy(c->score[0], score, (size_t)len * sizeof *score);
+	if (!c->slot)
+		return;
+	const struct scene *sc = e->sc;
+	cache_reset_slots(c);
+	for (int i = 0; i < len; i++) {
+		c->slot[i] = c->free_slot[--c->n_free];
+		kernel_put_key(c->keys, c->slot[i], sc->k + (size_t)pos[i] * (size_t)sc->dim,
+		               sc->dim);
 	}
+	c->hi = len;
 }
 
 void engine_restore(struct engine *e, const void *buf)
 {
 	const unsigned char *b = buf;
-	memcpy(&e->t, b, sizeof(int));
-	b += sizeof(int);
+	struct snap_head head;
+	memcpy(&head, b, sizeof head);
+	b += sizeof head;
+	e->t = head.t;
 	for (int i = 0; i < POLICY_COUNT; i++) {
+		if (!(head.mask & ENGINE_POLICY(i)))
+			continue;
+		int len;
+		memcpy(&len, b, sizeof len);
+		b += sizeof len;
+		const unsigned char *pos = b;
+		if (i != POLICY_FULL)
+			b += (size_t)len * sizeof(int);
+		const unsigned char *score = b;
+		b += (size_t)len * sizeof(double);
+		if (!runs(e, i))
+			continue;
+		if (i == POLICY_FULL) {
+			e->f.len = e->f.added = len;
+			memcpy(e->f.score, score, (size_t)len * sizeof(double));
+			continue;
+		}
+		/* The blob need not be aligned for ints and doubles: copy
+		 * through the cache's own arrays. */
 		struct cache *c = &e->c[i];
-		memcpy(&c->len, b, sizeof(int));
-		b += sizeof(int);
-		memcpy(c->pos, b, (size_t)c->len * sizeof(int));
-		b += (size_t)c->len * sizeof(int);
-		memcpy(c->score, b, (size_t)c->len * sizeof(double));
-		b += (size_t)c->len * sizeof(double);
+		memcpy(c->pos[1], pos, (size_t)len * sizeof(int));
+		memcpy(c->score[1], score, (size_t)len * sizeof(double));
+		cache_restore(e, c, len, c->pos[1], c->score[1]);
 	}
+	/* The full cache's block stays: its rows depend on the scene alone,
+	 * so they are still the rows of the steps they hold. */
+}
+
+void engine_restore_full(struct engine *e, const double *scores)
+{
+	if (!runs(e, POLICY_FULL))
+		return;
+	e->f.len = e->t;
+	e->f.added = e->t;
+	memcpy(e->f.score, scores, (size_t)e->t * sizeof *scores);
+}
+
+size_t engine_memory(const struct engine *e)
+{
+	const struct scene *sc = e->sc;
+	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
+	size_t bytes = sizeof *e;
+	if (runs(e, POLICY_FULL)) {
+		const size_t rows = (size_t)e->f.rows;
+		const size_t wrows = (rows + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
+		/* Scores and positions; weights and logits of a block; its
+		 * outputs, max, sum and weight sums; queries, maxima and value
+		 * tiles. */
+		bytes += n * (sizeof(double) + sizeof(int)) + 2 * wrows * n * sizeof(double) +
+		         rows * (dim + 3) * sizeof(double);
+		bytes += (wrows * dim + 2 * wrows + 2 * (size_t)kernel_tile_keys(sc->dim) * dim) *
+		         sizeof(double);
+	}
+	for (int i = 0; i < POLICY_COUNT; i++) {
+		if (i == POLICY_FULL || !runs(e, i))
+			continue;
+		const size_t cap = (size_t)e->c[i].cap;
+		bytes += cap * (3 * sizeof(int) + 6 * sizeof(double) + 1) + dim * sizeof(double);
+		if (sc->mode == SCENE_VECTOR) {
+			const size_t lanes = (cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
+			bytes += cap * 2 * sizeof(int) + lanes * (dim + 1) * sizeof(double);
+		}
+	}
+	return bytes;
 }

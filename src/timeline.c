@@ -3,15 +3,37 @@
  * shown again.
  *
  * Per step it keeps a summary of every cache (figures, softmax normalisers,
- * evictions); per policy and position the step that evicted it; and every
- * `every` steps a snapshot of the engine. Seeking to step t restores the
- * last snapshot before t and replays, so the record of step t comes from
- * the engine itself, bit for bit as it came the first time. Moving one step
- * forward from the current step is a single engine step.
+ * evictions) and per policy and position the step that evicted it. The
+ * caches that evict hold at most B + 1 positions: a snapshot of all of them
+ * is taken every `every` steps, and seeking to step t restores the last
+ * snapshot before t and replays the rest, so the record of step t comes
+ * from the engine itself, bit for bit as it came the first time. Moving one
+ * step forward from the current step is a single engine step.
  *
- * The snapshot interval is chosen from the scene size so that the
- * snapshots (the full cache dominates: t positions and scores at step t)
- * stay within a fixed memory budget.
+ * The full cache is the big state: t scores at step t, n^2 / 2 numbers
+ * over the scene. Its scores are kept only every `full_every` steps; a
+ * score at step t is the kept one plus the weights of the steps since,
+ * each recomputed from its logit and the step's stored max and sum and
+ * added in step order, exactly as the engine added them. So a screen that
+ * shows a few positions reads them in O(full_every * dim) each and never
+ * needs the full cache replayed (timeline_seek_lite); timeline_seek, which
+ * hands out a whole engine, replays the full cache from its kept scores.
+ *
+ * The other way to step back, per-step deltas, cannot be compact: a step
+ * is undone exactly only with the scores every cache held before it (a
+ * score minus a weight is not the score before it in floating point), so
+ * deltas hold a snapshot's worth per step, 4 caches x (B + 1) x 12 bytes,
+ * 0.6 GB for 100,000 steps at B = 128 against a budget of 0.3 GB for a
+ * scene of dim 64. h2o-bench measures both ("Timeline designs": every = 1
+ * is the deltas' memory and speed); snapshots every few steps answer in
+ * well under a millisecond within the budget.
+ *
+ * Intervals are chosen from the scene so that the timeline stays within
+ * about twice the memory of the scene's own q, k and v: of what is left
+ * after the summaries and the engines, nine tenths go to snapshots of the
+ * caches that evict (seeking replays them) and a tenth to the full cache's
+ * kept scores (reading one adds up a few hundred weights more, a few
+ * microseconds).
  */
 #include "h2o/timeline.h"
 
@@ -19,11 +41,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_exp.h"
+#include "engine_impl.h"
+#include "engine_kernel.h"
 #include "h2o/scene.h"
+#include "timeline_impl.h"
 
-/* Snapshot memory the timeline aims to stay within. */
-#define SNAPSHOT_BUDGET_BYTES (64.0 * 1024 * 1024)
-#define MIN_INTERVAL          8
+/* The timeline aims at this multiple of the scene's own bytes, and never
+ * denies itself this many bytes of snapshots on a small scene. */
+#define MEMORY_FACTOR      1.9
+#define MIN_SNAPSHOT_BYTES (8.0 * 1024 * 1024)
+/* The share of the snapshot memory that goes to the caches that evict:
+ * seeking replays them, while the full cache's kept scores only set how
+ * many weights a score read adds up. */
+#define EVICTING_SHARE 0.9
+/* The blocks of the engine that timeline_seek replays: a few steps at a
+ * time, so that it holds little memory. */
+#define SEEK_BLOCK_ROWS 8
 
 struct policy_log {
 	struct eviction *ev; /* in order */
@@ -39,30 +73,53 @@ struct timeline {
 	struct step_summary *sum; /* [1..n] */
 	struct policy_log log[POLICY_COUNT];
 
-	int every;   /* snapshot interval */
-	void **snap; /* snap[i]: the engine after step i * every */
-	struct engine *e;
-	struct step_record rec; /* of the engine's current step */
+	unsigned lite_mask; /* every policy but the full cache */
+	int every;          /* snapshot interval of the caches that evict */
+	void **snap;        /* snap[i]: them after step i * every */
+	int full_every;     /* a multiple of every */
+	double **full_snap; /* full_snap[i]: the full cache's scores after step i * full_every */
+	size_t bytes;       /* all of the above */
+
+	struct engine *e; /* every cache: timeline_seek */
+	struct step_record rec;
 	bool rec_valid;
+	struct engine *lite; /* the caches that evict: timeline_seek_lite */
+	struct step_record lrec;
+	bool lrec_valid;
 };
 
-static int choose_interval(const struct scene *sc)
+/* The scene's own numbers: q, k, v, or the attention rows and v. */
+static double scene_bytes(const struct scene *sc)
 {
-	/* Snapshots at steps 0, k, 2k, ... hold about n^2 / (2k) positions
-	 * and scores of the full cache. */
-	const double n = sc->n;
-	const double k = n * n * (sizeof(double) + sizeof(int)) / 2.0 / SNAPSHOT_BUDGET_BYTES;
-	if (k < MIN_INTERVAL)
-		return MIN_INTERVAL;
-	return k > n ? (int)n : (int)ceil(k);
+	const double cells = (double)sc->n * sc->dim * sizeof(double);
+	double bytes = sc->v ? cells : 0.0;
+	if (sc->mode == SCENE_VECTOR)
+		bytes += 2 * cells;
+	else
+		bytes += (double)scene_attn_offset(sc->n) * sizeof(double);
+	return bytes;
 }
 
-static void *take_snapshot(const struct engine *e)
+/* The snapshot intervals: every step while memory allows, then as few
+ * snapshots as fit in their share of the budget. */
+static void choose_intervals(struct timeline *tl, double fixed)
 {
-	void *buf = malloc(engine_snapshot_size(e));
-	if (buf)
-		engine_snapshot(e, buf);
-	return buf;
+	const struct scene *sc = tl->sc;
+	const double n = sc->n;
+	double budget = MEMORY_FACTOR * scene_bytes(sc) - fixed;
+	budget = budget > MIN_SNAPSHOT_BYTES ? budget : MIN_SNAPSHOT_BYTES;
+	/* A snapshot of the caches that evict: B + 1 positions and scores
+	 * each (fewer while they fill). */
+	double cap = (double)tl->b.heavy + tl->b.recent + 1;
+	cap = cap < n ? cap : n;
+	const double snap = (POLICY_COUNT - 1) * (cap * (sizeof(int) + sizeof(double)) + 64);
+	double every = ceil(n * snap / (budget * EVICTING_SHARE));
+	every = every < 1 ? 1 : every > n ? n : every;
+	/* The full cache's scores at steps k, 2k, ...: n^2 / (2k) numbers. */
+	double full = ceil(n * n * sizeof(double) / 2 / (budget * (1 - EVICTING_SHARE)));
+	full = full < every ? every : full > n ? n : full;
+	tl->every = (int)every;
+	tl->full_every = (int)(ceil(full / every) * every);
 }
 
 static void summarise(struct timeline *tl, const struct step_record *rec)
@@ -97,38 +154,100 @@ static void summarise(struct timeline *tl, const struct step_record *rec)
 	        leaving >= 0 && tl->log[POLICY_H2O].evicted_at[leaving] == 0 ? leaving : -1;
 }
 
+/* Every allocation of the timeline's own goes through here, so that
+ * timeline_memory can tell. */
+static void *tl_alloc(struct timeline *tl, size_t count, size_t size)
+{
+	void *p = calloc(count ? count : 1, size);
+	if (p)
+		tl->bytes += (count ? count : 1) * size;
+	return p;
+}
+
+static bool take_snapshots(struct timeline *tl, struct engine *e, int t)
+{
+	if (t % tl->every == 0) {
+		const size_t size = engine_snapshot_size_of(e, tl->lite_mask);
+		void *buf = tl_alloc(tl, size, 1);
+		if (!buf)
+			return false;
+		engine_snapshot_of(e, tl->lite_mask, buf);
+		tl->snap[t / tl->every] = buf;
+	}
+	if (t % tl->full_every == 0) {
+		double *scores = tl_alloc(tl, (size_t)t, sizeof *scores);
+		if (!scores)
+			return false;
+		engine_sync_full(e);
+		memcpy(scores, engine_scores(e, POLICY_FULL), (size_t)t * sizeof *scores);
+		tl->full_snap[t / tl->full_every] = scores;
+	}
+	return true;
+}
+
 struct timeline *timeline_new(const struct scene *sc, const struct policy_budget *b)
+{
+	return timeline_new_every(sc, b, 0, 0);
+}
+
+struct timeline *timeline_new_every(const struct scene *sc, const struct policy_budget *b,
+                                    int every, int full_every)
 {
 	struct timeline *tl = calloc(1, sizeof *tl);
 	if (!tl)
 		return NULL;
+	tl->bytes = sizeof *tl;
 	tl->sc = sc;
 	tl->b = *b;
 	tl->b.n = sc->n;
 	tl->n = sc->n;
-	tl->every = choose_interval(sc);
+	tl->lite_mask = ENGINE_ALL_POLICIES & ~ENGINE_POLICY(POLICY_FULL);
 	const size_t n = (size_t)sc->n;
-	tl->sum = calloc(n + 1, sizeof *tl->sum);
-	tl->snap = calloc(n / (size_t)tl->every + 1, sizeof *tl->snap);
-	tl->e = engine_new(sc, &tl->b);
-	bool ok = tl->sum && tl->snap && tl->e;
+	tl->sum = tl_alloc(tl, n + 1, sizeof *tl->sum);
+	bool ok = tl->sum != NULL;
 	for (int p = 0; p < POLICY_COUNT && ok; p++) {
 		struct policy_log *log = &tl->log[p];
-		log->ev = calloc(n, sizeof *log->ev);
-		log->ev_until = calloc(n + 1, sizeof *log->ev_until);
-		log->evicted_at = calloc(n, sizeof *log->evicted_at);
+		log->ev = tl_alloc(tl, p == POLICY_FULL ? 0 : n, sizeof *log->ev);
+		log->ev_until = tl_alloc(tl, n + 1, sizeof *log->ev_until);
+		log->evicted_at = tl_alloc(tl, n, sizeof *log->evicted_at);
 		ok = log->ev && log->ev_until && log->evicted_at;
+	}
+	if (ok) {
+		tl->e = engine_new_rows(sc, &tl->b, ENGINE_ALL_POLICIES, SEEK_BLOCK_ROWS);
+		tl->lite = engine_new_only(sc, &tl->b, tl->lite_mask);
+		ok = tl->e && tl->lite;
 	}
 	if (!ok)
 		goto fail;
-	for (int t = 0;; t++) {
-		if (t % tl->every == 0 && !(tl->snap[t / tl->every] = take_snapshot(tl->e)))
-			goto fail;
-		if (!engine_step(tl->e, &tl->rec))
-			break;
-		summarise(tl, &tl->rec);
+	choose_intervals(tl, (double)tl->bytes + (double)engine_memory(tl->e) +
+	                             (double)engine_memory(tl->lite));
+	if (every > 0)
+		tl->every = every < sc->n ? every : sc->n;
+	if (full_every > 0 || every > 0) {
+		const int f = full_every > 0 ? full_every : tl->full_every;
+		tl->full_every = (f + tl->every - 1) / tl->every * tl->every;
 	}
-	tl->rec_valid = true;
+	tl->snap = tl_alloc(tl, n / (size_t)tl->every + 1, sizeof *tl->snap);
+	tl->full_snap = tl_alloc(tl, n / (size_t)tl->full_every + 1, sizeof *tl->full_snap);
+	/* The scene is run once by an engine of its own, with blocks of the
+	 * full cache as large as pay; it is gone when the timeline is built. */
+	struct engine *run = engine_new(sc, &tl->b);
+	if (!tl->snap || !tl->full_snap || !run) {
+		engine_free(run);
+		goto fail;
+	}
+	engine_lazy_full(run);
+	struct step_record rec;
+	for (int t = 0;; t++) {
+		if (!take_snapshots(tl, run, t)) {
+			engine_free(run);
+			goto fail;
+		}
+		if (!engine_step(run, &rec))
+			break;
+		summarise(tl, &rec);
+	}
+	engine_free(run);
 	return tl;
 fail:
 	timeline_free(tl);
@@ -142,8 +261,13 @@ void timeline_free(struct timeline *tl)
 	if (tl->snap)
 		for (int i = 0; i <= tl->n / tl->every; i++)
 			free(tl->snap[i]);
+	if (tl->full_snap)
+		for (int i = 0; i <= tl->n / tl->full_every; i++)
+			free(tl->full_snap[i]);
 	free(tl->snap);
+	free(tl->full_snap);
 	engine_free(tl->e);
+	engine_free(tl->lite);
 	free(tl->sum);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		free(tl->log[p].ev);
@@ -151,6 +275,12 @@ void timeline_free(struct timeline *tl)
 		free(tl->log[p].evicted_at);
 	}
 	free(tl);
+}
+
+void timeline_intervals(const struct timeline *tl, int *every, int *full_every)
+{
+	*every = tl->every;
+	*full_every = tl->full_every;
 }
 
 const struct scene *timeline_scene(const struct timeline *tl)
@@ -208,29 +338,67 @@ const struct eviction *timeline_eviction_of(const struct timeline *tl, enum poli
 	return NULL;
 }
 
+static int clamp_step(const struct timeline *tl, int t)
+{
+	return t < 0 ? 0 : t > tl->n ? tl->n : t;
+}
+
+/* Take E from step NOW to step T: steps nobody reads are replayed without
+ * figures, the last one fills *REC. */
+static void replay(struct engine *e, int now, int t, struct step_record *rec, bool *rec_valid)
+{
+	for (; now < t - 1; now++)
+		engine_advance(e);
+	if (now < t) {
+		engine_step(e, rec);
+		*rec_valid = true;
+	}
+}
+
 const struct engine *timeline_seek(struct timeline *tl, int t, const struct step_record **rec)
 {
-	if (t < 0)
-		t = 0;
-	if (t > tl->n)
-		t = tl->n;
+	t = clamp_step(tl, t);
 	int now = engine_step_count(tl->e);
-	if (!(tl->rec_valid && now == t) && !(now < t && t - now <= tl->every)) {
-		/* Restore the last snapshot strictly before t (step 0 for t = 0),
-		 * so that replaying produces the record of step t itself. */
-		const int i = t > 0 ? (t - 1) / tl->every : 0;
-		engine_restore(tl->e, tl->snap[i]);
+	if (!(tl->rec_valid && now == t) && !(now < t && t - now <= tl->full_every)) {
+		/* Restore the last kept state strictly before t (step 0 for
+		 * t = 0), so that replaying produces the record of step t. */
+		const int c = t > 0 ? (t - 1) / tl->full_every * tl->full_every : 0;
+		engine_restore(tl->e, tl->snap[c / tl->every]);
+		engine_restore_full(tl->e, tl->full_snap[c / tl->full_every]);
 		tl->rec_valid = false;
-		now = engine_step_count(tl->e);
+		now = c;
 	}
-	while (now < t) {
-		engine_step(tl->e, &tl->rec);
-		tl->rec_valid = true;
-		now++;
-	}
+	replay(tl->e, now, t, &tl->rec, &tl->rec_valid);
 	if (rec)
 		*rec = t > 0 ? &tl->rec : NULL;
 	return tl->e;
+}
+
+const struct engine *timeline_seek_lite(struct timeline *tl, int t, const struct step_record **rec)
+{
+	t = clamp_step(tl, t);
+	int now = engine_step_count(tl->lite);
+	if (!(tl->lrec_valid && now == t) && !(now < t && t - now <= tl->every)) {
+		const int i = t > 0 ? (t - 1) / tl->every : 0;
+		engine_restore(tl->lite, tl->snap[i]);
+		tl->lrec_valid = false;
+		now = i * tl->every;
+	}
+	if (now < t) {
+		engine_advance_to(tl->lite, t - 1);
+		engine_step(tl->lite, &tl->lrec);
+		tl->lrec_valid = true;
+		/* The figures against the full cache are the timeline's. */
+		const struct step_summary *s = &tl->sum[t];
+		for (int p = 0; p < POLICY_COUNT; p++)
+			tl->lrec.c[p].m = s->c[p].m;
+		struct cache_record *full = &tl->lrec.c[POLICY_FULL];
+		full->max = s->c[POLICY_FULL].max;
+		full->sum = s->c[POLICY_FULL].sum;
+	}
+	if (rec)
+		*rec = t > 0 ? &tl->lrec : NULL;
+	return tl->lite;
 }
 
 double timeline_weight(const struct timeline *tl, enum policy_id p, int s, int j)
@@ -241,7 +409,94 @@ double timeline_weight(const struct timeline *tl, enum policy_id p, int s, int j
 	if (at != 0 && at < s)
 		return -1.0;
 	const struct cache_summary *cs = &tl->sum[s].c[p];
-	return exp(engine_logit(tl->sc, s - 1, j) - cs->max) / cs->sum;
+	return engine_exp(engine_logit(tl->sc, s - 1, j) - cs->max) / cs->sum;
+}
+
+/* Where the full cache's score of POS after step T starts: the kept score
+ * of the last kept step C <= T (0 if POS arrived after C), and the first
+ * step whose weight it still needs. */
+static double full_score_base(const struct timeline *tl, int t, int pos, int *from)
+{
+	const int c = t / tl->full_every * tl->full_every;
+	if (pos < c) {
+		*from = c + 1;
+		return tl->full_snap[c / tl->full_every][pos];
+	}
+	/* The engine gives an arriving position the score 0 and adds its
+	 * first weight to it. */
+	*from = pos + 1;
+	return 0.0;
+}
+
+/* Weight of key J at step S of the full cache from logit L: the engine's
+ * softmax, one number at a time. */
+static double full_weight(const struct timeline *tl, int s, double l)
+{
+	const struct cache_summary *cs = &tl->sum[s].c[POLICY_FULL];
+	return engine_exp(l - cs->max) / cs->sum;
+}
+
+double timeline_full_score(const struct timeline *tl, int t, int pos)
+{
+	t = clamp_step(tl, t);
+	if (pos < 0 || pos >= t)
+		return 0.0;
+	int from;
+	double score = full_score_base(tl, t, pos, &from);
+	for (int s = from; s <= t; s++)
+		score += full_weight(tl, s, engine_logit(tl->sc, s - 1, pos));
+	return score;
+}
+
+int timeline_full_scores(const struct timeline *tl, int t, const int *pos, int count, double *out)
+{
+	t = clamp_step(tl, t);
+	const struct scene *sc = tl->sc;
+	if (sc->mode != SCENE_VECTOR || count < 2) {
+		for (int i = 0; i < count; i++)
+			out[i] = timeline_full_score(tl, t, pos[i]);
+		return 0;
+	}
+	/* The positions' keys in tiles, so that each step's logits of all of
+	 * them take one pass of the engine's kernel (each summed in
+	 * engine_logit's order). */
+	const size_t tiles = ((size_t)count + KERNEL_LANES - 1) / KERNEL_LANES,
+	             dim = (size_t)sc->dim;
+	double *keys = calloc(tiles * KERNEL_LANES * dim, sizeof *keys);
+	double *logit = malloc(tiles * KERNEL_LANES * sizeof *logit);
+	double *score = malloc((size_t)count * sizeof *score);
+	int *from = malloc((size_t)count * sizeof *from);
+	if (!keys || !logit || !score || !from) {
+		free(keys);
+		free(logit);
+		free(score);
+		free(from);
+		return -1;
+	}
+	int first = t + 1;
+	for (int i = 0; i < count; i++) {
+		if (pos[i] >= t) {
+			score[i] = 0.0;
+			from[i] = t + 1;
+			continue;
+		}
+		score[i] = full_score_base(tl, t, pos[i], &from[i]);
+		first = from[i] < first ? from[i] : first;
+		kernel_put_key(keys, i, sc->k + (size_t)pos[i] * dim, sc->dim);
+	}
+	for (int s = first; s <= t; s++) {
+		kernel_slot_logits(keys, (int)tiles, sc->dim, sc->q + (size_t)(s - 1) * dim,
+		                   sc->scale, logit);
+		for (int i = 0; i < count; i++)
+			if (s >= from[i])
+				score[i] += full_weight(tl, s, logit[i]);
+	}
+	memcpy(out, score, (size_t)count * sizeof *out);
+	free(keys);
+	free(logit);
+	free(score);
+	free(from);
+	return 0;
 }
 
 enum region timeline_region(const struct timeline *tl, enum policy_id p, int t, int pos)
@@ -253,4 +508,9 @@ enum region timeline_region(const struct timeline *tl, enum policy_id p, int t, 
 		return REGION_EVICTED;
 	return policies[p]->region(&tl->b, t, pos) == POLICY_REGION_RECENT ? REGION_RECENT
 	                                                                   : REGION_OLD;
+}
+
+size_t timeline_memory(const struct timeline *tl)
+{
+	return tl->bytes + engine_memory(tl->e) + engine_memory(tl->lite);
 }

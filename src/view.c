@@ -318,7 +318,7 @@ void view_draw(struct app *app, struct frame *f)
 	        .n = app->scene->n,
 	        .split = f->cols / 2,
 	};
-	v.e = timeline_seek(app->tl, app->step, &v.rec);
+	v.e = timeline_seek_lite(app->tl, app->step, &v.rec);
 
 	/* Rows: header 2, rule, middle, rule, story, status, hints. The
 	 * middle goes to the cache panels first, as much as the whole

@@ -203,6 +203,10 @@ static double step_weight(const struct view *v, enum policy_id p, int pos)
 {
 	if (!v->rec)
 		return -1.0;
+	/* The timeline keeps no full cache at the step (timeline_seek_lite):
+	 * its weights and scores are recomputed from the stored steps. */
+	if (p == POLICY_FULL)
+		return timeline_weight(v->tl, POLICY_FULL, v->t, pos);
 	const struct cache_record *r = &v->rec->c[p];
 	const int *hit = bsearch(&pos, r->attended, (size_t)r->n_attended, sizeof(int), by_int);
 	return hit ? r->attn[hit - r->attended] : -1.0;
@@ -211,6 +215,8 @@ static double step_weight(const struct view *v, enum policy_id p, int pos)
 /* The score of a kept POS in policy P's cache after this step, or 0. */
 static double kept_score(const struct view *v, enum policy_id p, int pos)
 {
+	if (p == POLICY_FULL)
+		return timeline_full_score(v->tl, v->t, pos);
 	const int *all = engine_positions(v->e, p);
 	const int *hit = bsearch(&pos, all, (size_t)engine_len(v->e, p), sizeof(int), by_int);
 	return hit ? engine_scores(v->e, p)[hit - all] : 0.0;

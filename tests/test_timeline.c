@@ -12,6 +12,9 @@
 #include "h2o/engine.h"
 #include "h2o/timeline.h"
 #include "scene_fixture.h"
+/* Snapshot intervals, to make every path between snapshots run on a
+ * small scene. */
+#include "../src/timeline_impl.h"
 
 static struct policy_budget budget(int heavy, int recent, int n)
 {
@@ -144,12 +147,188 @@ static void test_regions_and_evictions(void **state)
 	scene_free(sc);
 }
 
+/* Long intervals: seeking replays up to eleven steps of the caches that
+ * evict and up to 23 of the full cache. */
+static void test_seek_between_snapshots(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(100, 5, 4, 3, 21);
+	const struct policy_budget b = budget(4, 3, 100);
+	struct timeline *tl = timeline_new_every(sc, &b, 12, 24);
+	int every, full_every;
+	timeline_intervals(tl, &every, &full_every);
+	assert_int_equal(every, 12);
+	assert_int_equal(full_every, 24);
+	const int order[] = {100, 0, 1, 11, 12, 13, 23, 24, 25, 99, 98, 50, 51, 49, 36, 35, 72, 2};
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+		check_step(tl, sc, order[i]);
+	timeline_free(tl);
+	scene_free(sc);
+}
+
+/* The lite seek: every cache that evicts as timeline_seek has it, the
+ * figures of the summary, and an empty full cache. */
+static void test_seek_lite(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(90, 6, 5, 3, 17);
+	const struct policy_budget b = budget(5, 3, 90);
+	struct timeline *tl = timeline_new_every(sc, &b, 7, 14);
+	const int order[] = {0, 90, 89, 88, 45, 46, 47, 7, 8, 6, 14, 13, 1, 60, 30, 0, 2};
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		const int t = order[i];
+		const struct step_record *lrec, *frec;
+		const struct engine *lite = timeline_seek_lite(tl, t, &lrec);
+		const struct engine *full = timeline_seek(tl, t, &frec);
+		assert_int_equal(engine_step_count(lite), t);
+		assert_int_equal(engine_len(lite, POLICY_FULL), 0);
+		if (t == 0) {
+			assert_null(lrec);
+			continue;
+		}
+		assert_int_equal(lrec->step, t);
+		const struct step_summary *s = timeline_summary(tl, t);
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			const struct cache_record *l = &lrec->c[p], *f = &frec->c[p];
+			assert_true(fixture_metrics_equal(&l->m, &s->c[p].m));
+			assert_true(fixture_metrics_equal(&l->m, &f->m));
+			assert_true(l->max == f->max && l->sum == f->sum);
+			if (p == POLICY_FULL) {
+				assert_int_equal(l->n_attended, 0);
+				continue;
+			}
+			const int len = engine_len(full, p);
+			assert_int_equal(engine_len(lite, p), len);
+			assert_memory_equal(engine_positions(lite, p), engine_positions(full, p),
+			                    (size_t)len * sizeof(int));
+			assert_memory_equal(engine_scores(lite, p), engine_scores(full, p),
+			                    (size_t)len * sizeof(double));
+			assert_int_equal(l->n_attended, f->n_attended);
+			assert_memory_equal(l->attended, f->attended,
+			                    (size_t)l->n_attended * sizeof(int));
+			assert_memory_equal(l->attn, f->attn,
+			                    (size_t)l->n_attended * sizeof(double));
+			assert_memory_equal(l->scores, f->scores,
+			                    (size_t)l->n_attended * sizeof(double));
+			assert_int_equal(l->n_evicted, f->n_evicted);
+			assert_memory_equal(l->out, f->out, (size_t)sc->dim * sizeof(double));
+		}
+	}
+	timeline_free(tl);
+	scene_free(sc);
+}
+
+/* Long replays: the caches that evict are replayed on two threads. */
+static void test_seek_lite_long(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(1500, 24, 48, 48, 23);
+	const struct policy_budget b = budget(48, 48, 1500);
+	struct timeline *tl = timeline_new_every(sc, &b, 200, 400);
+	const int order[] = {1500, 1399, 1398, 1201, 600, 799, 199, 1};
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		const int t = order[i];
+		const struct engine *lite = timeline_seek_lite(tl, t, NULL);
+		struct engine *fresh = engine_new_only(
+		        sc, &b, ENGINE_POLICY(POLICY_H2O) | ENGINE_POLICY(POLICY_TOVA));
+		struct step_record rec;
+		while (engine_step_count(fresh) < t)
+			engine_step(fresh, &rec);
+		for (int p = POLICY_H2O; p <= POLICY_TOVA; p += POLICY_TOVA - POLICY_H2O) {
+			const int len = engine_len(fresh, p);
+			assert_int_equal(engine_len(lite, p), len);
+			assert_memory_equal(engine_positions(lite, p), engine_positions(fresh, p),
+			                    (size_t)len * sizeof(int));
+			assert_memory_equal(engine_scores(lite, p), engine_scores(fresh, p),
+			                    (size_t)len * sizeof(double));
+		}
+		engine_free(fresh);
+	}
+	timeline_free(tl);
+	scene_free(sc);
+}
+
+/* The full cache's scores at any step, from the kept ones and the
+ * normalisers, are the engine's bit for bit. */
+static void check_full_scores(const struct scene *sc, int every, int full_every)
+{
+	const struct policy_budget b = budget(3, 2, sc->n);
+	struct timeline *tl = timeline_new_every(sc, &b, every, full_every);
+	struct engine *e = engine_new(sc, &b);
+	struct step_record rec;
+	int *pos = malloc(((size_t)sc->n + 2) * sizeof *pos);
+	double *got = malloc(((size_t)sc->n + 2) * sizeof *got);
+	for (int t = 0; t <= sc->n; t++) {
+		if (t > 0)
+			engine_step(e, &rec);
+		/* Every position, backwards, and two not yet arrived. */
+		const int count = t + 2;
+		for (int i = 0; i < t; i++)
+			pos[i] = t - 1 - i;
+		pos[t] = t;
+		pos[t + 1] = sc->n + 5;
+		assert_int_equal(timeline_full_scores(tl, t, pos, count, got), 0);
+		for (int i = 0; i < t; i++) {
+			const double want = engine_scores(e, POLICY_FULL)[pos[i]];
+			assert_true(got[i] == want);
+			assert_true(timeline_full_score(tl, t, pos[i]) == want);
+		}
+		assert_true(got[t] == 0.0 && got[t + 1] == 0.0);
+		assert_true(timeline_full_score(tl, t, t) == 0.0);
+	}
+	free(pos);
+	free(got);
+	engine_free(e);
+	timeline_free(tl);
+}
+
+static void test_full_scores(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(75, 11, 3, 2, 5);
+	check_full_scores(sc, 4, 16);
+	check_full_scores(sc, 1, 1);
+	check_full_scores(sc, 0, 0);
+	scene_free(sc);
+	/* An attention scene: logits are logarithms of the given rows. */
+	double rows[30 * 31 / 2];
+	for (int i = 0; i < 30; i++)
+		for (int j = 0; j <= i; j++)
+			rows[scene_attn_offset(i) + (size_t)j] = 1.0 / (i + 1);
+	for (int i = 2; i < 30; i++) {
+		rows[scene_attn_offset(i)] += 0.5 / (i + 1);
+		rows[scene_attn_offset(i) + 1] -= 0.5 / (i + 1);
+	}
+	sc = fixture_attention(30, 2, 3, 2, rows, NULL, NULL);
+	check_full_scores(sc, 3, 9);
+	scene_free(sc);
+}
+
+/* The timeline stays within about twice the scene's own numbers. */
+static void test_memory(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(3000, 64, 32, 32, 8);
+	const struct policy_budget b = budget(32, 32, 3000);
+	struct timeline *tl = timeline_new(sc, &b);
+	const double scene = 3.0 * 3000 * 64 * sizeof(double);
+	/* Small scenes may use a fixed minimum: 32 MiB of snapshots. */
+	assert_true((double)timeline_memory(tl) <= 2.0 * scene + 40.0 * 1024 * 1024);
+	timeline_free(tl);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_seek_any_order),
 	        cmocka_unit_test(test_weights_recomputed_exactly),
 	        cmocka_unit_test(test_regions_and_evictions),
+	        cmocka_unit_test(test_seek_between_snapshots),
+	        cmocka_unit_test(test_seek_lite),
+	        cmocka_unit_test(test_seek_lite_long),
+	        cmocka_unit_test(test_full_scores),
+	        cmocka_unit_test(test_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

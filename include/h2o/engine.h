@@ -6,14 +6,21 @@
  * to every cache, computes each cache's attention with a softmax over the
  * positions it holds, the outputs and the accumulated scores, and then lets
  * each policy evict down to its budget. The engine is pure: no I/O, no
- * globals, no allocation after engine_new. A step fills a record of what
- * happened, whose arrays point into the engine and stay valid until the
- * next step or restore.
+ * globals, no allocation after engine_new (but for a helper thread,
+ * started the first time the work pays for a second core, and joined by
+ * engine_free). A step fills a record of what happened, whose arrays point
+ * into the engine and stay valid until the next step or restore.
  *
- * The caches hold positions, not copies of K and V: the rows a cache holds
- * are the scene's rows at its positions. Evicting a position removes its key
- * row, value row and score from that cache exactly as the paper's
- * keep_indices does.
+ * A cache that evicts holds its positions, their scores and, for vector
+ * scenes, its own copies of their key rows (like a real KV cache), so a
+ * step costs O(B * dim) whatever the length of the scene; value rows are
+ * read from the scene at the positions held. Evicting a position removes
+ * its key row, value row and score from that cache exactly as the paper's
+ * keep_indices does. The full cache attends over every earlier position
+ * and costs O(n * dim) per step; it computes many future steps at once
+ * (blocked causal attention, on two threads where that pays), which
+ * changes no result: every weight, sum and output is summed in the same
+ * order as engine_logit and spec §2 write it, by one thread.
  */
 #ifndef H2O_ENGINE_H
 #define H2O_ENGINE_H
@@ -76,6 +83,23 @@ struct engine;
 struct engine *engine_new(const struct scene *scene, const struct policy_budget *b);
 void engine_free(struct engine *e);
 
+/* A bit per policy, for engine_new_only. */
+#define ENGINE_POLICY(p)    (1u << (p))
+#define ENGINE_ALL_POLICIES ((1u << POLICY_COUNT) - 1u)
+
+/*
+ * engine_new running only the policies in the mask POLICIES (not 0), e.g.
+ * ENGINE_POLICY(POLICY_H2O) to time H2O alone. A policy left out holds
+ * nothing: its engine_len is 0 and its record is all zeros (cutoff_pos
+ * -1). Without the full cache, the figures measured against it (out_err,
+ * out_cos, attn_recall) are NaN; without H2O, overlap_h2o is 0. What the
+ * policies that run do is exactly what engine_new's engine does.
+ */
+struct engine *engine_new_only(const struct scene *scene, const struct policy_budget *b,
+                               unsigned policies);
+/* The policies E runs (ENGINE_ALL_POLICIES for engine_new). */
+unsigned engine_policies(const struct engine *e);
+
 /* Run step t = engine_step_count() + 1 and describe it in *REC. Returns
  * false (and does nothing) when every token has been processed. */
 bool engine_step(struct engine *e, struct step_record *rec);
@@ -97,9 +121,9 @@ double engine_logit(const struct scene *scene, int q, int j);
 /*
  * Snapshots: an engine's whole state as a byte blob, so that a timeline can
  * return to a step without replaying from step 0. engine_restore puts an
- * engine of the same scene and budget back to the snapshot's step; the
- * steps that follow are bit-identical to the ones that followed it the
- * first time.
+ * engine of the same scene, budget and policies back to the snapshot's
+ * step; the steps that follow are bit-identical to the ones that followed
+ * it the first time.
  */
 size_t engine_snapshot_size(const struct engine *e);
 void engine_snapshot(const struct engine *e, void *buf);

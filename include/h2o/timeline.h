@@ -4,16 +4,21 @@
  * The timeline runs the engine over the whole scene once and keeps what the
  * screen needs at every step, for every policy: the figures, the
  * evictions, and the softmax normalisers that let any past step's attention
- * weight be recomputed exactly. It also keeps engine snapshots every few
- * steps, so that seeking to step t restores the nearest snapshot before t
- * and replays the rest. Because the engine is deterministic, the state
- * reached by seeking back is bit-identical to the state reached by stepping
- * forward: stepping back shows exactly what stepping forward showed.
+ * weight be recomputed exactly. It also keeps snapshots of the caches that
+ * evict every few steps, so that seeking to step t restores the nearest
+ * snapshot before t and replays the rest, and the full cache's scores every
+ * few hundred steps, from which a score at any step is recomputed with the
+ * normalisers. Because the engine is deterministic, the state reached by
+ * seeking back is bit-identical to the state reached by stepping forward:
+ * stepping back shows exactly what stepping forward showed. The intervals
+ * are chosen from the scene so that the timeline stays within about twice
+ * the memory of the scene's own q, k and v.
  */
 #ifndef H2O_TIMELINE_H
 #define H2O_TIMELINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "h2o/engine.h"
 
@@ -72,8 +77,42 @@ const struct eviction *timeline_eviction_of(const struct timeline *tl, enum poli
  * Put the timeline's engine at step t (0..n) and return it. *REC (when not
  * NULL) is set to the record of step t, or NULL at step 0. The engine and
  * the record stay valid until the next seek.
+ *
+ * The engine holds every cache, the full one included: its t scores at
+ * step t cost a replay of the full cache from its last kept scores, which
+ * on a long scene is O(interval * t * dim) (about a second at 100,000
+ * tokens). Screens should use timeline_seek_lite and timeline_full_scores.
  */
 const struct engine *timeline_seek(struct timeline *tl, int t, const struct step_record **rec);
+
+/*
+ * timeline_seek for everything but the full cache, in O(interval * B * dim)
+ * whatever n is (0.05 ms at B = 128, about 1 ms at B = 1024). The engine it
+ * returns (its own, not timeline_seek's) holds every cache that evicts,
+ * bit-identical to timeline_seek's; its full cache is empty
+ * (engine_len(e, POLICY_FULL) == 0). In the record, every cache's figures
+ * (m) are the timeline's, and the full cache's entry has only them and its
+ * max and sum: n_attended 0, no weights, no scores, no output. Read the
+ * full cache's weights with timeline_weight and its scores with
+ * timeline_full_scores. Valid until the next timeline_seek_lite.
+ */
+const struct engine *timeline_seek_lite(struct timeline *tl, int t, const struct step_record **rec);
+
+/*
+ * The full cache's scores after step t (0..n) at the COUNT positions POS
+ * (each >= 0), into OUT: exactly engine_scores(e, POLICY_FULL)[pos[i]] of
+ * an engine at step t, or 0 for a position that has not arrived (>= t).
+ * Recomputed from the last kept scores before t and the stored softmax
+ * normalisers, O(interval * dim) per position. Returns -1 when out of
+ * memory (OUT untouched), else 0.
+ */
+int timeline_full_scores(const struct timeline *tl, int t, const int *pos, int count, double *out);
+/* One position's, the same number, without allocating. */
+double timeline_full_score(const struct timeline *tl, int t, int pos);
+
+/* Bytes the timeline holds (summaries, evictions, snapshots, kept scores
+ * and its engines), to compare with the scene's own. */
+size_t timeline_memory(const struct timeline *tl);
 
 /*
  * The attention weight that step s (1..n) of policy P gave position j,

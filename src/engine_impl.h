@@ -1,0 +1,56 @@
+/*
+ * engine_impl: what the timeline needs of the engine beyond engine.h.
+ *
+ * The timeline keeps the policies that evict and the full cache apart: the
+ * first are small (B positions each) and replayed from snapshots, the full
+ * cache's scores are kept sparsely and read position by position. These
+ * functions let it snapshot and restore the parts separately and replay
+ * steps whose records nobody reads. Nothing outside the core uses them.
+ */
+#ifndef H2O_ENGINE_IMPL_H
+#define H2O_ENGINE_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "h2o/engine.h"
+
+/* A snapshot of the policies in MASK only (a subset of the engine's). */
+size_t engine_snapshot_size_of(const struct engine *e, unsigned mask);
+void engine_snapshot_of(const struct engine *e, unsigned mask, void *buf);
+
+/* After engine_restore of a snapshot without the full cache, give the full
+ * cache its state at the snapshot's step t: positions 0..t-1 with SCORES. */
+void engine_restore_full(struct engine *e, const double *scores);
+
+/* One step for the state only: no outputs, no figures, and the record is
+ * the engine's own. Returns false at the end of the scene. */
+bool engine_advance(struct engine *e);
+
+/* Advance E to step T (e->t <= T) for the state only, like engine_advance
+ * T - e->t times; without the full cache, the caches are replayed on two
+ * threads when that pays. */
+void engine_advance_to(struct engine *e, int t);
+
+/* engine_new_only with blocks of BLOCK_ROWS steps of the full cache (0: as
+ * many as the engine's memory for them allows). Small blocks suit an
+ * engine that replays a few steps; large ones one that runs the scene. */
+struct engine *engine_new_rows(const struct scene *scene, const struct policy_budget *b,
+                               unsigned policies, int block_rows);
+
+/*
+ * An engine that runs the scene once and reads the full cache's scores
+ * only now and then (the timeline's): its full cache adds a block's
+ * weights to the scores when the block is done, a tile of keys at a time
+ * and on two threads, instead of one step at a time. The sums are the
+ * same, in the same order. Its full records have no scores (NULL), and
+ * engine_scores(e, POLICY_FULL) is up to date only after engine_sync_full.
+ * Call before the first step.
+ */
+void engine_lazy_full(struct engine *e);
+void engine_sync_full(struct engine *e);
+
+/* Bytes the engine holds. */
+size_t engine_memory(const struct engine *e);
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * engine_kernel: the engine's inner loops (see engine_kernel.h).
+ *
+ * With GCC or Clang the loops use vector extensions: with vectors of VW
+ * doubles, `a += x * v` is VW independent IEEE multiplies and adds, one per
+ * lane, never fused (the build passes -ffp-contract=off). The kernels are
+ * written once (engine_kernel_body.h) and compiled for each instruction set
+ * with its own vector width: AVX-512 (8 doubles), AVX2 (4) and the x86-64
+ * baseline SSE2 (2); other machines get 2, other compilers plain doubles.
+ * The first use picks the widest the processor runs, once per process, as
+ * the C library picks its own string functions: the binary stays portable,
+ * and since every width performs the same operations in the same order on
+ * each number, the choice never shows in a result.
+ */
+#include "engine_kernel.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "engine_exp.h"
+
+struct kernel_set {
+	void (*slot_logits)(const double *tiles, int ntiles, int dim, const double *q, double scale,
+	                    double *out);
+	void (*gather_out)(const double *w, const int *pos, int len, const double *v, int dim,
+	                   double *out);
+	void (*group_logits)(const double *qt, int first, int rows, const double *k, int dim,
+	                     double scale, double *lt, int j0, int j1, double *m8);
+	void (*group_softmax)(double *lt, int first, int rows, const double *m8, double *w,
+	                      size_t stride, double *max, double *sum, double *wsum);
+	void (*block_out)(const double *w, size_t stride, int nrows, int len0, const double *v,
+	                  int dim, int k0, int k1, double *out, double *panel);
+	void (*add)(double *a, const double *b, int len);
+	void (*div)(double *x, int len, double d);
+};
+
+int kernel_tile_keys(int dim)
+{
+	/* About 256 KiB of rows: they stay in the core's second-level cache
+	 * while every row of a block uses them. */
+	const int keys = 32768 / dim;
+	return keys < 16 ? 16 : keys;
+}
+
+void kernel_put_key(double *tiles, int s, const double *k, int dim)
+{
+	double *t =
+	        tiles + (size_t)(s / KERNEL_LANES) * KERNEL_LANES * (size_t)dim + s % KERNEL_LANES;
+	for (int i = 0; i < dim; i++)
+		t[(size_t)i * KERNEL_LANES] = k[i];
+}
+
+#if defined(__GNUC__)
+/* Vectors of N doubles, and their twins at any double's address that may
+ * alias the arrays they are loaded from. */
+#define VECTOR_TYPES(name, n)                                                                \
+	typedef double name __attribute__((vector_size(8 * (n))));                           \
+	typedef double name##u __attribute__((vector_size(8 * (n)), aligned(8), may_alias)); \
+	typedef long long name##i __attribute__((vector_size(8 * (n))));
+VECTOR_TYPES(vec2, 2)
+VECTOR_TYPES(vec4, 4)
+VECTOR_TYPES(vec8, 8)
+#define VLOAD_OF(type, p)     (*(const type##u *)(const void *)(p))
+#define VSTORE_OF(type, p, x) (*(type##u *)(void *)(p) = (x))
+/* x > m ? x : m, lane by lane, from the comparison's all-ones lanes. */
+#define VMAX_OF(type, x, m)                                         \
+	__extension__({                                             \
+		const type x_ = (x), m_ = (m);                      \
+		const type##i gt_ = x_ > m_;                        \
+		(type)(((type##i)x_ & gt_) | ((type##i)m_ & ~gt_)); \
+	})
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define KSUF         _avx512
+#define KTARGET      __attribute__((target("avx512f")))
+#define VW           8
+#define V            vec8
+#define VLOAD(p)     VLOAD_OF(vec8, p)
+#define VSTORE(p, x) VSTORE_OF(vec8, p, x)
+#define VMAX(x, m)   VMAX_OF(vec8, x, m)
+#include "engine_kernel_body.h"
+#undef KSUF
+#undef KTARGET
+#undef VW
+#undef V
+#undef VLOAD
+#undef VSTORE
+#undef VMAX
+
+#define KSUF         _avx2
+#define KTARGET      __attribute__((target("avx2")))
+#define VW           4
+#define V            vec4
+#define VLOAD(p)     VLOAD_OF(vec4, p)
+#define VSTORE(p, x) VSTORE_OF(vec4, p, x)
+#define VMAX(x, m)   VMAX_OF(vec4, x, m)
+#include "engine_kernel_body.h"
+#undef KSUF
+#undef KTARGET
+#undef VW
+#undef V
+#undef VLOAD
+#undef VSTORE
+#undef VMAX
+#endif
+
+#if defined(__GNUC__)
+/* The baseline of x86-64 (SSE2), and any other machine's 128 bits. */
+#define KSUF         _vec2
+#define KTARGET      /* the build's own */
+#define VW           2
+#define V            vec2
+#define VLOAD(p)     VLOAD_OF(vec2, p)
+#define VSTORE(p, x) VSTORE_OF(vec2, p, x)
+#define VMAX(x, m)   VMAX_OF(vec2, x, m)
+#else
+/* Plain C: the loops as they read. */
+#define KSUF         _plain
+#define KTARGET      /* none */
+#define VW           1
+#define V            double
+#define VLOAD(p)     (*(p))
+#define VSTORE(p, x) (*(p) = (x))
+#define VMAX(x, m)   ((x) > (m) ? (x) : (m))
+#endif
+#include "engine_kernel_body.h"
+#undef KSUF
+#undef KTARGET
+#undef VW
+#undef V
+#undef VLOAD
+#undef VSTORE
+#undef VMAX
+
+static const struct kernel_set *chosen;
+static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
+
+static void choose(void)
+{
+#if defined(__GNUC__)
+	chosen = &kernels_vec2;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		chosen = &kernels_avx512;
+	else if (__builtin_cpu_supports("avx2"))
+		chosen = &kernels_avx2;
+#endif
+#else
+	chosen = &kernels_plain;
+#endif
+}
+
+static const struct kernel_set *kernels(void)
+{
+	pthread_once(&chosen_once, choose);
+	return chosen;
+}
+
+const char *kernel_isa(void)
+{
+	const struct kernel_set *k = kernels();
+#if defined(__GNUC__) && defined(__x86_64__)
+	if (k == &kernels_avx512)
+		return "avx512";
+	if (k == &kernels_avx2)
+		return "avx2";
+#endif
+#if defined(__GNUC__)
+	(void)k;
+	return "vec2";
+#else
+	(void)k;
+	return "plain";
+#endif
+}
+
+void kernel_slot_logits(const double *tiles, int ntiles, int dim, const double *q, double scale,
+                        double *out)
+{
+	kernels()->slot_logits(tiles, ntiles, dim, q, scale, out);
+}
+
+void kernel_gather_out(const double *w, const int *pos, int len, const double *v, int dim,
+                       double *out)
+{
+	kernels()->gather_out(w, pos, len, v, dim, out);
+}
+
+void kernel_group_logits(const double *qt, int first, int rows, const double *k, int dim,
+                         double scale, double *lt, int j0, int j1, double *m8)
+{
+	kernels()->group_logits(qt, first, rows, k, dim, scale, lt, j0, j1, m8);
+}
+
+void kernel_group_softmax(double *lt, int first, int rows, const double *m8, double *w,
+                          size_t stride, double *max, double *sum, double *wsum)
+{
+	kernels()->group_softmax(lt, first, rows, m8, w, stride, max, sum, wsum);
+}
+
+void kernel_block_out(const double *w, size_t stride, int nrows, int len0, const double *v, int dim,
+                      int k0, int k1, double *out, double *panel)
+{
+	kernels()->block_out(w, stride, nrows, len0, v, dim, k0, k1, out, panel);
+}
+
+void kernel_add(double *a, const double *b, int len)
+{
+	kernels()->add(a, b, len);
+}
+
+void kernel_div(double *x, int len, double d)
+{
+	kernels()->div(x, len, d);
+}
+
+void kernel_softmax(double *x, int len, double *max, double *sum)
+{
+	double m = -INFINITY;
+	for (int j = 0; j < len; j++)
+		if (x[j] > m)
+			m = x[j];
+	engine_exp_row(x, len, m);
+	/* The sum is a chain in index order, as spec §2 writes it. */
+	double s = 0.0;
+	for (int j = 0; j < len; j++)
+		s += x[j];
+	kernel_div(x, len, s);
+	*max = m;
+	*sum = s;
+}

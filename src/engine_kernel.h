@@ -1,0 +1,86 @@
+/*
+ * engine_kernel: the engine's inner loops, vectorised without changing a
+ * single bit of what they compute.
+ *
+ * Every result here is defined by the plain loop in its comment: a dot
+ * product summed in index order from 0.0 (engine_logit's order), an output
+ * summed in position order, a softmax sum in position order. The kernels
+ * only run many such loops side by side (eight dot products in the lanes
+ * of one vector, several outputs at once), so each lane performs exactly
+ * the IEEE operations of the plain loop, in the same order; the build
+ * forbids fused multiply-adds (-ffp-contract=off). Results are therefore
+ * identical on every instruction set the functions are cloned for, and
+ * identical to the scalar fallback of compilers without vector extensions.
+ * This module must never reorder a sum: the timeline recomputes past
+ * weights with engine_logit and relies on it.
+ */
+#ifndef H2O_ENGINE_KERNEL_H
+#define H2O_ENGINE_KERNEL_H
+
+#include <stddef.h>
+
+/* Keys are stored in tiles of KERNEL_LANES slots: the key of slot s sits in
+ * lane s % KERNEL_LANES of tile s / KERNEL_LANES, one row of lanes per
+ * dimension, so tile t is the KERNEL_LANES * dim doubles at
+ * tiles + t * KERNEL_LANES * dim. */
+#define KERNEL_LANES 8
+
+/* Write key row K (dim numbers) into slot S of TILES. */
+void kernel_put_key(double *tiles, int s, const double *k, int dim);
+
+/* out[s] = scale * dot(q, key of slot s) for every slot of the first
+ * NTILES tiles, each dot summed as engine_logit sums it. */
+void kernel_slot_logits(const double *tiles, int ntiles, int dim, const double *q, double scale,
+                        double *out);
+
+/* out[k] = sum over i ascending of w[i] * v[pos[i] * dim + k], from 0.0. */
+void kernel_gather_out(const double *w, const int *pos, int len, const double *v, int dim,
+                       double *out);
+
+/*
+ * The logits of a group of up to KERNEL_LANES consecutive queries (ROWS of
+ * them, at positions first .. first + rows - 1) against the keys each may
+ * see, key by key: lt[j * KERNEL_LANES + l] = scale * dot(q_l, k_j) for
+ * j <= first + l, and -inf for the keys past row l's diagonal, for the
+ * keys j0 <= j < j1 (and j < first + rows). QT holds the queries
+ * transposed (kernel_put_key of query l into slot l of one tile). M8
+ * carries each lane's max over the keys so far: m8[l] is replaced by each
+ * of its logits greater than it, in key order (start it at -inf).
+ */
+void kernel_group_logits(const double *qt, int first, int rows, const double *k, int dim,
+                         double scale, double *lt, int j0, int j1, double *m8);
+
+/* Keys per tile: about 256 KiB of key or value rows of DIM numbers. */
+int kernel_tile_keys(int dim);
+
+/*
+ * kernel_softmax of each row of such a group at once (row l has first + l
+ * + 1 keys), given each row's max M8: the weights of row l go to w + l *
+ * stride, its max and sum to max[l] and sum[l], and the sum of its weights
+ * in key order from 0.0 to wsum[l]. LT is overwritten.
+ */
+void kernel_group_softmax(double *lt, int first, int rows, const double *m8, double *w,
+                          size_t stride, double *max, double *sum, double *wsum);
+
+/* The softmax of one row in place: m = max x, x[j] = exp(x[j] - m), sum
+ * in index order, x[j] /= sum. Returns m and the sum through *MAX, *SUM. */
+void kernel_softmax(double *x, int len, double *max, double *sum);
+
+/* Outputs of NROWS rows of weights W (stride STRIDE; row r has len0 + r
+ * weights): out[r * dim + k] = sum over j ascending of w[r][j] * v[j][k],
+ * from 0.0, for the numbers k0 <= k < k1 (k0 a multiple of KERNEL_LANES).
+ * PANEL holds kernel_tile_keys(dim) * dim doubles of scratch. */
+void kernel_block_out(const double *w, size_t stride, int nrows, int len0, const double *v, int dim,
+                      int k0, int k1, double *out, double *panel);
+
+/* The instruction set the kernels use in this process: "avx512", "avx2",
+ * "vec2" (SSE2 or another machine's 128-bit vectors) or "plain". */
+const char *kernel_isa(void);
+
+/* a[j] += b[j] for j < len. */
+void kernel_add(double *a, const double *b, int len);
+
+/* x[j] /= d for j < len. */
+void kernel_div(double *x, int len, double d);
+
+#endif

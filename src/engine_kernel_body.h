@@ -1,0 +1,339 @@
+/*
+ * engine_kernel_body: the kernels of engine_kernel.c for one vector width.
+ *
+ * engine_kernel.c includes this file once per instruction set, after
+ * defining:
+ *   KSUF          the suffix of the functions' names (_avx512, _sse2, ...)
+ *   KTARGET       their attributes (a target) or nothing
+ *   VW            doubles per vector: 8, 4, 2, or 1 (plain doubles)
+ *   V             the vector type (double when VW is 1)
+ *   VLOAD(p)      the VW doubles at p, any alignment
+ *   VSTORE(p, x)  store them
+ *   VMAX(x, m)    lane by lane: x > m ? x : m
+ * A vector width must match the instruction set: GCC splits a vector wider
+ * than the machine's registers through memory, which is slow.
+ *
+ * Every kernel keeps eight independent accumulators (eight vectors of VW
+ * lanes) in its inner loop, so that eight chains of adds are in flight:
+ * with eight lanes per vector that is 64 numbers, with two it is 16. What
+ * each lane computes, and in which order, does not depend on VW (see
+ * engine_kernel.h); only how many lanes one instruction advances does.
+ */
+
+#define KCAT2(a, b) a##b
+#define KCAT(a, b)  KCAT2(a, b)
+#define FN(name)    KCAT(name, KSUF)
+/* Vectors per tile of eight lanes. */
+#define NV (KERNEL_LANES / VW)
+
+/* The eight accumulators: X(0) .. X(7). */
+#define ACC8(X)     X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ACC_DECL(c) V a##c = {0};
+
+KTARGET static void FN(slot_logits)(const double *tiles, int ntiles, int dim, const double *q,
+                                    double scale, double *out)
+{
+	const size_t tsz = (size_t)KERNEL_LANES * (size_t)dim;
+	/* Eight vectors: 8 / NV tiles. Accumulator c is vector c % NV of
+	 * tile t + c / NV. */
+	int t = 0;
+	for (; t + 8 / NV <= ntiles; t += 8 / NV) {
+#define PTR(c) const double *k##c = tiles + (size_t)(t + (c) / NV) * tsz + (size_t)((c) % NV * VW);
+		ACC8(PTR)
+#undef PTR
+		ACC8(ACC_DECL)
+		for (int i = 0; i < dim; i++) {
+			const double qi = q[i];
+			const size_t o = (size_t)i * KERNEL_LANES;
+#define STEP(c) a##c += qi * VLOAD(k##c + o);
+			ACC8(STEP)
+#undef STEP
+		}
+#define PUT(c) VSTORE(out + (size_t)(t + (c) / NV) * KERNEL_LANES + (c) % NV * VW, scale * a##c);
+		ACC8(PUT)
+#undef PUT
+	}
+	for (; t < ntiles; t++) {
+		for (int h = 0; h < NV; h++) {
+			const double *k = tiles + (size_t)t * tsz + (size_t)(h * VW);
+			V a = {0};
+			for (int i = 0; i < dim; i++)
+				a += q[i] * VLOAD(k + (size_t)i * KERNEL_LANES);
+			VSTORE(out + (size_t)t * KERNEL_LANES + (size_t)(h * VW), scale * a);
+		}
+	}
+}
+
+KTARGET static void FN(gather_out)(const double *w, const int *pos, int len, const double *v,
+                                   int dim, double *out)
+{
+	const size_t d = (size_t)dim;
+	int k = 0;
+	/* 8 * VW numbers of the output stay in registers while the rows go
+	 * by; each number still sums its rows in order. */
+	for (; k + 8 * VW <= dim; k += 8 * VW) {
+		ACC8(ACC_DECL)
+		for (int i = 0; i < len; i++) {
+			const double *r = v + (size_t)pos[i] * d + (size_t)k;
+			const double wi = w[i];
+#define STEP(c) a##c += wi * VLOAD(r + (c)*VW);
+			ACC8(STEP)
+#undef STEP
+		}
+#define PUT(c) VSTORE(out + k + (c)*VW, a##c);
+		ACC8(PUT)
+#undef PUT
+	}
+	for (; k + VW <= dim; k += VW) {
+		V a = {0};
+		for (int i = 0; i < len; i++)
+			a += w[i] * VLOAD(v + (size_t)pos[i] * d + (size_t)k);
+		VSTORE(out + k, a);
+	}
+	for (; k < dim; k++) {
+		double a = 0.0;
+		for (int i = 0; i < len; i++)
+			a += w[i] * v[(size_t)pos[i] * d + (size_t)k];
+		out[k] = a;
+	}
+}
+
+KTARGET static void FN(group_logits)(const double *qt, int first, int rows, const double *k,
+                                     int dim, double scale, double *lt, int j0, int j1, double *m8)
+{
+	const size_t d = (size_t)dim;
+	const int len = first + rows < j1 ? first + rows : j1;
+	const int all = first + 1 < len ? first + 1 : len; /* keys every row sees */
+	int j = j0;
+	/* Eight vectors: 8 / NV keys, each against the eight queries of the
+	 * lanes. Accumulator c is vector c % NV of key j + c / NV. */
+	for (; j + 8 / NV <= all; j += 8 / NV) {
+#define PTR(c) const double *k##c = k + (size_t)(j + (c) / NV) * d;
+		ACC8(PTR)
+#undef PTR
+		ACC8(ACC_DECL)
+		for (int i = 0; i < dim; i++) {
+			const double *qi = qt + (size_t)i * KERNEL_LANES;
+#define STEP(c) a##c += k##c[i] * VLOAD(qi + (c) % NV * VW);
+			ACC8(STEP)
+#undef STEP
+		}
+#define PUT(c) VSTORE(lt + (size_t)(j + (c) / NV) * KERNEL_LANES + (c) % NV * VW, scale * a##c);
+		ACC8(PUT)
+#undef PUT
+	}
+	for (; j < len; j++) {
+		const double *k0 = k + (size_t)j * d;
+		for (int h = 0; h < NV; h++) {
+			V a = {0};
+			for (int i = 0; i < dim; i++)
+				a += k0[i] *
+				     VLOAD(qt + (size_t)i * KERNEL_LANES + (size_t)(h * VW));
+			VSTORE(lt + (size_t)j * KERNEL_LANES + (size_t)(h * VW), scale * a);
+		}
+	}
+	/* The diagonal: row l sees keys up to first + l only. */
+	for (j = j0 > first + 1 ? j0 : first + 1; j < len; j++)
+		for (int l = 0; l < rows && l < j - first; l++)
+			lt[(size_t)j * KERNEL_LANES + (size_t)l] = -INFINITY;
+	/* Each lane's max over these keys, in key order: if (x > m) m = x,
+	 * as kernel_softmax does for one row, while they are in the cache. */
+	V m[NV];
+	for (int h = 0; h < NV; h++)
+		m[h] = VLOAD(m8 + h * VW);
+	for (j = j0; j < len; j++)
+		for (int h = 0; h < NV; h++)
+			m[h] = VMAX(VLOAD(lt + (size_t)j * KERNEL_LANES + (size_t)(h * VW)), m[h]);
+	for (int h = 0; h < NV; h++)
+		VSTORE(m8 + h * VW, m[h]);
+}
+
+KTARGET static void FN(group_softmax)(double *lt, int first, int rows, const double *m8, double *w,
+                                      size_t stride, double *max, double *sum, double *wsum)
+{
+	const int len = first + rows;
+	/* Lanes past the group's rows: a harmless row of zeros. */
+	double mx[KERNEL_LANES];
+	for (int l = 0; l < KERNEL_LANES; l++)
+		mx[l] = l < rows ? m8[l] : 0.0;
+	for (int j = 0; j < len && rows < KERNEL_LANES; j++)
+		for (int l = rows; l < KERNEL_LANES; l++)
+			lt[(size_t)j * KERNEL_LANES + (size_t)l] = 0.0;
+	/* Eight sums, each a chain in key order; a row's keys past its
+	 * diagonal add exp(-inf) = 0, which leaves a positive sum as it was. */
+	double s8[KERNEL_LANES] = {0};
+	engine_exp_lanes(lt, (size_t)len, mx, s8);
+	/* The weights, and their own sums in key order (the full cache's
+	 * attention recall), past-the-diagonal zeros adding nothing. */
+	V s[NV], ws[NV];
+	for (int h = 0; h < NV; h++) {
+		s[h] = VLOAD(s8 + h * VW);
+		ws[h] = (V){0};
+	}
+	for (int j = 0; j < len; j++) {
+		double x[KERNEL_LANES];
+		for (int h = 0; h < NV; h++) {
+			const V q = VLOAD(lt + (size_t)j * KERNEL_LANES + (size_t)(h * VW)) / s[h];
+			ws[h] += q;
+			VSTORE(x + h * VW, q);
+		}
+		for (int l = j > first ? j - first : 0; l < rows; l++)
+			w[(size_t)l * stride + (size_t)j] = x[l];
+	}
+	double ws8[KERNEL_LANES];
+	for (int h = 0; h < NV; h++)
+		VSTORE(ws8 + h * VW, ws[h]);
+	for (int l = 0; l < rows; l++) {
+		max[l] = mx[l];
+		sum[l] = s8[l];
+		wsum[l] = ws8[l];
+	}
+}
+
+/* One row's outputs, numbers k0 .. k1 - 1, over keys j0 .. j1 - 1, added
+ * to OUT. */
+KTARGET static inline void FN(out_row_span)(const double *wr, int j0, int j1, const double *v,
+                                            int dim, int k0, int k1, double *out)
+{
+	const size_t d = (size_t)dim;
+	int k = k0;
+	for (; k + 8 * VW <= k1; k += 8 * VW) {
+#define LOAD_OUT(c) V a##c = VLOAD(out + k + (c)*VW);
+		ACC8(LOAD_OUT)
+#undef LOAD_OUT
+		for (int j = j0; j < j1; j++) {
+			const double *r = v + (size_t)j * d + (size_t)k;
+			const double wj = wr[j];
+#define STEP(c) a##c += wj * VLOAD(r + (c)*VW);
+			ACC8(STEP)
+#undef STEP
+		}
+#define PUT(c) VSTORE(out + k + (c)*VW, a##c);
+		ACC8(PUT)
+#undef PUT
+	}
+	for (; k + VW <= k1; k += VW) {
+		V a = VLOAD(out + k);
+		for (int j = j0; j < j1; j++)
+			a += wr[j] * VLOAD(v + (size_t)j * d + (size_t)k);
+		VSTORE(out + k, a);
+	}
+	for (; k < k1; k++) {
+		double a = out[k];
+		for (int j = j0; j < j1; j++)
+			a += wr[j] * v[(size_t)j * d + (size_t)k];
+		out[k] = a;
+	}
+}
+
+#define OUT_ROW_SPAN FN(out_row_span)
+
+KTARGET static void FN(block_out)(const double *w, size_t stride, int nrows, int len0,
+                                  const double *v, int dim, int k0, int k1, double *out,
+                                  double *panel)
+{
+	const size_t d = (size_t)dim;
+	for (int r = 0; r < nrows; r++)
+		memset(out + (size_t)r * d + (size_t)k0, 0, (size_t)(k1 - k0) * sizeof *out);
+	const int lenmax = len0 + nrows - 1, tile = kernel_tile_keys(dim);
+	/* Numbers k0 .. kc - 1 in whole chunks of eight (k0 is a multiple of
+	 * eight), the rest one by one. */
+	const int chunks = (k1 - k0) / KERNEL_LANES, kc = k0 + chunks * KERNEL_LANES;
+	for (int j0 = 0; j0 < lenmax; j0 += tile) {
+		const int j1 = j0 + tile < lenmax ? j0 + tile : lenmax, nj = j1 - j0;
+		/* The tile's value rows, eight numbers of each at a time, one
+		 * after another (chunk c of row j at panel + (c * nj + j - j0)
+		 * * 8): the row groups below then read them as one stream. */
+		for (int j = j0; j < j1; j++)
+			for (int c = 0; c < chunks; c++)
+				for (int h = 0; h < NV; h++)
+					VSTORE(panel +
+					               ((size_t)c * (size_t)nj + (size_t)(j - j0)) *
+					                       KERNEL_LANES +
+					               (size_t)(h * VW),
+					       VLOAD(v + (size_t)j * d +
+					             (size_t)(k0 + c * KERNEL_LANES + h * VW)));
+		int r = 0;
+		/* 8 / NV rows at a time share each value chunk they load; over
+		 * the keys all of them see, each number sums in key order.
+		 * Accumulator c is vector c % NV of row r + c / NV. */
+		for (; r + 8 / NV <= nrows; r += 8 / NV) {
+			const int common = j1 < len0 + r ? j1 : len0 + r;
+#define PTR(c)                                                    \
+	const double *w##c = w + (size_t)(r + (c) / NV) * stride; \
+	double *o##c = out + (size_t)(r + (c) / NV) * d + (c) % NV * VW;
+			ACC8(PTR)
+#undef PTR
+			for (int ch = 0; ch < chunks; ch++) {
+				const size_t k = (size_t)(k0 + ch * KERNEL_LANES);
+				const double *pc = panel + (size_t)ch * (size_t)nj * KERNEL_LANES -
+				                   (size_t)j0 * KERNEL_LANES;
+#define LOAD_OUT(c) V a##c = VLOAD(o##c + k);
+				ACC8(LOAD_OUT)
+#undef LOAD_OUT
+				for (int j = j0; j < common; j++) {
+					const double *vj = pc + (size_t)j * KERNEL_LANES;
+#define STEP(c) a##c += w##c[j] * VLOAD(vj + (c) % NV * VW);
+					ACC8(STEP)
+#undef STEP
+				}
+#define PUT(c) VSTORE(o##c + k, a##c);
+				ACC8(PUT)
+#undef PUT
+			}
+			for (int k = kc; k < k1; k++) {
+				for (int g = 0; g < 8 / NV; g++) {
+					const double *wr = w + (size_t)(r + g) * stride;
+					double a = out[(size_t)(r + g) * d + (size_t)k];
+					for (int j = j0; j < common; j++)
+						a += wr[j] * v[(size_t)j * d + (size_t)k];
+					out[(size_t)(r + g) * d + (size_t)k] = a;
+				}
+			}
+			/* The keys of this tile only the longer rows see. */
+			const int from = common > j0 ? common : j0;
+			for (int g = 1; g < 8 / NV; g++) {
+				const int end = j1 < len0 + r + g ? j1 : len0 + r + g;
+				OUT_ROW_SPAN(w + (size_t)(r + g) * stride, from, end, v, dim, k0,
+				             k1, out + (size_t)(r + g) * d);
+			}
+		}
+		for (; r < nrows; r++) {
+			const int end = j1 < len0 + r ? j1 : len0 + r;
+			OUT_ROW_SPAN(w + (size_t)r * stride, j0, end, v, dim, k0, k1,
+			             out + (size_t)r * d);
+		}
+	}
+}
+
+KTARGET static void FN(add)(double *a, const double *b, int len)
+{
+	int j = 0;
+	for (; j + VW <= len; j += VW)
+		VSTORE(a + j, VLOAD(a + j) + VLOAD(b + j));
+	for (; j < len; j++)
+		a[j] += b[j];
+}
+
+KTARGET static void FN(div)(double *x, int len, double d)
+{
+	int j = 0;
+	for (; j + VW <= len; j += VW)
+		VSTORE(x + j, VLOAD(x + j) / d);
+	for (; j < len; j++)
+		x[j] /= d;
+}
+
+static const struct kernel_set FN(kernels) = {
+        FN(slot_logits), FN(gather_out), FN(group_logits), FN(group_softmax),
+        FN(block_out),   FN(add),        FN(div),
+};
+
+#undef OUT_ROW_SPAN
+#undef STEP
+#undef ACC_DECL
+#undef ACC8
+#undef NV
+#undef FN
+#undef KCAT
+#undef KCAT2

@@ -1,0 +1,358 @@
+/*
+ * The optimised engine against a straightforward one.
+ *
+ * The reference below is spec §2 written the plain way: per step and per
+ * cache, every logit from the scene (a dot product in index order), the
+ * softmax with a sequential sum, the output, the scores, and each policy's
+ * rule re-derived by sorting. It shares nothing with src/ but the scene
+ * struct and the policy table's names. On random scenes of many shapes
+ * (dims that are and are not multiples of the vector width, budgets from
+ * zero-heavy to larger than the scene, ties, attention scenes with and
+ * without values, long enough for the full cache's blocks and threads), every
+ * number of every record must be equal, bit for bit, at every step.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h2o/engine.h"
+#include "scene_fixture.h"
+
+/* ---- the reference ------------------------------------------------------ */
+
+struct ref_cache {
+	int len;
+	int pos[4096];
+	double score[4096];
+	/* the last step */
+	int n_att, att[4096];
+	double w[4096], att_score[4096], max, sum, out[256];
+	int n_ev, ev[4096];
+	double ev_score[4096], ev_w[4096];
+	int cutoff_pos;
+	double cutoff_value;
+};
+
+struct ref {
+	const struct scene *sc;
+	struct policy_budget b;
+	int t;
+	struct ref_cache c[POLICY_COUNT];
+};
+
+static double ref_logit(const struct scene *sc, int q, int j)
+{
+	if (sc->mode == SCENE_ATTENTION)
+		return log(sc->attn[scene_attn_offset(q) + (size_t)j]);
+	double s = 0.0;
+	for (int i = 0; i < sc->dim; i++)
+		s += sc->q[(size_t)q * (size_t)sc->dim + (size_t)i] *
+		     sc->k[(size_t)j * (size_t)sc->dim + (size_t)i];
+	return sc->scale * s;
+}
+
+/* Sort key for "keep the largest, a tie keeps the lower position". */
+static const double *sort_key;
+static const int *sort_pos;
+static int stronger_first(const void *a, const void *b)
+{
+	const int i = *(const int *)a, j = *(const int *)b;
+	if (sort_key[i] != sort_key[j])
+		return sort_key[i] > sort_key[j] ? -1 : 1;
+	return sort_pos[i] - sort_pos[j];
+}
+
+/* Keep the KEEP strongest of entries 0 .. cand - 1 by KEY; mark the rest
+ * in GONE; return the weakest kept entry, or -1. */
+static int keep_strongest(const struct ref_cache *c, const double *key, int cand, int keep,
+                          unsigned char *gone)
+{
+	int idx[4096];
+	for (int i = 0; i < cand; i++)
+		idx[i] = i;
+	sort_key = key;
+	sort_pos = c->pos;
+	qsort(idx, (size_t)cand, sizeof *idx, stronger_first);
+	for (int i = keep; i < cand; i++)
+		gone[idx[i]] = 1;
+	return keep > 0 ? idx[keep - 1] : -1;
+}
+
+static void ref_step(struct ref *r)
+{
+	const struct scene *sc = r->sc;
+	const int p = r->t, budget = r->b.heavy + r->b.recent;
+	for (int id = 0; id < POLICY_COUNT; id++) {
+		struct ref_cache *c = &r->c[id];
+		c->pos[c->len] = p;
+		c->score[c->len] = 0.0;
+		c->len++;
+		double m = -INFINITY;
+		for (int i = 0; i < c->len; i++) {
+			c->w[i] = ref_logit(sc, p, c->pos[i]);
+			m = c->w[i] > m ? c->w[i] : m;
+		}
+		double s = 0.0;
+		for (int i = 0; i < c->len; i++) {
+			c->w[i] = exp(c->w[i] - m);
+			s += c->w[i];
+		}
+		for (int i = 0; i < c->len; i++) {
+			c->w[i] /= s;
+			c->score[i] += c->w[i];
+			c->att[i] = c->pos[i];
+			c->att_score[i] = c->score[i];
+		}
+		c->n_att = c->len;
+		c->max = m;
+		c->sum = s;
+		if (sc->v) {
+			for (int k = 0; k < sc->dim; k++) {
+				double o = 0.0;
+				for (int i = 0; i < c->len; i++)
+					o += c->w[i] *
+					     sc->v[(size_t)c->pos[i] * (size_t)sc->dim + (size_t)k];
+				c->out[k] = o;
+			}
+		}
+		/* Each rule, the plain way. */
+		unsigned char gone[4096] = {0};
+		int cut = -1;
+		bool by_weight = false;
+		if (id == POLICY_H2O && c->len > budget) {
+			cut = keep_strongest(c, c->score, c->len - r->b.recent, r->b.heavy, gone);
+		} else if (id == POLICY_WINDOW) {
+			for (int i = 0; i < c->len - budget; i++)
+				gone[i] = 1;
+		} else if (id == POLICY_STREAMING && c->len > budget) {
+			int sinks = 0;
+			while (sinks < c->len && c->pos[sinks] < r->b.sinks)
+				sinks++;
+			for (int i = sinks; i < c->len - (budget - sinks); i++)
+				gone[i] = 1;
+		} else if (id == POLICY_TOVA && c->len > budget) {
+			cut = keep_strongest(c, c->w, c->len, budget, gone);
+			by_weight = true;
+		}
+		c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
+		c->cutoff_value = cut >= 0 ? (by_weight ? c->w[cut] : c->score[cut]) : 0.0;
+		int kept = 0;
+		c->n_ev = 0;
+		for (int i = 0; i < c->len; i++) {
+			if (gone[i]) {
+				c->ev[c->n_ev] = c->pos[i];
+				c->ev_score[c->n_ev] = c->score[i];
+				c->ev_w[c->n_ev] = c->w[i];
+				c->n_ev++;
+			} else {
+				c->pos[kept] = c->pos[i];
+				c->score[kept] = c->score[i];
+				kept++;
+			}
+		}
+		c->len = kept;
+	}
+	r->t++;
+}
+
+/* ---- comparing ---------------------------------------------------------- */
+
+#define SAME(a, b, n) assert_memory_equal((a), (b), (size_t)(n) * sizeof *(a))
+
+static void check_cache(const struct ref *r, int id, const struct cache_record *got,
+                        const struct engine *e)
+{
+	const struct ref_cache *c = &r->c[id];
+	assert_int_equal(got->n_attended, c->n_att);
+	SAME(got->attended, c->att, c->n_att);
+	SAME(got->attn, c->w, c->n_att);
+	SAME(got->scores, c->att_score, c->n_att);
+	assert_true(got->max == c->max && got->sum == c->sum);
+	assert_int_equal(got->n_evicted, c->n_ev);
+	SAME(got->evicted, c->ev, c->n_ev);
+	SAME(got->evicted_scores, c->ev_score, c->n_ev);
+	SAME(got->evicted_weights, c->ev_w, c->n_ev);
+	assert_int_equal(got->cutoff_pos, c->cutoff_pos);
+	assert_true(got->cutoff_value == c->cutoff_value);
+	if (r->sc->v)
+		SAME(got->out, c->out, r->sc->dim);
+	else
+		assert_null(got->out);
+	assert_int_equal(engine_len(e, id), c->len);
+	SAME(engine_positions(e, id), c->pos, c->len);
+	SAME(engine_scores(e, id), c->score, c->len);
+}
+
+/* The figures, from the reference's records. */
+static void check_metrics(const struct ref *r, int id, const struct step_metrics *m)
+{
+	const struct scene *sc = r->sc;
+	const struct ref_cache *c = &r->c[id], *f = &r->c[POLICY_FULL], *h = &r->c[POLICY_H2O];
+	assert_int_equal(m->tokens, c->len);
+	assert_int_equal(m->kv, (long)c->len * 2 * sc->dim);
+	double recall = 0.0;
+	for (int i = 0; i < c->n_att; i++)
+		recall += f->w[c->att[i]];
+	assert_true(m->attn_recall == recall);
+	int both = 0;
+	for (int i = 0; i < c->len; i++)
+		for (int j = 0; j < h->len; j++)
+			both += c->pos[i] == h->pos[j];
+	assert_int_equal(m->overlap_h2o, both);
+	assert_int_equal(m->has_out, sc->v != NULL);
+	if (!sc->v)
+		return;
+	double diff = 0.0, hh = 0.0, ff = 0.0, hf = 0.0;
+	for (int k = 0; k < sc->dim; k++) {
+		const double a = c->out[k], b = f->out[k];
+		diff += (a - b) * (a - b);
+		hh += a * a;
+		ff += b * b;
+		hf += a * b;
+	}
+	assert_true(m->out_err == sqrt(diff));
+	const double cos =
+	        hh == 0.0 || ff == 0.0 ? (hh == ff ? 1.0 : 0.0) : hf / (sqrt(hh) * sqrt(ff));
+	assert_true(m->out_cos == cos);
+}
+
+/* Run SC with budget (heavy, recent) through both and compare every step;
+ * also engines running one policy each, and a snapshot round trip. */
+static void compare(const struct scene *sc, int heavy, int recent)
+{
+	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n};
+	struct ref *r = calloc(1, sizeof *r);
+	r->sc = sc;
+	r->b = b;
+	struct engine *e = engine_new(sc, &b);
+	struct engine *one[POLICY_COUNT];
+	for (int p = 0; p < POLICY_COUNT; p++)
+		one[p] = engine_new_only(sc, &b, ENGINE_POLICY(p));
+	struct step_record rec, orec;
+	void *snap = NULL;
+	int snap_at = sc->n / 2;
+	while (engine_step(e, &rec)) {
+		ref_step(r);
+		assert_int_equal(rec.step, r->t);
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			check_cache(r, p, &rec.c[p], e);
+			check_metrics(r, p, &rec.c[p].m);
+			/* Alone, a policy does exactly the same. */
+			assert_true(engine_step(one[p], &orec));
+			check_cache(r, p, &orec.c[p], one[p]);
+			for (int q = 0; q < POLICY_COUNT; q++)
+				if (q != p)
+					assert_int_equal(orec.c[q].n_attended, 0);
+		}
+		if (r->t == snap_at) {
+			snap = malloc(engine_snapshot_size(e));
+			engine_snapshot(e, snap);
+		}
+	}
+	/* Back to the middle, and forward again: the same records. */
+	if (snap) {
+		engine_restore(e, snap);
+		struct ref *r2 = calloc(1, sizeof *r2);
+		r2->sc = sc;
+		r2->b = b;
+		while (r2->t < snap_at)
+			ref_step(r2);
+		while (engine_step(e, &rec)) {
+			ref_step(r2);
+			for (int p = 0; p < POLICY_COUNT; p++)
+				check_cache(r2, p, &rec.c[p], e);
+		}
+		free(r2);
+		free(snap);
+	}
+	for (int p = 0; p < POLICY_COUNT; p++)
+		engine_free(one[p]);
+	engine_free(e);
+	free(r);
+}
+
+static void test_vector_scenes(void **state)
+{
+	(void)state;
+	/* n, dim, heavy, recent: dims around the vector width of 8, a
+	 * budget with no heavy part, none recent, one larger than the
+	 * scene. */
+	const int shapes[][4] = {
+	        {1, 1, 1, 0},     {40, 1, 2, 2},    {60, 3, 4, 3},    {70, 7, 5, 0},
+	        {90, 8, 0, 6},    {100, 9, 6, 5},   {130, 17, 8, 8},  {80, 16, 100, 100},
+	        {150, 64, 10, 6}, {120, 33, 3, 12}, {200, 5, 20, 20},
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		struct scene *sc =
+		        fixture_random(shapes[i][0], shapes[i][1], 0, 0, (unsigned)i + 1);
+		compare(sc, shapes[i][2], shapes[i][3]);
+		scene_free(sc);
+	}
+}
+
+/* Long enough that the full cache computes blocks on two threads and its
+ * rows cross the kernels' key tiles. */
+static void test_long_scene(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(2100, 27, 0, 0, 99);
+	compare(sc, 16, 16);
+	scene_free(sc);
+}
+
+/* Attention rows: random ones, and uniform ones whose equal weights make
+ * every rule break ties. */
+static struct scene *attention_scene(int n, int dim, bool values, bool uniform, unsigned seed)
+{
+	double *rows = malloc(scene_attn_offset(n) * sizeof *rows);
+	double *v = values ? malloc((size_t)n * (size_t)dim * sizeof *v) : NULL;
+	unsigned long long s = seed;
+	for (int i = 0; i < n; i++) {
+		double *row = rows + scene_attn_offset(i), sum = 0.0;
+		for (int j = 0; j <= i; j++) {
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			row[j] = uniform ? 1.0 : 0.05 + (double)(s >> 11) / 9007199254740992.0;
+			sum += row[j];
+		}
+		for (int j = 0; j <= i; j++)
+			row[j] /= sum;
+	}
+	for (int i = 0; values && i < n * dim; i++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		v[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+	}
+	struct scene *sc = fixture_attention(n, dim, 0, 0, rows, v, NULL);
+	free(rows);
+	free(v);
+	return sc;
+}
+
+static void test_attention_scenes(void **state)
+{
+	(void)state;
+	struct scene *sc = attention_scene(90, 5, true, false, 3);
+	compare(sc, 4, 3);
+	scene_free(sc);
+	sc = attention_scene(70, 9, false, false, 4);
+	compare(sc, 0, 5);
+	scene_free(sc);
+	sc = attention_scene(60, 2, true, true, 5);
+	compare(sc, 3, 2);
+	scene_free(sc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_vector_scenes),
+	        cmocka_unit_test(test_long_scene),
+	        cmocka_unit_test(test_attention_scenes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
