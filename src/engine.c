@@ -151,25 +151,33 @@ static long elapsed_ns(const struct timespec *since)
 	return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
 }
 
+/* Watch H's state for up to HELPER_SPIN_NS, yielding now and then, until
+ * it is WANT; the caller then sleeps on the condition if it is not. The
+ * lock is not held: the state is atomic. */
+static void spin_until(struct helper *h, enum job_state want)
+{
+	struct timespec since;
+	clock_gettime(CLOCK_MONOTONIC, &since);
+	for (int i = 0; atomic_load(&h->state) != (int)want; i++) {
+		if (i % 64 != 63)
+			continue;
+		if (elapsed_ns(&since) > HELPER_SPIN_NS)
+			break;
+		sched_yield();
+	}
+}
+
 static void *helper_main(void *arg)
 {
 	struct helper *h = arg;
 	pthread_mutex_lock(&h->lock);
 	for (;;) {
 		if (h->state != JOB_POSTED && !h->quit) {
-			/* Look for a while before sleeping. */
+			/* Look for a while before sleeping. Yielding now and
+			 * then: on a busy machine the engine's thread takes the
+			 * job back rather than wait for us. */
 			pthread_mutex_unlock(&h->lock);
-			struct timespec since;
-			clock_gettime(CLOCK_MONOTONIC, &since);
-			/* Yield now and then: on a busy machine the engine's
-			 * thread takes the job back rather than wait for us. */
-			for (int i = 0; atomic_load(&h->state) != JOB_POSTED; i++) {
-				if (i % 64 != 63)
-					continue;
-				if (elapsed_ns(&since) > HELPER_SPIN_NS)
-					break;
-				sched_yield();
-			}
+			spin_until(h, JOB_POSTED);
 			pthread_mutex_lock(&h->lock);
 		}
 		while (h->state != JOB_POSTED && !h->quit)
@@ -256,15 +264,7 @@ static void run_two(struct helper *h, void (*part)(void *arg, int part), void *a
 	/* Started: it ends about when ours did. Look for a while, then
 	 * sleep until told. */
 	pthread_mutex_unlock(&h->lock);
-	struct timespec since;
-	clock_gettime(CLOCK_MONOTONIC, &since);
-	for (int i = 0; atomic_load(&h->state) != JOB_DONE; i++) {
-		if (i % 64 != 63)
-			continue;
-		if (elapsed_ns(&since) > HELPER_SPIN_NS)
-			break;
-		sched_yield();
-	}
+	spin_until(h, JOB_DONE);
 	pthread_mutex_lock(&h->lock);
 	while (h->state != JOB_DONE)
 		pthread_cond_wait(&h->done, &h->lock);
