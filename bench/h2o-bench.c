@@ -3,10 +3,10 @@
  * scenes (README, "Benchmark"). A benchmark, not a test: it prints figures
  * and asserts nothing.
  *
- * Scenes are generated in memory by a seeded generator of its own (the
- * same numbers on every run): q, k and v rows of random numbers plus four
- * attention sinks, so that H2O keeps the sinks and churns the rest as it
- * does on real traces. Each case (n tokens, dim, budget) runs in a child
+ * Scenes are generated in memory by the project's seeded generator (the
+ * same numbers on every run): noise, local attention and four attention
+ * sinks, so that H2O keeps the sinks and churns the rest as it does on real
+ * traces. Each case (n tokens, dim, budget) runs in a child
  * process, so that its peak resident memory is its own. Every figure is
  * the median of repeated runs, with the smallest and largest in brackets.
  *
@@ -122,60 +122,23 @@ static uint64_t splitmix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* A uniform number in [-1, 1) from counter I of stream S. */
-static double draw(uint64_t s, uint64_t i)
-{
-	return (double)(splitmix(s * 0x100000001b3ULL ^ splitmix(i)) >> 11) / 4503599627370496.0 -
-	       1.0;
-}
-
-static char *dup_str(const char *s)
-{
-	char *d = malloc(strlen(s) + 1);
-	if (d)
-		strcpy(d, s);
-	return d;
-}
-
-/* A vector scene of N tokens: random rows, and positions 0-3 keys that every
- * query likes (attention sinks). Freed with scene_free. */
+/* A vector scene of N tokens from the project's seeded generator
+ * (docs/scene-format.md, "Generated scenes"): noise, local attention and
+ * four attention sinks, so that H2O keeps the sinks and churns the rest as
+ * it does on real traces. Freed with scene_free. */
 static struct scene *make_scene(int n, int dim, int heavy, int recent)
 {
-	struct scene *sc = calloc(1, sizeof *sc);
-	if (!sc)
+	char json[512], err[SCENE_ERROR_MAX];
+	const int len = snprintf(json, sizeof json,
+	                         "{\"title\": \"bench\", \"heavy\": %d, \"recent\": %d, "
+	                         "\"dim\": %d, \"generate\": {\"count\": %d, \"seed\": 1, "
+	                         "\"sinks\": {\"count\": 4, \"strength\": 3}, "
+	                         "\"locality\": {\"strength\": 2, \"width\": 8}}}",
+	                         heavy, recent, dim, n);
+	struct scene *sc;
+	if (scene_load_text("bench", json, (size_t)len, &sc, err) != 0) {
+		fprintf(stderr, "h2o-bench: %s\n", err);
 		return NULL;
-	const size_t cells = (size_t)n * (size_t)dim;
-	sc->title = dup_str("bench");
-	sc->description = dup_str("");
-	sc->watch = dup_str("");
-	sc->heavy = heavy;
-	sc->recent = recent;
-	sc->dim = dim;
-	sc->n = n;
-	sc->heads = 1;
-	sc->mode = SCENE_VECTOR;
-	sc->scale = 1.0 / sqrt((double)dim);
-	sc->text = calloc((size_t)n, sizeof *sc->text);
-	sc->q = malloc(cells * sizeof *sc->q);
-	sc->k = malloc(cells * sizeof *sc->k);
-	sc->v = malloc(cells * sizeof *sc->v);
-	if (!sc->title || !sc->description || !sc->watch || !sc->text || !sc->q || !sc->k ||
-	    !sc->v) {
-		scene_free(sc);
-		return NULL;
-	}
-	for (size_t c = 0; c < cells; c++) {
-		sc->q[c] = 2.0 * draw(1, c);
-		sc->k[c] = 2.0 * draw(2, c);
-		sc->v[c] = draw(3, c);
-	}
-	for (int i = 0; i < n; i++) {
-		/* Channel 0 carries the sinks. */
-		sc->q[(size_t)i * (size_t)dim] = 3.0;
-		sc->k[(size_t)i * (size_t)dim] = i < 4 ? 3.0 : 0.0;
-		char word[16];
-		snprintf(word, sizeof word, "t%d", i);
-		sc->text[i] = dup_str(word);
 	}
 	return sc;
 }
