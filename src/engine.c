@@ -25,7 +25,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +67,17 @@ struct cache {
 	int *free_slot, n_free;
 	int hi; /* slots 0 .. hi - 1 have been used */
 	double *keys;
-	double *slot_logit;
+	/* Lookahead: the logits of the queries of steps la_first + 1 ..
+	 * la_first + la_count against every slot, row r (the query of
+	 * position la_first + r) at la_logit + r * la_stride. A step that
+	 * finds its row here reads it; a key that arrives later fills its
+	 * slot's column in the rows still to come. So the key tiles, which
+	 * do not fit in the core's first-level cache, are read once per
+	 * KERNEL_LANES steps instead of once per step. */
+	int la_first, la_count;
+	size_t la_stride;
+	double *la_qt; /* those queries, transposed (kernel_slot_logits8) */
+	double *la_logit;
 };
 
 /* The full cache: positions 0 .. len - 1, and a block of computed steps. */
@@ -95,28 +104,39 @@ struct full {
 };
 
 /*
- * The second thread: started the first time work pays for it, waiting on a
- * condition variable between jobs, joined by engine_free. A job is the
- * second of two parts; the engine's thread does the first and then, if the
- * helper has not picked the second up yet (the other core is busy), takes
- * it back and does it too, so no one ever waits for a thread to be
- * scheduled.
+ * The second thread: started the first time work pays for it, joined by
+ * engine_free. A job is the second of two parts; the engine's thread does
+ * the first and then, if the helper has not picked the second up yet (the
+ * other core is busy), takes it back and does it too, so no one ever
+ * waits for a thread to be scheduled.
+ *
+ * Jobs come a microsecond or two apart when a step is split, so handing
+ * one over must cost far less than that: the state is an atomic that both
+ * threads watch, spinning with the processor's pause hint, and each claim
+ * is a compare-and-swap. Only a thread that has watched in vain for
+ * HELPER_SPIN_NS sleeps on a condition variable; it says so first (asleep,
+ * waiting), and the other thread, after changing the state, signals only
+ * when it reads that flag. Both sides store, then load, sequentially
+ * consistently, so at least one of them sees the other's store: a sleeper
+ * is always woken.
  */
-enum job_state { JOB_NONE, JOB_POSTED, JOB_RUNNING, JOB_DONE };
+enum job_state { JOB_NONE, JOB_POSTED, JOB_RUNNING, JOB_DONE, JOB_QUIT };
 
 struct helper {
-	bool started, quit;
+	bool started;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake, done;
-	atomic_int state; /* enum job_state, changed under LOCK */
+	atomic_int state;    /* enum job_state */
+	atomic_bool asleep;  /* the helper sleeps (or is about to) on WAKE */
+	atomic_bool waiting; /* the engine's thread sleeps on DONE */
 	void (*part)(void *arg, int part);
 	void *arg;
 };
 
-/* How long the helper keeps looking for the next job before it sleeps:
- * the steps of a run come a few microseconds apart, and waking a sleeping
- * thread takes longer than the work of one. */
+/* How long a thread watches for the other before it sleeps: the steps of a
+ * run come a few microseconds apart, and waking a sleeping thread takes
+ * longer than the work of one. */
 #define HELPER_SPIN_NS 100000L
 
 struct engine {
@@ -151,47 +171,72 @@ static long elapsed_ns(const struct timespec *since)
 	return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
 }
 
-/* Watch H's state for up to HELPER_SPIN_NS, yielding now and then, until
- * it is WANT; the caller then sleeps on the condition if it is not. The
- * lock is not held: the state is atomic. */
-static void spin_until(struct helper *h, enum job_state want)
+static void cpu_relax(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Watch H's state for up to HELPER_SPIN_NS until it is WANT or, when
+ * OR_QUIT, JOB_QUIT. False if it is not. */
+static bool spin_until(struct helper *h, enum job_state want, bool or_quit)
 {
 	struct timespec since;
 	clock_gettime(CLOCK_MONOTONIC, &since);
-	for (int i = 0; atomic_load(&h->state) != (int)want; i++) {
-		if (i % 64 != 63)
-			continue;
-		if (elapsed_ns(&since) > HELPER_SPIN_NS)
-			break;
-		sched_yield();
+	for (int i = 1;; i++) {
+		const int st = atomic_load(&h->state);
+		if (st == (int)want || (or_quit && st == JOB_QUIT))
+			return true;
+		cpu_relax();
+		if (i % 256 == 0 && elapsed_ns(&since) > HELPER_SPIN_NS)
+			return false;
 	}
+}
+
+/* Sleep on COND until H's state is WANT (or JOB_QUIT, when OR_QUIT),
+ * having said so in FLAG. */
+static void sleep_until(struct helper *h, pthread_cond_t *cond, atomic_bool *flag,
+                        enum job_state want, bool or_quit)
+{
+	pthread_mutex_lock(&h->lock);
+	atomic_store(flag, true);
+	for (;;) {
+		const int st = atomic_load(&h->state);
+		if (st == (int)want || (or_quit && st == JOB_QUIT))
+			break;
+		pthread_cond_wait(cond, &h->lock);
+	}
+	atomic_store(flag, false);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Wake the thread that sleeps on COND, if FLAG says it does. */
+static void wake_if(struct helper *h, pthread_cond_t *cond, atomic_bool *flag)
+{
+	if (!atomic_load(flag))
+		return;
+	pthread_mutex_lock(&h->lock);
+	pthread_cond_signal(cond);
+	pthread_mutex_unlock(&h->lock);
 }
 
 static void *helper_main(void *arg)
 {
 	struct helper *h = arg;
-	pthread_mutex_lock(&h->lock);
 	for (;;) {
-		if (h->state != JOB_POSTED && !h->quit) {
-			/* Look for a while before sleeping. Yielding now and
-			 * then: on a busy machine the engine's thread takes the
-			 * job back rather than wait for us. */
-			pthread_mutex_unlock(&h->lock);
-			spin_until(h, JOB_POSTED);
-			pthread_mutex_lock(&h->lock);
+		if (!spin_until(h, JOB_POSTED, true))
+			sleep_until(h, &h->wake, &h->asleep, JOB_POSTED, true);
+		int st = JOB_POSTED;
+		if (!atomic_compare_exchange_strong(&h->state, &st, JOB_RUNNING)) {
+			if (st == JOB_QUIT)
+				break;
+			continue; /* the engine's thread took it back */
 		}
-		while (h->state != JOB_POSTED && !h->quit)
-			pthread_cond_wait(&h->wake, &h->lock);
-		if (h->quit)
-			break;
-		h->state = JOB_RUNNING;
-		pthread_mutex_unlock(&h->lock);
 		h->part(h->arg, 1);
-		pthread_mutex_lock(&h->lock);
-		h->state = JOB_DONE;
-		pthread_cond_signal(&h->done);
+		atomic_store(&h->state, JOB_DONE);
+		wake_if(h, &h->done, &h->waiting);
 	}
-	pthread_mutex_unlock(&h->lock);
 	return NULL;
 }
 
@@ -210,8 +255,9 @@ static bool helper_start(struct helper *h)
 		pthread_mutex_destroy(&h->lock);
 		return false;
 	}
-	h->state = JOB_NONE;
-	h->quit = false;
+	atomic_init(&h->state, JOB_NONE);
+	atomic_init(&h->asleep, false);
+	atomic_init(&h->waiting, false);
 	if (pthread_create(&h->thread, NULL, helper_main, h) != 0) {
 		pthread_cond_destroy(&h->done);
 		pthread_cond_destroy(&h->wake);
@@ -226,10 +272,8 @@ static void helper_stop(struct helper *h)
 {
 	if (!h->started)
 		return;
-	pthread_mutex_lock(&h->lock);
-	h->quit = true;
-	pthread_cond_signal(&h->wake);
-	pthread_mutex_unlock(&h->lock);
+	atomic_store(&h->state, JOB_QUIT);
+	wake_if(h, &h->wake, &h->asleep);
 	pthread_join(h->thread, NULL);
 	pthread_cond_destroy(&h->done);
 	pthread_cond_destroy(&h->wake);
@@ -246,30 +290,21 @@ static void run_two(struct helper *h, void (*part)(void *arg, int part), void *a
 		part(arg, 1);
 		return;
 	}
-	pthread_mutex_lock(&h->lock);
 	h->part = part;
 	h->arg = arg;
-	h->state = JOB_POSTED;
-	pthread_cond_signal(&h->wake);
-	pthread_mutex_unlock(&h->lock);
+	atomic_store(&h->state, JOB_POSTED);
+	wake_if(h, &h->wake, &h->asleep);
 	part(arg, 0);
-	pthread_mutex_lock(&h->lock);
-	if (h->state == JOB_POSTED) {
+	int st = JOB_POSTED;
+	if (atomic_compare_exchange_strong(&h->state, &st, JOB_NONE)) {
 		/* Not started: ours. */
-		h->state = JOB_NONE;
-		pthread_mutex_unlock(&h->lock);
 		part(arg, 1);
 		return;
 	}
-	/* Started: it ends about when ours did. Look for a while, then
-	 * sleep until told. */
-	pthread_mutex_unlock(&h->lock);
-	spin_until(h, JOB_DONE);
-	pthread_mutex_lock(&h->lock);
-	while (h->state != JOB_DONE)
-		pthread_cond_wait(&h->done, &h->lock);
-	h->state = JOB_NONE;
-	pthread_mutex_unlock(&h->lock);
+	/* Started: it ends about when ours did. */
+	if (!spin_until(h, JOB_DONE, false))
+		sleep_until(h, &h->done, &h->waiting, JOB_DONE, false);
+	atomic_store(&h->state, JOB_NONE);
 }
 
 static double dot(const double *a, const double *b, int n)
@@ -303,7 +338,8 @@ static void cache_done(struct cache *c)
 	free(c->slot);
 	free(c->free_slot);
 	free(c->keys);
-	free(c->slot_logit);
+	free(c->la_qt);
+	free(c->la_logit);
 }
 
 /* Slots, from slot 0 up, all free. */
@@ -313,6 +349,7 @@ static void cache_reset_slots(struct cache *c)
 	for (int i = 0; i < c->cap; i++)
 		c->free_slot[i] = c->cap - 1 - i;
 	c->hi = 0;
+	c->la_count = 0;
 }
 
 static bool cache_init(struct cache *c, int cap, const struct scene *sc)
@@ -337,8 +374,10 @@ static bool cache_init(struct cache *c, int cap, const struct scene *sc)
 		c->free_slot = malloc(n * sizeof *c->free_slot);
 		/* Zeros: the kernel reads whole tiles, used slots or not. */
 		c->keys = calloc(tiles * KERNEL_LANES * dim, sizeof *c->keys);
-		c->slot_logit = malloc(tiles * KERNEL_LANES * sizeof *c->slot_logit);
-		ok = c->slot && c->free_slot && c->keys && c->slot_logit;
+		c->la_stride = tiles * KERNEL_LANES;
+		c->la_qt = calloc(KERNEL_LANES * dim, sizeof *c->la_qt);
+		c->la_logit = malloc(KERNEL_LANES * c->la_stride * sizeof *c->la_logit);
+		ok = c->slot && c->free_slot && c->keys && c->la_qt && c->la_logit;
 		if (ok)
 			cache_reset_slots(c);
 	}
@@ -706,6 +745,38 @@ static void full_step(struct engine *e, int p, struct cache_record *r)
 /* ---- the caches that evict --------------------------------------------- */
 
 /*
+ * The logits of P's query against every used slot of C, where the key of P
+ * has just been put into slot S: from the lookahead when it holds P (after
+ * filling in S's column for P and the queries after it), else from a new
+ * batch of lookahead that starts at P.
+ */
+static const double *lookahead_row(const struct scene *sc, struct cache *c, int p, int s)
+{
+	const size_t dim = (size_t)sc->dim;
+	const int r = p - c->la_first;
+	if (c->la_count > 0 && r >= 0 && r < c->la_count) {
+		const double *k = sc->k + (size_t)p * dim;
+		for (int i = r; i < c->la_count; i++)
+			c->la_logit[(size_t)i * c->la_stride + (size_t)s] =
+			        sc->scale *
+			        dot(sc->q + (size_t)(c->la_first + i) * dim, k, sc->dim);
+		return c->la_logit + (size_t)r * c->la_stride;
+	}
+	c->la_first = p;
+	c->la_count = min_int(KERNEL_LANES, sc->n - p);
+	for (int i = 0; i < KERNEL_LANES; i++) {
+		if (i < c->la_count)
+			kernel_put_key(c->la_qt, i, sc->q + (size_t)(p + i) * dim, sc->dim);
+		else /* zeros: those lanes' logits go unread */
+			for (size_t j = 0; j < dim; j++)
+				c->la_qt[j * KERNEL_LANES + (size_t)i] = 0.0;
+	}
+	kernel_slot_logits8(c->keys, (c->hi + KERNEL_LANES - 1) / KERNEL_LANES, sc->dim, c->la_qt,
+	                    sc->scale, c->la_logit, c->la_stride);
+	return c->la_logit;
+}
+
+/*
  * Spec §2 steps 1-5 for one cache: append P, softmax of this step's logits
  * over the positions held, the output (when OUTPUT), and the scores.
  */
@@ -724,10 +795,9 @@ static void attend(const struct engine *e, struct cache *c, int p, struct cache_
 		c->slot[i] = s;
 		c->hi = s >= c->hi ? s + 1 : c->hi;
 		kernel_put_key(c->keys, s, sc->k + (size_t)p * dim, sc->dim);
-		kernel_slot_logits(c->keys, (c->hi + KERNEL_LANES - 1) / KERNEL_LANES, sc->dim,
-		                   sc->q + (size_t)p * dim, sc->scale, c->slot_logit);
+		const double *logit = lookahead_row(sc, c, p, s);
 		for (int j = 0; j < c->len; j++)
-			w[j] = c->slot_logit[c->slot[j]];
+			w[j] = logit[c->slot[j]];
 	} else {
 		const double *a = sc->attn + scene_attn_offset(p);
 		for (int j = 0; j < c->len; j++)
@@ -1127,7 +1197,9 @@ size_t engine_memory(const struct engine *e)
 		bytes += cap * (3 * sizeof(int) + 6 * sizeof(double) + 1) + dim * sizeof(double);
 		if (sc->mode == SCENE_VECTOR) {
 			const size_t lanes = (cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
-			bytes += cap * 2 * sizeof(int) + lanes * (dim + 1) * sizeof(double);
+			bytes += cap * 2 * sizeof(int) +
+			         (lanes * (dim + KERNEL_LANES) + KERNEL_LANES * dim) *
+			                 sizeof(double);
 		}
 	}
 	return bytes;

@@ -23,6 +23,8 @@
 struct kernel_set {
 	void (*slot_logits)(const double *tiles, int ntiles, int dim, const double *q, double scale,
 	                    double *out);
+	void (*slot_logits8)(const double *tiles, int ntiles, int dim, const double *qt,
+	                     double scale, double *out, size_t stride);
 	void (*gather_out)(const double *w, const int *pos, int len, const double *v, int dim,
 	                   double *out);
 	void (*group_logits)(const double *qt, int first, int rows, const double *k, int dim,
@@ -181,6 +183,12 @@ void kernel_slot_logits(const double *tiles, int ntiles, int dim, const double *
                         double *out)
 {
 	kernels()->slot_logits(tiles, ntiles, dim, q, scale, out);
+}
+
+void kernel_slot_logits8(const double *tiles, int ntiles, int dim, const double *qt, double scale,
+                         double *out, size_t stride)
+{
+	kernels()->slot_logits8(tiles, ntiles, dim, qt, scale, out, stride);
 }
 
 void kernel_gather_out(const double *w, const int *pos, int len, const double *v, int dim,

@@ -33,6 +33,13 @@ void kernel_put_key(double *tiles, int s, const double *k, int dim);
 void kernel_slot_logits(const double *tiles, int ntiles, int dim, const double *q, double scale,
                         double *out);
 
+/* kernel_slot_logits of KERNEL_LANES queries at once, each key tile read
+ * once for all of them: QT holds the queries transposed (query r written
+ * into slot r of one tile by kernel_put_key), and out[r * stride + s] =
+ * scale * dot(q_r, key of slot s), summed as engine_logit sums it. */
+void kernel_slot_logits8(const double *tiles, int ntiles, int dim, const double *qt, double scale,
+                         double *out, size_t stride);
+
 /* out[k] = sum over i ascending of w[i] * v[pos[i] * dim + k], from 0.0. */
 void kernel_gather_out(const double *w, const int *pos, int len, const double *v, int dim,
                        double *out);

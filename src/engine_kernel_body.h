@@ -64,6 +64,30 @@ KTARGET static void FN(slot_logits)(const double *tiles, int ntiles, int dim, co
 	}
 }
 
+/* Query r of QT (lane r of one tile) against every slot: out[r * stride +
+ * s]. Accumulator r holds one vector of slots against query r, so each key
+ * vector is loaded once for all eight queries. */
+KTARGET static void FN(slot_logits8)(const double *tiles, int ntiles, int dim, const double *qt,
+                                     double scale, double *out, size_t stride)
+{
+	for (int v = 0; v < ntiles * NV; v++) {
+		const int t = v / NV, h = v % NV;
+		const double *k = tiles + (size_t)t * KERNEL_LANES * (size_t)dim + (size_t)(h * VW);
+		ACC8(ACC_DECL)
+		for (int i = 0; i < dim; i++) {
+			const V kv = VLOAD(k + (size_t)i * KERNEL_LANES);
+			const double *qi = qt + (size_t)i * KERNEL_LANES;
+#define STEP(c) a##c += qi[c] * kv;
+			ACC8(STEP)
+#undef STEP
+		}
+		double *o = out + (size_t)t * KERNEL_LANES + (size_t)(h * VW);
+#define PUT(c) VSTORE(o + (c)*stride, scale * a##c);
+		ACC8(PUT)
+#undef PUT
+	}
+}
+
 KTARGET static void FN(gather_out)(const double *w, const int *pos, int len, const double *v,
                                    int dim, double *out)
 {
@@ -325,8 +349,8 @@ KTARGET static void FN(div)(double *x, int len, double d)
 }
 
 static const struct kernel_set FN(kernels) = {
-        FN(slot_logits), FN(gather_out), FN(group_logits), FN(group_softmax),
-        FN(block_out),   FN(add),        FN(div),
+        FN(slot_logits),   FN(slot_logits8), FN(gather_out), FN(group_logits),
+        FN(group_softmax), FN(block_out),    FN(add),        FN(div),
 };
 
 #undef OUT_ROW_SPAN
