@@ -151,13 +151,17 @@ static double exp_replica(double x)
 }
 
 /* x[8c + l] = exp(x[8c + l] - m8[l]) for the chunks of eight, with the C
- * library's exp throughout; s8[l] += each result, chunk by chunk. */
-static void lanes_libm(double *x, size_t chunks, const double *m8, double *s8)
+ * library's exp throughout; s8[l] += each result, chunk by chunk, and
+ * *chain += every result in index order. The vector versions below do the
+ * same, the chain while the next chunk's exps are computed. */
+static void lanes_libm(double *x, size_t chunks, const double *m8, double *s8, double *chain)
 {
 	for (size_t i = 0; i < chunks * 8; i++) {
 		x[i] = exp(x[i] - m8[i % 8]);
 		if (s8)
 			s8[i % 8] += x[i];
+		if (chain)
+			*chain += x[i];
 	}
 }
 
@@ -173,10 +177,11 @@ static void fix_lanes(double *x, const double *arg, unsigned ok, int lanes)
 			x[l] = exp(arg[l]);
 }
 
-__attribute__((target("avx512f"))) static void lanes_avx512(double *x, size_t chunks,
-                                                            const double *m8, double *s8)
+__attribute__((target("avx512f"))) static void
+lanes_avx512(double *x, size_t chunks, const double *m8, double *s8, double *chain)
 {
 	__m512d sum = s8 ? _mm512_loadu_pd(s8) : _mm512_setzero_pd();
+	double cs = chain ? *chain : 0.0;
 	const __m512d m = _mm512_loadu_pd(m8), lo = _mm512_set1_pd(MAIN_LO),
 	              hi = _mm512_set1_pd(MAIN_HI), invln2n = _mm512_set1_pd(INVLN2N),
 	              shift = _mm512_set1_pd(SHIFT), neghi = _mm512_set1_pd(NEGLN2HIN),
@@ -210,13 +215,18 @@ __attribute__((target("avx512f"))) static void lanes_avx512(double *x, size_t ch
 			fix_lanes(x, arg, ok, 8);
 		}
 		sum = _mm512_add_pd(sum, _mm512_loadu_pd(x));
+		if (chain)
+			for (int l = 0; l < 8; l++)
+				cs += x[l];
 	}
 	if (s8)
 		_mm512_storeu_pd(s8, sum);
+	if (chain)
+		*chain = cs;
 }
 
-__attribute__((target("avx2,fma"))) static void lanes_avx2(double *x, size_t chunks,
-                                                           const double *m8, double *s8)
+__attribute__((target("avx2,fma"))) static void
+lanes_avx2(double *x, size_t chunks, const double *m8, double *s8, double *chain)
 {
 	__m256d sum[2] = {s8 ? _mm256_loadu_pd(s8) : _mm256_setzero_pd(),
 	                  s8 ? _mm256_loadu_pd(s8 + 4) : _mm256_setzero_pd()};
@@ -228,6 +238,7 @@ __attribute__((target("avx2,fma"))) static void lanes_avx2(double *x, size_t chu
 	              absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
 	const __m256i k127 = _mm256_set1_epi64x(127), one = _mm256_set1_epi64x(1);
 	const long long *tab = (const long long *)(const void *)exp_tab;
+	double cs = chain ? *chain : 0.0;
 	for (size_t i = 0; i < chunks * 2; i++, x += 4) {
 		const __m256d v =
 		        _mm256_sub_pd(_mm256_loadu_pd(x), _mm256_loadu_pd(m8 + 4 * (i % 2)));
@@ -256,7 +267,12 @@ __attribute__((target("avx2,fma"))) static void lanes_avx2(double *x, size_t chu
 			fix_lanes(x, arg, ok, 4);
 		}
 		sum[i % 2] = _mm256_add_pd(sum[i % 2], _mm256_loadu_pd(x));
+		if (chain)
+			for (int l = 0; l < 4; l++)
+				cs += x[l];
 	}
+	if (chain)
+		*chain = cs;
 	if (s8) {
 		_mm256_storeu_pd(s8, sum[0]);
 		_mm256_storeu_pd(s8 + 4, sum[1]);
@@ -268,7 +284,7 @@ __attribute__((target("avx2,fma"))) static void lanes_avx2(double *x, size_t chu
 
 /* ---- choosing, once per process ----------------------------------------- */
 
-typedef void lanes_fn(double *x, size_t chunks, const double *m8, double *s8);
+typedef void lanes_fn(double *x, size_t chunks, const double *m8, double *s8, double *chain);
 
 static struct {
 	lanes_fn *lanes;
@@ -333,7 +349,7 @@ static bool agrees(lanes_fn *lanes)
 	static double x[CHECK_COUNT], y[CHECK_COUNT];
 	check_arguments(x);
 	memcpy(y, x, sizeof y);
-	lanes(y, CHECK_COUNT / 8, zero8, NULL);
+	lanes(y, CHECK_COUNT / 8, zero8, NULL, NULL);
 	for (int i = 0; i < CHECK_COUNT; i++) {
 		const double want = exp(x[i]);
 		if (as_bits(y[i]) != as_bits(want) || as_bits(exp_replica(x[i])) != as_bits(want))
@@ -368,7 +384,7 @@ static void ready(void)
 void engine_exp_lanes(double *x, size_t chunks, const double m8[8], double s8[8])
 {
 	ready();
-	chosen.lanes(x, chunks, m8, s8);
+	chosen.lanes(x, chunks, m8, s8, NULL);
 }
 
 void engine_exp_row(double *x, int len, double m)
@@ -376,9 +392,23 @@ void engine_exp_row(double *x, int len, double m)
 	ready();
 	const double m8[8] = {m, m, m, m, m, m, m, m};
 	const size_t chunks = (size_t)len / 8;
-	chosen.lanes(x, chunks, m8, NULL);
+	chosen.lanes(x, chunks, m8, NULL, NULL);
 	for (int j = (int)chunks * 8; j < len; j++)
 		x[j] = chosen.replica ? exp_replica(x[j] - m) : exp(x[j] - m);
+}
+
+double engine_exp_row_sum(double *x, int len, double m)
+{
+	ready();
+	const double m8[8] = {m, m, m, m, m, m, m, m};
+	const size_t chunks = (size_t)len / 8;
+	double sum = 0.0;
+	chosen.lanes(x, chunks, m8, NULL, &sum);
+	for (int j = (int)chunks * 8; j < len; j++) {
+		x[j] = chosen.replica ? exp_replica(x[j] - m) : exp(x[j] - m);
+		sum += x[j];
+	}
+	return sum;
 }
 
 double engine_exp(double x)

@@ -33,6 +33,7 @@ struct kernel_set {
 	                      size_t stride, double *max, double *sum, double *wsum);
 	void (*block_out)(const double *w, size_t stride, int nrows, int len0, const double *v,
 	                  int dim, int k0, int k1, double *out, double *panel);
+	double (*max)(const double *x, int len);
 	void (*add)(double *a, const double *b, int len);
 	void (*div)(double *x, int len, double d);
 };
@@ -227,15 +228,9 @@ void kernel_div(double *x, int len, double d)
 
 void kernel_softmax(double *x, int len, double *max, double *sum)
 {
-	double m = -INFINITY;
-	for (int j = 0; j < len; j++)
-		if (x[j] > m)
-			m = x[j];
-	engine_exp_row(x, len, m);
+	const double m = kernels()->max(x, len);
 	/* The sum is a chain in index order, as spec §2 writes it. */
-	double s = 0.0;
-	for (int j = 0; j < len; j++)
-		s += x[j];
+	const double s = engine_exp_row_sum(x, len, m);
 	kernel_div(x, len, s);
 	*max = m;
 	*sum = s;

@@ -330,6 +330,30 @@ KTARGET static void FN(block_out)(const double *w, size_t stride, int nrows, int
 	}
 }
 
+KTARGET static double FN(max)(const double *x, int len)
+{
+	/* The max does not depend on the order of comparisons: the values
+	 * are never NaN, and never -0 (a logit is ln of a weight in (0, 1]
+	 * or a positive scale times a dot product summed from +0). */
+	double m = -INFINITY;
+	int j = 0;
+	if (len >= 2 * VW) {
+		V a = VLOAD(x), b = VLOAD(x + VW);
+		for (j = 2 * VW; j + 2 * VW <= len; j += 2 * VW) {
+			a = VMAX(VLOAD(x + j), a);
+			b = VMAX(VLOAD(x + j + VW), b);
+		}
+		double l[2 * VW];
+		VSTORE(l, a);
+		VSTORE(l + VW, b);
+		for (int i = 0; i < 2 * VW; i++)
+			m = l[i] > m ? l[i] : m;
+	}
+	for (; j < len; j++)
+		m = x[j] > m ? x[j] : m;
+	return m;
+}
+
 KTARGET static void FN(add)(double *a, const double *b, int len)
 {
 	int j = 0;
@@ -349,8 +373,8 @@ KTARGET static void FN(div)(double *x, int len, double d)
 }
 
 static const struct kernel_set FN(kernels) = {
-        FN(slot_logits),   FN(slot_logits8), FN(gather_out), FN(group_logits),
-        FN(group_softmax), FN(block_out),    FN(add),        FN(div),
+        FN(slot_logits), FN(slot_logits8), FN(gather_out), FN(group_logits), FN(group_softmax),
+        FN(block_out),   FN(max),          FN(add),        FN(div),
 };
 
 #undef OUT_ROW_SPAN
