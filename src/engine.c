@@ -11,7 +11,13 @@
  * The caches that evict hold at most B + 1 positions; each computes the
  * logits of its own positions only, from its own copies of their key rows
  * kept in tiles that one vector instruction reads eight at a time, so a
- * step of such a cache costs O(B * dim) whatever n is. The full cache
+ * step of such a cache costs O(B * dim) whatever n is. Neither its keys
+ * nor its value rows fit in the core's first-level cache, so it reads each
+ * once for eight steps: the logits of the next eight queries in one pass
+ * over the key tiles (the lookahead), and, when engine_step wants outputs,
+ * eight steps computed at once (each into its own frame, so that their
+ * records stay as they were) whose outputs come from one pass over the
+ * value rows; the calls that follow hand those steps out one by one. The full cache
  * attends over every earlier position; its rows do not depend on any other
  * cache, so it computes a block of future steps at once: the block's
  * queries against one tile of keys at a time (each key tile loaded once for
@@ -45,22 +51,53 @@
  * every policy gives half of them to the helper. */
 #define STEP_SPLIT_WORK 8192L
 
-/* A policy that evicts: at most cap = min(B + 1, n) entries. */
-struct cache {
-	int cap, len;
-	/* Two buffers of ascending positions and their scores; cur holds
-	 * the cache. A step appends and updates in place, then eviction
-	 * copies what stays into the other buffer and makes it current, so
-	 * the record keeps the arrays as they were before eviction without
-	 * a copy of its own. */
-	int *pos[2];
-	double *score[2];
-	int cur;
-	double *w; /* this step's weights, aligned with the record */
+/* Steps a cache that evicts computes at once when they have outputs: one
+ * pass over the value rows (kernel_batch_out) then gives all of them. Up
+ * to caches of AHEAD_MAX_CAP entries; larger ones, whose frames would take
+ * too much memory, compute a step at a time. */
+#define AHEAD         KERNEL_LANES
+#define AHEAD_MAX_CAP 16384
+
+/* What a cache that evicts did at one step, and what it held afterwards:
+ * the arrays its record points to. */
+struct frame {
+	int len; /* positions attended, ascending */
+	int *pos;
+	double *score; /* after this step's update, before eviction */
+	double *w;     /* this step's weights */
+	double max, sum;
+	int n_ev;
 	int *ev_pos;
 	double *ev_score, *ev_w;
+	int cutoff_pos;
+	double cutoff_value;
+	int klen; /* after eviction: the cache */
+	int *kpos;
+	double *kscore;
+};
+
+/* A policy that evicts: at most cap = min(B + 1, n) entries. */
+struct cache {
+	int cap;
+	/* Step s's frame is fr[s % nframes]; fr[0] starts as step 0, the
+	 * empty cache. A step reads the cache from the previous frame and
+	 * writes only its own, so a step's record stays as it was while the
+	 * steps after it are computed, until the ring comes round. */
+	int nframes;
+	struct frame *fr;
 	unsigned char *gone;
+	/* Outputs of steps out_first .. out_first + AHEAD - 1, dim each,
+	 * and a batch's positions and weights (kernel_batch_out). */
+	int out_first;
 	double *out;
+	/* While a batch of steps with outputs is computed (brow >= 0, the
+	 * batch's step being computed): the positions of the batch, u_pos
+	 * (the cache before it, then each position appended), the index in
+	 * u_pos of each entry of the cache (uk, kept beside it like slot), and
+	 * each step's weights by u_pos index, a row of AHEAD per index (wt). */
+	int brow, ub, nu;
+	int *u_pos, *uk;
+	double *wt;
 	/* Vector scenes: entry i's key row sits in slot slot[i] of KEYS
 	 * (engine_kernel.h's tiles). Slots freed by eviction are reused. */
 	int *slot;
@@ -144,6 +181,8 @@ struct engine {
 	struct policy_budget b;
 	unsigned mask;
 	int t;                        /* steps done */
+	int live;                     /* steps the caches that evict have computed, >= t */
+	int ahead;                    /* steps they compute at once with outputs */
 	struct cache c[POLICY_COUNT]; /* every policy but POLICY_FULL */
 	struct full f;
 	struct step_record rec; /* engine_advance's */
@@ -325,16 +364,23 @@ double engine_logit(const struct scene *sc, int q, int j)
 
 static void cache_done(struct cache *c)
 {
-	for (int i = 0; i < 2; i++) {
-		free(c->pos[i]);
-		free(c->score[i]);
+	for (int i = 0; c->fr && i < c->nframes; i++) {
+		struct frame *f = &c->fr[i];
+		free(f->pos);
+		free(f->score);
+		free(f->w);
+		free(f->ev_pos);
+		free(f->ev_score);
+		free(f->ev_w);
+		free(f->kpos);
+		free(f->kscore);
 	}
-	free(c->w);
-	free(c->ev_pos);
-	free(c->ev_score);
-	free(c->ev_w);
+	free(c->fr);
 	free(c->gone);
 	free(c->out);
+	free(c->u_pos);
+	free(c->uk);
+	free(c->wt);
 	free(c->slot);
 	free(c->free_slot);
 	free(c->keys);
@@ -352,22 +398,51 @@ static void cache_reset_slots(struct cache *c)
 	c->la_count = 0;
 }
 
+static struct frame *frame_of(const struct cache *c, int step)
+{
+	return &c->fr[step % c->nframes];
+}
+
+static bool frame_init(struct frame *f, size_t cap)
+{
+	f->pos = malloc(cap * sizeof *f->pos);
+	f->score = malloc(cap * sizeof *f->score);
+	f->w = malloc(cap * sizeof *f->w);
+	f->ev_pos = malloc(cap * sizeof *f->ev_pos);
+	f->ev_score = malloc(cap * sizeof *f->ev_score);
+	f->ev_w = malloc(cap * sizeof *f->ev_w);
+	f->kpos = malloc(cap * sizeof *f->kpos);
+	f->kscore = malloc(cap * sizeof *f->kscore);
+	f->klen = 0;
+	return f->pos && f->score && f->w && f->ev_pos && f->ev_score && f->ev_w && f->kpos &&
+	       f->kscore;
+}
+
+/* Steps a cache of CAP entries computes at once in a scene like SC. */
+static int ahead_of(const struct scene *sc, int cap)
+{
+	return sc->v && cap <= AHEAD_MAX_CAP ? AHEAD : 1;
+}
+
 static bool cache_init(struct cache *c, int cap, const struct scene *sc)
 {
-	const size_t n = (size_t)cap, dim = (size_t)sc->dim;
+	const size_t n = (size_t)cap, dim = (size_t)sc->dim, ahead = (size_t)ahead_of(sc, cap);
 	c->cap = cap;
-	for (int i = 0; i < 2; i++) {
-		c->pos[i] = malloc(n * sizeof *c->pos[i]);
-		c->score[i] = malloc(n * sizeof *c->score[i]);
-	}
-	c->w = malloc(n * sizeof *c->w);
-	c->ev_pos = malloc(n * sizeof *c->ev_pos);
-	c->ev_score = malloc(n * sizeof *c->ev_score);
-	c->ev_w = malloc(n * sizeof *c->ev_w);
+	c->brow = -1;
+	c->nframes = (int)ahead + 1;
+	c->fr = calloc(ahead + 1, sizeof *c->fr);
+	bool ok = c->fr != NULL;
+	for (size_t i = 0; ok && i <= ahead; i++)
+		ok = frame_init(&c->fr[i], n);
 	c->gone = malloc(n);
-	c->out = malloc(dim * sizeof *c->out);
-	bool ok = c->pos[0] && c->pos[1] && c->score[0] && c->score[1] && c->w && c->ev_pos &&
-	          c->ev_score && c->ev_w && c->gone && c->out;
+	c->out = malloc(AHEAD * dim * sizeof *c->out);
+	ok = ok && c->gone && c->out;
+	if (ok && ahead > 1) {
+		c->u_pos = malloc((n + ahead) * sizeof *c->u_pos);
+		c->uk = malloc(n * sizeof *c->uk);
+		c->wt = malloc((n + ahead) * AHEAD * sizeof *c->wt);
+		ok = c->u_pos && c->uk && c->wt;
+	}
 	if (ok && sc->mode == SCENE_VECTOR) {
 		const size_t tiles = (n + KERNEL_LANES - 1) / KERNEL_LANES;
 		c->slot = malloc(n * sizeof *c->slot);
@@ -458,6 +533,7 @@ struct engine *engine_new_rows(const struct scene *sc, const struct policy_budge
 	bool ok = e->mask != 0;
 	if (ok && runs(e, POLICY_FULL))
 		ok = full_init(&e->f, sc, block_rows);
+	e->ahead = ahead_of(sc, (int)cap);
 	for (int p = 0; p < POLICY_COUNT && ok; p++)
 		if (p != POLICY_FULL && runs(e, p))
 			ok = cache_init(&e->c[p], (int)cap, sc);
@@ -503,21 +579,21 @@ int engine_len(const struct engine *e, enum policy_id p)
 {
 	if (!runs(e, p))
 		return 0;
-	return p == POLICY_FULL ? e->f.len : e->c[p].len;
+	return p == POLICY_FULL ? e->f.len : frame_of(&e->c[p], e->t)->klen;
 }
 
 const int *engine_positions(const struct engine *e, enum policy_id p)
 {
 	if (!runs(e, p))
 		return no_positions;
-	return p == POLICY_FULL ? e->f.iota : e->c[p].pos[e->c[p].cur];
+	return p == POLICY_FULL ? e->f.iota : frame_of(&e->c[p], e->t)->kpos;
 }
 
 const double *engine_scores(const struct engine *e, enum policy_id p)
 {
 	if (!runs(e, p))
 		return no_scores;
-	return p == POLICY_FULL ? e->f.score : e->c[p].score[e->c[p].cur];
+	return p == POLICY_FULL ? e->f.score : frame_of(&e->c[p], e->t)->kscore;
 }
 
 /* ---- the full cache ---------------------------------------------------- */
@@ -755,11 +831,10 @@ static const double *lookahead_row(const struct scene *sc, struct cache *c, int 
 	const size_t dim = (size_t)sc->dim;
 	const int r = p - c->la_first;
 	if (c->la_count > 0 && r >= 0 && r < c->la_count) {
-		const double *k = sc->k + (size_t)p * dim;
+		double l8[KERNEL_LANES];
+		kernel_key_logits8(c->la_qt, sc->dim, sc->k + (size_t)p * dim, sc->scale, l8);
 		for (int i = r; i < c->la_count; i++)
-			c->la_logit[(size_t)i * c->la_stride + (size_t)s] =
-			        sc->scale *
-			        dot(sc->q + (size_t)(c->la_first + i) * dim, k, sc->dim);
+			c->la_logit[(size_t)i * c->la_stride + (size_t)s] = l8[i];
 		return c->la_logit + (size_t)r * c->la_stride;
 	}
 	c->la_first = p;
@@ -777,94 +852,140 @@ static const double *lookahead_row(const struct scene *sc, struct cache *c, int 
 }
 
 /*
- * Spec §2 steps 1-5 for one cache: append P, softmax of this step's logits
- * over the positions held, the output (when OUTPUT), and the scores.
+ * Spec §2 for cache ID at step S (position p = S - 1), into frame S from
+ * the cache in frame S - 1: append p, the softmax of this step's logits
+ * over the positions held, the scores, and eviction by the policy. The
+ * output is left to cache_outputs.
  */
-static void attend(const struct engine *e, struct cache *c, int p, struct cache_record *r,
-                   bool output)
+static void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s)
 {
 	const struct scene *sc = e->sc;
-	int *pos = c->pos[c->cur];
-	double *score = c->score[c->cur], *w = c->w;
-	const int i = c->len++;
-	pos[i] = p;
-	score[i] = 0.0;
+	const struct frame *prev = frame_of(c, s - 1);
+	struct frame *f = frame_of(c, s);
+	const int p = s - 1, n = prev->klen;
+	memcpy(f->pos, prev->kpos, (size_t)n * sizeof *f->pos);
+	f->pos[n] = p;
+	f->len = n + 1;
+	double *w = f->w;
 	const size_t dim = (size_t)sc->dim;
 	if (sc->mode == SCENE_VECTOR) {
-		const int s = c->free_slot[--c->n_free];
-		c->slot[i] = s;
-		c->hi = s >= c->hi ? s + 1 : c->hi;
-		kernel_put_key(c->keys, s, sc->k + (size_t)p * dim, sc->dim);
-		const double *logit = lookahead_row(sc, c, p, s);
-		for (int j = 0; j < c->len; j++)
+		const int slot = c->free_slot[--c->n_free];
+		c->slot[n] = slot;
+		c->hi = slot >= c->hi ? slot + 1 : c->hi;
+		kernel_put_key(c->keys, slot, sc->k + (size_t)p * dim, sc->dim);
+		const double *logit = lookahead_row(sc, c, p, slot);
+		for (int j = 0; j < f->len; j++)
 			w[j] = logit[c->slot[j]];
 	} else {
 		const double *a = sc->attn + scene_attn_offset(p);
-		for (int j = 0; j < c->len; j++)
-			w[j] = log(a[pos[j]]);
+		for (int j = 0; j < f->len; j++)
+			w[j] = log(a[f->pos[j]]);
 	}
-	kernel_softmax(w, c->len, &r->max, &r->sum);
-	kernel_add(score, w, c->len);
-	r->n_attended = c->len;
-	r->attended = pos;
-	r->attn = w;
-	r->scores = score;
-	r->out = NULL;
-	if (sc->v && output) {
-		kernel_gather_out(w, pos, c->len, sc->v, sc->dim, c->out);
-		r->out = c->out;
+	kernel_softmax(w, f->len, &f->max, &f->sum);
+	if (c->brow >= 0) {
+		/* This step's row of the batch's weights. */
+		c->uk[n] = c->ub + c->brow;
+		for (int j = 0; j < f->len; j++)
+			c->wt[(size_t)c->uk[j] * AHEAD + (size_t)c->brow] = w[j];
+		c->brow++;
 	}
-}
+	memcpy(f->score, prev->kscore, (size_t)n * sizeof *f->score);
+	f->score[n] = 0.0;
+	kernel_add(f->score, w, f->len);
 
-/* Spec §2 step 6 under policy P: mark, record, and keep the rest in the
- * other buffer. */
-static void evict(const struct engine *e, enum policy_id p, struct cache *c, struct cache_record *r)
-{
-	const struct policy *pol = policies[p];
-	const int *pos = c->pos[c->cur];
-	const double *score = c->score[c->cur];
-	memset(c->gone, 0, (size_t)c->len);
-	const struct policy_cache view = {c->len, pos, score, c->w};
+	/* Step 6: mark, then what stays, run by run, into the frame's
+	 * cache, and what goes into its evictions. */
+	const struct policy *pol = policies[id];
+	memset(c->gone, 0, (size_t)f->len);
+	const struct policy_cache view = {f->len, f->pos, f->score, w};
 	int cut = -1;
 	pol->evict(&e->b, &view, c->gone, &cut);
-	r->cutoff_pos = cut >= 0 ? pos[cut] : -1;
-	r->cutoff_value = cut >= 0 ? (pol->by_weight ? c->w[cut] : score[cut]) : 0.0;
-	r->evicted = c->ev_pos;
-	r->evicted_scores = c->ev_score;
-	r->evicted_weights = c->ev_w;
-	const unsigned char *first = memchr(c->gone, 1, (size_t)c->len);
-	if (!first) {
-		/* Nothing goes: the cache stays where it is, and the record
-		 * shares its arrays until the next step. */
-		r->n_evicted = 0;
-		return;
-	}
-	/* What stays, run by run, into the other buffer. */
-	int *kpos = c->pos[!c->cur];
-	double *kscore = c->score[!c->cur];
+	f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
+	f->cutoff_value = cut >= 0 ? (pol->by_weight ? w[cut] : f->score[cut]) : 0.0;
 	int kept = 0, n_ev = 0;
-	for (int i = 0; i < c->len;) {
-		const unsigned char *g = memchr(c->gone + i, 1, (size_t)(c->len - i));
-		const int j = g ? (int)(g - c->gone) : c->len;
+	for (int i = 0; i < f->len;) {
+		const unsigned char *g = memchr(c->gone + i, 1, (size_t)(f->len - i));
+		const int j = g ? (int)(g - c->gone) : f->len;
 		const size_t run = (size_t)(j - i);
-		memcpy(kpos + kept, pos + i, run * sizeof *kpos);
-		memcpy(kscore + kept, score + i, run * sizeof *kscore);
-		if (c->slot)
+		memcpy(f->kpos + kept, f->pos + i, run * sizeof *f->kpos);
+		memcpy(f->kscore + kept, f->score + i, run * sizeof *f->kscore);
+		if (c->slot && kept != i)
 			memmove(c->slot + kept, c->slot + i, run * sizeof *c->slot);
+		if (c->brow >= 0 && kept != i)
+			memmove(c->uk + kept, c->uk + i, run * sizeof *c->uk);
 		kept += j - i;
-		if (j < c->len) {
-			c->ev_pos[n_ev] = pos[j];
-			c->ev_score[n_ev] = score[j];
-			c->ev_w[n_ev] = c->w[j];
+		if (j < f->len) {
+			f->ev_pos[n_ev] = f->pos[j];
+			f->ev_score[n_ev] = f->score[j];
+			f->ev_w[n_ev] = w[j];
 			n_ev++;
 			if (c->slot)
 				c->free_slot[c->n_free++] = c->slot[j];
 		}
 		i = j + 1;
 	}
-	c->len = kept;
-	c->cur = !c->cur;
-	r->n_evicted = n_ev;
+	f->klen = kept;
+	f->n_ev = n_ev;
+}
+
+/*
+ * The outputs of steps S0 .. S0 + COUNT - 1 of C (COUNT <= AHEAD): one pass
+ * over the value rows of the union of the positions they attend, which is
+ * the cache before S0 and the positions appended since. outputs_begin
+ * comes before the steps (which then write their rows of weights), and
+ * outputs_end after them.
+ */
+static void outputs_begin(struct cache *c, int s0, int count)
+{
+	c->out_first = s0;
+	if (count == 1)
+		return;
+	const struct frame *prev = frame_of(c, s0 - 1);
+	const int len = prev->klen;
+	for (int j = 0; j < len; j++) {
+		c->u_pos[j] = prev->kpos[j];
+		c->uk[j] = j;
+	}
+	for (int k = 0; k < count; k++)
+		c->u_pos[len + k] = s0 - 1 + k;
+	c->ub = len; /* the position appended at row brow is u_pos[ub + brow] */
+	c->nu = len + count;
+	memset(c->wt, 0, (size_t)c->nu * AHEAD * sizeof *c->wt);
+	c->brow = 0;
+}
+
+static void outputs_end(const struct scene *sc, struct cache *c, int count)
+{
+	if (count == 1) {
+		const struct frame *f = frame_of(c, c->out_first);
+		kernel_gather_out(f->w, f->pos, f->len, sc->v, sc->dim, c->out);
+		return;
+	}
+	c->brow = -1;
+	kernel_batch_out(c->wt, c->u_pos, c->nu, sc->v, sc->dim, c->out);
+}
+
+/* Step S of C, computed, as a record (with its output when OUTPUT). */
+static void cache_record_of(const struct scene *sc, const struct cache *c, int s, bool output,
+                            struct cache_record *r)
+{
+	const struct frame *f = frame_of(c, s);
+	*r = (struct cache_record){
+	        .n_attended = f->len,
+	        .attended = f->pos,
+	        .attn = f->w,
+	        .scores = f->score,
+	        .max = f->max,
+	        .sum = f->sum,
+	        .n_evicted = f->n_ev,
+	        .evicted = f->ev_pos,
+	        .evicted_scores = f->ev_score,
+	        .evicted_weights = f->ev_w,
+	        .cutoff_pos = f->cutoff_pos,
+	        .cutoff_value = f->cutoff_value,
+	        .out = sc->v && output ? c->out + (size_t)(s - c->out_first) * (size_t)sc->dim
+	                               : NULL,
+	};
 }
 
 /* ---- figures ------------------------------------------------------------ */
@@ -937,55 +1058,85 @@ static void measure(const struct engine *e, enum policy_id p, struct cache_recor
 
 /* ---- stepping ----------------------------------------------------------- */
 
-/* One step; FIGURES: the outputs and figures too (a replay skips them). */
-struct step_job {
+/* Steps from .. from + count - 1 of the caches of a mask that evict, each
+ * cache all its steps in order, then (OUTPUTS) their outputs. The caches
+ * do not depend on each other. */
+struct run_job {
 	struct engine *e;
-	struct step_record *rec;
 	unsigned mask[2];
-	bool figures;
+	int from, count;
+	bool outputs;
 };
 
-/* The caches of one half that evict, at step rec->step. */
-static void step_part(void *arg, int part)
+static void run_part(void *arg, int part)
 {
-	const struct step_job *job = arg;
+	const struct run_job *job = arg;
+	struct engine *e = job->e;
 	for (int i = 0; i < POLICY_COUNT; i++) {
-		if (!(job->mask[part] & ENGINE_POLICY(i)))
+		if (i == POLICY_FULL || !(job->mask[part] & ENGINE_POLICY(i)))
 			continue;
-		struct cache_record *r = &job->rec->c[i];
-		attend(job->e, &job->e->c[i], job->rec->pos, r, job->figures);
-		evict(job->e, (enum policy_id)i, &job->e->c[i], r);
+		struct cache *c = &e->c[i];
+		if (job->outputs)
+			outputs_begin(c, job->from, job->count);
+		for (int s = job->from; s < job->from + job->count; s++)
+			cache_step(e, (enum policy_id)i, c, s);
+		if (job->outputs)
+			outputs_end(e->sc, c, job->count);
 	}
 }
 
+/* Half the caches that evict in each of JOB's masks; how many there are. */
+static int split_caches(const struct engine *e, struct run_job *job)
+{
+	int count = 0;
+	for (int i = 0; i < POLICY_COUNT; i++)
+		if (i != POLICY_FULL && runs(e, i))
+			job->mask[count++ % 2] |= ENGINE_POLICY(i);
+	return count;
+}
+
+/*
+ * One step; FIGURES: the outputs and figures too (a replay skips them).
+ * The caches that evict compute the steps after e->live in batches: with
+ * outputs, as many steps as their frames hold (AHEAD), handed out one by
+ * one by the calls that follow; else one step.
+ */
 static bool step(struct engine *e, struct step_record *rec, bool figures)
 {
-	if (e->t >= e->sc->n)
+	const struct scene *sc = e->sc;
+	if (e->t >= sc->n)
 		return false;
-	const int p = e->t;
-	rec->step = p + 1;
-	rec->pos = p;
-	struct step_job job = {e, rec, {0, 0}, figures};
-	int evicting = 0;
+	const int s = e->t + 1;
+	if (e->live < s) {
+		struct run_job job = {e, {0, 0}, s, 1, figures && sc->v};
+		const int evicting = split_caches(e, &job);
+		if (evicting > 0 && job.outputs)
+			job.count = min_int(e->ahead, sc->n - e->t);
+		/* The caches that evict do not depend on each other: with
+		 * the full cache beside them (a run over the whole scene,
+		 * where the helper is around), half of them on the helper
+		 * when they are large enough. */
+		const long cap = e->b.heavy + e->b.recent + 1L;
+		if (runs(e, POLICY_FULL) && evicting >= 2 &&
+		    job.count * cap * sc->dim >= STEP_SPLIT_WORK)
+			run_two(&e->h, run_part, &job);
+		else
+			for (int part = 0; part < 2; part++)
+				run_part(&job, part);
+		e->live = e->t + job.count;
+	}
+	rec->step = s;
+	rec->pos = s - 1;
 	for (int i = 0; i < POLICY_COUNT; i++) {
 		struct cache_record *r = &rec->c[i];
 		if (!runs(e, i))
 			*r = (struct cache_record){.cutoff_pos = -1};
 		else if (i == POLICY_FULL)
-			full_step(e, p, r);
+			full_step(e, s - 1, r);
 		else
-			job.mask[evicting++ % 2] |= ENGINE_POLICY(i);
+			cache_record_of(sc, &e->c[i], s, figures, r);
 	}
-	/* The caches that evict do not depend on each other: with the full
-	 * cache beside them (a run over the whole scene, where the helper is
-	 * around), half of them on the helper when they are large enough. */
-	const long cap = e->b.heavy + e->b.recent + 1L;
-	if (runs(e, POLICY_FULL) && evicting >= 2 && cap * e->sc->dim >= STEP_SPLIT_WORK)
-		run_two(&e->h, step_part, &job);
-	else
-		for (int part = 0; part < 2; part++)
-			step_part(&job, part);
-	e->t++;
+	e->t = s;
 	if (!figures)
 		return true;
 	/* Figures compare against the full cache and H2O, so they come
@@ -1007,30 +1158,6 @@ bool engine_advance(struct engine *e)
 	return step(e, &e->rec, false);
 }
 
-/* Steps FROM .. TO - 1 of the caches of MASK that evict, one after the
- * other: they do not depend on each other. */
-static void advance_caches(struct engine *e, unsigned mask, int from, int to)
-{
-	for (int p = from; p < to; p++)
-		for (int i = 0; i < POLICY_COUNT; i++)
-			if (i != POLICY_FULL && (mask & ENGINE_POLICY(i))) {
-				attend(e, &e->c[i], p, &e->rec.c[i], false);
-				evict(e, (enum policy_id)i, &e->c[i], &e->rec.c[i]);
-			}
-}
-
-struct advance_job {
-	struct engine *e;
-	unsigned mask[2];
-	int from, to;
-};
-
-static void advance_part(void *arg, int part)
-{
-	const struct advance_job *job = arg;
-	advance_caches(job->e, job->mask[part], job->from, job->to);
-}
-
 void engine_advance_to(struct engine *e, int t)
 {
 	t = t < e->sc->n ? t : e->sc->n;
@@ -1043,16 +1170,16 @@ void engine_advance_to(struct engine *e, int t)
 			engine_advance(e);
 		return;
 	}
-	/* The caches are independent: half of them on a second thread,
-	 * each cache stepped by one thread in step order. */
-	unsigned half = 0, rest = 0;
-	int count = 0;
-	for (int i = 0; i < POLICY_COUNT; i++)
-		if (runs(e, i))
-			*(count++ % 2 ? &rest : &half) |= ENGINE_POLICY(i);
-	struct advance_job job = {e, {half, rest}, e->t, t};
-	run_two(&e->h, advance_part, &job);
-	e->t = t;
+	/* Steps computed ahead first; then the caches are independent: half
+	 * of them on a second thread, each cache stepped by one thread in
+	 * step order. */
+	e->t = min_int(e->live, t);
+	if (e->t == t)
+		return;
+	struct run_job job = {e, {0, 0}, e->t + 1, t - e->t, false};
+	split_caches(e, &job);
+	run_two(&e->h, run_part, &job);
+	e->t = e->live = t;
 }
 
 /* ---- snapshots ---------------------------------------------------------- */
@@ -1109,21 +1236,22 @@ void engine_snapshot(const struct engine *e, void *buf)
 	engine_snapshot_of(e, e->mask, buf);
 }
 
-/* Put LEN entries back into cache C, their keys in slots 0 .. len - 1. */
-static void cache_restore(const struct engine *e, struct cache *c, int len, const int *pos,
-                          const double *score)
+/* Make C hold LEN entries at step T (from a blob: any alignment), their
+ * keys in slots 0 .. len - 1. */
+static void cache_restore(const struct engine *e, struct cache *c, int t, int len, const void *pos,
+                          const void *score)
 {
-	c->cur = 0;
-	c->len = len;
-	memcpy(c->pos[0], pos, (size_t)len * sizeof *pos);
-	memcpy(c->score[0], score, (size_t)len * sizeof *score);
+	struct frame *f = frame_of(c, t);
+	f->klen = len;
+	memcpy(f->kpos, pos, (size_t)len * sizeof *f->kpos);
+	memcpy(f->kscore, score, (size_t)len * sizeof *f->kscore);
 	if (!c->slot)
 		return;
 	const struct scene *sc = e->sc;
 	cache_reset_slots(c);
 	for (int i = 0; i < len; i++) {
 		c->slot[i] = c->free_slot[--c->n_free];
-		kernel_put_key(c->keys, c->slot[i], sc->k + (size_t)pos[i] * (size_t)sc->dim,
+		kernel_put_key(c->keys, c->slot[i], sc->k + (size_t)f->kpos[i] * (size_t)sc->dim,
 		               sc->dim);
 	}
 	c->hi = len;
@@ -1135,7 +1263,7 @@ void engine_restore(struct engine *e, const void *buf)
 	struct snap_head head;
 	memcpy(&head, b, sizeof head);
 	b += sizeof head;
-	e->t = head.t;
+	e->t = e->live = head.t;
 	for (int i = 0; i < POLICY_COUNT; i++) {
 		if (!(head.mask & ENGINE_POLICY(i)))
 			continue;
@@ -1154,12 +1282,7 @@ void engine_restore(struct engine *e, const void *buf)
 			memcpy(e->f.score, score, (size_t)len * sizeof(double));
 			continue;
 		}
-		/* The blob need not be aligned for ints and doubles: copy
-		 * through the cache's own arrays. */
-		struct cache *c = &e->c[i];
-		memcpy(c->pos[1], pos, (size_t)len * sizeof(int));
-		memcpy(c->score[1], score, (size_t)len * sizeof(double));
-		cache_restore(e, c, len, c->pos[1], c->score[1]);
+		cache_restore(e, &e->c[i], head.t, len, pos, score);
 	}
 	/* The full cache's block stays: its rows depend on the scene alone,
 	 * so they are still the rows of the steps they hold. */
@@ -1193,8 +1316,13 @@ size_t engine_memory(const struct engine *e)
 	for (int i = 0; i < POLICY_COUNT; i++) {
 		if (i == POLICY_FULL || !runs(e, i))
 			continue;
-		const size_t cap = (size_t)e->c[i].cap;
-		bytes += cap * (3 * sizeof(int) + 6 * sizeof(double) + 1) + dim * sizeof(double);
+		const struct cache *c = &e->c[i];
+		const size_t cap = (size_t)c->cap, frames = (size_t)c->nframes;
+		/* Frames; marks; outputs; a batch's positions and weights. */
+		bytes += frames * (sizeof *c->fr + cap * (3 * sizeof(int) + 5 * sizeof(double))) +
+		         cap + AHEAD * dim * sizeof(double);
+		if (frames > 2)
+			bytes += (cap + frames) * (sizeof(int) + AHEAD * sizeof(double));
 		if (sc->mode == SCENE_VECTOR) {
 			const size_t lanes = (cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
 			bytes += cap * 2 * sizeof(int) +

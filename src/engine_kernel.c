@@ -25,8 +25,11 @@ struct kernel_set {
 	                    double *out);
 	void (*slot_logits8)(const double *tiles, int ntiles, int dim, const double *qt,
 	                     double scale, double *out, size_t stride);
+	void (*key_logits8)(const double *qt, int dim, const double *k, double scale, double *out);
 	void (*gather_out)(const double *w, const int *pos, int len, const double *v, int dim,
 	                   double *out);
+	void (*batch_out)(const double *wt, const int *pos, int nu, const double *v, int dim,
+	                  double *out);
 	void (*group_logits)(const double *qt, int first, int rows, const double *k, int dim,
 	                     double scale, double *lt, int j0, int j1, double *m8);
 	void (*group_softmax)(double *lt, int first, int rows, const double *m8, double *w,
@@ -192,10 +195,21 @@ void kernel_slot_logits8(const double *tiles, int ntiles, int dim, const double 
 	kernels()->slot_logits8(tiles, ntiles, dim, qt, scale, out, stride);
 }
 
+void kernel_key_logits8(const double *qt, int dim, const double *k, double scale, double *out)
+{
+	kernels()->key_logits8(qt, dim, k, scale, out);
+}
+
 void kernel_gather_out(const double *w, const int *pos, int len, const double *v, int dim,
                        double *out)
 {
 	kernels()->gather_out(w, pos, len, v, dim, out);
+}
+
+void kernel_batch_out(const double *wt, const int *pos, int nu, const double *v, int dim,
+                      double *out)
+{
+	kernels()->batch_out(wt, pos, nu, v, dim, out);
 }
 
 void kernel_group_logits(const double *qt, int first, int rows, const double *k, int dim,

@@ -40,9 +40,22 @@ void kernel_slot_logits(const double *tiles, int ntiles, int dim, const double *
 void kernel_slot_logits8(const double *tiles, int ntiles, int dim, const double *qt, double scale,
                          double *out, size_t stride);
 
+/* One key row K against the KERNEL_LANES queries of such a QT: out[r] =
+ * scale * dot(q_r, k), summed as engine_logit sums it. */
+void kernel_key_logits8(const double *qt, int dim, const double *k, double scale, double *out);
+
 /* out[k] = sum over i ascending of w[i] * v[pos[i] * dim + k], from 0.0. */
 void kernel_gather_out(const double *w, const int *pos, int len, const double *v, int dim,
                        double *out);
+
+/* kernel_gather_out of KERNEL_LANES weight rows at once, over the NU
+ * positions POS (ascending), each value row read once for all of them:
+ * out[c * dim + k] = sum over u ascending of wt[u * KERNEL_LANES + c] *
+ * v[pos[u] * dim + k], from 0.0. A row whose weight is 0 at a position
+ * adds +0 or -0 to a sum that is +0 or not zero, which changes nothing, so
+ * row c equals kernel_gather_out over the positions it weighs. */
+void kernel_batch_out(const double *wt, const int *pos, int nu, const double *v, int dim,
+                      double *out);
 
 /*
  * The logits of a group of up to KERNEL_LANES consecutive queries (ROWS of

@@ -88,6 +88,23 @@ KTARGET static void FN(slot_logits8)(const double *tiles, int ntiles, int dim, c
 	}
 }
 
+/* One key K against the eight queries of QT: out[r] = scale * dot(q_r, k),
+ * a lane per query. */
+KTARGET static void FN(key_logits8)(const double *qt, int dim, const double *k, double scale,
+                                    double *out)
+{
+	V a[NV];
+	for (int h = 0; h < NV; h++)
+		a[h] = (V){0};
+	for (int i = 0; i < dim; i++) {
+		const double ki = k[i];
+		for (int h = 0; h < NV; h++)
+			a[h] += VLOAD(qt + (size_t)i * KERNEL_LANES + (size_t)(h * VW)) * ki;
+	}
+	for (int h = 0; h < NV; h++)
+		VSTORE(out + h * VW, scale * a[h]);
+}
+
 KTARGET static void FN(gather_out)(const double *w, const int *pos, int len, const double *v,
                                    int dim, double *out)
 {
@@ -119,6 +136,39 @@ KTARGET static void FN(gather_out)(const double *w, const int *pos, int len, con
 		for (int i = 0; i < len; i++)
 			a += w[i] * v[(size_t)pos[i] * d + (size_t)k];
 		out[k] = a;
+	}
+}
+
+/* The outputs of eight steps from one pass over the value rows: out[c *
+ * dim + k] = sum over u ascending of wt[u * 8 + c] * v[pos[u] * dim + k].
+ * Accumulator c holds one vector of numbers of step c, so each piece of a
+ * value row is loaded once for all eight. */
+KTARGET static void FN(batch_out)(const double *wt, const int *pos, int nu, const double *v,
+                                  int dim, double *out)
+{
+	const size_t d = (size_t)dim;
+	int k = 0;
+	for (; k + VW <= dim; k += VW) {
+		ACC8(ACC_DECL)
+		for (int u = 0; u < nu; u++) {
+			const V x = VLOAD(v + (size_t)pos[u] * d + (size_t)k);
+			const double *wu = wt + (size_t)u * KERNEL_LANES;
+#define STEP(c) a##c += wu[c] * x;
+			ACC8(STEP)
+#undef STEP
+		}
+#define PUT(c) VSTORE(out + (c)*d + (size_t)k, a##c);
+		ACC8(PUT)
+#undef PUT
+	}
+	for (; k < dim; k++) {
+		double a[KERNEL_LANES] = {0};
+		for (int u = 0; u < nu; u++)
+			for (int c = 0; c < KERNEL_LANES; c++)
+				a[c] += wt[(size_t)u * KERNEL_LANES + (size_t)c] *
+				        v[(size_t)pos[u] * d + (size_t)k];
+		for (int c = 0; c < KERNEL_LANES; c++)
+			out[(size_t)c * d + (size_t)k] = a[c];
 	}
 }
 
@@ -373,8 +423,17 @@ KTARGET static void FN(div)(double *x, int len, double d)
 }
 
 static const struct kernel_set FN(kernels) = {
-        FN(slot_logits), FN(slot_logits8), FN(gather_out), FN(group_logits), FN(group_softmax),
-        FN(block_out),   FN(max),          FN(add),        FN(div),
+        .slot_logits = FN(slot_logits),
+        .slot_logits8 = FN(slot_logits8),
+        .key_logits8 = FN(key_logits8),
+        .gather_out = FN(gather_out),
+        .batch_out = FN(batch_out),
+        .group_logits = FN(group_logits),
+        .group_softmax = FN(group_softmax),
+        .block_out = FN(block_out),
+        .max = FN(max),
+        .add = FN(add),
+        .div = FN(div),
 };
 
 #undef OUT_ROW_SPAN

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "h2o/engine.h"
+#include "../src/engine_impl.h"
 #include "scene_fixture.h"
 
 /* ---- the reference ------------------------------------------------------ */
@@ -165,6 +166,15 @@ static void ref_step(struct ref *r)
 
 #define SAME(a, b, n) assert_memory_equal((a), (b), (size_t)(n) * sizeof *(a))
 
+/* What cache ID holds now. */
+static void check_state(const struct ref *r, int id, const struct engine *e)
+{
+	const struct ref_cache *c = &r->c[id];
+	assert_int_equal(engine_len(e, id), c->len);
+	SAME(engine_positions(e, id), c->pos, c->len);
+	SAME(engine_scores(e, id), c->score, c->len);
+}
+
 static void check_cache(const struct ref *r, int id, const struct cache_record *got,
                         const struct engine *e)
 {
@@ -184,9 +194,7 @@ static void check_cache(const struct ref *r, int id, const struct cache_record *
 		SAME(got->out, c->out, r->sc->dim);
 	else
 		assert_null(got->out);
-	assert_int_equal(engine_len(e, id), c->len);
-	SAME(engine_positions(e, id), c->pos, c->len);
-	SAME(engine_scores(e, id), c->score, c->len);
+	check_state(r, id, e);
 }
 
 /* The figures, from the reference's records. */
@@ -347,12 +355,96 @@ static void test_attention_scenes(void **state)
 	scene_free(sc);
 }
 
+/*
+ * Stepping with records, stepping for the state only, jumping ahead (short
+ * jumps one step at a time, long ones on two threads), snapshots and
+ * restores, mixed at random: whatever came before, a record and the state
+ * are the reference's. The engine computes steps with outputs ahead of
+ * the ones it has handed out; none of that may show.
+ */
+static void mixed(const struct scene *sc, int heavy, int recent, unsigned policies, unsigned seed)
+{
+	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n};
+	struct engine *e = engine_new_only(sc, &b, policies);
+	struct ref *r = calloc(1, sizeof *r);
+	r->sc = sc;
+	r->b = b;
+	void *snap = malloc(engine_snapshot_size(e));
+	engine_snapshot(e, snap);
+	int snap_t = 0, steps = 0, restores = 0;
+	unsigned long long x = seed;
+	for (int act = 0; act < 800; act++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		const int t = engine_step_count(e);
+		/* At the end, back to the snapshot (taken in the first half). */
+		const int what = t == sc->n ? 9 : (int)(x >> 33) % 10;
+		struct step_record rec;
+		if (what < 5) {
+			assert_true(engine_step(e, &rec));
+			ref_step(r);
+			for (int p = 0; p < POLICY_COUNT; p++)
+				if (policies & ENGINE_POLICY(p))
+					check_cache(r, p, &rec.c[p], e);
+			steps++;
+			continue;
+		}
+		if (what == 5) {
+			assert_true(engine_advance(e));
+			ref_step(r);
+		} else if (what <= 7) {
+			const int far = what == 7 ? 150 : 5;
+			int to = t + 1 + (int)(x >> 40) % far;
+			to = to < sc->n ? to : sc->n;
+			engine_advance_to(e, to);
+			while (r->t < to)
+				ref_step(r);
+		} else if (what == 8 && t < sc->n / 2) {
+			free(snap);
+			snap = malloc(engine_snapshot_size(e));
+			engine_snapshot(e, snap);
+			snap_t = t;
+		} else if (what == 9) {
+			engine_restore(e, snap);
+			memset(r, 0, sizeof *r);
+			r->sc = sc;
+			r->b = b;
+			while (r->t < snap_t)
+				ref_step(r);
+			restores++;
+		}
+		assert_int_equal(engine_step_count(e), r->t);
+		for (int p = 0; p < POLICY_COUNT; p++)
+			if (policies & ENGINE_POLICY(p))
+				check_state(r, p, e);
+	}
+	assert_true(steps > 300 && restores > 5);
+	free(snap);
+	engine_free(e);
+	free(r);
+}
+
+static void test_mixed_stepping(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(300, 32, 0, 0, 7);
+	mixed(sc, 40, 24, ENGINE_ALL_POLICIES, 1);
+	mixed(sc, 40, 24, ENGINE_ALL_POLICIES & ~ENGINE_POLICY(POLICY_FULL), 2);
+	mixed(sc, 40, 24, ENGINE_POLICY(POLICY_H2O), 3);
+	mixed(sc, 5, 0, ENGINE_POLICY(POLICY_H2O) | ENGINE_POLICY(POLICY_TOVA), 4);
+	scene_free(sc);
+	sc = attention_scene(300, 6, true, false, 8);
+	mixed(sc, 6, 5, ENGINE_ALL_POLICIES, 5);
+	mixed(sc, 6, 5, ENGINE_POLICY(POLICY_WINDOW), 6);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_vector_scenes),
 	        cmocka_unit_test(test_long_scene),
 	        cmocka_unit_test(test_attention_scenes),
+	        cmocka_unit_test(test_mixed_stepping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
