@@ -57,6 +57,8 @@
  * too much memory, compute a step at a time. */
 #define AHEAD         KERNEL_LANES
 #define AHEAD_MAX_CAP 16384
+/* Steps ahead whose rows a step asks memory for (prefetch_rows). */
+#define PREFETCH_STEPS 16
 
 /* What a cache that evicts did at one step, and what it held afterwards:
  * the arrays its record points to. */
@@ -97,23 +99,23 @@ struct cache {
 	 * each step's weights by u_pos index, a row of AHEAD per index (wt). */
 	int brow, ub, nu;
 	int *u_pos, *uk;
-	double *wt;
-	/* Vector scenes: entry i's key row sits in slot slot[i] of KEYS
-	 * (engine_kernel.h's tiles). Slots freed by eviction are reused. */
+	double *wt; /* row r (the batch's step r) at wt + r * wstride */
+	size_t wstride;
+	/* Vector scenes: entry i's key row is row slot[i] of KEYS (dim
+	 * numbers each). Slots freed by eviction are reused. */
 	int *slot;
 	int *free_slot, n_free;
 	int hi; /* slots 0 .. hi - 1 have been used */
 	double *keys;
 	/* Lookahead: the logits of the queries of steps la_first + 1 ..
-	 * la_first + la_count against every slot, row r (the query of
-	 * position la_first + r) at la_logit + r * la_stride. A step that
-	 * finds its row here reads it; a key that arrives later fills its
-	 * slot's column in the rows still to come. So the key tiles, which
-	 * do not fit in the core's first-level cache, are read once per
-	 * KERNEL_LANES steps instead of once per step. */
+	 * la_first + la_count against every slot, query r (the query of
+	 * position la_first + r) against slot s at la_logit[s * KERNEL_LANES
+	 * + r]. A step that finds its query here reads it; a key that
+	 * arrives later fills in its slot for the queries still to come. So
+	 * the key rows, which do not fit in the core's first-level cache, are
+	 * read once per KERNEL_LANES steps instead of once per step. */
 	int la_first, la_count;
-	size_t la_stride;
-	double *la_qt; /* those queries, transposed (kernel_slot_logits8) */
+	double *la_qt; /* those queries, transposed (kernel_rows_logits8) */
 	double *la_logit;
 };
 
@@ -440,18 +442,16 @@ static bool cache_init(struct cache *c, int cap, const struct scene *sc)
 	if (ok && ahead > 1) {
 		c->u_pos = malloc((n + ahead) * sizeof *c->u_pos);
 		c->uk = malloc(n * sizeof *c->uk);
-		c->wt = malloc((n + ahead) * AHEAD * sizeof *c->wt);
+		c->wstride = n + ahead;
+		c->wt = malloc(c->wstride * AHEAD * sizeof *c->wt);
 		ok = c->u_pos && c->uk && c->wt;
 	}
 	if (ok && sc->mode == SCENE_VECTOR) {
-		const size_t tiles = (n + KERNEL_LANES - 1) / KERNEL_LANES;
 		c->slot = malloc(n * sizeof *c->slot);
 		c->free_slot = malloc(n * sizeof *c->free_slot);
-		/* Zeros: the kernel reads whole tiles, used slots or not. */
-		c->keys = calloc(tiles * KERNEL_LANES * dim, sizeof *c->keys);
-		c->la_stride = tiles * KERNEL_LANES;
+		c->keys = malloc(n * dim * sizeof *c->keys);
 		c->la_qt = calloc(KERNEL_LANES * dim, sizeof *c->la_qt);
-		c->la_logit = malloc(KERNEL_LANES * c->la_stride * sizeof *c->la_logit);
+		c->la_logit = malloc(n * KERNEL_LANES * sizeof *c->la_logit);
 		ok = c->slot && c->free_slot && c->keys && c->la_qt && c->la_logit;
 		if (ok)
 			cache_reset_slots(c);
@@ -823,19 +823,19 @@ static void full_step(struct engine *e, int p, struct cache_record *r)
 /*
  * The logits of P's query against every used slot of C, where the key of P
  * has just been put into slot S: from the lookahead when it holds P (after
- * filling in S's column for P and the queries after it), else from a new
- * batch of lookahead that starts at P.
+ * filling in slot S for P and the queries after it), else from a new batch
+ * of lookahead that starts at P. Slot s's logit is at the returned pointer
+ * + s * KERNEL_LANES.
  */
 static const double *lookahead_row(const struct scene *sc, struct cache *c, int p, int s)
 {
 	const size_t dim = (size_t)sc->dim;
 	const int r = p - c->la_first;
 	if (c->la_count > 0 && r >= 0 && r < c->la_count) {
-		double l8[KERNEL_LANES];
-		kernel_key_logits8(c->la_qt, sc->dim, sc->k + (size_t)p * dim, sc->scale, l8);
-		for (int i = r; i < c->la_count; i++)
-			c->la_logit[(size_t)i * c->la_stride + (size_t)s] = l8[i];
-		return c->la_logit + (size_t)r * c->la_stride;
+		/* The queries before P's get logits too, unread. */
+		kernel_key_logits8(c->la_qt, sc->dim, sc->k + (size_t)p * dim, sc->scale,
+		                   c->la_logit + (size_t)s * KERNEL_LANES);
+		return c->la_logit + r;
 	}
 	c->la_first = p;
 	c->la_count = min_int(KERNEL_LANES, sc->n - p);
@@ -846,9 +846,27 @@ static const double *lookahead_row(const struct scene *sc, struct cache *c, int 
 			for (size_t j = 0; j < dim; j++)
 				c->la_qt[j * KERNEL_LANES + (size_t)i] = 0.0;
 	}
-	kernel_slot_logits8(c->keys, (c->hi + KERNEL_LANES - 1) / KERNEL_LANES, sc->dim, c->la_qt,
-	                    sc->scale, c->la_logit, c->la_stride);
+	kernel_rows_logits8(c->keys, c->hi, sc->dim, c->la_qt, sc->scale, c->la_logit);
 	return c->la_logit;
+}
+
+/* Ask for the key and value rows of position P, and the query of P + 8
+ * (a lookahead needs the next eight): reading rows that are further on, a
+ * step does not wait for them to come from memory. */
+static void prefetch_rows(const struct scene *sc, int p)
+{
+#if defined(__GNUC__)
+	const size_t dim = (size_t)sc->dim;
+	for (size_t i = 0; i < dim; i += 8) { /* a cache line of doubles */
+		__builtin_prefetch(sc->k + (size_t)p * dim + i);
+		__builtin_prefetch(sc->q + (size_t)(p + KERNEL_LANES) * dim + i);
+		if (sc->v)
+			__builtin_prefetch(sc->v + (size_t)p * dim + i);
+	}
+#else
+	(void)sc;
+	(void)p;
+#endif
 }
 
 /*
@@ -872,26 +890,26 @@ static void cache_step(const struct engine *e, enum policy_id id, struct cache *
 		const int slot = c->free_slot[--c->n_free];
 		c->slot[n] = slot;
 		c->hi = slot >= c->hi ? slot + 1 : c->hi;
-		kernel_put_key(c->keys, slot, sc->k + (size_t)p * dim, sc->dim);
+		memcpy(c->keys + (size_t)slot * dim, sc->k + (size_t)p * dim,
+		       dim * sizeof *c->keys);
+		if (p + PREFETCH_STEPS + KERNEL_LANES < sc->n)
+			prefetch_rows(sc, p + PREFETCH_STEPS);
 		const double *logit = lookahead_row(sc, c, p, slot);
 		for (int j = 0; j < f->len; j++)
-			w[j] = logit[c->slot[j]];
+			w[j] = logit[(size_t)c->slot[j] * KERNEL_LANES];
 	} else {
 		const double *a = sc->attn + scene_attn_offset(p);
 		for (int j = 0; j < f->len; j++)
 			w[j] = log(a[f->pos[j]]);
 	}
-	kernel_softmax(w, f->len, &f->max, &f->sum);
+	kernel_softmax_scores(w, f->len, &f->max, &f->sum, prev->kscore, f->score);
 	if (c->brow >= 0) {
 		/* This step's row of the batch's weights. */
 		c->uk[n] = c->ub + c->brow;
 		for (int j = 0; j < f->len; j++)
-			c->wt[(size_t)c->uk[j] * AHEAD + (size_t)c->brow] = w[j];
+			c->wt[(size_t)c->brow * c->wstride + (size_t)c->uk[j]] = w[j];
 		c->brow++;
 	}
-	memcpy(f->score, prev->kscore, (size_t)n * sizeof *f->score);
-	f->score[n] = 0.0;
-	kernel_add(f->score, w, f->len);
 
 	/* Step 6: mark, then what stays, run by run, into the frame's
 	 * cache, and what goes into its evictions. */
@@ -950,7 +968,8 @@ static void outputs_begin(struct cache *c, int s0, int count)
 		c->u_pos[len + k] = s0 - 1 + k;
 	c->ub = len; /* the position appended at row brow is u_pos[ub + brow] */
 	c->nu = len + count;
-	memset(c->wt, 0, (size_t)c->nu * AHEAD * sizeof *c->wt);
+	for (int r = 0; r < AHEAD; r++)
+		memset(c->wt + (size_t)r * c->wstride, 0, (size_t)c->nu * sizeof *c->wt);
 	c->brow = 0;
 }
 
@@ -962,7 +981,7 @@ static void outputs_end(const struct scene *sc, struct cache *c, int count)
 		return;
 	}
 	c->brow = -1;
-	kernel_batch_out(c->wt, c->u_pos, c->nu, sc->v, sc->dim, c->out);
+	kernel_batch_out(c->wt, c->wstride, c->u_pos, c->nu, sc->v, sc->dim, c->out);
 }
 
 /* Step S of C, computed, as a record (with its output when OUTPUT). */
@@ -1251,8 +1270,9 @@ static void cache_restore(const struct engine *e, struct cache *c, int t, int le
 	cache_reset_slots(c);
 	for (int i = 0; i < len; i++) {
 		c->slot[i] = c->free_slot[--c->n_free];
-		kernel_put_key(c->keys, c->slot[i], sc->k + (size_t)f->kpos[i] * (size_t)sc->dim,
-		               sc->dim);
+		memcpy(c->keys + (size_t)c->slot[i] * (size_t)sc->dim,
+		       sc->k + (size_t)f->kpos[i] * (size_t)sc->dim,
+		       (size_t)sc->dim * sizeof *c->keys);
 	}
 	c->hi = len;
 }
@@ -1321,14 +1341,14 @@ size_t engine_memory(const struct engine *e)
 		/* Frames; marks; outputs; a batch's positions and weights. */
 		bytes += frames * (sizeof *c->fr + cap * (3 * sizeof(int) + 5 * sizeof(double))) +
 		         cap + AHEAD * dim * sizeof(double);
-		if (frames > 2)
-			bytes += (cap + frames) * (sizeof(int) + AHEAD * sizeof(double));
-		if (sc->mode == SCENE_VECTOR) {
-			const size_t lanes = (cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
+		if (frames > 2) /* u_pos, uk, wt */
+			bytes += (cap + AHEAD) * (sizeof(int) + AHEAD * sizeof(double)) +
+			         cap * sizeof(int);
+		/* Slots, free slots, key rows, the lookahead's logits and
+		 * queries. */
+		if (sc->mode == SCENE_VECTOR)
 			bytes += cap * 2 * sizeof(int) +
-			         (lanes * (dim + KERNEL_LANES) + KERNEL_LANES * dim) *
-			                 sizeof(double);
-		}
+			         (cap * (dim + KERNEL_LANES) + KERNEL_LANES * dim) * sizeof(double);
 	}
 	return bytes;
 }

@@ -23,13 +23,13 @@
 struct kernel_set {
 	void (*slot_logits)(const double *tiles, int ntiles, int dim, const double *q, double scale,
 	                    double *out);
-	void (*slot_logits8)(const double *tiles, int ntiles, int dim, const double *qt,
-	                     double scale, double *out, size_t stride);
+	void (*rows_logits8)(const double *rows, int nrows, int dim, const double *qt, double scale,
+	                     double *out);
 	void (*key_logits8)(const double *qt, int dim, const double *k, double scale, double *out);
 	void (*gather_out)(const double *w, const int *pos, int len, const double *v, int dim,
 	                   double *out);
-	void (*batch_out)(const double *wt, const int *pos, int nu, const double *v, int dim,
-	                  double *out);
+	void (*batch_out)(const double *wt, size_t wstride, const int *pos, int nu, const double *v,
+	                  int dim, double *out);
 	void (*group_logits)(const double *qt, int first, int rows, const double *k, int dim,
 	                     double scale, double *lt, int j0, int j1, double *m8);
 	void (*group_softmax)(double *lt, int first, int rows, const double *m8, double *w,
@@ -38,7 +38,7 @@ struct kernel_set {
 	                  int dim, int k0, int k1, double *out, double *panel);
 	double (*max)(const double *x, int len);
 	void (*add)(double *a, const double *b, int len);
-	void (*div)(double *x, int len, double d);
+	void (*div_add)(double *x, int len, double d, const double *prev, double *score);
 };
 
 int kernel_tile_keys(int dim)
@@ -189,10 +189,10 @@ void kernel_slot_logits(const double *tiles, int ntiles, int dim, const double *
 	kernels()->slot_logits(tiles, ntiles, dim, q, scale, out);
 }
 
-void kernel_slot_logits8(const double *tiles, int ntiles, int dim, const double *qt, double scale,
-                         double *out, size_t stride)
+void kernel_rows_logits8(const double *rows, int nrows, int dim, const double *qt, double scale,
+                         double *out)
 {
-	kernels()->slot_logits8(tiles, ntiles, dim, qt, scale, out, stride);
+	kernels()->rows_logits8(rows, nrows, dim, qt, scale, out);
 }
 
 void kernel_key_logits8(const double *qt, int dim, const double *k, double scale, double *out)
@@ -206,10 +206,10 @@ void kernel_gather_out(const double *w, const int *pos, int len, const double *v
 	kernels()->gather_out(w, pos, len, v, dim, out);
 }
 
-void kernel_batch_out(const double *wt, const int *pos, int nu, const double *v, int dim,
-                      double *out)
+void kernel_batch_out(const double *wt, size_t wstride, const int *pos, int nu, const double *v,
+                      int dim, double *out)
 {
-	kernels()->batch_out(wt, pos, nu, v, dim, out);
+	kernels()->batch_out(wt, wstride, pos, nu, v, dim, out);
 }
 
 void kernel_group_logits(const double *qt, int first, int rows, const double *k, int dim,
@@ -235,17 +235,14 @@ void kernel_add(double *a, const double *b, int len)
 	kernels()->add(a, b, len);
 }
 
-void kernel_div(double *x, int len, double d)
+void kernel_softmax_scores(double *x, int len, double *max, double *sum, const double *prev,
+                           double *score)
 {
-	kernels()->div(x, len, d);
-}
-
-void kernel_softmax(double *x, int len, double *max, double *sum)
-{
-	const double m = kernels()->max(x, len);
+	const struct kernel_set *k = kernels();
+	const double m = k->max(x, len);
 	/* The sum is a chain in index order, as spec §2 writes it. */
 	const double s = engine_exp_row_sum(x, len, m);
-	kernel_div(x, len, s);
+	k->div_add(x, len, s, prev, score);
 	*max = m;
 	*sum = s;
 }

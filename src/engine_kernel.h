@@ -33,15 +33,15 @@ void kernel_put_key(double *tiles, int s, const double *k, int dim);
 void kernel_slot_logits(const double *tiles, int ntiles, int dim, const double *q, double scale,
                         double *out);
 
-/* kernel_slot_logits of KERNEL_LANES queries at once, each key tile read
- * once for all of them: QT holds the queries transposed (query r written
- * into slot r of one tile by kernel_put_key), and out[r * stride + s] =
- * scale * dot(q_r, key of slot s), summed as engine_logit sums it. */
-void kernel_slot_logits8(const double *tiles, int ntiles, int dim, const double *qt, double scale,
-                         double *out, size_t stride);
+/* The logits of KERNEL_LANES queries at once against key rows 0 .. nrows -
+ * 1 of ROWS (dim numbers each), each row read once for all of them: QT
+ * holds the queries transposed (query r written into slot r of one tile by
+ * kernel_put_key), and out[j * KERNEL_LANES + r] = scale * dot(q_r, row j),
+ * summed as engine_logit sums it. */
+void kernel_rows_logits8(const double *rows, int nrows, int dim, const double *qt, double scale,
+                         double *out);
 
-/* One key row K against the KERNEL_LANES queries of such a QT: out[r] =
- * scale * dot(q_r, k), summed as engine_logit sums it. */
+/* kernel_rows_logits8 of the one row K. */
 void kernel_key_logits8(const double *qt, int dim, const double *k, double scale, double *out);
 
 /* out[k] = sum over i ascending of w[i] * v[pos[i] * dim + k], from 0.0. */
@@ -50,12 +50,12 @@ void kernel_gather_out(const double *w, const int *pos, int len, const double *v
 
 /* kernel_gather_out of KERNEL_LANES weight rows at once, over the NU
  * positions POS (ascending), each value row read once for all of them:
- * out[c * dim + k] = sum over u ascending of wt[u * KERNEL_LANES + c] *
+ * out[c * dim + k] = sum over u ascending of wt[c * wstride + u] *
  * v[pos[u] * dim + k], from 0.0. A row whose weight is 0 at a position
  * adds +0 or -0 to a sum that is +0 or not zero, which changes nothing, so
  * row c equals kernel_gather_out over the positions it weighs. */
-void kernel_batch_out(const double *wt, const int *pos, int nu, const double *v, int dim,
-                      double *out);
+void kernel_batch_out(const double *wt, size_t wstride, const int *pos, int nu, const double *v,
+                      int dim, double *out);
 
 /*
  * The logits of a group of up to KERNEL_LANES consecutive queries (ROWS of
@@ -74,17 +74,22 @@ void kernel_group_logits(const double *qt, int first, int rows, const double *k,
 int kernel_tile_keys(int dim);
 
 /*
- * kernel_softmax of each row of such a group at once (row l has first + l
- * + 1 keys), given each row's max M8: the weights of row l go to w + l *
- * stride, its max and sum to max[l] and sum[l], and the sum of its weights
- * in key order from 0.0 to wsum[l]. LT is overwritten.
+ * The softmax of kernel_softmax_scores for each row of such a group at
+ * once (row l has first + l + 1 keys), given each row's max M8: the
+ * weights of row l go to w + l * stride, its max and sum to max[l] and
+ * sum[l], and the sum of its weights in key order from 0.0 to wsum[l]. LT
+ * is overwritten.
  */
 void kernel_group_softmax(double *lt, int first, int rows, const double *m8, double *w,
                           size_t stride, double *max, double *sum, double *wsum);
 
-/* The softmax of one row in place: m = max x, x[j] = exp(x[j] - m), sum
- * in index order, x[j] /= sum. Returns m and the sum through *MAX, *SUM. */
-void kernel_softmax(double *x, int len, double *max, double *sum);
+/* The softmax of one row in place, and the scores after it: m = max x,
+ * x[j] = exp(x[j] - m), sum in index order, x[j] /= sum; then score[j] =
+ * prev[j] + x[j] for j < len - 1 and score[len - 1] = 0.0 + x[len - 1] (a
+ * new entry's score starts at 0), in the same pass as the division.
+ * Returns m and the sum through *MAX, *SUM. LEN >= 1. */
+void kernel_softmax_scores(double *x, int len, double *max, double *sum, const double *prev,
+                           double *score);
 
 /* Outputs of NROWS rows of weights W (stride STRIDE; row r has len0 + r
  * weights): out[r * dim + k] = sum over j ascending of w[r][j] * v[j][k],
@@ -99,8 +104,5 @@ const char *kernel_isa(void);
 
 /* a[j] += b[j] for j < len. */
 void kernel_add(double *a, const double *b, int len);
-
-/* x[j] /= d for j < len. */
-void kernel_div(double *x, int len, double d);
 
 #endif

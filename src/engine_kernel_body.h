@@ -64,30 +64,6 @@ KTARGET static void FN(slot_logits)(const double *tiles, int ntiles, int dim, co
 	}
 }
 
-/* Query r of QT (lane r of one tile) against every slot: out[r * stride +
- * s]. Accumulator r holds one vector of slots against query r, so each key
- * vector is loaded once for all eight queries. */
-KTARGET static void FN(slot_logits8)(const double *tiles, int ntiles, int dim, const double *qt,
-                                     double scale, double *out, size_t stride)
-{
-	for (int v = 0; v < ntiles * NV; v++) {
-		const int t = v / NV, h = v % NV;
-		const double *k = tiles + (size_t)t * KERNEL_LANES * (size_t)dim + (size_t)(h * VW);
-		ACC8(ACC_DECL)
-		for (int i = 0; i < dim; i++) {
-			const V kv = VLOAD(k + (size_t)i * KERNEL_LANES);
-			const double *qi = qt + (size_t)i * KERNEL_LANES;
-#define STEP(c) a##c += qi[c] * kv;
-			ACC8(STEP)
-#undef STEP
-		}
-		double *o = out + (size_t)t * KERNEL_LANES + (size_t)(h * VW);
-#define PUT(c) VSTORE(o + (c)*stride, scale * a##c);
-		ACC8(PUT)
-#undef PUT
-	}
-}
-
 /* One key K against the eight queries of QT: out[r] = scale * dot(q_r, k),
  * a lane per query. */
 KTARGET static void FN(key_logits8)(const double *qt, int dim, const double *k, double scale,
@@ -103,6 +79,36 @@ KTARGET static void FN(key_logits8)(const double *qt, int dim, const double *k, 
 	}
 	for (int h = 0; h < NV; h++)
 		VSTORE(out + h * VW, scale * a[h]);
+}
+
+#define KEY_LOGITS8 FN(key_logits8)
+
+/* The eight queries of QT against key rows 0 .. nrows - 1 of ROWS: out[j
+ * * 8 + r] = scale * dot(q_r, row j), a lane per query. Accumulator c is
+ * vector c % NV of row j + c / NV, so each vector of queries loaded serves
+ * 8 / NV rows. */
+KTARGET static void FN(rows_logits8)(const double *rows, int nrows, int dim, const double *qt,
+                                     double scale, double *out)
+{
+	const size_t d = (size_t)dim;
+	int j = 0;
+	for (; j + 8 / NV <= nrows; j += 8 / NV) {
+#define PTR(c) const double *k##c = rows + (size_t)(j + (c) / NV) * d;
+		ACC8(PTR)
+#undef PTR
+		ACC8(ACC_DECL)
+		for (int i = 0; i < dim; i++) {
+			const double *qi = qt + (size_t)i * KERNEL_LANES;
+#define STEP(c) a##c += VLOAD(qi + (c) % NV * VW) * k##c[i];
+			ACC8(STEP)
+#undef STEP
+		}
+#define PUT(c) VSTORE(out + (size_t)(j + (c) / NV) * KERNEL_LANES + (c) % NV * VW, scale * a##c);
+		ACC8(PUT)
+#undef PUT
+	}
+	for (; j < nrows; j++)
+		KEY_LOGITS8(qt, dim, rows + (size_t)j * d, scale, out + (size_t)j * KERNEL_LANES);
 }
 
 KTARGET static void FN(gather_out)(const double *w, const int *pos, int len, const double *v,
@@ -140,11 +146,11 @@ KTARGET static void FN(gather_out)(const double *w, const int *pos, int len, con
 }
 
 /* The outputs of eight steps from one pass over the value rows: out[c *
- * dim + k] = sum over u ascending of wt[u * 8 + c] * v[pos[u] * dim + k].
- * Accumulator c holds one vector of numbers of step c, so each piece of a
- * value row is loaded once for all eight. */
-KTARGET static void FN(batch_out)(const double *wt, const int *pos, int nu, const double *v,
-                                  int dim, double *out)
+ * dim + k] = sum over u ascending of wt[c * wstride + u] * v[pos[u] * dim +
+ * k]. Accumulator c holds one vector of numbers of step c, so each piece
+ * of a value row is loaded once for all eight. */
+KTARGET static void FN(batch_out)(const double *wt, size_t wstride, const int *pos, int nu,
+                                  const double *v, int dim, double *out)
 {
 	const size_t d = (size_t)dim;
 	int k = 0;
@@ -152,8 +158,8 @@ KTARGET static void FN(batch_out)(const double *wt, const int *pos, int nu, cons
 		ACC8(ACC_DECL)
 		for (int u = 0; u < nu; u++) {
 			const V x = VLOAD(v + (size_t)pos[u] * d + (size_t)k);
-			const double *wu = wt + (size_t)u * KERNEL_LANES;
-#define STEP(c) a##c += wu[c] * x;
+			const double *wu = wt + u;
+#define STEP(c) a##c += wu[(c)*wstride] * x;
 			ACC8(STEP)
 #undef STEP
 		}
@@ -165,7 +171,7 @@ KTARGET static void FN(batch_out)(const double *wt, const int *pos, int nu, cons
 		double a[KERNEL_LANES] = {0};
 		for (int u = 0; u < nu; u++)
 			for (int c = 0; c < KERNEL_LANES; c++)
-				a[c] += wt[(size_t)u * KERNEL_LANES + (size_t)c] *
+				a[c] += wt[(size_t)c * wstride + (size_t)u] *
 				        v[(size_t)pos[u] * d + (size_t)k];
 		for (int c = 0; c < KERNEL_LANES; c++)
 			out[(size_t)c * d + (size_t)k] = a[c];
@@ -210,8 +216,8 @@ KTARGET static void FN(group_logits)(const double *qt, int first, int rows, cons
 	for (j = j0 > first + 1 ? j0 : first + 1; j < len; j++)
 		for (int l = 0; l < rows && l < j - first; l++)
 			lt[(size_t)j * KERNEL_LANES + (size_t)l] = -INFINITY;
-	/* Each lane's max over these keys, in key order: if (x > m) m = x,
-	 * as kernel_softmax does for one row, while they are in the cache. */
+	/* Each lane's max over these keys, in key order: if (x > m) m = x
+	 * (the max of kernel_softmax_scores), while they are in the cache. */
 	V m[NV];
 	for (int h = 0; h < NV; h++)
 		m[h] = VLOAD(m8 + h * VW);
@@ -413,18 +419,25 @@ KTARGET static void FN(add)(double *a, const double *b, int len)
 		a[j] += b[j];
 }
 
-KTARGET static void FN(div)(double *x, int len, double d)
+KTARGET static void FN(div_add)(double *x, int len, double d, const double *prev, double *score)
 {
 	int j = 0;
-	for (; j + VW <= len; j += VW)
-		VSTORE(x + j, VLOAD(x + j) / d);
-	for (; j < len; j++)
+	for (; j + VW <= len - 1; j += VW) {
+		const V w = VLOAD(x + j) / d;
+		VSTORE(x + j, w);
+		VSTORE(score + j, VLOAD(prev + j) + w);
+	}
+	for (; j < len - 1; j++) {
 		x[j] /= d;
+		score[j] = prev[j] + x[j];
+	}
+	x[j] /= d;
+	score[j] = 0.0 + x[j];
 }
 
 static const struct kernel_set FN(kernels) = {
         .slot_logits = FN(slot_logits),
-        .slot_logits8 = FN(slot_logits8),
+        .rows_logits8 = FN(rows_logits8),
         .key_logits8 = FN(key_logits8),
         .gather_out = FN(gather_out),
         .batch_out = FN(batch_out),
@@ -433,10 +446,11 @@ static const struct kernel_set FN(kernels) = {
         .block_out = FN(block_out),
         .max = FN(max),
         .add = FN(add),
-        .div = FN(div),
+        .div_add = FN(div_add),
 };
 
 #undef OUT_ROW_SPAN
+#undef KEY_LOGITS8
 #undef STEP
 #undef ACC_DECL
 #undef ACC8
