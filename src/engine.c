@@ -94,9 +94,10 @@ struct cache {
 	double *out;
 	/* While a batch of steps with outputs is computed (brow >= 0, the
 	 * batch's step being computed): the positions of the batch, u_pos
-	 * (the cache before it, then each position appended), the index in
-	 * u_pos of each entry of the cache (uk, kept beside it like slot), and
-	 * each step's weights by u_pos index, a row of AHEAD per index (wt). */
+	 * (the cache before it, then each position appended; the one appended
+	 * at step brow is u_pos[ub + brow], nu in all), the index in u_pos of
+	 * each entry of the cache (uk, kept beside it like slot), and each
+	 * step's weights by u_pos index, 0 where it attends none (wt). */
 	int brow, ub, nu;
 	int *u_pos, *uk;
 	double *wt; /* row r (the batch's step r) at wt + r * wstride */
@@ -108,13 +109,14 @@ struct cache {
 	int hi; /* slots 0 .. hi - 1 have been used */
 	double *keys;
 	/* Lookahead: the logits of the queries of steps la_first + 1 ..
-	 * la_first + la_count against every slot, query r (the query of
-	 * position la_first + r) against slot s at la_logit[s * KERNEL_LANES
-	 * + r]. A step that finds its query here reads it; a key that
-	 * arrives later fills in its slot for the queries still to come. So
-	 * the key rows, which do not fit in the core's first-level cache, are
-	 * read once per KERNEL_LANES steps instead of once per step. */
+	 * la_first + la_count against every slot, row r (the query of
+	 * position la_first + r) at la_logit + r * la_stride. A step that
+	 * finds its row here reads it; a key that arrives later fills in its
+	 * slot in the rows still to come. So the key rows, which do not fit
+	 * in the core's first-level cache, are read once per KERNEL_LANES
+	 * steps instead of once per step. */
 	int la_first, la_count;
+	size_t la_stride;
 	double *la_qt; /* those queries, transposed (kernel_rows_logits8) */
 	double *la_logit;
 };
@@ -451,6 +453,7 @@ static bool cache_init(struct cache *c, int cap, const struct scene *sc)
 		c->free_slot = malloc(n * sizeof *c->free_slot);
 		c->keys = malloc(n * dim * sizeof *c->keys);
 		c->la_qt = calloc(KERNEL_LANES * dim, sizeof *c->la_qt);
+		c->la_stride = n;
 		c->la_logit = malloc(n * KERNEL_LANES * sizeof *c->la_logit);
 		ok = c->slot && c->free_slot && c->keys && c->la_qt && c->la_logit;
 		if (ok)
@@ -824,18 +827,18 @@ static void full_step(struct engine *e, int p, struct cache_record *r)
  * The logits of P's query against every used slot of C, where the key of P
  * has just been put into slot S: from the lookahead when it holds P (after
  * filling in slot S for P and the queries after it), else from a new batch
- * of lookahead that starts at P. Slot s's logit is at the returned pointer
- * + s * KERNEL_LANES.
+ * of lookahead that starts at P.
  */
 static const double *lookahead_row(const struct scene *sc, struct cache *c, int p, int s)
 {
 	const size_t dim = (size_t)sc->dim;
 	const int r = p - c->la_first;
 	if (c->la_count > 0 && r >= 0 && r < c->la_count) {
-		/* The queries before P's get logits too, unread. */
-		kernel_key_logits8(c->la_qt, sc->dim, sc->k + (size_t)p * dim, sc->scale,
-		                   c->la_logit + (size_t)s * KERNEL_LANES);
-		return c->la_logit + r;
+		double l8[KERNEL_LANES];
+		kernel_key_logits8(c->la_qt, sc->dim, sc->k + (size_t)p * dim, sc->scale, l8);
+		for (int i = r; i < c->la_count; i++)
+			c->la_logit[(size_t)i * c->la_stride + (size_t)s] = l8[i];
+		return c->la_logit + (size_t)r * c->la_stride;
 	}
 	c->la_first = p;
 	c->la_count = min_int(KERNEL_LANES, sc->n - p);
@@ -846,7 +849,8 @@ static const double *lookahead_row(const struct scene *sc, struct cache *c, int 
 			for (size_t j = 0; j < dim; j++)
 				c->la_qt[j * KERNEL_LANES + (size_t)i] = 0.0;
 	}
-	kernel_rows_logits8(c->keys, c->hi, sc->dim, c->la_qt, sc->scale, c->la_logit);
+	kernel_rows_logits8(c->keys, c->hi, sc->dim, c->la_qt, sc->scale, c->la_logit,
+	                    c->la_stride);
 	return c->la_logit;
 }
 
@@ -896,7 +900,7 @@ static void cache_step(const struct engine *e, enum policy_id id, struct cache *
 			prefetch_rows(sc, p + PREFETCH_STEPS);
 		const double *logit = lookahead_row(sc, c, p, slot);
 		for (int j = 0; j < f->len; j++)
-			w[j] = logit[(size_t)c->slot[j] * KERNEL_LANES];
+			w[j] = logit[c->slot[j]];
 	} else {
 		const double *a = sc->attn + scene_attn_offset(p);
 		for (int j = 0; j < f->len; j++)
@@ -966,7 +970,7 @@ static void outputs_begin(struct cache *c, int s0, int count)
 	}
 	for (int k = 0; k < count; k++)
 		c->u_pos[len + k] = s0 - 1 + k;
-	c->ub = len; /* the position appended at row brow is u_pos[ub + brow] */
+	c->ub = len;
 	c->nu = len + count;
 	for (int r = 0; r < AHEAD; r++)
 		memset(c->wt + (size_t)r * c->wstride, 0, (size_t)c->nu * sizeof *c->wt);

@@ -24,7 +24,7 @@ struct kernel_set {
 	void (*slot_logits)(const double *tiles, int ntiles, int dim, const double *q, double scale,
 	                    double *out);
 	void (*rows_logits8)(const double *rows, int nrows, int dim, const double *qt, double scale,
-	                     double *out);
+	                     double *out, size_t ostride);
 	void (*key_logits8)(const double *qt, int dim, const double *k, double scale, double *out);
 	void (*gather_out)(const double *w, const int *pos, int len, const double *v, int dim,
 	                   double *out);
@@ -37,6 +37,7 @@ struct kernel_set {
 	void (*block_out)(const double *w, size_t stride, int nrows, int len0, const double *v,
 	                  int dim, int k0, int k1, double *out, double *panel);
 	double (*max)(const double *x, int len);
+	int (*weakest)(const double *x, int from, int to, double *value);
 	void (*add)(double *a, const double *b, int len);
 	void (*div_add)(double *x, int len, double d, const double *prev, double *score);
 };
@@ -86,6 +87,7 @@ VECTOR_TYPES(vec8, 8)
 #define VLOAD(p)     VLOAD_OF(vec8, p)
 #define VSTORE(p, x) VSTORE_OF(vec8, p, x)
 #define VMAX(x, m)   VMAX_OF(vec8, x, m)
+#define VI           vec8i
 #include "engine_kernel_body.h"
 #undef KSUF
 #undef KTARGET
@@ -94,6 +96,7 @@ VECTOR_TYPES(vec8, 8)
 #undef VLOAD
 #undef VSTORE
 #undef VMAX
+#undef VI
 
 #define KSUF         _avx2
 #define KTARGET      __attribute__((target("avx2")))
@@ -102,6 +105,7 @@ VECTOR_TYPES(vec8, 8)
 #define VLOAD(p)     VLOAD_OF(vec4, p)
 #define VSTORE(p, x) VSTORE_OF(vec4, p, x)
 #define VMAX(x, m)   VMAX_OF(vec4, x, m)
+#define VI           vec4i
 #include "engine_kernel_body.h"
 #undef KSUF
 #undef KTARGET
@@ -110,6 +114,7 @@ VECTOR_TYPES(vec8, 8)
 #undef VLOAD
 #undef VSTORE
 #undef VMAX
+#undef VI
 #endif
 
 #if defined(__GNUC__)
@@ -121,6 +126,7 @@ VECTOR_TYPES(vec8, 8)
 #define VLOAD(p)     VLOAD_OF(vec2, p)
 #define VSTORE(p, x) VSTORE_OF(vec2, p, x)
 #define VMAX(x, m)   VMAX_OF(vec2, x, m)
+#define VI           vec2i
 #else
 /* Plain C: the loops as they read. */
 #define KSUF         _plain
@@ -130,6 +136,7 @@ VECTOR_TYPES(vec8, 8)
 #define VLOAD(p)     (*(p))
 #define VSTORE(p, x) (*(p) = (x))
 #define VMAX(x, m)   ((x) > (m) ? (x) : (m))
+#define VI           long long
 #endif
 #include "engine_kernel_body.h"
 #undef KSUF
@@ -139,6 +146,7 @@ VECTOR_TYPES(vec8, 8)
 #undef VLOAD
 #undef VSTORE
 #undef VMAX
+#undef VI
 
 static const struct kernel_set *chosen;
 static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
@@ -190,9 +198,9 @@ void kernel_slot_logits(const double *tiles, int ntiles, int dim, const double *
 }
 
 void kernel_rows_logits8(const double *rows, int nrows, int dim, const double *qt, double scale,
-                         double *out)
+                         double *out, size_t ostride)
 {
-	kernels()->rows_logits8(rows, nrows, dim, qt, scale, out);
+	kernels()->rows_logits8(rows, nrows, dim, qt, scale, out, ostride);
 }
 
 void kernel_key_logits8(const double *qt, int dim, const double *k, double scale, double *out)
@@ -228,6 +236,11 @@ void kernel_block_out(const double *w, size_t stride, int nrows, int len0, const
                       int k0, int k1, double *out, double *panel)
 {
 	kernels()->block_out(w, stride, nrows, len0, v, dim, k0, k1, out, panel);
+}
+
+int kernel_weakest(const double *x, int from, int to, double *value)
+{
+	return kernels()->weakest(x, from, to, value);
 }
 
 void kernel_add(double *a, const double *b, int len)

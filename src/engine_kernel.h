@@ -36,12 +36,12 @@ void kernel_slot_logits(const double *tiles, int ntiles, int dim, const double *
 /* The logits of KERNEL_LANES queries at once against key rows 0 .. nrows -
  * 1 of ROWS (dim numbers each), each row read once for all of them: QT
  * holds the queries transposed (query r written into slot r of one tile by
- * kernel_put_key), and out[j * KERNEL_LANES + r] = scale * dot(q_r, row j),
+ * kernel_put_key), and out[r * ostride + j] = scale * dot(q_r, row j),
  * summed as engine_logit sums it. */
 void kernel_rows_logits8(const double *rows, int nrows, int dim, const double *qt, double scale,
-                         double *out);
+                         double *out, size_t ostride);
 
-/* kernel_rows_logits8 of the one row K. */
+/* kernel_rows_logits8 of the one row K, into out[0 .. KERNEL_LANES - 1]. */
 void kernel_key_logits8(const double *qt, int dim, const double *k, double scale, double *out);
 
 /* out[k] = sum over i ascending of w[i] * v[pos[i] * dim + k], from 0.0. */
@@ -101,6 +101,11 @@ void kernel_block_out(const double *w, size_t stride, int nrows, int len0, const
 /* The instruction set the kernels use in this process: "avx512", "avx2",
  * "vec2" (SSE2 or another machine's 128-bit vectors) or "plain". */
 const char *kernel_isa(void);
+
+/* The index of the smallest of x[from .. to - 1], the later index on equal
+ * values (-1 when the range is empty), and that value in *VALUE. The
+ * values must not be NaN. */
+int kernel_weakest(const double *x, int from, int to, double *value);
 
 /* a[j] += b[j] for j < len. */
 void kernel_add(double *a, const double *b, int len);

@@ -83,12 +83,13 @@ KTARGET static void FN(key_logits8)(const double *qt, int dim, const double *k, 
 
 #define KEY_LOGITS8 FN(key_logits8)
 
-/* The eight queries of QT against key rows 0 .. nrows - 1 of ROWS: out[j
- * * 8 + r] = scale * dot(q_r, row j), a lane per query. Accumulator c is
- * vector c % NV of row j + c / NV, so each vector of queries loaded serves
- * 8 / NV rows. */
+/* The eight queries of QT against key rows 0 .. nrows - 1 of ROWS: out[r *
+ * ostride + j] = scale * dot(q_r, row j), a lane per query. Accumulator c
+ * is vector c % NV of row j + c / NV, so each vector of queries loaded
+ * serves 8 / NV rows; the lanes are stored query by query, where a step
+ * reads them. */
 KTARGET static void FN(rows_logits8)(const double *rows, int nrows, int dim, const double *qt,
-                                     double scale, double *out)
+                                     double scale, double *out, size_t ostride)
 {
 	const size_t d = (size_t)dim;
 	int j = 0;
@@ -103,12 +104,23 @@ KTARGET static void FN(rows_logits8)(const double *rows, int nrows, int dim, con
 			ACC8(STEP)
 #undef STEP
 		}
-#define PUT(c) VSTORE(out + (size_t)(j + (c) / NV) * KERNEL_LANES + (c) % NV * VW, scale * a##c);
+#define PUT(c)                                                                                \
+	{                                                                                     \
+		double t[VW];                                                                 \
+		VSTORE(t, scale *a##c);                                                       \
+		for (int l = 0; l < VW; l++)                                                  \
+			out[(size_t)((c) % NV * VW + l) * ostride + (size_t)(j + (c) / NV)] = \
+			        t[l];                                                         \
+	}
 		ACC8(PUT)
 #undef PUT
 	}
-	for (; j < nrows; j++)
-		KEY_LOGITS8(qt, dim, rows + (size_t)j * d, scale, out + (size_t)j * KERNEL_LANES);
+	for (; j < nrows; j++) {
+		double t[KERNEL_LANES];
+		KEY_LOGITS8(qt, dim, rows + (size_t)j * d, scale, t);
+		for (int r = 0; r < KERNEL_LANES; r++)
+			out[(size_t)r * ostride + (size_t)j] = t[r];
+	}
 }
 
 KTARGET static void FN(gather_out)(const double *w, const int *pos, int len, const double *v,
@@ -410,6 +422,44 @@ KTARGET static double FN(max)(const double *x, int len)
 	return m;
 }
 
+KTARGET static int FN(weakest)(const double *x, int from, int to, double *value)
+{
+	int best = -1;
+	double bv = INFINITY;
+	int i = from;
+#if VW > 1
+	if (to - i >= VW) {
+		/* Lane by lane: the smallest so far and its index, the later
+		 * index on equal values; then across the lanes. */
+		VI idx, at;
+		for (int l = 0; l < VW; l++)
+			idx[l] = i + l;
+		V m = VLOAD(x + i);
+		at = idx;
+		for (i += VW; i + VW <= to; i += VW) {
+			idx += VW;
+			const V v = VLOAD(x + i);
+			const VI le = v <= m;
+			m = (V)(((VI)v & le) | ((VI)m & ~le));
+			at = (idx & le) | (at & ~le);
+		}
+		for (int l = 0; l < VW; l++)
+			if (best < 0 || m[l] < bv || (m[l] == bv && at[l] > best)) {
+				bv = m[l];
+				best = (int)at[l];
+			}
+	}
+#endif
+	/* The rest come after every lane's indices. */
+	for (; i < to; i++)
+		if (best < 0 || x[i] <= bv) {
+			bv = x[i];
+			best = i;
+		}
+	*value = bv;
+	return best;
+}
+
 KTARGET static void FN(add)(double *a, const double *b, int len)
 {
 	int j = 0;
@@ -445,6 +495,7 @@ static const struct kernel_set FN(kernels) = {
         .group_softmax = FN(group_softmax),
         .block_out = FN(block_out),
         .max = FN(max),
+        .weakest = FN(weakest),
         .add = FN(add),
         .div_add = FN(div_add),
 };

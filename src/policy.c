@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine_kernel.h"
+
 #define X(id, name) extern const struct policy policy_##name;
 POLICIES(X)
 #undef X
@@ -49,30 +51,18 @@ static int weakest(const struct policy_cache *c, int candidates, bool by_weight,
 int policy_keep_largest(const struct policy_cache *c, int candidates, int keep, bool by_weight,
                         unsigned char *gone)
 {
-	if (candidates - keep == 1) {
-		/* The usual step of a full cache: one goes. A single scan finds
-		 * the weakest and the next weakest (the cut-off), with the same
-		 * tie rule as weakest(): on equal keys the later index is
-		 * weaker. */
-		const double *key = by_weight ? c->w : c->score;
-		int first = -1, second = -1;
-		double k1 = INFINITY, k2 = INFINITY;
-		for (int i = 0; i < candidates; i++) {
-			if (gone[i])
-				continue;
-			const double k = key[i];
-			if (first < 0 || k <= k1) {
-				second = first;
-				k2 = k1;
-				first = i;
-				k1 = k;
-			} else if (second < 0 || k <= k2) {
-				second = i;
-				k2 = k;
-			}
-		}
+	const double *key = by_weight ? c->w : c->score;
+	if (candidates - keep == 1 && !memchr(gone, 1, (size_t)candidates)) {
+		/* The usual step of a full cache: one goes, and nothing is
+		 * marked yet. The weakest, then the weakest of the others (the
+		 * cut-off), each the later index on equal keys as weakest()
+		 * picks them, eight keys at a time. */
+		double v, va, vb;
+		const int first = kernel_weakest(key, 0, candidates, &v);
+		const int a = kernel_weakest(key, 0, first, &va);
+		const int b = kernel_weakest(key, first + 1, candidates, &vb);
 		gone[first] = 1;
-		return keep > 0 ? second : -1;
+		return keep > 0 ? (b >= 0 && (a < 0 || vb <= va) ? b : a) : -1;
 	}
 	for (int r = candidates - keep; r > 0; r--)
 		gone[weakest(c, candidates, by_weight, gone)] = 1;
