@@ -9,16 +9,17 @@
  * let it recompute any past weight bit for bit.
  *
  * The caches that evict hold at most B + 1 positions; each computes the
- * logits of its own positions only, from its own copies of their key rows
- * kept in tiles that one vector instruction reads eight at a time, so a
- * step of such a cache costs O(B * dim) whatever n is. Neither its keys
- * nor its value rows fit in the core's first-level cache, so it reads each
- * once for eight steps: the logits of the next eight queries in one pass
- * over the key tiles (the lookahead), and, when engine_step wants outputs,
- * eight steps computed at once (each into its own frame, so that their
- * records stay as they were) whose outputs come from one pass over the
- * value rows; the calls that follow hand those steps out one by one. The full cache
- * attends over every earlier position; its rows do not depend on any other
+ * logits of its own positions only, from its own copies of their key
+ * rows, so a step of such a cache costs O(B * dim) whatever n is. Neither
+ * its keys nor its value rows fit in the core's first-level cache, so it
+ * reads each once for eight steps: the logits of the next eight queries in
+ * one pass over the key rows (the lookahead, a query in each vector lane),
+ * and, when engine_step wants outputs, eight steps computed at once (each
+ * into its own frame, so that their records stay as they were) whose
+ * outputs come from one pass over the value rows; the calls that follow
+ * hand those steps out one by one.
+ *
+ * The full cache attends over every earlier position; its rows do not depend on any other
  * cache, so it computes a block of future steps at once: the block's
  * queries against one tile of keys at a time (each key tile loaded once for
  * all of them), then each row's softmax, then its output, each phase split
@@ -184,9 +185,12 @@ struct engine {
 	const struct scene *sc;
 	struct policy_budget b;
 	unsigned mask;
-	int t;                        /* steps done */
-	int live;                     /* steps the caches that evict have computed, >= t */
-	int ahead;                    /* steps they compute at once with outputs */
+	int t;     /* steps done */
+	int live;  /* steps the caches that evict have computed, >= t */
+	int ahead; /* steps they compute at once with outputs */
+	/* The step engine_step handed out last, if no other call came
+	 * since; else -1. */
+	int streak;
 	struct cache c[POLICY_COUNT]; /* every policy but POLICY_FULL */
 	struct full f;
 	struct step_record rec; /* engine_advance's */
@@ -876,8 +880,9 @@ static void prefetch_rows(const struct scene *sc, int p)
 /*
  * Spec §2 for cache ID at step S (position p = S - 1), into frame S from
  * the cache in frame S - 1: append p, the softmax of this step's logits
- * over the positions held, the scores, and eviction by the policy. The
- * output is left to cache_outputs.
+ * over the positions held, the scores, and eviction by the policy; in a
+ * batch with outputs (outputs_begin), this step's row of its weights. The
+ * output itself is outputs_end's.
  */
 static void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s)
 {
@@ -1133,7 +1138,9 @@ static bool step(struct engine *e, struct step_record *rec, bool figures)
 	if (e->live < s) {
 		struct run_job job = {e, {0, 0}, s, 1, figures && sc->v};
 		const int evicting = split_caches(e, &job);
-		if (evicting > 0 && job.outputs)
+		/* Ahead only when stepping on from the last step handed out:
+		 * a step after a jump or a replay (a seek) is likely alone. */
+		if (evicting > 0 && job.outputs && e->streak == e->t)
 			job.count = min_int(e->ahead, sc->n - e->t);
 		/* The caches that evict do not depend on each other: with
 		 * the full cache beside them (a run over the whole scene,
@@ -1160,6 +1167,7 @@ static bool step(struct engine *e, struct step_record *rec, bool figures)
 			cache_record_of(sc, &e->c[i], s, figures, r);
 	}
 	e->t = s;
+	e->streak = figures ? s : -1;
 	if (!figures)
 		return true;
 	/* Figures compare against the full cache and H2O, so they come
@@ -1186,6 +1194,7 @@ void engine_advance_to(struct engine *e, int t)
 	t = t < e->sc->n ? t : e->sc->n;
 	if (t <= e->t)
 		return;
+	e->streak = -1;
 	const long cap = e->b.heavy + e->b.recent + 1L;
 	const long work = (long)(t - e->t) * cap * e->sc->dim;
 	if (runs(e, POLICY_FULL) || work < THREAD_MIN_WORK / 8) {
@@ -1288,6 +1297,7 @@ void engine_restore(struct engine *e, const void *buf)
 	memcpy(&head, b, sizeof head);
 	b += sizeof head;
 	e->t = e->live = head.t;
+	e->streak = -1;
 	for (int i = 0; i < POLICY_COUNT; i++) {
 		if (!(head.mask & ENGINE_POLICY(i)))
 			continue;

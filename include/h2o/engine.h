@@ -16,10 +16,13 @@
  * step costs O(B * dim) whatever the length of the scene; value rows are
  * read from the scene at the positions held. Evicting a position removes
  * its key row, value row and score from that cache exactly as the paper's
- * keep_indices does. The full cache attends over every earlier position
- * and costs O(n * dim) per step; it computes many future steps at once
- * (blocked causal attention, on two threads where that pays), which
- * changes no result: every weight, sum and output is summed in the same
+ * keep_indices does. With outputs, such a cache computes eight steps at
+ * once and hands them out one by one (what it reports, snapshots and
+ * records are those of the steps handed out), so that each value row is
+ * read once for eight outputs. The full cache attends over every earlier
+ * position and costs O(n * dim) per step; it computes many future steps at
+ * once (blocked causal attention, on two threads where that pays). Neither
+ * changes a result: every weight, sum and output is summed in the same
  * order as engine_logit and spec §2 write it, by one thread.
  */
 #ifndef H2O_ENGINE_H
