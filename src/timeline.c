@@ -38,6 +38,8 @@
 #include "h2o/timeline.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,11 +62,13 @@
 #define SEEK_BLOCK_ROWS 8
 
 struct policy_log {
-	struct eviction *ev; /* in order */
-	int n_ev;
-	int *ev_until;   /* [0..n]: evictions at steps 1..t */
-	int *evicted_at; /* [pos] */
+	struct eviction *ev;    /* in order */
+	int n_ev;               /* the builder's */
+	int *ev_until;          /* [0..n]: evictions at steps 1..t */
+	atomic_int *evicted_at; /* [pos], set as the build evicts it */
 };
+
+enum build_state { BUILD_RUNNING, BUILD_DONE, BUILD_FAILED };
 
 struct timeline {
 	const struct scene *sc;
@@ -79,6 +83,16 @@ struct timeline {
 	int full_every;     /* a multiple of every */
 	double **full_snap; /* full_snap[i]: the full cache's scores after step i * full_every */
 	size_t bytes;       /* all of the above */
+
+	/* The build: steps 1 .. built are final (summaries, evictions,
+	 * snapshots), and nothing of them changes afterwards; a reader may
+	 * use them while the builder thread (timeline_start) goes on. */
+	atomic_int built;
+	atomic_int state; /* enum build_state */
+	atomic_bool stop;
+	struct engine *run; /* the builder's engine, while it builds */
+	pthread_t thread;
+	bool threaded; /* a builder thread to join */
 
 	struct engine *e; /* every cache: timeline_seek */
 	struct step_record rec;
@@ -122,6 +136,14 @@ static void choose_intervals(struct timeline *tl, double fixed)
 	tl->full_every = (int)(ceil(full / every) * every);
 }
 
+/* The step at which P evicted POS, or 0: a step past the build's end may
+ * show, which callers treat as not (yet) evicted by the step they ask
+ * about. */
+static int evicted_at(const struct timeline *tl, enum policy_id p, int pos)
+{
+	return atomic_load_explicit(&tl->log[p].evicted_at[pos], memory_order_relaxed);
+}
+
 static void summarise(struct timeline *tl, const struct step_record *rec)
 {
 	struct step_summary *s = &tl->sum[rec->step];
@@ -142,7 +164,8 @@ static void summarise(struct timeline *tl, const struct step_record *rec)
 			ev->weight = r->evicted_weights[i];
 			ev->cutoff_pos = r->cutoff_pos;
 			ev->cutoff_value = r->cutoff_value;
-			log->evicted_at[ev->pos] = rec->step;
+			atomic_store_explicit(&log->evicted_at[ev->pos], rec->step,
+			                      memory_order_relaxed);
 		}
 		log->ev_until[rec->step] = log->n_ev;
 	}
@@ -150,8 +173,7 @@ static void summarise(struct timeline *tl, const struct step_record *rec)
 	 * `recent` places behind the new one; if it survived, it is now a
 	 * heavy hitter. */
 	const int leaving = rec->pos - tl->b.recent;
-	s->promoted_pos =
-	        leaving >= 0 && tl->log[POLICY_H2O].evicted_at[leaving] == 0 ? leaving : -1;
+	s->promoted_pos = leaving >= 0 && evicted_at(tl, POLICY_H2O, leaving) == 0 ? leaving : -1;
 }
 
 /* Every allocation of the timeline's own goes through here, so that
@@ -185,13 +207,37 @@ static bool take_snapshots(struct timeline *tl, struct engine *e, int t)
 	return true;
 }
 
-struct timeline *timeline_new(const struct scene *sc, const struct policy_budget *b)
+/* Steps 1 .. n, each published (built) when its summary and the snapshots
+ * after it are in; stops early when asked to. Frees the builder's engine
+ * and sets the state. */
+static void build(struct timeline *tl)
 {
-	return timeline_new_every(sc, b, 0, 0);
+	struct engine *run = tl->run;
+	struct step_record rec;
+	bool ok = true;
+	while (!atomic_load_explicit(&tl->stop, memory_order_relaxed) && engine_step(run, &rec)) {
+		summarise(tl, &rec);
+		if (!take_snapshots(tl, run, rec.step)) {
+			ok = false;
+			break;
+		}
+		atomic_store_explicit(&tl->built, rec.step, memory_order_release);
+	}
+	engine_free(run);
+	tl->run = NULL;
+	atomic_store(&tl->state, ok ? BUILD_DONE : BUILD_FAILED);
 }
 
-struct timeline *timeline_new_every(const struct scene *sc, const struct policy_budget *b,
-                                    int every, int full_every)
+static void *build_main(void *arg)
+{
+	build(arg);
+	return NULL;
+}
+
+/* A timeline with everything allocated but the snapshots, and the engine
+ * that builds it (tl->run), at step 0. */
+static struct timeline *prepare(const struct scene *sc, const struct policy_budget *b, int every,
+                                int full_every)
 {
 	struct timeline *tl = calloc(1, sizeof *tl);
 	if (!tl)
@@ -201,6 +247,9 @@ struct timeline *timeline_new_every(const struct scene *sc, const struct policy_
 	tl->b = *b;
 	tl->b.n = sc->n;
 	tl->n = sc->n;
+	atomic_init(&tl->built, 0);
+	atomic_init(&tl->state, BUILD_RUNNING);
+	atomic_init(&tl->stop, false);
 	tl->lite_mask = ENGINE_ALL_POLICIES & ~ENGINE_POLICY(POLICY_FULL);
 	const size_t n = (size_t)sc->n;
 	tl->sum = tl_alloc(tl, n + 1, sizeof *tl->sum);
@@ -209,6 +258,8 @@ struct timeline *timeline_new_every(const struct scene *sc, const struct policy_
 		struct policy_log *log = &tl->log[p];
 		log->ev = tl_alloc(tl, p == POLICY_FULL ? 0 : n, sizeof *log->ev);
 		log->ev_until = tl_alloc(tl, n + 1, sizeof *log->ev_until);
+		/* Zero bytes are a zero atomic_int on every machine we build
+		 * for; calloc gives them. */
 		log->evicted_at = tl_alloc(tl, n, sizeof *log->evicted_at);
 		ok = log->ev && log->ev_until && log->evicted_at;
 	}
@@ -231,33 +282,86 @@ struct timeline *timeline_new_every(const struct scene *sc, const struct policy_
 	tl->full_snap = tl_alloc(tl, n / (size_t)tl->full_every + 1, sizeof *tl->full_snap);
 	/* The scene is run once by an engine of its own, with blocks of the
 	 * full cache as large as pay; it is gone when the timeline is built. */
-	struct engine *run = engine_new(sc, &tl->b);
-	if (!tl->snap || !tl->full_snap || !run) {
-		engine_free(run);
+	tl->run = engine_new(sc, &tl->b);
+	if (!tl->snap || !tl->full_snap || !tl->run)
 		goto fail;
-	}
-	engine_lazy_full(run);
-	struct step_record rec;
-	for (int t = 0;; t++) {
-		if (!take_snapshots(tl, run, t)) {
-			engine_free(run);
-			goto fail;
-		}
-		if (!engine_step(run, &rec))
-			break;
-		summarise(tl, &rec);
-	}
-	engine_free(run);
+	engine_lazy_full(tl->run);
+	/* Step 0 is built before anyone looks. */
+	if (!take_snapshots(tl, tl->run, 0))
+		goto fail;
 	return tl;
 fail:
 	timeline_free(tl);
 	return NULL;
 }
 
+struct timeline *timeline_new(const struct scene *sc, const struct policy_budget *b)
+{
+	return timeline_new_every(sc, b, 0, 0);
+}
+
+struct timeline *timeline_new_every(const struct scene *sc, const struct policy_budget *b,
+                                    int every, int full_every)
+{
+	struct timeline *tl = prepare(sc, b, every, full_every);
+	if (!tl)
+		return NULL;
+	build(tl);
+	if (timeline_failed(tl)) {
+		timeline_free(tl);
+		return NULL;
+	}
+	return tl;
+}
+
+struct timeline *timeline_start(const struct scene *sc, const struct policy_budget *b)
+{
+	struct timeline *tl = prepare(sc, b, 0, 0);
+	if (!tl)
+		return NULL;
+	if (pthread_create(&tl->thread, NULL, build_main, tl) == 0) {
+		tl->threaded = true;
+		return tl;
+	}
+	/* No thread to spare: built here and now, as timeline_new does. */
+	build(tl);
+	if (timeline_failed(tl)) {
+		timeline_free(tl);
+		return NULL;
+	}
+	return tl;
+}
+
+int timeline_built(const struct timeline *tl)
+{
+	return atomic_load_explicit(&tl->built, memory_order_acquire);
+}
+
+bool timeline_building(const struct timeline *tl)
+{
+	return atomic_load(&tl->state) == BUILD_RUNNING;
+}
+
+bool timeline_failed(const struct timeline *tl)
+{
+	return atomic_load(&tl->state) == BUILD_FAILED;
+}
+
+void timeline_wait(struct timeline *tl)
+{
+	if (tl->threaded) {
+		pthread_join(tl->thread, NULL);
+		tl->threaded = false;
+	}
+}
+
 void timeline_free(struct timeline *tl)
 {
 	if (!tl)
 		return;
+	atomic_store(&tl->stop, true);
+	timeline_wait(tl);
+	engine_free(tl->run);
 	if (tl->snap)
 		for (int i = 0; i <= tl->n / tl->every; i++)
 			free(tl->snap[i]);
@@ -305,7 +409,7 @@ const struct step_summary *timeline_summary(const struct timeline *tl, int t)
 
 int timeline_eviction_count(const struct timeline *tl, enum policy_id p)
 {
-	return tl->log[p].n_ev;
+	return tl->log[p].ev_until[timeline_built(tl)];
 }
 
 const struct eviction *timeline_eviction(const struct timeline *tl, enum policy_id p, int i)
@@ -320,13 +424,14 @@ int timeline_evictions_until(const struct timeline *tl, enum policy_id p, int t)
 
 int timeline_evicted_at(const struct timeline *tl, enum policy_id p, int pos)
 {
-	return tl->log[p].evicted_at[pos];
+	const int at = evicted_at(tl, p, pos);
+	return at <= timeline_built(tl) ? at : 0;
 }
 
 const struct eviction *timeline_eviction_of(const struct timeline *tl, enum policy_id p, int pos,
                                             int t)
 {
-	const int at = tl->log[p].evicted_at[pos];
+	const int at = evicted_at(tl, p, pos);
 	if (at == 0 || at > t)
 		return NULL;
 	const struct cache_summary *cs = &tl->sum[at].c[p];
@@ -405,7 +510,7 @@ double timeline_weight(const struct timeline *tl, enum policy_id p, int s, int j
 {
 	if (s < 1 || s > tl->n || j < 0 || j > s - 1)
 		return -1.0;
-	const int at = tl->log[p].evicted_at[j];
+	const int at = evicted_at(tl, p, j);
 	if (at != 0 && at < s)
 		return -1.0;
 	const struct cache_summary *cs = &tl->sum[s].c[p];
@@ -503,7 +608,7 @@ enum region timeline_region(const struct timeline *tl, enum policy_id p, int t, 
 {
 	if (pos < 0 || pos >= t)
 		return REGION_NONE;
-	const int at = tl->log[p].evicted_at[pos];
+	const int at = evicted_at(tl, p, pos);
 	if (at != 0 && at <= t)
 		return REGION_EVICTED;
 	return policies[p]->region(&tl->b, t, pos) == POLICY_REGION_RECENT ? REGION_RECENT

@@ -318,6 +318,66 @@ static void test_memory(void **state)
 	scene_free(sc);
 }
 
+/*
+ * A timeline built by its own thread, read while it builds: every step up
+ * to timeline_built is what the finished timeline (and timeline_new's)
+ * says, the whole-timeline answers are as of that step, and freeing it
+ * mid-build stops the thread.
+ */
+static void test_background_build(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(3000, 32, 0, 0, 41);
+	const struct policy_budget b = budget(24, 16, sc->n);
+	struct timeline *want = timeline_new(sc, &b);
+	struct timeline *tl = timeline_start(sc, &b);
+	assert_non_null(want);
+	assert_non_null(tl);
+	int seen = 0, reads = 0;
+	while (timeline_building(tl) || seen < sc->n) {
+		const int built = timeline_built(tl);
+		assert_true(built >= seen && built <= sc->n);
+		seen = built;
+		/* The newest step, and one before it. */
+		const int ts[2] = {built, built / 2};
+		for (int i = 0; i < 2; i++) {
+			const int t = ts[i];
+			const struct step_record *rec;
+			const struct engine *lite = timeline_seek_lite(tl, t, &rec);
+			assert_int_equal(engine_step_count(lite), t);
+			if (t > 0)
+				assert_true(fixture_metrics_equal(
+				        &timeline_summary(tl, t)->c[POLICY_H2O].m,
+				        &timeline_summary(want, t)->c[POLICY_H2O].m));
+			const int evicted = timeline_evictions_until(want, POLICY_H2O, t);
+			assert_int_equal(timeline_evictions_until(tl, POLICY_H2O, t), evicted);
+			assert_true(timeline_eviction_count(tl, POLICY_H2O) >= evicted);
+			for (int pos = 0; pos < t; pos += 97) {
+				const int at = timeline_evicted_at(tl, POLICY_H2O, pos);
+				assert_true(at <= timeline_built(tl));
+				assert_true(at == 0 ||
+				            at == timeline_evicted_at(want, POLICY_H2O, pos));
+				assert_true(timeline_full_score(tl, t, pos) ==
+				            timeline_full_score(want, t, pos));
+			}
+			reads++;
+		}
+	}
+	assert_false(timeline_failed(tl));
+	assert_int_equal(timeline_built(tl), sc->n);
+	assert_true(reads > 2);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		assert_int_equal(timeline_eviction_count(tl, p), timeline_eviction_count(want, p));
+	for (int t = 1; t <= sc->n; t++)
+		assert_memory_equal(timeline_summary(tl, t), timeline_summary(want, t),
+		                    sizeof *timeline_summary(tl, t));
+	timeline_free(tl);
+	/* Freed while it builds: the thread stops and nothing leaks. */
+	timeline_free(timeline_start(sc, &b));
+	timeline_free(want);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +389,7 @@ int main(void)
 	        cmocka_unit_test(test_seek_lite_long),
 	        cmocka_unit_test(test_full_scores),
 	        cmocka_unit_test(test_memory),
+	        cmocka_unit_test(test_background_build),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

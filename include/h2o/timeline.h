@@ -55,6 +55,24 @@ struct eviction {
 struct timeline *timeline_new(const struct scene *scene, const struct policy_budget *b);
 void timeline_free(struct timeline *tl);
 
+/*
+ * The same timeline, built by a thread of its own while this one goes on:
+ * on a long scene the full cache makes the build O(n^2 * dim) (tens of
+ * seconds at 100,000 tokens), while the first steps are there at once.
+ * Steps 1 .. timeline_built() are final and may be read as usual, with
+ * every step argument at most timeline_built(); whole-timeline answers
+ * (timeline_eviction_count, timeline_evicted_at) are as of that step.
+ * timeline_building is true until the build ends, timeline_failed when it
+ * ended out of memory (the steps built stay good). timeline_wait blocks
+ * until it has ended; timeline_free stops it first. NULL when out of
+ * memory at the start. A timeline from timeline_new is built already.
+ */
+struct timeline *timeline_start(const struct scene *scene, const struct policy_budget *b);
+int timeline_built(const struct timeline *tl);
+bool timeline_building(const struct timeline *tl);
+bool timeline_failed(const struct timeline *tl);
+void timeline_wait(struct timeline *tl);
+
 const struct scene *timeline_scene(const struct timeline *tl);
 const struct policy_budget *timeline_budget(const struct timeline *tl);
 int timeline_steps(const struct timeline *tl); /* n */
@@ -62,7 +80,7 @@ int timeline_steps(const struct timeline *tl); /* n */
 /* Summary of step t, 1 <= t <= n. */
 const struct step_summary *timeline_summary(const struct timeline *tl, int t);
 
-/* Evictions of policy P in the order they happened. */
+/* Evictions of policy P in the order they happened (those built). */
 int timeline_eviction_count(const struct timeline *tl, enum policy_id p);
 const struct eviction *timeline_eviction(const struct timeline *tl, enum policy_id p, int i);
 /* How many evictions policy P made at steps 1..t. */
