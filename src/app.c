@@ -68,7 +68,8 @@ static int build_timelines(const struct app *app, const struct policy_budget *b,
                            struct timeline **tls)
 {
 	for (int h = 0; h < app->heads; h++) {
-		tls[h] = timeline_new(&app->views[h], b);
+		tls[h] = app->background ? timeline_start(&app->views[h], b)
+		                         : timeline_new(&app->views[h], b);
 		if (!tls[h]) {
 			while (h-- > 0)
 				timeline_free(tls[h]);
@@ -78,10 +79,12 @@ static int build_timelines(const struct app *app, const struct policy_budget *b,
 	return 0;
 }
 
-int app_init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
-             enum policy_id compare)
+static int init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
+                enum policy_id compare, bool background)
 {
 	memset(app, 0, sizeof *app);
+	app->background = background;
+	app->goal = -1;
 	app->scene = scene;
 	app->sinks_given = sinks;
 	app->b = budget_of(heavy, recent, sinks, scene->n);
@@ -100,7 +103,40 @@ int app_init(struct app *app, const struct scene *scene, int heavy, int recent, 
 	if (build_timelines(app, &app->b, app->tls) < 0)
 		return -1;
 	app->tl = app->tls[0];
+	/* A tick comes at least once: the first frame may show a build
+	 * that has ended since. */
+	app->was_building = background;
 	return 0;
+}
+
+int app_init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
+             enum policy_id compare)
+{
+	return init(app, scene, heavy, recent, sinks, compare, false);
+}
+
+int app_init_background(struct app *app, const struct scene *scene, int heavy, int recent,
+                        int sinks, enum policy_id compare)
+{
+	return init(app, scene, heavy, recent, sinks, compare, true);
+}
+
+int app_built(const struct app *app)
+{
+	int built = app->scene->n;
+	for (int h = 0; h < app->heads; h++) {
+		const int b = timeline_built(app->tls[h]);
+		built = b < built ? b : built;
+	}
+	return built;
+}
+
+bool app_building(const struct app *app)
+{
+	for (int h = 0; h < app->heads; h++)
+		if (timeline_building(app->tls[h]))
+			return true;
+	return false;
 }
 
 void app_done(struct app *app)
@@ -119,9 +155,14 @@ static int clamp(int v, int lo, int hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Go to STEP; one the timelines have not reached yet becomes the goal,
+ * which app_tick follows as they build. */
 static void go(struct app *app, int step)
 {
-	app->step = clamp(step, 0, app->scene->n);
+	step = clamp(step, 0, app->scene->n);
+	const int built = app_built(app);
+	app->goal = step > built ? step : -1;
+	app->step = step > built ? built : step;
 }
 
 /* New budgets: a new timeline from step 0, shown at the same step. */
@@ -152,6 +193,8 @@ static void rebudget(struct app *app, int heavy, int recent)
 	app->tls = tls;
 	app->tl = tls[app->head];
 	app->b = b;
+	app->was_building = app->background;
+	go(app, app->goal >= 0 ? app->goal : app->step);
 	snprintf(app->notice, sizeof app->notice, "budgets now heavy %d + recent %d: recomputed",
 	         heavy, recent);
 }
@@ -384,16 +427,42 @@ unsigned app_key(struct app *app, uint32_t key)
 
 unsigned app_tick(struct app *app)
 {
-	if (!app->playing)
-		return 0;
-	if (app->step < app->scene->n)
-		app->step++;
-	if (app->step >= app->scene->n)
-		app->playing = false;
-	return APP_REDRAW;
+	const bool building = app_building(app);
+	const int built = app_built(app);
+	/* While a build runs, and once after, its progress is shown. */
+	unsigned flags = building || app->was_building ? APP_REDRAW : 0;
+	app->was_building = building;
+	if (app->goal >= 0) {
+		flags = APP_REDRAW;
+		app->step = app->goal < built ? app->goal : built;
+		if (app->step == app->goal)
+			app->goal = -1;
+		else if (!building) {
+			snprintf(app->notice, sizeof app->notice,
+			         "out of memory: the timeline ends at step %d", built);
+			app->goal = -1;
+		}
+	}
+	if (app->playing) {
+		/* At the edge of the build, playing waits for it. */
+		if (app->step < built)
+			app->step++;
+		if (app->step >= app->scene->n)
+			app->playing = false;
+		flags = APP_REDRAW;
+	}
+	return flags;
+}
+
+bool app_ticking(const struct app *app)
+{
+	/* One more tick after a build ends, to show it ended. */
+	return app->playing || app->goal >= 0 || app_building(app) || app->was_building;
 }
 
 int app_tick_ms(const struct app *app)
 {
+	if (!app->playing)
+		return APP_BUILD_TICK_MS;
 	return speeds_ms[clamp(app->speed, 0, APP_SPEED_COUNT - 1)];
 }

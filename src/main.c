@@ -321,7 +321,12 @@ int main(int argc, char **argv)
 		rc = run_sweep(scene, o.sweep, o.sinks, o.json);
 	} else {
 		struct app app;
-		if (app_init(&app, scene, heavy, recent, o.sinks, o.compare) < 0) {
+		/* The terminal shows a long scene while its timeline builds;
+		 * headless frames are of the whole timeline. */
+		const int ok = o.headless ? app_init(&app, scene, heavy, recent, o.sinks, o.compare)
+		                          : app_init_background(&app, scene, heavy, recent, o.sinks,
+		                                                o.compare);
+		if (ok < 0) {
 			fputs("h2o-tui: out of memory\n", stderr);
 			rc = 1;
 		} else if (o.headless) {

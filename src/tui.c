@@ -621,7 +621,7 @@ int tui_run(struct app *app, bool ascii)
 
 		/* Ticks keep their own clock, so keys pressed while playing
 		 * do not push the next step back. */
-		if (app->playing) {
+		if (app_ticking(app)) {
 			long long now = tui_now_ms();
 
 			if (!was_playing)

@@ -74,6 +74,9 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 	const struct app *app = v->app;
 	char right[160];
 	int len = snprintf(right, sizeof right, "step %d/%d", v->t, v->n);
+	if (v->built < v->n)
+		len += snprintf(right + len, sizeof right - (size_t)len, "  computing %d%%",
+		                (int)((long)v->built * 100 / v->n));
 	if (app->playing)
 		len += snprintf(right + len, sizeof right - (size_t)len, "  playing %d ms/step",
 		                app_tick_ms(app));
@@ -316,6 +319,7 @@ void view_draw(struct app *app, struct frame *f)
 	        .tl = app->tl,
 	        .t = app->step,
 	        .n = app->scene->n,
+	        .built = app_built(app),
 	        .split = f->cols / 2,
 	};
 	v.e = timeline_seek_lite(app->tl, app->step, &v.rec);

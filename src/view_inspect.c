@@ -20,7 +20,7 @@ static void score_history(const struct view *v, int pos, double *score)
 {
 	double s = 0.0;
 	score[0] = 0.0;
-	for (int t = 1; t <= v->n; t++) {
+	for (int t = 1; t <= v->built; t++) {
 		const double w = timeline_weight(v->tl, POLICY_H2O, t, pos);
 		if (w >= 0.0)
 			s += w;
@@ -52,7 +52,7 @@ static void draw_sparkline(const struct view *v, struct frame *f, int x, int y, 
                            const double *score, int pos)
 {
 	const int evicted = timeline_evicted_at(v->tl, POLICY_H2O, pos);
-	const int from = pos + 1, last = evicted ? evicted : v->n, steps = last - pos;
+	const int from = pos + 1, last = evicted ? evicted : v->built, steps = last - pos;
 	if (w <= 0 || steps <= 0)
 		return;
 	const int cols = w < steps ? w : steps;
@@ -138,7 +138,7 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 	if (gone_at && gone_at <= heavy_at)
 		snprintf(buf + len, sizeof buf - (size_t)len,
 		         "; evicted at step %d, as soon as it left the recent window", gone_at);
-	else if (b->recent > 0 && heavy_at <= v->n)
+	else if (b->recent > 0 && heavy_at <= v->built)
 		snprintf(buf + len, sizeof buf - (size_t)len,
 		         "; recent until step %d, heavy from step %d", heavy_at - 1, heavy_at);
 	frame_text(f, x, y, w, buf, STYLE_NORMAL);

@@ -23,6 +23,7 @@ struct view {
 	const struct engine *e;        /* at step t */
 	const struct step_record *rec; /* of step t; NULL at step 0 */
 	int t, n;
+	int built; /* steps the timeline has built: every step read is <= built */
 	int split; /* column of the rule between the H2O and full halves */
 };
 

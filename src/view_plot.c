@@ -61,7 +61,7 @@ void panel_plot_draw(const struct view *v, struct frame *f, struct rect r)
 	if (err) {
 		top = 0.0;
 		for (int i = 0; i < 2; i++)
-			for (int s = 1; s <= v->n; s++) {
+			for (int s = 1; s <= v->built; s++) {
 				const double x = metric_of(v, series[i], s);
 				top = x > top ? x : top;
 			}
@@ -74,6 +74,9 @@ void panel_plot_draw(const struct view *v, struct frame *f, struct rect r)
 		for (int col = 0; col < w; col++) {
 			int from, to;
 			column_steps(v->n, w, col, &from, &to);
+			if (from > v->built)
+				break; /* not built yet */
+			to = to < v->built ? to : v->built;
 			const double x = bucket(v, series[i], from, to);
 			int level = top > 0.0 ? (int)(x / top * 8.0 + 0.5) : 0;
 			level = level < 1 ? 1 : level > 8 ? 8 : level;

@@ -198,6 +198,40 @@ static void test_every_binding_has_help(void **state)
 	assert_int_equal(keys_parse("warp"), KEYC_NONE);
 }
 
+/* An app whose timelines build in the background: a step not built yet
+ * becomes the goal, ticks follow it, and once built the app is where the
+ * keys would have taken it at once. */
+static void test_background(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_random(4000, 32, 20, 20, 5);
+	struct app app;
+	assert_int_equal(app_init_background(&app, sc, 20, 20, -1, POLICY_FULL), 0);
+	assert_true(app_ticking(&app));
+	press(&app, "end");
+	assert_true(app.step <= app_built(&app));
+	assert_true(app.goal == 4000 || app.step == 4000);
+	while (app_ticking(&app)) {
+		const int before = app.step;
+		app_tick(&app);
+		assert_true(app.step >= before && app.step <= app_built(&app));
+	}
+	assert_false(app_building(&app));
+	assert_int_equal(app_built(&app), 4000);
+	assert_int_equal(app.step, 4000);
+	assert_int_equal(app.goal, -1);
+	/* A new budget builds again, and comes back to the same step. */
+	press(&app, "]");
+	assert_int_equal(app.b.heavy, 21);
+	while (app_ticking(&app))
+		app_tick(&app);
+	assert_int_equal(app.step, 4000);
+	press(&app, "home,right,right");
+	assert_int_equal(app.step, 2);
+	app_done(&app);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +243,7 @@ int main(void)
 	        cmocka_unit_test(test_selection),
 	        cmocka_unit_test(test_heat_scroll),
 	        cmocka_unit_test(test_every_binding_has_help),
+	        cmocka_unit_test(test_background),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

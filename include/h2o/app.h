@@ -135,7 +135,10 @@ struct app {
 	int sinks_given;        /* sinks asked for, or -1 for the default */
 	enum policy_id compare; /* the policy beside H2O */
 	enum app_metric metric; /* what the plot row shows */
-	int step;               /* 0..n */
+	int step;               /* 0..app_built() */
+	int goal;               /* a step to go to once the timelines reach it, or -1 */
+	bool background;        /* timelines built by threads of their own */
+	bool was_building;      /* at the last tick (or since a build began) */
 	bool help;              /* help overlay shown */
 	int selected;           /* position in the inspector, or -1 */
 	int heat_anchor;        /* position the heat rows keep in view, or -1 to follow the step */
@@ -151,6 +154,18 @@ struct app {
  * sink count, or -1 for its default. Returns -1 when out of memory. */
 int app_init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
              enum policy_id compare);
+
+/* app_init with the timelines built in the background (timeline_start),
+ * so that a long scene opens at once: the steps are there as they are
+ * built (app_built), a step further on is gone to when it is (the goal),
+ * and every budget change builds the same way. */
+int app_init_background(struct app *app, const struct scene *scene, int heavy, int recent,
+                        int sinks, enum policy_id compare);
+
+/* The steps every head's timeline has built (n once they are done), and
+ * whether any is still building. */
+int app_built(const struct app *app);
+bool app_building(const struct app *app);
 
 /* The sink count for budget B: the one asked for (capped below B), or the
  * default. */
@@ -174,11 +189,17 @@ const char *app_action_help(enum app_action action);
 /* Apply one key. Returns APP_ flags. */
 unsigned app_key(struct app *app, uint32_t key);
 
-/* One tick of automatic stepping: advances a step while playing, and stops
- * playing at the last step. Returns APP_ flags. */
+/* One tick: follows the goal as the timelines build, and advances a step
+ * while playing (waiting at the edge of the build, stopping at the last
+ * step). Returns APP_ flags. */
 unsigned app_tick(struct app *app);
 
-/* Milliseconds between ticks while playing. */
+/* Whether ticks are wanted now (playing, a goal, or a build to show), and
+ * the milliseconds between them. */
+bool app_ticking(const struct app *app);
 int app_tick_ms(const struct app *app);
+
+/* Ticks while a build runs and nothing plays: the progress shown. */
+#define APP_BUILD_TICK_MS 100
 
 #endif
