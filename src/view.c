@@ -75,7 +75,8 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 	char right[160];
 	int len = snprintf(right, sizeof right, "step %d/%d", v->t, v->n);
 	if (v->built < v->n)
-		len += snprintf(right + len, sizeof right - (size_t)len, "  computing %d%%",
+		len += snprintf(right + len, sizeof right - (size_t)len,
+		                app_building(app) ? "  computing %d%%" : "  out of memory at %d%%",
 		                (int)((long)v->built * 100 / v->n));
 	if (app->playing)
 		len += snprintf(right + len, sizeof right - (size_t)len, "  playing %d ms/step",
