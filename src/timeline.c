@@ -300,10 +300,10 @@ struct timeline *timeline_new(const struct scene *sc, const struct policy_budget
 	return timeline_new_every(sc, b, 0, 0);
 }
 
-struct timeline *timeline_new_every(const struct scene *sc, const struct policy_budget *b,
-                                    int every, int full_every)
+/* TL (NULL: out of memory) built on this thread; NULL if the build ran
+ * out of memory. */
+static struct timeline *build_here(struct timeline *tl)
 {
-	struct timeline *tl = prepare(sc, b, every, full_every);
 	if (!tl)
 		return NULL;
 	build(tl);
@@ -314,22 +314,21 @@ struct timeline *timeline_new_every(const struct scene *sc, const struct policy_
 	return tl;
 }
 
+struct timeline *timeline_new_every(const struct scene *sc, const struct policy_budget *b,
+                                    int every, int full_every)
+{
+	return build_here(prepare(sc, b, every, full_every));
+}
+
 struct timeline *timeline_start(const struct scene *sc, const struct policy_budget *b)
 {
 	struct timeline *tl = prepare(sc, b, 0, 0);
-	if (!tl)
-		return NULL;
-	if (pthread_create(&tl->thread, NULL, build_main, tl) == 0) {
+	if (tl && pthread_create(&tl->thread, NULL, build_main, tl) == 0) {
 		tl->threaded = true;
 		return tl;
 	}
 	/* No thread to spare: built here and now, as timeline_new does. */
-	build(tl);
-	if (timeline_failed(tl)) {
-		timeline_free(tl);
-		return NULL;
-	}
-	return tl;
+	return build_here(tl);
 }
 
 int timeline_built(const struct timeline *tl)
