@@ -436,9 +436,10 @@ static int ahead_of(const struct scene *sc, int cap)
 	return sc->v && cap <= AHEAD_MAX_CAP ? AHEAD : 1;
 }
 
-static bool cache_init(struct cache *c, int cap, const struct scene *sc)
+/* A cache of CAP entries that computes up to AHEAD steps at once. */
+static bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc)
 {
-	const size_t n = (size_t)cap, dim = (size_t)sc->dim, ahead = (size_t)ahead_of(sc, cap);
+	const size_t n = (size_t)cap, dim = (size_t)sc->dim, ahead = (size_t)ahead_steps;
 	c->cap = cap;
 	c->brow = -1;
 	c->nframes = (int)ahead + 1;
@@ -547,7 +548,7 @@ struct engine *engine_new_rows(const struct scene *sc, const struct policy_budge
 	e->ahead = ahead_of(sc, (int)cap);
 	for (int p = 0; p < POLICY_COUNT && ok; p++)
 		if (p != POLICY_FULL && runs(e, p))
-			ok = cache_init(&e->c[p], (int)cap, sc);
+			ok = cache_init(&e->c[p], (int)cap, e->ahead, sc);
 	if (!ok) {
 		engine_free(e);
 		return NULL;

@@ -387,16 +387,6 @@ void engine_exp_lanes(double *x, size_t chunks, const double m8[8], double s8[8]
 	chosen.lanes(x, chunks, m8, s8, NULL);
 }
 
-void engine_exp_row(double *x, int len, double m)
-{
-	ready();
-	const double m8[8] = {m, m, m, m, m, m, m, m};
-	const size_t chunks = (size_t)len / 8;
-	chosen.lanes(x, chunks, m8, NULL, NULL);
-	for (int j = (int)chunks * 8; j < len; j++)
-		x[j] = chosen.replica ? exp_replica(x[j] - m) : exp(x[j] - m);
-}
-
 double engine_exp_row_sum(double *x, int len, double m)
 {
 	ready();

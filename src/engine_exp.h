@@ -13,11 +13,8 @@
 
 #include <stddef.h>
 
-/* x[j] = exp(x[j] - m) for j < len. */
-void engine_exp_row(double *x, int len, double m);
-
-/* engine_exp_row, returning the sum of the results from 0.0 in index
- * order (a chain of adds that runs beside the exps). */
+/* x[j] = exp(x[j] - m) for j < len; returns the sum of the results from
+ * 0.0 in index order (a chain of adds that runs beside the exps). */
 double engine_exp_row_sum(double *x, int len, double m);
 
 /* x[8c + l] = exp(x[8c + l] - m8[l]) for c < chunks: eight rows side by

@@ -346,20 +346,15 @@ bool timeline_failed(const struct timeline *tl)
 	return atomic_load(&tl->state) == BUILD_FAILED;
 }
 
-void timeline_wait(struct timeline *tl)
-{
-	if (tl->threaded) {
-		pthread_join(tl->thread, NULL);
-		tl->threaded = false;
-	}
-}
-
 void timeline_free(struct timeline *tl)
 {
 	if (!tl)
 		return;
+	/* A build still going stops after its step; its thread is joined
+	 * (a timeline from timeline_new has none). */
 	atomic_store(&tl->stop, true);
-	timeline_wait(tl);
+	if (tl->threaded)
+		pthread_join(tl->thread, NULL);
 	engine_free(tl->run);
 	if (tl->snap)
 		for (int i = 0; i <= tl->n / tl->every; i++)

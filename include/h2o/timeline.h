@@ -63,15 +63,14 @@ void timeline_free(struct timeline *tl);
  * every step argument at most timeline_built(); whole-timeline answers
  * (timeline_eviction_count, timeline_evicted_at) are as of that step.
  * timeline_building is true until the build ends, timeline_failed when it
- * ended out of memory (the steps built stay good). timeline_wait blocks
- * until it has ended; timeline_free stops it first. NULL when out of
- * memory at the start. A timeline from timeline_new is built already.
+ * ended out of memory (the steps built stay good); timeline_free stops a
+ * build first. NULL when out of memory at the start. A timeline from
+ * timeline_new is built already.
  */
 struct timeline *timeline_start(const struct scene *scene, const struct policy_budget *b);
 int timeline_built(const struct timeline *tl);
 bool timeline_building(const struct timeline *tl);
 bool timeline_failed(const struct timeline *tl);
-void timeline_wait(struct timeline *tl);
 
 const struct scene *timeline_scene(const struct timeline *tl);
 const struct policy_budget *timeline_budget(const struct timeline *tl);
