@@ -38,9 +38,9 @@
 #include "h2o/view.h"
 /* Snapshot intervals, to compare the timeline's designs; the vector width
  * and exp the engine uses, to say so. */
-#include "../src/engine_exp.h"
-#include "../src/engine_kernel.h"
-#include "../src/timeline_impl.h"
+#include "../src/engine/engine_exp.h"
+#include "../src/engine/engine_kernel.h"
+#include "../src/timeline/timeline_impl.h"
 
 #define MAX_SAMPLES 512
 
@@ -216,8 +216,7 @@ static void measure_render(struct app *app, int cols, int rows, struct samples *
 	struct frame *f = frame_new(cols, rows, false);
 	if (!f)
 		return;
-	app->step = timeline_steps(app->tl);
-	view_draw(app, f); /* the seek, once */
+	app_goto(app, timeline_steps(app->tl)); /* the seek, once */
 	for (int i = 0; i < 15; i++) {
 		const double t0 = now();
 		view_draw(app, f);

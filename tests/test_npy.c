@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/npy.h"
+#include "../src/scene/npy.h"
 
 /* A version-1.0 (or MAJOR) file's first bytes with header DICT, as numpy
  * writes it: padded with spaces and a newline to a multiple of 64. */

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "h2o/engine.h"
-#include "../src/engine_impl.h"
+#include "h2o/engine_replay.h"
 #include "scene_fixture.h"
 
 /* ---- the reference ------------------------------------------------------ */

@@ -32,7 +32,7 @@
 
 #include "h2o/generate.h"
 #include "h2o/scene.h"
-#include "../src/jsonloc.h"
+#include "../src/scene/jsonloc.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 

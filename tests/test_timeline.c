@@ -14,7 +14,7 @@
 #include "scene_fixture.h"
 /* Snapshot intervals, to make every path between snapshots run on a
  * small scene. */
-#include "../src/timeline_impl.h"
+#include "../src/timeline/timeline_impl.h"
 
 static struct policy_budget budget(int heavy, int recent, int n)
 {

@@ -35,7 +35,7 @@
 #include "h2o/scene.h"
 #include "h2o/trace.h"
 #include "h2o/view.h"
-#include "../../src/npy.h"
+#include "../../src/scene/npy.h"
 
 /* Engine work grows with n * n * dim per head and per timeline; above this
  * a run would take seconds, and libFuzzer learns nothing from slow runs.
@@ -322,7 +322,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct policy_budget b = {
 		        .heavy = scene->heavy,
 		        .recent = scene->recent,
-		        .sinks = app_sinks_for(-1, scene->heavy + scene->recent),
+		        .sinks = policy_sinks_for(-1, scene->heavy + scene->recent),
 		        .n = scene->n,
 		};
 		fuzz_trace(scene, &b);

@@ -30,9 +30,11 @@
 /* The words a generated scene's "text" may hold, in bytes. */
 #define SCENE_MAX_WORDS_BYTES     65536
 #define SCENE_MAX_HEAD_NAME_BYTES 32
+/* The largest number of heads a scene may have. */
+#define SCENE_MAX_HEADS 64
 /* The largest magnitude of a q, k or v number (and of scale): dim of their
  * products or squares stay far from overflowing a double. */
-#define SCENE_MAX_MAGNITUDE 1e30
+#define SCENE_MAX_MAGNITUDE 1e30 /* npy.h: NPY_MAX_MAGNITUDE, the same bound */
 #define SCENE_ERROR_MAX     1024
 
 enum scene_mode {

@@ -1,5 +1,5 @@
 /*
- * engine_impl: what the timeline needs of the engine beyond engine.h.
+ * engine_replay: what the timeline needs of the engine beyond engine.h.
  *
  * The timeline keeps the policies that evict and the full cache apart: the
  * first are small (B positions each) and replayed from snapshots, the full
@@ -7,8 +7,8 @@
  * functions let it snapshot and restore the parts separately and replay
  * steps whose records nobody reads. Nothing outside the core uses them.
  */
-#ifndef H2O_ENGINE_IMPL_H
-#define H2O_ENGINE_IMPL_H
+#ifndef H2O_ENGINE_REPLAY_H
+#define H2O_ENGINE_REPLAY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +49,22 @@ struct engine *engine_new_rows(const struct scene *scene, const struct policy_bu
  */
 void engine_lazy_full(struct engine *e);
 void engine_sync_full(struct engine *e);
+
+/* The weight exp(LOGIT - MAX) / SUM with the engine's exp: a past step's
+ * weight recomputed from its logit and that step's softmax max and sum,
+ * bit for bit as the engine computed it. */
+double engine_weight(double logit, double max, double sum);
+
+/*
+ * Keys at chosen positions of a vector scene, laid out for the engine's
+ * kernels, so that one query's logits against all of them take one pass:
+ * engine_keys_logits gives out[i] = engine_logit(scene, q, pos[i]) exactly.
+ * The scene must outlive the set. NULL when out of memory.
+ */
+struct engine_keys;
+struct engine_keys *engine_keys_new(const struct scene *scene, const int *pos, int count);
+void engine_keys_logits(const struct engine_keys *ks, int q, double *out);
+void engine_keys_free(struct engine_keys *ks);
 
 /* Bytes the engine holds. */
 size_t engine_memory(const struct engine *e);

@@ -14,8 +14,6 @@
  */
 #include "npy.h"
 
-#include "h2o/scene.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -477,7 +475,7 @@ int npy_read(struct npy_file *f, double *out, char msg[NPY_MSG_MAX])
 					u = u << 8 | b[j];
 				memcpy(&x, &u, sizeof x);
 			}
-			if (isfinite(x) && fabs(x) > SCENE_MAX_MAGNITUDE) {
+			if (isfinite(x) && fabs(x) > NPY_MAX_MAGNITUDE) {
 				char at[128];
 				format_index(&f->h, done + i, at, sizeof at);
 				return fail(msg,

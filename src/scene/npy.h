@@ -27,6 +27,8 @@
 /* numpy 2 allows 64 dimensions; nothing longer is a real file. */
 #define NPY_MAX_RANK 64
 #define NPY_MSG_MAX  256
+/* The largest magnitude a number may have (a scene's SCENE_MAX_MAGNITUDE). */
+#define NPY_MAX_MAGNITUDE 1e30
 
 struct npy_header {
 	int major, minor; /* format version: 1.0, 2.0 or 3.0 */

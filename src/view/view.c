@@ -307,7 +307,7 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	}
 }
 
-void view_draw(struct app *app, struct frame *f)
+void view_draw(const struct app *app, struct frame *f)
 {
 	frame_clear(f);
 	if (f->cols < VIEW_MIN_COLS || f->rows < VIEW_MIN_ROWS) {
@@ -323,7 +323,8 @@ void view_draw(struct app *app, struct frame *f)
 	        .built = app_built(app),
 	        .split = f->cols / 2,
 	};
-	v.e = timeline_seek_lite(app->tl, app->step, &v.rec);
+	v.e = app->shown;
+	v.rec = app->shown_rec;
 
 	/* Rows: header 2, rule, middle, rule, story, status, hints. The
 	 * middle goes to the cache panels first, as much as the whole

@@ -5,7 +5,6 @@
 
 #include <stdlib.h>
 
-#include "h2o/app.h"
 #include "h2o/engine.h"
 #include "h2o/heads.h"
 #include "h2o/scene.h"
@@ -135,7 +134,7 @@ int report_sweep(const struct scene *sc, const int *budgets, int count, int sink
 		const struct policy_budget b = {
 		        .heavy = total / 2,
 		        .recent = total - total / 2,
-		        .sinks = app_sinks_for(sinks, total),
+		        .sinks = policy_sinks_for(sinks, total),
 		        .n = sc->n,
 		};
 		struct figures fig[POLICY_COUNT];

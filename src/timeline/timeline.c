@@ -43,9 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_exp.h"
-#include "engine_impl.h"
-#include "engine_kernel.h"
+#include "h2o/engine_replay.h"
 #include "h2o/scene.h"
 #include "timeline_impl.h"
 
@@ -508,7 +506,7 @@ double timeline_weight(const struct timeline *tl, enum policy_id p, int s, int j
 	if (at != 0 && at < s)
 		return -1.0;
 	const struct cache_summary *cs = &tl->sum[s].c[p];
-	return engine_exp(engine_logit(tl->sc, s - 1, j) - cs->max) / cs->sum;
+	return engine_weight(engine_logit(tl->sc, s - 1, j), cs->max, cs->sum);
 }
 
 /* Where the full cache's score of POS after step T starts: the kept score
@@ -532,7 +530,7 @@ static double full_score_base(const struct timeline *tl, int t, int pos, int *fr
 static double full_weight(const struct timeline *tl, int s, double l)
 {
 	const struct cache_summary *cs = &tl->sum[s].c[POLICY_FULL];
-	return engine_exp(l - cs->max) / cs->sum;
+	return engine_weight(l, cs->max, cs->sum);
 }
 
 double timeline_full_score(const struct timeline *tl, int t, int pos)
@@ -556,17 +554,15 @@ int timeline_full_scores(const struct timeline *tl, int t, const int *pos, int c
 			out[i] = timeline_full_score(tl, t, pos[i]);
 		return 0;
 	}
-	/* The positions' keys in tiles, so that each step's logits of all of
-	 * them take one pass of the engine's kernel (each summed in
+	/* The positions' keys laid out for the engine's kernel, so that each
+	 * step's logits of all of them take one pass (each summed in
 	 * engine_logit's order). */
-	const size_t tiles = ((size_t)count + KERNEL_LANES - 1) / KERNEL_LANES,
-	             dim = (size_t)sc->dim;
-	double *keys = calloc(tiles * KERNEL_LANES * dim, sizeof *keys);
-	double *logit = malloc(tiles * KERNEL_LANES * sizeof *logit);
+	struct engine_keys *ks = engine_keys_new(sc, pos, count);
+	double *logit = malloc((size_t)count * sizeof *logit);
 	double *score = malloc((size_t)count * sizeof *score);
 	int *from = malloc((size_t)count * sizeof *from);
-	if (!keys || !logit || !score || !from) {
-		free(keys);
+	if (!ks || !logit || !score || !from) {
+		engine_keys_free(ks);
 		free(logit);
 		free(score);
 		free(from);
@@ -581,17 +577,15 @@ int timeline_full_scores(const struct timeline *tl, int t, const int *pos, int c
 		}
 		score[i] = full_score_base(tl, t, pos[i], &from[i]);
 		first = from[i] < first ? from[i] : first;
-		kernel_put_key(keys, i, sc->k + (size_t)pos[i] * dim, sc->dim);
 	}
 	for (int s = first; s <= t; s++) {
-		kernel_slot_logits(keys, (int)tiles, sc->dim, sc->q + (size_t)(s - 1) * dim,
-		                   sc->scale, logit);
+		engine_keys_logits(ks, s - 1, logit);
 		for (int i = 0; i < count; i++)
 			if (s >= from[i])
 				score[i] += full_weight(tl, s, logit[i]);
 	}
 	memcpy(out, score, (size_t)count * sizeof *out);
-	free(keys);
+	engine_keys_free(ks);
 	free(logit);
 	free(score);
 	free(from);

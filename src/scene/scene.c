@@ -18,8 +18,6 @@
  */
 #include "h2o/scene.h"
 
-#include "h2o/heads.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -554,7 +552,7 @@ static int check_heads(const struct loader *ld, struct plan *p, const struct whe
 	const struct field *f = p->root;
 	p->heads = 1;
 	if (f[R_HEADS].node != NULL &&
-	    check_int(ld, f[R_HEADS].node, &w[R_HEADS], 1, HEADS_MAX, &p->heads) != 0)
+	    check_int(ld, f[R_HEADS].node, &w[R_HEADS], 1, SCENE_MAX_HEADS, &p->heads) != 0)
 		return -1;
 	if (p->heads > 1 && p->source == SRC_NPY)
 		return fail_value(ld, &w[R_HEADS],

@@ -61,14 +61,38 @@ struct side {
 	struct cols c;
 };
 
-static const double *sort_scores;
+/* An index into a cache with its score, so that qsort needs no context. */
+struct ranked {
+	double score;
+	int i;
+};
 
+/* Higher scores first; on a tie the lower index (position). */
 static int by_score_desc(const void *a, const void *b)
 {
-	const int i = *(const int *)a, j = *(const int *)b;
-	if (sort_scores[i] != sort_scores[j])
-		return sort_scores[i] < sort_scores[j] ? 1 : -1;
-	return i - j;
+	const struct ranked *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return x->i - y->i;
+}
+
+/* The first SHOWN of entries 0..COUNT-1 of SCORE by score (highest first,
+ * the lower index on a tie) into ITEMS; when out of memory, the first
+ * SHOWN entries. */
+static void highest(const double *score, int count, int shown, int *items)
+{
+	struct ranked *r = malloc((size_t)count * sizeof *r);
+	for (int i = 0; i < count; i++) {
+		items[i] = i;
+		if (r)
+			r[i] = (struct ranked){score[i], i};
+	}
+	if (!r)
+		return;
+	qsort(r, (size_t)count, sizeof *r, by_score_desc);
+	for (int i = 0; i < shown; i++)
+		items[i] = r[i].i;
+	free(r);
 }
 
 static int by_int(const void *a, const void *b)
@@ -167,12 +191,11 @@ static int build_rows(const struct view *v, enum policy_id p, struct row *rows, 
 		if (s == SEC_OLD) {
 			/* The highest scores, in position order. Old positions
 			 * lead the cache, the recent ones close it. */
-			for (int i = 0; i < count[s]; i++)
-				items[i] = i;
-			if (shown < count[s]) {
-				sort_scores = engine_scores(v->e, p);
-				qsort(items, (size_t)count[s], sizeof *items, by_score_desc);
-			}
+			if (shown < count[s])
+				highest(engine_scores(v->e, p), count[s], shown, items);
+			else
+				for (int i = 0; i < count[s]; i++)
+					items[i] = i;
 			qsort(items, (size_t)(shown > 0 ? shown : 0), sizeof *items, by_int);
 			for (int i = 0; i < shown; i++)
 				items[i] = pos[items[i]];

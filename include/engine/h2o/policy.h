@@ -75,6 +75,10 @@ int policy_find(const char *name);
  * never more than B - 1. */
 int policy_default_sinks(int budget);
 
+/* The sink count for budget B: SINKS_GIVEN capped below B, or the default
+ * when SINKS_GIVEN < 0 (not given). */
+int policy_sinks_for(int sinks_given, int budget);
+
 /* Shared rule pieces for policy files. */
 
 /* Evict from the first CANDIDATES entries the lowest-keyed ones (key =

@@ -34,6 +34,13 @@ int policy_default_sinks(int budget)
 	return s < budget ? s : budget - 1;
 }
 
+int policy_sinks_for(int sinks_given, int budget)
+{
+	if (sinks_given < 0)
+		return policy_default_sinks(budget);
+	return sinks_given < budget ? sinks_given : budget - 1;
+}
+
 /* The next entry to evict among the first CANDIDATES not yet gone: the
  * lowest key, and on a tie the higher position (ascending positions: a
  * later index). */

@@ -1,7 +1,7 @@
 /*
  * headless: frames to text.
  */
-#include "h2o/headless.h"
+#include "headless.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +111,7 @@ int headless_run(struct app *app, int cols, int rows, bool ascii, const char *ke
 			rc = 0; /* a key quit */
 	} else {
 		for (int t = 0; t <= app->scene->n && rc == 0; t++) {
-			app->step = t;
+			app_goto(app, t);
 			rc = print_frame(&r, NULL);
 		}
 	}

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "h2o/app.h"
-#include "h2o/headless.h"
+#include "headless.h"
 #include "h2o/policy.h"
 #include "h2o/report.h"
 #include "h2o/scene.h"
@@ -309,7 +309,7 @@ int main(int argc, char **argv)
 	const struct policy_budget b = {
 	        .heavy = heavy,
 	        .recent = recent,
-	        .sinks = app_sinks_for(o.sinks, heavy + recent),
+	        .sinks = policy_sinks_for(o.sinks, heavy + recent),
 	        .n = scene->n,
 	};
 

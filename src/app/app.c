@@ -45,19 +45,12 @@ const char *app_action_help(enum app_action action)
 	return action >= 0 && action < ACT_COUNT ? action_help[action] : "";
 }
 
-int app_sinks_for(int sinks_given, int budget)
-{
-	if (sinks_given < 0)
-		return policy_default_sinks(budget);
-	return sinks_given < budget ? sinks_given : budget - 1;
-}
-
 static struct policy_budget budget_of(int heavy, int recent, int sinks_given, int n)
 {
 	return (struct policy_budget){
 	        .heavy = heavy,
 	        .recent = recent,
-	        .sinks = app_sinks_for(sinks_given, heavy + recent),
+	        .sinks = policy_sinks_for(sinks_given, heavy + recent),
 	        .n = n,
 	};
 }
@@ -77,6 +70,12 @@ static int build_timelines(const struct app *app, const struct policy_budget *b,
 		}
 	}
 	return 0;
+}
+
+/* Seek the shown step: what the view reads (app.h, shown). */
+static void settle(struct app *app)
+{
+	app->shown = timeline_seek_lite(app->tl, app->step, &app->shown_rec);
 }
 
 static int init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
@@ -103,6 +102,7 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 	if (build_timelines(app, &app->b, app->tls) < 0)
 		return -1;
 	app->tl = app->tls[0];
+	settle(app);
 	/* A tick comes at least once: the first frame may show a build
 	 * that has ended since. */
 	app->was_building = background;
@@ -283,7 +283,7 @@ static bool entry_key(struct app *app, uint32_t key)
 	return false;
 }
 
-unsigned app_key(struct app *app, uint32_t key)
+static unsigned apply_key(struct app *app, uint32_t key)
 {
 	app->notice[0] = '\0';
 	if (key == KEYC_RESIZE)
@@ -425,7 +425,20 @@ unsigned app_key(struct app *app, uint32_t key)
 	return APP_REDRAW;
 }
 
-unsigned app_tick(struct app *app)
+unsigned app_key(struct app *app, uint32_t key)
+{
+	const unsigned flags = apply_key(app, key);
+	settle(app);
+	return flags;
+}
+
+void app_goto(struct app *app, int step)
+{
+	go(app, step);
+	settle(app);
+}
+
+static unsigned tick(struct app *app)
 {
 	const bool building = app_building(app);
 	const int built = app_built(app);
@@ -451,6 +464,13 @@ unsigned app_tick(struct app *app)
 			app->playing = false;
 		flags = APP_REDRAW;
 	}
+	return flags;
+}
+
+unsigned app_tick(struct app *app)
+{
+	const unsigned flags = tick(app);
+	settle(app);
 	return flags;
 }
 

@@ -147,6 +147,11 @@ struct app {
 	bool entering;          /* typing a step number */
 	char entry[12];         /* the digits typed so far */
 	char notice[160];       /* a one-off message for the next frame */
+	/* The shown step as the view reads it: the evicting caches at step
+	 * (timeline_seek_lite of tl) and its record (NULL at step 0). Every
+	 * update function refreshes them, so that drawing changes nothing. */
+	const struct engine *shown;
+	const struct step_record *shown_rec;
 };
 
 /* Set up APP for SCENE with budgets HEAVY and RECENT (building the
@@ -167,9 +172,6 @@ int app_init_background(struct app *app, const struct scene *scene, int heavy, i
 int app_built(const struct app *app);
 bool app_building(const struct app *app);
 
-/* The sink count for budget B: the one asked for (capped below B), or the
- * default. */
-int app_sinks_for(int sinks_given, int budget);
 void app_done(struct app *app);
 
 /* One entry of the APP_BINDINGS table. */
@@ -188,6 +190,10 @@ const char *app_action_help(enum app_action action);
 
 /* Apply one key. Returns APP_ flags. */
 unsigned app_key(struct app *app, uint32_t key);
+
+/* Go to step STEP (clamped to 0..n; a step not built yet becomes the goal,
+ * as for a typed step number). */
+void app_goto(struct app *app, int step);
 
 /* One tick: follows the goal as the timelines build, and advances a step
  * while playing (waiting at the edge of the build, stopping at the last

@@ -17,7 +17,7 @@
 #include "h2o/scene.h"
 
 /* The largest number of heads a scene may have. */
-#define HEADS_MAX 64
+#define HEADS_MAX SCENE_MAX_HEADS
 
 /* How many heads SCENE has (at least 1). */
 int heads_count(const struct scene *scene);
