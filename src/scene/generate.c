@@ -21,7 +21,7 @@
  * do not depend on the count); normals are Irwin-Hall sums of twelve
  * uniforms done in integers, exact; sines and cosines are Taylor
  * polynomials in turns. None of it calls libm except floor and sqrt.
- * Nothing here checks its input (scene.c does) or does I/O.
+ * Nothing here checks its input (scene_generated.c does) or does I/O.
  */
 #include "h2o/generate.h"
 

@@ -11,9 +11,9 @@
  * shape needs. It checks sizes before the caller allocates anything, and
  * converts the data to doubles a chunk at a time, refusing NaN and
  * infinities. It never prints, and knows nothing about scenes: what shape a
- * scene wants is scene.c's business. Messages are short phrases without the
- * file name ("truncated: ..."), for scene.c to prefix with where the file
- * was named.
+ * scene wants is scene_npy.c's business. Messages are short phrases without
+ * the file name ("truncated: ..."), for scene_npy.c to prefix with where the
+ * file was named.
  */
 #ifndef H2O_NPY_H
 #define H2O_NPY_H

@@ -12,8 +12,8 @@
  * arithmetic, so the same file gives the same bits on every IEEE-754
  * machine (no rand(), no libm beyond floor and sqrt, which IEEE defines
  * exactly). The module is pure: no I/O, no globals, no JSON; it must never
- * validate user input itself (scene.c does, with positions in the file),
- * so every precondition below is the caller's to keep.
+ * validate user input itself (scene_generated.c does, with positions in
+ * the file), so every precondition below is the caller's to keep.
  */
 #ifndef H2O_GENERATE_H
 #define H2O_GENERATE_H

@@ -1,0 +1,233 @@
+/*
+ * scene_copy: the last pass, a checked scene copied into its arrays.
+ *
+ * Only a scene that passed every check gets here, so the file itself has
+ * proven every size; what can still fail is memory, and the .npy files'
+ * numbers, which are read only now.
+ */
+#include "scene_impl.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* N doubles, or NULL; N was bounded by the checks but is checked again
+ * rather than trusted to a multiplication that could wrap. */
+static double *alloc_doubles(size_t rows, size_t cols)
+{
+	if (cols != 0 && rows > SIZE_MAX / sizeof(double) / cols)
+		return NULL;
+	return malloc(rows * cols * sizeof(double) + (rows * cols == 0));
+}
+
+static void copy_row(double *dst, const cJSON *arr)
+{
+	for (const cJSON *e = arr->child; e != NULL; e = e->next)
+		*dst++ = e->valuedouble;
+}
+
+static char *dup_string(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = malloc(n);
+
+	if (d != NULL)
+		memcpy(d, s, n);
+	return d;
+}
+
+/* The heads' names: the file's, or for a generated scene the character
+ * of each head. False when memory runs out. */
+static bool start_head_names(const struct plan *p, struct scene *sc)
+{
+	const cJSON *names = p->root[R_HEAD_NAMES].node;
+	if (p->heads == 1 || (names == NULL && p->source != SRC_GENERATE))
+		return true;
+	sc->head_names = calloc((size_t)p->heads, sizeof *sc->head_names);
+	if (sc->head_names == NULL)
+		return false;
+	const cJSON *e = names ? names->child : NULL;
+	for (int h = 0; h < p->heads; h++, e = e ? e->next : NULL) {
+		sc->head_names[h] = dup_string(e ? e->valuestring : generate_head_character(h));
+		if (sc->head_names[h] == NULL)
+			return false;
+	}
+	return true;
+}
+
+/* The scene with its header fields and its arrays allocated (text
+ * entries NULL), or NULL when memory runs out. */
+static struct scene *scene_start(const struct loader *ld, const struct plan *p)
+{
+	const size_t n = (size_t)p->n, dim = (size_t)p->dim;
+	struct scene *sc = calloc(1, sizeof *sc);
+
+	if (sc == NULL)
+		return NULL;
+	sc->heavy = p->heavy;
+	sc->recent = p->recent;
+	sc->dim = p->dim;
+	sc->n = p->n;
+	sc->mode = p->mode;
+	sc->scale = p->scale;
+	sc->heads = p->heads;
+
+	const cJSON *title = p->root[R_TITLE].node, *desc = p->root[R_DESCRIPTION].node;
+	const cJSON *watch = p->root[R_WATCH].node;
+	if (title != NULL) {
+		sc->title = dup_string(title->valuestring);
+	} else {
+		/* The file's base name; a name ending in '/' keeps all of it. */
+		const char *slash = strrchr(ld->name, '/');
+		sc->title = dup_string(slash && slash[1] ? slash + 1 : ld->name);
+	}
+	sc->description = dup_string(desc ? desc->valuestring : "");
+	sc->watch = dup_string(watch ? watch->valuestring : "");
+	sc->text = calloc(n, sizeof *sc->text);
+	/* One block per head, head after head (heads.h). */
+	const size_t heads = (size_t)p->heads;
+	if (p->has_v)
+		sc->v = alloc_doubles(heads * n, dim);
+	if (p->mode == SCENE_VECTOR) {
+		sc->q = alloc_doubles(heads * n, dim);
+		sc->k = alloc_doubles(heads * n, dim);
+	} else {
+		sc->attn = alloc_doubles(heads, scene_attn_offset(p->n));
+	}
+	if (!start_head_names(p, sc)) {
+		scene_free(sc);
+		return NULL;
+	}
+	if (!sc->title || !sc->description || !sc->watch || !sc->text || (p->has_v && !sc->v) ||
+	    (p->mode == SCENE_VECTOR ? !sc->q || !sc->k : !sc->attn)) {
+		scene_free(sc);
+		return NULL;
+	}
+	return sc;
+}
+
+/* Head H's array of a token field (the field itself with one head). */
+static const cJSON *head_of(const cJSON *node, const struct plan *p, int h)
+{
+	if (p->heads == 1)
+		return node;
+	const cJSON *e = node->child;
+	while (h-- > 0)
+		e = e->next;
+	return e;
+}
+
+static int build_tokens(const struct loader *ld, const struct plan *p, struct scene *sc)
+{
+	const cJSON *tokens = p->root[R_TOKENS].node;
+	const size_t dim = (size_t)p->dim;
+	size_t i = 0;
+
+	for (const cJSON *t = tokens->child; t != NULL; t = t->next, i++) {
+		struct field f[T_COUNT];
+		scene_scan_fields(ld, t, &p->w_tokens, scene_token_names, T_COUNT, f); /* checked */
+		if ((sc->text[i] = dup_string(f[T_TEXT].node->valuestring)) == NULL)
+			return scene_fail_nomem(ld);
+		const size_t block = (size_t)p->n * dim, tri = scene_attn_offset(p->n);
+		for (int h = 0; h < p->heads; h++) {
+			const size_t at = (size_t)h * block + i * dim;
+			if (p->has_v)
+				copy_row(sc->v + at, head_of(f[T_V].node, p, h));
+			if (p->mode == SCENE_VECTOR) {
+				copy_row(sc->q + at, head_of(f[T_Q].node, p, h));
+				copy_row(sc->k + at, head_of(f[T_K].node, p, h));
+			} else {
+				copy_row(sc->attn + (size_t)h * tri + scene_attn_offset((int)i),
+				         head_of(f[T_ATTN].node, p, h));
+			}
+		}
+	}
+	return 0;
+}
+
+/* Every head from the same model, each with its own character and random
+ * stream (generate_head); head 0 names the tokens. */
+static int build_generated(const struct loader *ld, const struct plan *p, struct scene *sc)
+{
+	const size_t block = (size_t)p->n * (size_t)p->dim;
+	char **scratch = p->heads > 1 ? calloc((size_t)p->n, sizeof *scratch) : NULL;
+	if (p->heads > 1 && scratch == NULL)
+		return scene_fail_nomem(ld);
+	int rc = 0;
+	for (int h = 0; h < p->heads && rc == 0; h++) {
+		struct generate_params g = p->gen;
+		if (p->heads > 1)
+			generate_head(&g, h);
+		const size_t at = (size_t)h * block;
+		rc = generate_fill(&g, sc->q + at, sc->k + at, sc->v + at,
+		                   h == 0 ? sc->text : scratch);
+		for (int i = 0; scratch && h > 0 && i < p->n; i++) {
+			free(scratch[i]);
+			scratch[i] = NULL;
+		}
+	}
+	free(scratch);
+	return rc != 0 ? scene_fail_nomem(ld) : 0;
+}
+
+static int build_npy(const struct loader *ld, struct plan *p, struct scene *sc)
+{
+	double *const arrays[3] = {sc->q, sc->k, sc->v};
+	const cJSON *text = p->root[R_TEXT].node;
+	char msg[NPY_MSG_MAX];
+
+	for (int i = 0; i < 3; i++)
+		if (npy_read(&p->npy[i].file, arrays[i], msg) != 0)
+			return scene_fail_value(ld, &p->npy[i].w, "%s: %s", p->npy[i].shown, msg);
+	/* No text file: no pointer arithmetic on NULL either. */
+	const char *at = p->text_file, *end = at ? at + p->text_len : NULL;
+	const cJSON *e = text && cJSON_IsArray(text) ? text->child : NULL;
+	for (int i = 0; i < p->n; i++) {
+		if (p->text_file != NULL) {
+			size_t len;
+			const char *line = scene_next_line(&at, end, &len);
+			if ((sc->text[i] = malloc(len + 1)) != NULL) {
+				memcpy(sc->text[i], line, len);
+				sc->text[i][len] = '\0';
+			}
+		} else if (e != NULL) {
+			sc->text[i] = dup_string(e->valuestring);
+			e = e->next;
+		} else {
+			char name[16];
+			snprintf(name, sizeof name, "t%d", i);
+			sc->text[i] = dup_string(name);
+		}
+		if (sc->text[i] == NULL)
+			return scene_fail_nomem(ld);
+	}
+	return 0;
+}
+
+/* The last pass: the scene's arrays, filled from where the tokens come. */
+int scene_build(const struct loader *ld, struct plan *p, struct scene **out)
+{
+	struct scene *sc = scene_start(ld, p);
+	int rc;
+
+	if (sc == NULL)
+		return scene_fail_nomem(ld);
+	switch (p->source) {
+	case SRC_GENERATE:
+		rc = build_generated(ld, p, sc);
+		break;
+	case SRC_NPY:
+		rc = build_npy(ld, p, sc);
+		break;
+	default:
+		rc = build_tokens(ld, p, sc);
+		break;
+	}
+	if (rc != 0) {
+		scene_free(sc);
+		return -1;
+	}
+	*out = sc;
+	return 0;
+}

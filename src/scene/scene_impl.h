@@ -1,0 +1,186 @@
+/*
+ * scene_impl: what the parts of the scene loader share.
+ *
+ * The loader (scene.h) is split along its passes: scene.c reads the file
+ * and runs the passes; scene_error.c writes the one error line;
+ * scene_fields.c sorts an object's members by name; scene_root.c checks the
+ * root; scene_inline.c the inline "tokens"; scene_generated.c a "generate"
+ * object; scene_npy.c the .npy and "text" files a scene names; and
+ * scene_copy.c fills the scene once every check passed. They all work on a
+ * struct loader (the raw text, for positions) and a struct plan (what the
+ * checks learnt). Only these files include cJSON.
+ */
+#ifndef H2O_SCENE_IMPL_H
+#define H2O_SCENE_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "h2o/generate.h"
+#include "h2o/scene.h"
+#include "npy.h"
+
+/* Where a checked value sits: the member indices that lead jsonloc to it,
+ * and the path the message names. No checked value is more than four steps
+ * from the root (tokens, a token, a vector, an element). */
+#define WHERE_MAX 5
+struct where {
+	int depth;
+	int step[WHERE_MAX];
+	char path[96];
+};
+
+struct loader {
+	const char *name; /* the file name for messages */
+	const char *text; /* the raw text, to locate errors in */
+	size_t len;
+	char *err;
+};
+
+/* ---- error lines (scene_error.c) -------------------------------------- */
+
+struct where scene_where_root(void);
+struct where scene_where_field(const struct where *obj, int index, const char *name);
+struct where scene_where_elem(const struct where *arr, int index);
+
+/* printf a double with '.' whatever LC_NUMERIC says. */
+void scene_format_double(char *buf, size_t size, const char *fmt, double x);
+
+/* Write "FILE:LINE:COLUMN: PATH: " for byte OFFSET; returns its length. */
+size_t scene_put_prefix(const struct loader *ld, size_t offset, const char *path);
+
+/* Something is wrong with the value at W. All return -1. */
+int scene_fail_value(const struct loader *ld, const struct where *w, const char *fmt, ...);
+/* The value at W is not what was expected; the message ends in ", got ...". */
+int scene_fail_got(const struct loader *ld, const struct where *w, const cJSON *got,
+                   const char *fmt, ...);
+/* The object at OBJ should not have its member INDEX: point at that key. */
+int scene_fail_field(const struct loader *ld, const struct where *obj, int index, const char *fmt,
+                     ...);
+/* An error with no position: the file as a whole. */
+int scene_fail_file(char err[SCENE_ERROR_MAX], const char *name, const char *fmt, ...);
+int scene_fail_nomem(const struct loader *ld);
+
+/* ---- fields (scene_fields.c) ------------------------------------------ */
+
+struct field {
+	const cJSON *node; /* NULL when absent */
+	int index;         /* member index, to point at it */
+};
+
+/* X(ID, name): the root's fields. The order matters: title to watch are
+ * the strings, title to scale the fields that belong at the root of a
+ * generated scene, q to v the .npy files. */
+#define ROOT_FIELDS(X)                \
+	X(TITLE, "title")             \
+	X(DESCRIPTION, "description") \
+	X(WATCH, "watch")             \
+	X(HEAVY, "heavy")             \
+	X(RECENT, "recent")           \
+	X(DIM, "dim")                 \
+	X(SCALE, "scale")             \
+	X(TOKENS, "tokens")           \
+	X(GENERATE, "generate")       \
+	X(Q, "q")                     \
+	X(K, "k")                     \
+	X(V, "v")                     \
+	X(TEXT, "text")               \
+	X(HEADS, "heads")             \
+	X(HEAD_NAMES, "head_names")
+
+enum root_field {
+#define X(id, name) R_##id,
+	ROOT_FIELDS(X)
+#undef X
+	        R_COUNT
+};
+extern const char *const scene_root_names[R_COUNT];
+
+/* X(ID, name): an inline token's fields; q to v in this order. */
+#define TOKEN_FIELDS(X) \
+	X(TEXT, "text") \
+	X(Q, "q")       \
+	X(K, "k")       \
+	X(V, "v")       \
+	X(ATTN, "attn")
+
+enum token_field {
+#define X(id, name) T_##id,
+	TOKEN_FIELDS(X)
+#undef X
+	        T_COUNT
+};
+extern const char *const scene_token_names[T_COUNT];
+
+/* Sort the members of OBJ into FIELDS by NAMES; "x-" names are notes. */
+int scene_scan_fields(const struct loader *ld, const cJSON *obj, const struct where *w,
+                      const char *const *names, int count, struct field *fields);
+int scene_count_children(const cJSON *node);
+
+/* ---- what the checks learn -------------------------------------------- */
+
+/* Where a scene's tokens come from. */
+enum source { SRC_NONE, SRC_TOKENS, SRC_GENERATE, SRC_NPY };
+
+/* One of q, k and v, named as a .npy file. */
+struct npy_source {
+	struct npy_file file; /* fd -1 until opened */
+	struct where w;       /* the string that named it */
+	char shown[160];      /* that name, safe to print */
+};
+
+/* What the checks learnt, for the copy that follows them. */
+struct plan {
+	struct field root[R_COUNT];
+	struct where w_root, w_tokens;
+	enum source source;
+	int heavy, recent, dim, n;
+	int heads; /* >= 1 */
+	enum scene_mode mode;
+	bool has_v;
+	double scale;
+
+	/* "generate": the model's parameters, pointing into the cJSON tree. */
+	struct generate_params gen;
+	struct generate_needle needles[GENERATE_MAX_NEEDLES];
+	int *topic_positions;
+
+	/* .npy files in q, k, v, and a "text" file's bytes. */
+	struct npy_source npy[3];
+	char *text_file;
+	size_t text_len;
+};
+
+/* ---- the checks, in the order scene.c runs them ----------------------- */
+
+/* scene_root.c: values any part checks, the root and "scale". */
+int scene_check_int(const struct loader *ld, const cJSON *node, const struct where *w, int min,
+                    int max, int *out);
+int scene_check_number(const struct loader *ld, const cJSON *node, const struct where *w);
+int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p);
+int scene_check_scale(const struct loader *ld, struct plan *p);
+
+/* scene_inline.c: the tokens' mode, then every token. */
+int scene_check_mode(const struct loader *ld, const cJSON *tokens, struct plan *p);
+int scene_check_tokens(const struct loader *ld, const cJSON *tokens, struct plan *p);
+
+/* scene_generated.c: "generate", and a token text (used for .npy too). */
+int scene_check_generate(const struct loader *ld, struct plan *p);
+int scene_check_text(const struct loader *ld, const struct field *f, const struct where *w,
+                     const char **out);
+
+/* scene_npy.c: the .npy files' headers and the root's "text". */
+int scene_check_npy(const struct loader *ld, struct plan *p);
+int scene_check_text_source(const struct loader *ld, struct plan *p);
+/* The next line of a "text" file from *AT (END is the end of the file). */
+const char *scene_next_line(const char **at, const char *end, size_t *len);
+
+/* scene_copy.c: the last pass, the scene's arrays filled. */
+int scene_build(const struct loader *ld, struct plan *p, struct scene **out);
+
+/* scene.c: all of FD, up to SCENE_MAX_FILE_BYTES; MSG says why not. */
+int scene_read_all(int fd, size_t hint, char **buf, size_t *len, char *msg, size_t size);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * scene_npy: the files a scene names, .npy files and a "text" file.
+ *
+ * A name is relative to the scene file's folder. Each of q, k and v is
+ * opened here and its header checked (npy.c) against dim and the others'
+ * shapes; its numbers are read in the last pass (scene_copy.c), and any
+ * error points at the string that named the file. A "text" file is read
+ * whole and checked line by line.
+ */
+#include "scene_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jsonloc.h"
+
+/* NAME as a message shows it: as written when it is a plain path, else
+ * quoted and escaped (it comes from the file, and reaches a terminal). */
+static void shown_name(const char *name, char *buf, size_t size)
+{
+	size_t len = strlen(name);
+	bool plain = len > 0 && len < 100;
+
+	for (size_t i = 0; i < len && plain; i++) {
+		const unsigned char c = (unsigned char)name[i];
+		plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		        (c >= '0' && c <= '9') || strchr("._-+/", c) != NULL;
+	}
+	if (plain)
+		snprintf(buf, size, "%s", name);
+	else
+		jsonloc_quote(buf, size, name, len, 60);
+}
+
+/* NAME, written in the scene, as a path: relative to the scene file's
+ * directory, like an include. */
+static int resolve(const struct loader *ld, const char *name, char *out, size_t size)
+{
+	const char *slash = strrchr(ld->name, '/');
+	int n;
+
+	if (name[0] == '/' || slash == NULL)
+		n = snprintf(out, size, "%s", name);
+	else
+		n = snprintf(out, size, "%.*s/%s", (int)(slash - ld->name), ld->name, name);
+	return n >= 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* The string at W names a file: a non-empty string, resolved into PATH. */
+static int check_file_name(const struct loader *ld, const cJSON *node, const struct where *w,
+                           const char *what, char *shown, size_t shown_size, char *path,
+                           size_t path_size)
+{
+	if (!cJSON_IsString(node))
+		return scene_fail_got(ld, w, node, "expected %s", what);
+	if (node->valuestring[0] == '\0')
+		return scene_fail_value(ld, w, "expected %s, got an empty string", what);
+	shown_name(node->valuestring, shown, shown_size);
+	if (resolve(ld, node->valuestring, path, path_size) != 0)
+		return scene_fail_value(ld, w, "%s: the file name is too long", shown);
+	return 0;
+}
+
+/* q, k and v: each file's header, and shapes that agree with dim and with
+ * each other; the numbers are read by build_npy. */
+int scene_check_npy(const struct loader *ld, struct plan *p)
+{
+	for (int i = 0; i < 3; i++) {
+		const struct field *f = &p->root[R_Q + i];
+		struct npy_source *src = &p->npy[i];
+		char path[4096], msg[NPY_MSG_MAX], shape[64];
+
+		src->w = scene_where_field(&p->w_root, f->index, scene_root_names[R_Q + i]);
+		if (check_file_name(ld, f->node, &src->w, "the name of a .npy file", src->shown,
+		                    sizeof src->shown, path, sizeof path) != 0)
+			return -1;
+		if (npy_open(path, &src->file, msg) != 0)
+			return scene_fail_value(ld, &src->w, "%s: %s", src->shown, msg);
+		const struct npy_header *h = &src->file.h;
+		npy_format_shape(h, shape, sizeof shape);
+		if (h->rank != 2 || h->shape[1] != (uint64_t)p->dim)
+			return scene_fail_value(ld, &src->w, "%s: expected shape (n, %d), got %s",
+			                        src->shown, p->dim, shape);
+		if (i > 0) {
+			if (h->shape[0] != (uint64_t)p->n)
+				return scene_fail_value(
+				        ld, &src->w, "%s: expected shape (%d, %d) like q, got %s",
+				        src->shown, p->n, p->dim, shape);
+			continue;
+		}
+		if (h->shape[0] == 0)
+			return scene_fail_value(ld, &src->w,
+			                        "%s: expected at least 1 row, got shape %s",
+			                        src->shown, shape);
+		if (h->shape[0] > SCENE_MAX_TOKENS)
+			return scene_fail_value(
+			        ld, &src->w, "%s: expected at most %d rows (tokens), got shape %s",
+			        src->shown, SCENE_MAX_TOKENS, shape);
+		if (h->count > (uint64_t)SCENE_MAX_VALUES)
+			return scene_fail_value(
+			        ld, &src->w,
+			        "%s: shape %s holds %llu numbers, more than the %ld allowed "
+			        "in each of q, k and v",
+			        src->shown, shape, (unsigned long long)h->count, SCENE_MAX_VALUES);
+		p->n = (int)h->shape[0];
+	}
+	p->mode = SCENE_VECTOR;
+	p->has_v = true;
+	return 0;
+}
+
+/* The next line of a "text" file from *AT (END is the end of the file):
+ * its bytes without the line break and one '\r' before it. */
+const char *scene_next_line(const char **at, const char *end, size_t *len)
+{
+	const char *s = *at, *nl = memchr(s, '\n', (size_t)(end - s));
+	const char *e = nl ? nl : end;
+
+	*at = nl ? nl + 1 : end;
+	*len = (size_t)(e - s) - (e > s && e[-1] == '\r');
+	return s;
+}
+
+/* The "text" file: one token per line, as many lines as q has rows. */
+static int check_text_file(const struct loader *ld, const cJSON *node, const struct where *w,
+                           struct plan *p)
+{
+	char path[4096], shown[160], msg[128];
+	struct stat st;
+
+	if (check_file_name(ld, node, w,
+	                    "an array of strings or the name of a text file with one token per "
+	                    "line",
+	                    shown, sizeof shown, path, sizeof path) != 0)
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
+	const char *why = NULL;
+	if (fstat(fd, &st) != 0)
+		why = strerror(errno);
+	else if (S_ISDIR(st.st_mode))
+		why = strerror(EISDIR);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_size > SCENE_MAX_FILE_BYTES)
+		why = "larger than 256 MiB";
+	if (why != NULL) {
+		close(fd);
+		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, why);
+	}
+	int rc = scene_read_all(fd, (size_t)st.st_size, &p->text_file, &p->text_len, msg,
+	                        sizeof msg);
+	close(fd);
+	if (rc != 0)
+		return scene_fail_value(ld, w, "%s: %s", shown, msg);
+
+	/* No text file: no pointer arithmetic on NULL either. */
+	const char *at = p->text_file, *end = at ? at + p->text_len : NULL;
+	int lines = 0;
+	while (at < end) {
+		size_t len;
+		const char *line = scene_next_line(&at, end, &len);
+		lines++;
+		if (memchr(line, '\0', len) != NULL)
+			return scene_fail_value(ld, w, "%s: line %d holds a NUL byte", shown,
+			                        lines);
+		if (len > SCENE_MAX_TEXT_BYTES)
+			return scene_fail_value(
+			        ld, w, "%s: line %d: expected at most %d bytes of text, got %zu",
+			        shown, lines, SCENE_MAX_TEXT_BYTES, len);
+	}
+	if (lines != p->n)
+		return scene_fail_value(ld, w,
+		                        "%s: has %d line%s, expected %d (one token per row of q)",
+		                        shown, lines, lines == 1 ? "" : "s", p->n);
+	return 0;
+}
+
+/* The root's "text" beside .npy files: n strings, or a file of n lines. */
+int scene_check_text_source(const struct loader *ld, struct plan *p)
+{
+	const struct field *f = &p->root[R_TEXT];
+
+	if (f->node == NULL)
+		return 0;
+	const struct where w = scene_where_field(&p->w_root, f->index, "text");
+	if (!cJSON_IsArray(f->node))
+		return check_text_file(ld, f->node, &w, p);
+	const int n = scene_count_children(f->node);
+	if (n != p->n)
+		return scene_fail_value(ld, &w, "expected %d strings (one per row of q), got %d",
+		                        p->n, n);
+	int i = 0;
+	for (const cJSON *e = f->node->child; e != NULL; e = e->next, i++) {
+		const struct where we = scene_where_elem(&w, i);
+		const struct field fe = {e, i};
+		const char *text;
+		if (scene_check_text(ld, &fe, &we, &text) != 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,219 @@
+/*
+ * scene_root: the checks of the scene's root object.
+ *
+ * Its fields, the one way the tokens come ("tokens", "generate" or .npy
+ * files in "q", "k" and "v"), the budgets and sizes, the heads and
+ * "scale"; and the integer and number checks every part uses.
+ */
+#include "scene_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+int scene_check_int(const struct loader *ld, const cJSON *node, const struct where *w, int min,
+                    int max, int *out)
+{
+	double v = node->valuedouble;
+
+	/* Compare as doubles: 1e20 must not be squeezed into an int first. */
+	if (!cJSON_IsNumber(node) || !(v == floor(v)) || v < min)
+		return scene_fail_got(ld, w, node, "expected an integer >= %d", min);
+	if (v > max)
+		return scene_fail_got(ld, w, node, "must be at most %d", max);
+	*out = (int)v;
+	return 0;
+}
+
+int scene_check_number(const struct loader *ld, const cJSON *node, const struct where *w)
+{
+	if (!cJSON_IsNumber(node))
+		return scene_fail_got(ld, w, node, "expected a number");
+	/* cJSON reads 1e999 as inf; a scene's numbers must be finite. */
+	if (!isfinite(node->valuedouble))
+		return scene_fail_got(ld, w, node, "expected a finite number");
+	return 0;
+}
+
+/* The field of the root that gives the tokens by SRC, the first of them
+ * in the file when there are several; -1 when there is none. */
+static int source_field(const struct plan *p, enum source src)
+{
+	static const enum root_field npy_fields[] = {R_Q, R_K, R_V, R_TEXT};
+	const struct field *f = p->root;
+	int best = -1;
+
+	if (src == SRC_TOKENS)
+		return f[R_TOKENS].node ? R_TOKENS : -1;
+	if (src == SRC_GENERATE)
+		return f[R_GENERATE].node ? R_GENERATE : -1;
+	for (size_t i = 0; i < sizeof npy_fields / sizeof npy_fields[0]; i++)
+		if (f[npy_fields[i]].node != NULL &&
+		    (best < 0 || f[npy_fields[i]].index < f[best].index))
+			best = npy_fields[i];
+	return best;
+}
+
+/* Exactly one way of giving the tokens; two are an error at the later. */
+static int check_source(const struct loader *ld, struct plan *p)
+{
+	int first = -1;
+
+	p->source = SRC_NONE;
+	for (enum source src = SRC_TOKENS; src <= SRC_NPY; src++) {
+		const int field = source_field(p, src);
+		if (field < 0)
+			continue;
+		if (first < 0) {
+			first = field;
+			p->source = src;
+			continue;
+		}
+		const bool later = p->root[field].index > p->root[first].index;
+		const int a = later ? first : field, b = later ? field : first;
+		/* Words for a generated scene belong inside "generate". */
+		if (field == R_TEXT && first == R_GENERATE)
+			return scene_fail_field(
+			        ld, &p->w_root, p->root[field].index,
+			        "\"text\" at the root names the tokens of .npy files; a "
+			        "generated scene takes its words from \"generate\": "
+			        "{\"text\": ...}");
+		return scene_fail_field(
+		        ld, &p->w_root, p->root[b].index,
+		        "has both \"%s\" and \"%s\"; a scene gives its tokens one way: "
+		        "\"tokens\", \"generate\", or .npy files in \"q\", \"k\" and "
+		        "\"v\"",
+		        scene_root_names[a], scene_root_names[b]);
+	}
+	return 0;
+}
+
+/* "heads" (1 by default) and "head_names" (one short string per head). */
+static int check_heads(const struct loader *ld, struct plan *p, const struct where *w)
+{
+	const struct field *f = p->root;
+	p->heads = 1;
+	if (f[R_HEADS].node != NULL &&
+	    scene_check_int(ld, f[R_HEADS].node, &w[R_HEADS], 1, SCENE_MAX_HEADS, &p->heads) != 0)
+		return -1;
+	if (p->heads > 1 && p->source == SRC_NPY)
+		return scene_fail_value(
+		        ld, &w[R_HEADS],
+		        "heads with .npy files are not supported yet; give \"tokens\" "
+		        "or \"generate\"");
+	const cJSON *names = f[R_HEAD_NAMES].node;
+	if (names == NULL)
+		return 0;
+	if (!cJSON_IsArray(names))
+		return scene_fail_got(ld, &w[R_HEAD_NAMES], names,
+		                      "expected an array of %d strings", p->heads);
+	const int count = scene_count_children(names);
+	if (count != p->heads)
+		return scene_fail_value(ld, &w[R_HEAD_NAMES],
+		                        "expected %d names (one per head), got %d", p->heads,
+		                        count);
+	int i = 0;
+	for (const cJSON *e = names->child; e != NULL; e = e->next, i++) {
+		struct where we = scene_where_elem(&w[R_HEAD_NAMES], i);
+		if (!cJSON_IsString(e))
+			return scene_fail_got(ld, &we, e, "expected a string");
+		if (strlen(e->valuestring) > SCENE_MAX_HEAD_NAME_BYTES)
+			return scene_fail_value(ld, &we, "expected at most %d bytes, got %zu",
+			                        SCENE_MAX_HEAD_NAME_BYTES, strlen(e->valuestring));
+	}
+	return 0;
+}
+
+/* The root: its fields, where the tokens come from, the budgets and sizes,
+ * and for inline tokens their count. */
+int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p)
+{
+	static const enum root_field required[] = {R_HEAVY, R_RECENT, R_DIM};
+	struct field *f = p->root;
+	struct where w[R_COUNT];
+
+	p->w_root = scene_where_root();
+	if (!cJSON_IsObject(root))
+		return scene_fail_got(ld, &p->w_root, root, "expected a JSON object");
+	if (scene_scan_fields(ld, root, &p->w_root, scene_root_names, R_COUNT, f) != 0)
+		return -1;
+	if (check_source(ld, p) != 0)
+		return -1;
+	for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+		if (f[required[i]].node == NULL)
+			return scene_fail_value(ld, &p->w_root, "missing required field \"%s\"",
+			                        scene_root_names[required[i]]);
+	if (p->source == SRC_NONE)
+		return scene_fail_value(
+		        ld, &p->w_root,
+		        "missing required field \"tokens\" (or \"generate\", or .npy "
+		        "files in \"q\", \"k\" and \"v\")");
+	if (p->source == SRC_NPY)
+		for (int i = R_Q; i <= R_V; i++)
+			if (f[i].node == NULL)
+				return scene_fail_value(
+				        ld, &p->w_root,
+				        "missing required field \"%s\" (a scene that reads "
+				        ".npy files names one for each of \"q\", \"k\" and "
+				        "\"v\")",
+				        scene_root_names[i]);
+	for (int i = 0; i < R_COUNT; i++)
+		if (f[i].node != NULL)
+			w[i] = scene_where_field(&p->w_root, f[i].index, scene_root_names[i]);
+
+	for (int i = R_TITLE; i <= R_WATCH; i++)
+		if (f[i].node != NULL && !cJSON_IsString(f[i].node))
+			return scene_fail_got(ld, &w[i], f[i].node, "expected a string");
+	if (f[R_WATCH].node != NULL && strlen(f[R_WATCH].node->valuestring) > SCENE_MAX_WATCH_BYTES)
+		return scene_fail_value(
+		        ld, &w[R_WATCH], "expected at most %d bytes of text, got %zu",
+		        SCENE_MAX_WATCH_BYTES, strlen(f[R_WATCH].node->valuestring));
+	if (scene_check_int(ld, f[R_HEAVY].node, &w[R_HEAVY], 0, SCENE_MAX_BUDGET, &p->heavy) !=
+	            0 ||
+	    scene_check_int(ld, f[R_RECENT].node, &w[R_RECENT], 0, SCENE_MAX_BUDGET, &p->recent) !=
+	            0)
+		return -1;
+	if (p->heavy + p->recent < 1)
+		return scene_fail_value(ld, &w[R_RECENT],
+		                        "heavy + recent must be at least 1, got %d + %d", p->heavy,
+		                        p->recent);
+	if (scene_check_int(ld, f[R_DIM].node, &w[R_DIM], 1, SCENE_MAX_DIM, &p->dim) != 0)
+		return -1;
+	if (check_heads(ld, p, w) != 0)
+		return -1;
+	if (p->source != SRC_TOKENS)
+		return 0;
+
+	const cJSON *tokens = f[R_TOKENS].node;
+	p->w_tokens = w[R_TOKENS];
+	if (!cJSON_IsArray(tokens))
+		return scene_fail_got(ld, &p->w_tokens, tokens, "expected an array of tokens");
+	p->n = scene_count_children(tokens);
+	if (p->n == 0)
+		return scene_fail_value(ld, &p->w_tokens,
+		                        "expected at least 1 token, got an empty array");
+	if (p->n > SCENE_MAX_TOKENS)
+		return scene_fail_value(ld, &p->w_tokens, "expected at most %d tokens, got %d",
+		                        SCENE_MAX_TOKENS, p->n);
+	return 0;
+}
+
+int scene_check_scale(const struct loader *ld, struct plan *p)
+{
+	const struct field *f = &p->root[R_SCALE];
+
+	p->scale = 1.0 / sqrt((double)p->dim);
+	if (f->node == NULL)
+		return 0;
+	if (p->mode == SCENE_ATTENTION)
+		return scene_fail_field(
+		        ld, &p->w_root, f->index,
+		        "\"scale\" applies to vector scenes only, and this one gives "
+		        "\"attn\" rows");
+	struct where w = scene_where_field(&p->w_root, f->index, "scale");
+	if (scene_check_number(ld, f->node, &w) != 0)
+		return -1;
+	if (!(f->node->valuedouble > 0.0) || f->node->valuedouble > SCENE_MAX_MAGNITUDE)
+		return scene_fail_got(ld, &w, f->node, "expected a number > 0 and at most 1e30");
+	p->scale = f->node->valuedouble;
+	return 0;
+}
