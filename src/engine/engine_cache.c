@@ -1,0 +1,318 @@
+/*
+ * engine_cache: the caches that evict (see engine.c's header).
+ *
+ * Each holds its positions, their scores and, for vector scenes, its own
+ * copies of their key rows in slots; each step writes its own state in a
+ * ring, so the records of the steps computed ahead stay as they were.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_impl.h"
+#include "h2o/scene.h"
+
+/* Steps ahead whose rows a step asks memory for (prefetch_rows). */
+#define PREFETCH_STEPS 16
+
+void cache_done(struct cache *c)
+{
+	for (int i = 0; c->ring && i < c->ring_len; i++) {
+		struct step_state *f = &c->ring[i];
+		free(f->pos);
+		free(f->score);
+		free(f->w);
+		free(f->ev_pos);
+		free(f->ev_score);
+		free(f->ev_w);
+		free(f->kpos);
+		free(f->kscore);
+	}
+	free(c->ring);
+	free(c->gone);
+	free(c->out);
+	free(c->u_pos);
+	free(c->uk);
+	free(c->wt);
+	free(c->slot);
+	free(c->free_slot);
+	free(c->keys);
+	free(c->la_qt);
+	free(c->la_logit);
+}
+
+/* Slots, from slot 0 up, all free. */
+static void cache_reset_slots(struct cache *c)
+{
+	c->n_free = c->cap;
+	for (int i = 0; i < c->cap; i++)
+		c->free_slot[i] = c->cap - 1 - i;
+	c->hi = 0;
+	c->la_count = 0;
+}
+
+static bool state_init(struct step_state *f, size_t cap)
+{
+	f->pos = malloc(cap * sizeof *f->pos);
+	f->score = malloc(cap * sizeof *f->score);
+	f->w = malloc(cap * sizeof *f->w);
+	f->ev_pos = malloc(cap * sizeof *f->ev_pos);
+	f->ev_score = malloc(cap * sizeof *f->ev_score);
+	f->ev_w = malloc(cap * sizeof *f->ev_w);
+	f->kpos = malloc(cap * sizeof *f->kpos);
+	f->kscore = malloc(cap * sizeof *f->kscore);
+	f->klen = 0;
+	return f->pos && f->score && f->w && f->ev_pos && f->ev_score && f->ev_w && f->kpos &&
+	       f->kscore;
+}
+
+int cache_ahead_of(const struct scene *sc, int cap)
+{
+	return sc->v && cap <= AHEAD_MAX_CAP ? AHEAD : 1;
+}
+
+bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc)
+{
+	const size_t n = (size_t)cap, dim = (size_t)sc->dim, ahead = (size_t)ahead_steps;
+	c->cap = cap;
+	c->brow = -1;
+	c->ring_len = (int)ahead + 1;
+	c->ring = calloc(ahead + 1, sizeof *c->ring);
+	bool ok = c->ring != NULL;
+	for (size_t i = 0; ok && i <= ahead; i++)
+		ok = state_init(&c->ring[i], n);
+	c->gone = malloc(n);
+	c->out = malloc(AHEAD * dim * sizeof *c->out);
+	ok = ok && c->gone && c->out;
+	if (ok && ahead > 1) {
+		c->u_pos = malloc((n + ahead) * sizeof *c->u_pos);
+		c->uk = malloc(n * sizeof *c->uk);
+		c->wstride = n + ahead;
+		c->wt = malloc(c->wstride * AHEAD * sizeof *c->wt);
+		ok = c->u_pos && c->uk && c->wt;
+	}
+	if (ok && sc->mode == SCENE_VECTOR) {
+		c->slot = malloc(n * sizeof *c->slot);
+		c->free_slot = malloc(n * sizeof *c->free_slot);
+		c->keys = malloc(n * dim * sizeof *c->keys);
+		c->la_qt = calloc(KERNEL_LANES * dim, sizeof *c->la_qt);
+		c->la_stride = n;
+		c->la_logit = malloc(n * KERNEL_LANES * sizeof *c->la_logit);
+		ok = c->slot && c->free_slot && c->keys && c->la_qt && c->la_logit;
+		if (ok)
+			cache_reset_slots(c);
+	}
+	return ok;
+}
+
+/* ---- stepping ---------------------------------------------------------- */
+
+/*
+ * The logits of P's query against every used slot of C, where the key of P
+ * has just been put into slot S: from the lookahead when it holds P (after
+ * filling in slot S for P and the queries after it), else from a new batch
+ * of lookahead that starts at P.
+ */
+static const double *lookahead_row(const struct scene *sc, struct cache *c, int p, int s)
+{
+	const size_t dim = (size_t)sc->dim;
+	const int r = p - c->la_first;
+	if (c->la_count > 0 && r >= 0 && r < c->la_count) {
+		double l8[KERNEL_LANES];
+		kernel_key_logits8(c->la_qt, sc->dim, sc->k + (size_t)p * dim, sc->scale, l8);
+		for (int i = r; i < c->la_count; i++)
+			c->la_logit[(size_t)i * c->la_stride + (size_t)s] = l8[i];
+		return c->la_logit + (size_t)r * c->la_stride;
+	}
+	c->la_first = p;
+	c->la_count = min_int(KERNEL_LANES, sc->n - p);
+	for (int i = 0; i < KERNEL_LANES; i++) {
+		if (i < c->la_count)
+			kernel_put_key(c->la_qt, i, sc->q + (size_t)(p + i) * dim, sc->dim);
+		else /* zeros: those lanes' logits go unread */
+			for (size_t j = 0; j < dim; j++)
+				c->la_qt[j * KERNEL_LANES + (size_t)i] = 0.0;
+	}
+	kernel_rows_logits8(c->keys, c->hi, sc->dim, c->la_qt, sc->scale, c->la_logit,
+	                    c->la_stride);
+	return c->la_logit;
+}
+
+/* Ask for the key and value rows of position P, and the query of P + 8
+ * (a lookahead needs the next eight): reading rows that are further on, a
+ * step does not wait for them to come from memory. */
+static void prefetch_rows(const struct scene *sc, int p)
+{
+#if defined(__GNUC__)
+	const size_t dim = (size_t)sc->dim;
+	for (size_t i = 0; i < dim; i += 8) { /* a cache line of doubles */
+		__builtin_prefetch(sc->k + (size_t)p * dim + i);
+		__builtin_prefetch(sc->q + (size_t)(p + KERNEL_LANES) * dim + i);
+		if (sc->v)
+			__builtin_prefetch(sc->v + (size_t)p * dim + i);
+	}
+#else
+	(void)sc;
+	(void)p;
+#endif
+}
+
+/*
+ * Spec §2 for cache ID at step S (position p = S - 1), into step S's state
+ * from the cache in step S - 1's: append p, the softmax of this step's logits
+ * over the positions held, the scores, and eviction by the policy; in a
+ * batch with outputs (cache_outputs_begin), this step's row of its weights. The
+ * output itself is cache_outputs_end's.
+ */
+void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s)
+{
+	const struct scene *sc = e->sc;
+	const struct step_state *prev = state_of(c, s - 1);
+	struct step_state *f = state_of(c, s);
+	const int p = s - 1, n = prev->klen;
+	memcpy(f->pos, prev->kpos, (size_t)n * sizeof *f->pos);
+	f->pos[n] = p;
+	f->len = n + 1;
+	double *w = f->w;
+	const size_t dim = (size_t)sc->dim;
+	if (sc->mode == SCENE_VECTOR) {
+		const int slot = c->free_slot[--c->n_free];
+		c->slot[n] = slot;
+		c->hi = slot >= c->hi ? slot + 1 : c->hi;
+		memcpy(c->keys + (size_t)slot * dim, sc->k + (size_t)p * dim,
+		       dim * sizeof *c->keys);
+		if (p + PREFETCH_STEPS + KERNEL_LANES < sc->n)
+			prefetch_rows(sc, p + PREFETCH_STEPS);
+		const double *logit = lookahead_row(sc, c, p, slot);
+		for (int j = 0; j < f->len; j++)
+			w[j] = logit[c->slot[j]];
+	} else {
+		const double *a = sc->attn + scene_attn_offset(p);
+		for (int j = 0; j < f->len; j++)
+			w[j] = log(a[f->pos[j]]);
+	}
+	kernel_softmax_scores(w, f->len, &f->max, &f->sum, prev->kscore, f->score);
+	if (c->brow >= 0) {
+		/* This step's row of the batch's weights. */
+		c->uk[n] = c->ub + c->brow;
+		for (int j = 0; j < f->len; j++)
+			c->wt[(size_t)c->brow * c->wstride + (size_t)c->uk[j]] = w[j];
+		c->brow++;
+	}
+
+	/* Step 6: mark, then what stays, run by run, into the state's
+	 * cache, and what goes into its evictions. */
+	const struct policy *pol = policies[id];
+	memset(c->gone, 0, (size_t)f->len);
+	const struct policy_cache view = {f->len, f->pos, f->score, w};
+	int cut = -1;
+	pol->evict(&e->b, &view, c->gone, &cut);
+	f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
+	f->cutoff_value = cut >= 0 ? (pol->by_weight ? w[cut] : f->score[cut]) : 0.0;
+	int kept = 0, n_ev = 0;
+	for (int i = 0; i < f->len;) {
+		const unsigned char *g = memchr(c->gone + i, 1, (size_t)(f->len - i));
+		const int j = g ? (int)(g - c->gone) : f->len;
+		const size_t run = (size_t)(j - i);
+		memcpy(f->kpos + kept, f->pos + i, run * sizeof *f->kpos);
+		memcpy(f->kscore + kept, f->score + i, run * sizeof *f->kscore);
+		if (c->slot && kept != i)
+			memmove(c->slot + kept, c->slot + i, run * sizeof *c->slot);
+		if (c->brow >= 0 && kept != i)
+			memmove(c->uk + kept, c->uk + i, run * sizeof *c->uk);
+		kept += j - i;
+		if (j < f->len) {
+			f->ev_pos[n_ev] = f->pos[j];
+			f->ev_score[n_ev] = f->score[j];
+			f->ev_w[n_ev] = w[j];
+			n_ev++;
+			if (c->slot)
+				c->free_slot[c->n_free++] = c->slot[j];
+		}
+		i = j + 1;
+	}
+	f->klen = kept;
+	f->n_ev = n_ev;
+}
+
+/*
+ * The outputs of steps S0 .. S0 + COUNT - 1 of C (COUNT <= AHEAD): one pass
+ * over the value rows of the union of the positions they attend, which is
+ * the cache before S0 and the positions appended since. cache_outputs_begin
+ * comes before the steps (which then write their rows of weights), and
+ * cache_outputs_end after them.
+ */
+void cache_outputs_begin(struct cache *c, int s0, int count)
+{
+	c->out_first = s0;
+	if (count == 1)
+		return;
+	const struct step_state *prev = state_of(c, s0 - 1);
+	const int len = prev->klen;
+	for (int j = 0; j < len; j++) {
+		c->u_pos[j] = prev->kpos[j];
+		c->uk[j] = j;
+	}
+	for (int k = 0; k < count; k++)
+		c->u_pos[len + k] = s0 - 1 + k;
+	c->ub = len;
+	c->nu = len + count;
+	for (int r = 0; r < AHEAD; r++)
+		memset(c->wt + (size_t)r * c->wstride, 0, (size_t)c->nu * sizeof *c->wt);
+	c->brow = 0;
+}
+
+void cache_outputs_end(const struct scene *sc, struct cache *c, int count)
+{
+	if (count == 1) {
+		const struct step_state *f = state_of(c, c->out_first);
+		kernel_gather_out(f->w, f->pos, f->len, sc->v, sc->dim, c->out);
+		return;
+	}
+	c->brow = -1;
+	kernel_batch_out(c->wt, c->wstride, c->u_pos, c->nu, sc->v, sc->dim, c->out);
+}
+
+void cache_record_of(const struct scene *sc, const struct cache *c, int s, bool output,
+                     struct cache_record *r)
+{
+	const struct step_state *f = state_of(c, s);
+	*r = (struct cache_record){
+	        .n_attended = f->len,
+	        .attended = f->pos,
+	        .attn = f->w,
+	        .scores = f->score,
+	        .max = f->max,
+	        .sum = f->sum,
+	        .n_evicted = f->n_ev,
+	        .evicted = f->ev_pos,
+	        .evicted_scores = f->ev_score,
+	        .evicted_weights = f->ev_w,
+	        .cutoff_pos = f->cutoff_pos,
+	        .cutoff_value = f->cutoff_value,
+	        .out = sc->v && output ? c->out + (size_t)(s - c->out_first) * (size_t)sc->dim
+	                               : NULL,
+	};
+}
+
+/* Make C hold LEN entries at step T (from a blob: any alignment), their
+ * keys in slots 0 .. len - 1. */
+void cache_restore(const struct engine *e, struct cache *c, int t, int len, const void *pos,
+                   const void *score)
+{
+	struct step_state *f = state_of(c, t);
+	f->klen = len;
+	memcpy(f->kpos, pos, (size_t)len * sizeof *f->kpos);
+	memcpy(f->kscore, score, (size_t)len * sizeof *f->kscore);
+	if (!c->slot)
+		return;
+	const struct scene *sc = e->sc;
+	cache_reset_slots(c);
+	for (int i = 0; i < len; i++) {
+		c->slot[i] = c->free_slot[--c->n_free];
+		memcpy(c->keys + (size_t)c->slot[i] * (size_t)sc->dim,
+		       sc->k + (size_t)f->kpos[i] * (size_t)sc->dim,
+		       (size_t)sc->dim * sizeof *c->keys);
+	}
+	c->hi = len;
+}

@@ -1,0 +1,193 @@
+/*
+ * engine_impl: what the parts of the engine share (private to
+ * src/engine/). The engine is one struct engine, stepped by engine.c; each
+ * part owns a piece of it:
+ *
+ *   engine.c           new, free, what a cache holds, stepping, memory
+ *   engine_cache.c     the caches that evict: ring of steps, key slots,
+ *                      lookahead, batches of steps with outputs
+ *   engine_full.c      the full cache: blocks of steps (blocked causal
+ *                      attention), its scores, lazy or not
+ *   engine_figures.c   a step's figures (spec §2 "Figures")
+ *   engine_snapshot.c  snapshots and restores
+ *   engine_logit.c     one logit, one weight, a set of keys (for the
+ *                      timeline's recomputations)
+ *   engine_helper.c    the second thread
+ *   engine_kernel.c    the inner loops, vectorised (engine_kernel.h)
+ *   engine_exp.c       the softmax's exp (engine_exp.h)
+ */
+#ifndef H2O_ENGINE_IMPL_H
+#define H2O_ENGINE_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "h2o/engine.h"
+#include "engine_helper.h"
+#include "engine_kernel.h"
+
+/* Multiply-adds below which work stays on one thread: handing a part to
+ * the helper costs a few microseconds of waking it up. */
+#define THREAD_MIN_WORK (1L << 21)
+
+/* Steps a cache that evicts computes at once when they have outputs: one
+ * pass over the value rows (kernel_batch_out) then gives all of them. Up
+ * to caches of AHEAD_MAX_CAP entries; larger ones, whose ring of step states
+ * would take too much memory, compute a step at a time. */
+#define AHEAD         KERNEL_LANES
+#define AHEAD_MAX_CAP 16384
+
+/* What a cache that evicts did at one step, and what it held afterwards:
+ * the arrays its record points to. (The engine's own: not the cell grid
+ * of h2o/frame.h.) */
+struct step_state {
+	int len; /* positions attended, ascending */
+	int *pos;
+	double *score; /* after this step's update, before eviction */
+	double *w;     /* this step's weights */
+	double max, sum;
+	int n_ev;
+	int *ev_pos;
+	double *ev_score, *ev_w;
+	int cutoff_pos;
+	double cutoff_value;
+	int klen; /* after eviction: the cache */
+	int *kpos;
+	double *kscore;
+};
+
+/* A policy that evicts: at most cap = min(B + 1, n) entries. */
+struct cache {
+	int cap;
+	/* Step s's state is ring[s % ring_len]; ring[0] starts as step 0,
+	 * the empty cache. A step reads the cache from the previous step's
+	 * state and writes only its own, so a step's record stays as it was
+	 * while the steps after it are computed, until the ring comes round. */
+	int ring_len;
+	struct step_state *ring;
+	unsigned char *gone;
+	/* Outputs of steps out_first .. out_first + AHEAD - 1, dim each,
+	 * and a batch's positions and weights (kernel_batch_out). */
+	int out_first;
+	double *out;
+	/* While a batch of steps with outputs is computed (brow >= 0, the
+	 * batch's step being computed): the positions of the batch, u_pos
+	 * (the cache before it, then each position appended; the one appended
+	 * at step brow is u_pos[ub + brow], nu in all), the index in u_pos of
+	 * each entry of the cache (uk, kept beside it like slot), and each
+	 * step's weights by u_pos index, 0 where it attends none (wt). */
+	int brow, ub, nu;
+	int *u_pos, *uk;
+	double *wt; /* row r (the batch's step r) at wt + r * wstride */
+	size_t wstride;
+	/* Vector scenes: entry i's key row is row slot[i] of KEYS (dim
+	 * numbers each). Slots freed by eviction are reused. */
+	int *slot;
+	int *free_slot, n_free;
+	int hi; /* slots 0 .. hi - 1 have been used */
+	double *keys;
+	/* Lookahead: the logits of the queries of steps la_first + 1 ..
+	 * la_first + la_count against every slot, row r (the query of
+	 * position la_first + r) at la_logit + r * la_stride. A step that
+	 * finds its row here reads it; a key that arrives later fills in its
+	 * slot in the rows still to come. So the key rows, which do not fit
+	 * in the core's first-level cache, are read once per KERNEL_LANES
+	 * steps instead of once per step. */
+	int la_first, la_count;
+	size_t la_stride;
+	double *la_qt; /* those queries, transposed (kernel_rows_logits8) */
+	double *la_logit;
+};
+
+/* The full cache: positions 0 .. len - 1, and a block of computed steps. */
+struct full {
+	int len;
+	double *score; /* n */
+	/* Lazy scores (engine_lazy_full): the rows of steps added + 1 ..
+	 * len are not yet in SCORE. */
+	bool lazy;
+	int added;
+	int *iota; /* 0 .. n - 1: its positions, and its record's */
+	int rows;  /* block capacity */
+	int first; /* the block holds positions first .. first + count - 1 */
+	int count;
+	double *w;   /* rows x n: row r's weights over 0 .. first + r */
+	double *out; /* rows x dim */
+	double *max, *sum;
+	double *wsum; /* each row's sum of its weights: its attention recall */
+	double *qt;   /* the block's queries, transposed eight at a time */
+	/* The logits of each group of eight rows, key by key (n x 8 each),
+	 * and each thread's running max of each of their lanes. */
+	double *lt, *gmax[2];
+	double *panel[2]; /* each thread's tile of value rows */
+};
+
+struct engine {
+	const struct scene *sc;
+	struct policy_budget b;
+	unsigned mask;
+	int t;     /* steps done */
+	int live;  /* steps the caches that evict have computed, >= t */
+	int ahead; /* steps they compute at once with outputs */
+	/* The step engine_step handed out last, if no other call came
+	 * since; else -1. */
+	int streak;
+	struct cache c[POLICY_COUNT]; /* every policy but POLICY_FULL */
+	struct full f;
+	struct step_record rec; /* engine_advance's */
+	struct helper h;
+};
+
+static inline bool runs(const struct engine *e, int p)
+{
+	return e->mask & ENGINE_POLICY(p);
+}
+
+static inline int min_int(int a, int b)
+{
+	return a < b ? a : b;
+}
+
+/* engine_cache.c */
+
+/* Step STEP's state in C's ring. */
+static inline struct step_state *state_of(const struct cache *c, int step)
+{
+	return &c->ring[step % c->ring_len];
+}
+
+/* Steps a cache of CAP entries computes at once in a scene like SC. */
+int cache_ahead_of(const struct scene *sc, int cap);
+/* A cache of CAP entries that computes up to AHEAD steps at once. */
+bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc);
+void cache_done(struct cache *c);
+/* Spec §2 for cache ID at step S, into S's state from S - 1's. */
+void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s);
+/* The outputs of steps S0 .. S0 + COUNT - 1 of C, in one pass:
+ * cache_outputs_begin before the steps, cache_outputs_end after them. */
+void cache_outputs_begin(struct cache *c, int s0, int count);
+void cache_outputs_end(const struct scene *sc, struct cache *c, int count);
+/* Step S of C, computed, as a record (with its output when OUTPUT). */
+void cache_record_of(const struct scene *sc, const struct cache *c, int s, bool output,
+                     struct cache_record *r);
+/* Make C hold LEN entries at step T (from a blob: any alignment). */
+void cache_restore(const struct engine *e, struct cache *c, int t, int len, const void *pos,
+                   const void *score);
+
+/* engine_full.c */
+
+/* BLOCK_ROWS: the rows of a block, or 0 for as many as fit the memory
+ * allowed for them. */
+bool full_init(struct full *f, const struct scene *sc, int block_rows);
+void full_done(struct full *f);
+/* Spec §2 steps 1-5 for the full cache at position P, into *R. */
+void full_step(struct engine *e, int p, struct cache_record *r);
+
+/* engine_figures.c */
+
+/* The figures of policy P's record R; FULL is the full cache's record, or
+ * NULL when it does not run. */
+void figures_measure(const struct engine *e, enum policy_id p, struct cache_record *r,
+                     const struct cache_record *full);
+
+#endif
