@@ -11,8 +11,8 @@
  *
  * The scanner is a loop over three states (a value is due, a key is due,
  * a ',' or a closing bracket is due) with an explicit stack, so hostile
- * nesting cannot exhaust the C stack. Each stack frame remembers which
- * member it is reading, which is all that a path needs.
+ * nesting cannot exhaust the C stack. Each level of the stack remembers
+ * which member it is reading, which is all that a path needs.
  */
 #include "jsonloc.h"
 
@@ -29,7 +29,7 @@ enum result {
 	SCAN_NOMEM = -1,
 };
 
-struct frame {
+struct scan_level {
 	unsigned char kind; /* '{' or '[' */
 	long index;         /* member being read; -1 before an object's first key */
 	size_t key;         /* offset of that member's raw key, past its quote */
@@ -39,7 +39,7 @@ struct frame {
 struct scan {
 	const unsigned char *s;
 	size_t len, pos;
-	struct frame *stack;
+	struct scan_level *stack;
 	int depth, cap;
 	unsigned char root; /* first byte of the root value */
 
@@ -349,26 +349,26 @@ size_t jsonloc_number_len(const char *text, size_t len, size_t offset)
 	return i;
 }
 
-/* Append path component K (the member frame K is reading) to O. */
+/* Append path component K (the member stack level K is reading) to O. */
 static void out_component(struct out *o, const struct scan *sc, int k, bool first)
 {
-	const struct frame *f = &sc->stack[k];
+	const struct scan_level *lv = &sc->stack[k];
 
-	if (f->kind == '[') {
-		out_fmt(o, "%s[%ld]", first ? "$" : "", f->index);
+	if (lv->kind == '[') {
+		out_fmt(o, "%s[%ld]", first ? "$" : "", lv->index);
 		return;
 	}
-	const unsigned char *key = sc->s + f->key;
-	bool plain = f->key_len > 0 && f->key_len <= 40 && (is_alpha(key[0]) || key[0] == '_');
-	for (size_t i = 0; plain && i < f->key_len; i++)
+	const unsigned char *key = sc->s + lv->key;
+	bool plain = lv->key_len > 0 && lv->key_len <= 40 && (is_alpha(key[0]) || key[0] == '_');
+	for (size_t i = 0; plain && i < lv->key_len; i++)
 		plain = is_alpha(key[i]) || is_digit(key[i]) || key[i] == '_' || key[i] == '-';
 	if (plain) {
 		if (!first)
 			out_str(o, ".");
-		out_mem(o, key, f->key_len);
+		out_mem(o, key, lv->key_len);
 	} else {
 		out_str(o, first ? "$[" : "[");
-		out_quoted(o, key, f->key_len, 16, true);
+		out_quoted(o, key, lv->key_len, 16, true);
 		out_str(o, "]");
 	}
 }
@@ -627,13 +627,13 @@ static int push(struct scan *sc, unsigned char kind)
 {
 	if (sc->depth == sc->cap) {
 		int cap = sc->cap ? sc->cap * 2 : 16;
-		struct frame *stack = realloc(sc->stack, (size_t)cap * sizeof *stack);
+		struct scan_level *stack = realloc(sc->stack, (size_t)cap * sizeof *stack);
 		if (stack == NULL)
 			return SCAN_NOMEM;
 		sc->stack = stack;
 		sc->cap = cap;
 	}
-	sc->stack[sc->depth++] = (struct frame){kind, kind == '[' ? 0 : -1, 0, 0};
+	sc->stack[sc->depth++] = (struct scan_level){kind, kind == '[' ? 0 : -1, 0, 0};
 	return SCAN_OK;
 }
 
@@ -656,7 +656,7 @@ static enum state scan_value(struct scan *sc, int *rc)
 	const char *what = sc->depth > 0 ? "a value" : "a JSON object";
 
 	if (at_target(sc)) {
-		const struct frame *top = sc->depth > 0 ? &sc->stack[sc->depth - 1] : NULL;
+		const struct scan_level *top = sc->depth > 0 ? &sc->stack[sc->depth - 1] : NULL;
 		sc->found_value = sc->pos;
 		sc->found_key = top && top->kind == '{' ? top->key - 1 : sc->pos;
 		*rc = SCAN_FOUND;
@@ -718,7 +718,7 @@ static enum state scan_value(struct scan *sc, int *rc)
 /* Inside an object, a key is due at sc->pos (blanks skipped). */
 static enum state scan_key(struct scan *sc, int *rc)
 {
-	struct frame *top = &sc->stack[sc->depth - 1];
+	struct scan_level *top = &sc->stack[sc->depth - 1];
 
 	if (sc->pos >= sc->len || sc->s[sc->pos] != '"') {
 		if (sc->pos < sc->len && sc->s[sc->pos] == '}' && top->index >= 0)
@@ -745,7 +745,7 @@ static enum state scan_key(struct scan *sc, int *rc)
 /* A value just ended inside a container: a ',' or the closing bracket is due. */
 static enum state scan_next(struct scan *sc, int *rc)
 {
-	struct frame *top = &sc->stack[sc->depth - 1];
+	struct scan_level *top = &sc->stack[sc->depth - 1];
 	unsigned char close = top->kind == '{' ? '}' : ']';
 
 	skip_blank(sc);
