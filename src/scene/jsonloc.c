@@ -12,15 +12,19 @@
  * The scanner is a loop over three states (a value is due, a key is due,
  * a ',' or a closing bracket is due) with an explicit stack, so hostile
  * nesting cannot exhaust the C stack. Each level of the stack remembers
- * which member it is reading, which is all that a path needs.
+ * which member it is reading, which is all that a path needs. Decoding and
+ * escaping quoted text are the text module's (h2o/text.h).
  */
 #include "jsonloc.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "h2o/text.h"
 
 enum result {
 	SCAN_OK = 0,
@@ -84,60 +88,16 @@ static void skip_blank(struct scan *sc)
 		sc->pos++;
 }
 
-/* ---- UTF-8 and quoting ------------------------------------------------ */
-
-/* Decode one UTF-8 sequence strictly; returns its length, or 0 if invalid. */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned long *cp)
-{
-	size_t k;
-	unsigned long v, min;
-
-	if (n == 0)
-		return 0;
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		k = 2, v = s[0] & 0x1Fu, min = 0x80;
-	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-		k = 3, v = s[0] & 0x0Fu, min = 0x800;
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		k = 4, v = s[0] & 0x07u, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		v = v << 6 | (s[i] & 0x3Fu);
-	}
-	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-		return 0;
-	*cp = v;
-	return k;
-}
+/* ---- quoting --------------------------------------------------------- */
 
 /*
  * Whether a code point may be echoed to a terminal inside a message as it
  * is. Invisible and direction-changing ones could hide or reorder the
  * message itself (the "Trojan Source" trick), so they are escaped instead.
  */
-static bool is_safe_glyph(unsigned long cp)
+static bool is_safe_glyph(uint32_t cp)
 {
-	static const unsigned long unsafe[][2] = {
-	        {0x0000, 0x009F},   {0x00AD, 0x00AD},   {0x034F, 0x034F},    {0x061C, 0x061C},
-	        {0x115F, 0x1160},   {0x17B4, 0x17B5},   {0x180B, 0x180F},    {0x200B, 0x200F},
-	        {0x2028, 0x202E},   {0x2060, 0x206F},   {0x3164, 0x3164},    {0xD800, 0xDFFF},
-	        {0xFE00, 0xFE0F},   {0xFEFF, 0xFEFF},   {0xFFA0, 0xFFA0},    {0xFFF0, 0xFFFF},
-	        {0x1D173, 0x1D17A}, {0xE0000, 0xE0FFF}, {0xF0000, 0x10FFFF},
-	};
-	for (size_t i = 0; i < sizeof unsafe / sizeof unsafe[0]; i++)
-		if (cp >= unsafe[i][0] && cp <= unsafe[i][1])
-			return false;
-	return cp <= 0x10FFFF;
+	return (text_class(cp) & (TEXT_CONTROL | TEXT_DECEPTIVE)) == 0;
 }
 
 /* A bounded writer: never overflows, always NUL-terminated. */
@@ -175,52 +135,19 @@ static void out_fmt(struct out *o, const char *fmt, ...)
 		out_mem(o, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-static void out_u_escape(struct out *o, unsigned long cp)
+static void out_sink(void *o, const char *p, size_t n)
 {
-	if (cp > 0xFFFF) { /* as JSON writes it: a surrogate pair */
-		cp -= 0x10000;
-		out_fmt(o, "\\u%04lx\\u%04lx", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
-	} else {
-		out_fmt(o, "\\u%04lx", cp);
-	}
+	out_mem(o, p, n);
 }
 
 /* Quote S. RAW means S is still JSON-escaped text from the file (a key the
  * scanner saw), so its backslashes are escapes already and stay as they are. */
 static void out_quoted(struct out *o, const unsigned char *s, size_t len, size_t max, bool raw)
 {
-	size_t i = 0;
+	const unsigned flags = TEXT_ESCAPE_MESSAGE | (raw ? TEXT_ESCAPE_SOURCE : 0u);
 
 	out_str(o, "\"");
-	while (i < len && i < max) {
-		unsigned char c = s[i];
-		unsigned long cp;
-		size_t n;
-
-		if (c == '"' || (c == '\\' && !raw)) {
-			out_fmt(o, "\\%c", c);
-			i++;
-		} else if (c == '\n' || c == '\t' || c == '\r') {
-			out_str(o, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r");
-			i++;
-		} else if (c < 0x20 || c == 0x7F) {
-			out_u_escape(o, c);
-			i++;
-		} else if (c < 0x80) {
-			out_mem(o, &c, 1);
-			i++;
-		} else if ((n = utf8_decode(s + i, len - i, &cp)) == 0) {
-			out_fmt(o, "\\x%02x", c); /* not JSON, but says exactly what is there */
-			i++;
-		} else {
-			if (is_safe_glyph(cp))
-				out_mem(o, s + i, n);
-			else
-				out_u_escape(o, cp);
-			i += n;
-		}
-	}
-	if (i < len)
+	if (text_escape((const char *)s, len, max, flags, out_sink, o) < len)
 		out_str(o, "...");
 	out_str(o, "\"");
 }
@@ -239,7 +166,7 @@ char *jsonloc_describe(char *buf, size_t size, const char *text, size_t len, siz
 {
 	const unsigned char *s = (const unsigned char *)text;
 	struct out o = {buf, size, 0};
-	unsigned long cp;
+	uint32_t cp;
 	size_t n;
 
 	if (size > 0)
@@ -267,14 +194,14 @@ char *jsonloc_describe(char *buf, size_t size, const char *text, size_t len, siz
 		out_str(&o, "\"'\"");
 	} else if (c > 0x20 && c < 0x7F) {
 		out_fmt(&o, "'%c'", c);
-	} else if ((n = utf8_decode(s + offset, len - offset, &cp)) == 0 || cp < 0x80) {
+	} else if ((n = text_decode(text + offset, len - offset, &cp)) == 0 || cp < 0x80) {
 		out_fmt(&o, "byte 0x%02x", c);
 	} else if (is_safe_glyph(cp)) {
 		out_str(&o, "'");
 		out_mem(&o, s + offset, n);
-		out_fmt(&o, "' (U+%04lX)", cp);
+		out_fmt(&o, "' (U+%04lX)", (unsigned long)cp);
 	} else {
-		out_fmt(&o, "U+%04lX", cp);
+		out_fmt(&o, "U+%04lX", (unsigned long)cp);
 	}
 	return buf;
 }
@@ -476,9 +403,9 @@ static const char *hint_for(const struct scan *sc, size_t at, bool comma_due)
 {
 	const unsigned char *s = sc->s + at;
 	size_t left = sc->len - at;
-	unsigned long cp = 0;
+	uint32_t cp;
 
-	if (utf8_decode(s, left, &cp) > 1 && cp >= 0x2018 && cp <= 0x201F)
+	if (text_decode((const char *)s, left, &cp) > 1 && cp >= 0x2018 && cp <= 0x201F)
 		return " (JSON needs straight quotes)";
 	if (is_non_finite_word(s, left))
 		return " (JSON has no NaN or Infinity)";
