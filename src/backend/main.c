@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
 #include <stdbool.h>
@@ -21,6 +20,7 @@
 #include "h2o/policy.h"
 #include "h2o/report.h"
 #include "h2o/scene.h"
+#include "h2o/text.h"
 #include "h2o/trace.h"
 #include "tui.h"
 
@@ -272,7 +272,7 @@ static bool setup_locale(bool keep_user_ctype)
 	/* Numbers on screen and in the trace use a decimal point whatever
 	 * the user's locale: "0,5" is not JSON. */
 	setlocale(LC_NUMERIC, "C");
-	const bool utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	const bool utf8 = text_locale_is_utf8();
 	if (!utf8 && !keep_user_ctype && !setlocale(LC_CTYPE, "C.UTF-8"))
 		setlocale(LC_CTYPE, "en_US.UTF-8");
 	return utf8;

@@ -15,16 +15,15 @@
 #include "h2o/keys.h"
 #include "h2o/app.h"
 #include "h2o/frame.h"
+#include "h2o/text.h"
 #include "h2o/view.h"
 
-#include <langinfo.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,13 +217,6 @@ static void tui_signals_restore(const struct sigaction old[3], const struct siga
 		sigaction(signos[i], &old[i], NULL);
 	for (size_t i = 0; i < TUI_FATAL_COUNT; i++)
 		sigaction(tui_fatal_signos[i], &old_fatal[i], NULL);
-}
-
-static bool tui_locale_is_utf8(void)
-{
-	const char *cs = nl_langinfo(CODESET);
-
-	return cs && (strcasecmp(cs, "UTF-8") == 0 || strcasecmp(cs, "UTF8") == 0);
 }
 
 /* NO_COLOR (https://no-color.org): any non-empty value turns colour off. */
@@ -591,7 +583,7 @@ int tui_run(struct app *app, bool ascii)
 	int status = 0;
 
 	memset(&t, 0, sizeof t);
-	t.utf8 = tui_locale_is_utf8();
+	t.utf8 = text_locale_is_utf8();
 	t.ascii = ascii || !t.utf8;
 
 	/* Our handlers go in before newterm, so ncurses keeps its hands off

@@ -11,16 +11,20 @@
  *
  * The scanner is a loop over three states (a value is due, a key is due,
  * a ',' or a closing bracket is due) with an explicit stack, so hostile
- * nesting cannot exhaust the C stack. Each stack frame remembers which
- * member it is reading, which is all that a path needs.
+ * nesting cannot exhaust the C stack. Each level of the stack remembers
+ * which member it is reading, which is all that a path needs. Decoding and
+ * escaping quoted text are the text module's (h2o/text.h).
  */
 #include "jsonloc.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "h2o/text.h"
 
 enum result {
 	SCAN_OK = 0,
@@ -29,7 +33,7 @@ enum result {
 	SCAN_NOMEM = -1,
 };
 
-struct frame {
+struct scan_level {
 	unsigned char kind; /* '{' or '[' */
 	long index;         /* member being read; -1 before an object's first key */
 	size_t key;         /* offset of that member's raw key, past its quote */
@@ -39,7 +43,7 @@ struct frame {
 struct scan {
 	const unsigned char *s;
 	size_t len, pos;
-	struct frame *stack;
+	struct scan_level *stack;
 	int depth, cap;
 	unsigned char root; /* first byte of the root value */
 
@@ -84,60 +88,16 @@ static void skip_blank(struct scan *sc)
 		sc->pos++;
 }
 
-/* ---- UTF-8 and quoting ------------------------------------------------ */
-
-/* Decode one UTF-8 sequence strictly; returns its length, or 0 if invalid. */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned long *cp)
-{
-	size_t k;
-	unsigned long v, min;
-
-	if (n == 0)
-		return 0;
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		k = 2, v = s[0] & 0x1Fu, min = 0x80;
-	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-		k = 3, v = s[0] & 0x0Fu, min = 0x800;
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		k = 4, v = s[0] & 0x07u, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		v = v << 6 | (s[i] & 0x3Fu);
-	}
-	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-		return 0;
-	*cp = v;
-	return k;
-}
+/* ---- quoting --------------------------------------------------------- */
 
 /*
  * Whether a code point may be echoed to a terminal inside a message as it
  * is. Invisible and direction-changing ones could hide or reorder the
  * message itself (the "Trojan Source" trick), so they are escaped instead.
  */
-static bool is_safe_glyph(unsigned long cp)
+static bool is_safe_glyph(uint32_t cp)
 {
-	static const unsigned long unsafe[][2] = {
-	        {0x0000, 0x009F},   {0x00AD, 0x00AD},   {0x034F, 0x034F},    {0x061C, 0x061C},
-	        {0x115F, 0x1160},   {0x17B4, 0x17B5},   {0x180B, 0x180F},    {0x200B, 0x200F},
-	        {0x2028, 0x202E},   {0x2060, 0x206F},   {0x3164, 0x3164},    {0xD800, 0xDFFF},
-	        {0xFE00, 0xFE0F},   {0xFEFF, 0xFEFF},   {0xFFA0, 0xFFA0},    {0xFFF0, 0xFFFF},
-	        {0x1D173, 0x1D17A}, {0xE0000, 0xE0FFF}, {0xF0000, 0x10FFFF},
-	};
-	for (size_t i = 0; i < sizeof unsafe / sizeof unsafe[0]; i++)
-		if (cp >= unsafe[i][0] && cp <= unsafe[i][1])
-			return false;
-	return cp <= 0x10FFFF;
+	return (text_class(cp) & (TEXT_CONTROL | TEXT_DECEPTIVE)) == 0;
 }
 
 /* A bounded writer: never overflows, always NUL-terminated. */
@@ -175,52 +135,19 @@ static void out_fmt(struct out *o, const char *fmt, ...)
 		out_mem(o, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-static void out_u_escape(struct out *o, unsigned long cp)
+static void out_sink(void *o, const char *p, size_t n)
 {
-	if (cp > 0xFFFF) { /* as JSON writes it: a surrogate pair */
-		cp -= 0x10000;
-		out_fmt(o, "\\u%04lx\\u%04lx", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
-	} else {
-		out_fmt(o, "\\u%04lx", cp);
-	}
+	out_mem(o, p, n);
 }
 
 /* Quote S. RAW means S is still JSON-escaped text from the file (a key the
  * scanner saw), so its backslashes are escapes already and stay as they are. */
 static void out_quoted(struct out *o, const unsigned char *s, size_t len, size_t max, bool raw)
 {
-	size_t i = 0;
+	const unsigned flags = TEXT_ESCAPE_MESSAGE | (raw ? TEXT_ESCAPE_SOURCE : 0u);
 
 	out_str(o, "\"");
-	while (i < len && i < max) {
-		unsigned char c = s[i];
-		unsigned long cp;
-		size_t n;
-
-		if (c == '"' || (c == '\\' && !raw)) {
-			out_fmt(o, "\\%c", c);
-			i++;
-		} else if (c == '\n' || c == '\t' || c == '\r') {
-			out_str(o, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r");
-			i++;
-		} else if (c < 0x20 || c == 0x7F) {
-			out_u_escape(o, c);
-			i++;
-		} else if (c < 0x80) {
-			out_mem(o, &c, 1);
-			i++;
-		} else if ((n = utf8_decode(s + i, len - i, &cp)) == 0) {
-			out_fmt(o, "\\x%02x", c); /* not JSON, but says exactly what is there */
-			i++;
-		} else {
-			if (is_safe_glyph(cp))
-				out_mem(o, s + i, n);
-			else
-				out_u_escape(o, cp);
-			i += n;
-		}
-	}
-	if (i < len)
+	if (text_escape((const char *)s, len, max, flags, out_sink, o) < len)
 		out_str(o, "...");
 	out_str(o, "\"");
 }
@@ -239,7 +166,7 @@ char *jsonloc_describe(char *buf, size_t size, const char *text, size_t len, siz
 {
 	const unsigned char *s = (const unsigned char *)text;
 	struct out o = {buf, size, 0};
-	unsigned long cp;
+	uint32_t cp;
 	size_t n;
 
 	if (size > 0)
@@ -267,14 +194,14 @@ char *jsonloc_describe(char *buf, size_t size, const char *text, size_t len, siz
 		out_str(&o, "\"'\"");
 	} else if (c > 0x20 && c < 0x7F) {
 		out_fmt(&o, "'%c'", c);
-	} else if ((n = utf8_decode(s + offset, len - offset, &cp)) == 0 || cp < 0x80) {
+	} else if ((n = text_decode(text + offset, len - offset, &cp)) == 0 || cp < 0x80) {
 		out_fmt(&o, "byte 0x%02x", c);
 	} else if (is_safe_glyph(cp)) {
 		out_str(&o, "'");
 		out_mem(&o, s + offset, n);
-		out_fmt(&o, "' (U+%04lX)", cp);
+		out_fmt(&o, "' (U+%04lX)", (unsigned long)cp);
 	} else {
-		out_fmt(&o, "U+%04lX", cp);
+		out_fmt(&o, "U+%04lX", (unsigned long)cp);
 	}
 	return buf;
 }
@@ -349,26 +276,26 @@ size_t jsonloc_number_len(const char *text, size_t len, size_t offset)
 	return i;
 }
 
-/* Append path component K (the member frame K is reading) to O. */
+/* Append path component K (the member stack level K is reading) to O. */
 static void out_component(struct out *o, const struct scan *sc, int k, bool first)
 {
-	const struct frame *f = &sc->stack[k];
+	const struct scan_level *lv = &sc->stack[k];
 
-	if (f->kind == '[') {
-		out_fmt(o, "%s[%ld]", first ? "$" : "", f->index);
+	if (lv->kind == '[') {
+		out_fmt(o, "%s[%ld]", first ? "$" : "", lv->index);
 		return;
 	}
-	const unsigned char *key = sc->s + f->key;
-	bool plain = f->key_len > 0 && f->key_len <= 40 && (is_alpha(key[0]) || key[0] == '_');
-	for (size_t i = 0; plain && i < f->key_len; i++)
+	const unsigned char *key = sc->s + lv->key;
+	bool plain = lv->key_len > 0 && lv->key_len <= 40 && (is_alpha(key[0]) || key[0] == '_');
+	for (size_t i = 0; plain && i < lv->key_len; i++)
 		plain = is_alpha(key[i]) || is_digit(key[i]) || key[i] == '_' || key[i] == '-';
 	if (plain) {
 		if (!first)
 			out_str(o, ".");
-		out_mem(o, key, f->key_len);
+		out_mem(o, key, lv->key_len);
 	} else {
 		out_str(o, first ? "$[" : "[");
-		out_quoted(o, key, f->key_len, 16, true);
+		out_quoted(o, key, lv->key_len, 16, true);
 		out_str(o, "]");
 	}
 }
@@ -476,9 +403,9 @@ static const char *hint_for(const struct scan *sc, size_t at, bool comma_due)
 {
 	const unsigned char *s = sc->s + at;
 	size_t left = sc->len - at;
-	unsigned long cp = 0;
+	uint32_t cp;
 
-	if (utf8_decode(s, left, &cp) > 1 && cp >= 0x2018 && cp <= 0x201F)
+	if (text_decode((const char *)s, left, &cp) > 1 && cp >= 0x2018 && cp <= 0x201F)
 		return " (JSON needs straight quotes)";
 	if (is_non_finite_word(s, left))
 		return " (JSON has no NaN or Infinity)";
@@ -627,13 +554,13 @@ static int push(struct scan *sc, unsigned char kind)
 {
 	if (sc->depth == sc->cap) {
 		int cap = sc->cap ? sc->cap * 2 : 16;
-		struct frame *stack = realloc(sc->stack, (size_t)cap * sizeof *stack);
+		struct scan_level *stack = realloc(sc->stack, (size_t)cap * sizeof *stack);
 		if (stack == NULL)
 			return SCAN_NOMEM;
 		sc->stack = stack;
 		sc->cap = cap;
 	}
-	sc->stack[sc->depth++] = (struct frame){kind, kind == '[' ? 0 : -1, 0, 0};
+	sc->stack[sc->depth++] = (struct scan_level){kind, kind == '[' ? 0 : -1, 0, 0};
 	return SCAN_OK;
 }
 
@@ -656,7 +583,7 @@ static enum state scan_value(struct scan *sc, int *rc)
 	const char *what = sc->depth > 0 ? "a value" : "a JSON object";
 
 	if (at_target(sc)) {
-		const struct frame *top = sc->depth > 0 ? &sc->stack[sc->depth - 1] : NULL;
+		const struct scan_level *top = sc->depth > 0 ? &sc->stack[sc->depth - 1] : NULL;
 		sc->found_value = sc->pos;
 		sc->found_key = top && top->kind == '{' ? top->key - 1 : sc->pos;
 		*rc = SCAN_FOUND;
@@ -718,7 +645,7 @@ static enum state scan_value(struct scan *sc, int *rc)
 /* Inside an object, a key is due at sc->pos (blanks skipped). */
 static enum state scan_key(struct scan *sc, int *rc)
 {
-	struct frame *top = &sc->stack[sc->depth - 1];
+	struct scan_level *top = &sc->stack[sc->depth - 1];
 
 	if (sc->pos >= sc->len || sc->s[sc->pos] != '"') {
 		if (sc->pos < sc->len && sc->s[sc->pos] == '}' && top->index >= 0)
@@ -745,7 +672,7 @@ static enum state scan_key(struct scan *sc, int *rc)
 /* A value just ended inside a container: a ',' or the closing bracket is due. */
 static enum state scan_next(struct scan *sc, int *rc)
 {
-	struct frame *top = &sc->stack[sc->depth - 1];
+	struct scan_level *top = &sc->stack[sc->depth - 1];
 	unsigned char close = top->kind == '{' ? '}' : ']';
 
 	skip_blank(sc);

@@ -4,12 +4,14 @@
 #include "h2o/trace.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "h2o/engine.h"
 #include "h2o/heads.h"
 #include "h2o/scene.h"
+#include "h2o/text.h"
 
 /* The shortest %.Ng (N = 15..17) that reads back as X. */
 static void put_number(FILE *out, double x)
@@ -23,51 +25,19 @@ static void put_number(FILE *out, double x)
 	fputs(buf, out);
 }
 
-/* A JSON string: UTF-8 passes through, invalid bytes become U+FFFD, C0
- * and C1 control characters and DEL are escaped. */
+static void file_sink(void *out, const char *p, size_t n)
+{
+	fwrite(p, 1, n, out);
+}
+
+/* A JSON string that reads back as the token's text: valid UTF-8 passes
+ * through, invalid bytes become U+FFFD, C0 and C1 control characters and
+ * DEL are escaped. C1 controls are valid JSON, but a terminal that shows
+ * the trace may obey them (0x9B is CSI). */
 static void put_string(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	fputc('"', out);
-	while (*p) {
-		const unsigned char c = *p;
-		if (c == '"' || c == '\\') {
-			fputc('\\', out);
-			fputc(c, out);
-			p++;
-		} else if (c < 0x20 || c == 0x7F) {
-			fprintf(out, "\\u%04x", c);
-			p++;
-		} else if (c < 0x80) {
-			fputc(c, out);
-			p++;
-		} else {
-			/* Copy a well-formed sequence whole, else one U+FFFD per
-			 * bad byte. */
-			int len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-			bool ok = len > 0 && c < 0xF5;
-			for (int i = 1; ok && i < len; i++)
-				ok = (p[i] & 0xC0) == 0x80;
-			if (ok && len == 3) {
-				/* No overlongs, no surrogates. */
-				ok = !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
-			} else if (ok && len == 4) {
-				ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
-			}
-			if (ok && c == 0xC2 && p[1] < 0xA0) {
-				/* C1 controls are valid JSON, but a terminal that
-				 * shows the trace may obey them (0x9B is CSI). */
-				fprintf(out, "\\u%04x", p[1]);
-				p += len;
-			} else if (ok) {
-				fwrite(p, 1, (size_t)len, out);
-				p += len;
-			} else {
-				fputs("\\ufffd", out);
-				p++;
-			}
-		}
-	}
+	text_escape(s, strlen(s), SIZE_MAX, TEXT_ESCAPE_JSON, file_sink, out);
 	fputc('"', out);
 }
 

@@ -1,11 +1,11 @@
 /*
  * frame: the cell grid, and the one function that lets scene text in.
  *
- * Untrusted text is decoded here and nowhere else. Decoding is strict UTF-8
- * (no overlongs, no surrogates, nothing above U+10FFFF); each bad byte
- * becomes U+FFFD. Display width comes from wcwidth on the decoded code point,
- * so the caller must run with a UTF-8 LC_CTYPE (main sees to it); the text
- * backend and the ncurses backend then agree on every column.
+ * Untrusted text is cut into units by the text module (h2o/text.h): strict
+ * UTF-8, each bad byte U+FFFD, controls escaped, invisible code points
+ * dropped, widths from wcwidth under a UTF-8 LC_CTYPE (main sees to it), so
+ * the text backend and the ncurses backend agree on every column. The frame
+ * only places the units in cells and adds the ellipsis.
  */
 #include "h2o/frame.h"
 
@@ -13,152 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
 
-#define REPLACEMENT 0xFFFDu
-
-/* One unit of decoded text as drawn: a glyph (cp + optional combining mark,
- * width 1 or 2) or an escape shown as up to four ASCII glyphs. */
-struct unit {
-	uint32_t cp[4];
-	uint32_t comb;
-	int n;     /* glyphs in cp[] */
-	int width; /* columns */
-};
-
-/* Decode one code point from S (at most END); returns bytes used, and
- * U+FFFD for a byte that does not start a valid sequence. */
-static int utf8_decode(const unsigned char *s, const unsigned char *end, uint32_t *cp)
-{
-	const unsigned char c = s[0];
-	int len;
-	uint32_t min, v;
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	} else if (c >= 0xC2 && c <= 0xDF) {
-		len = 2, min = 0x80, v = c & 0x1F;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3, min = 0x800, v = c & 0x0F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4, min = 0x10000, v = c & 0x07;
-	} else {
-		*cp = REPLACEMENT;
-		return 1;
-	}
-	if (end - s < len) {
-		*cp = REPLACEMENT;
-		return 1;
-	}
-	for (int i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80) {
-			*cp = REPLACEMENT;
-			return 1;
-		}
-		v = (v << 6) | (s[i] & 0x3F);
-	}
-	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-		*cp = REPLACEMENT;
-		return 1;
-	}
-	*cp = v;
-	return len;
-}
-
-static int utf8_encode(uint32_t cp, char *out)
-{
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	} else if (cp < 0x800) {
-		out[0] = (char)(0xC0 | (cp >> 6));
-		out[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	} else if (cp < 0x10000) {
-		out[0] = (char)(0xE0 | (cp >> 12));
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		out[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	out[0] = (char)(0xF0 | (cp >> 18));
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	out[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
-/* Zero-width characters that are not combining marks: format controls
- * (zero-width space and joiners, bidirectional overrides and isolates, word
- * joiner, BOM), variation selectors and tags. Terminals disagree on how
- * they affect the columns after them, so they are dropped. */
-static int is_invisible(uint32_t cp)
-{
-	return (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
-	       (cp >= 0x2060 && cp <= 0x206F) || (cp >= 0xFE00 && cp <= 0xFE0F) || cp == 0xFEFF ||
-	       cp == 0x180E || cp == 0x00AD || (cp >= 0xE0000 && cp <= 0xE0FFF) ||
-	       (cp >= 0x1F3FB && cp <= 0x1F3FF);
-}
-
-static void unit_ascii(struct unit *u, const char *s)
-{
-	u->n = 0;
-	u->comb = 0;
-	while (*s && u->n < 4)
-		u->cp[u->n++] = (unsigned char)*s++;
-	u->width = u->n;
-}
-
-/*
- * Next unit of S. Returns false at the end. Zero-width code points are
- * attached to the unit before (one combining mark) or dropped, so a unit
- * always has a width.
- */
-static bool next_unit(const unsigned char **s, const unsigned char *end, bool ascii, struct unit *u)
-{
-	while (*s < end) {
-		uint32_t cp;
-		*s += utf8_decode(*s, end, &cp);
-		if (cp < 0x20) {
-			char esc[3] = {'^', (char)(cp + 0x40), 0};
-			unit_ascii(u, esc);
-		} else if (cp == 0x7F) {
-			unit_ascii(u, "^?");
-		} else if (cp >= 0x80 && cp < 0xA0) {
-			char esc[5];
-			snprintf(esc, sizeof esc, "<%02X>", (unsigned)cp);
-			unit_ascii(u, esc);
-		} else if (cp < 0x80) {
-			u->cp[0] = cp, u->n = 1, u->width = 1, u->comb = 0;
-		} else if (ascii) {
-			int w = wcwidth((wchar_t)cp);
-			if (w == 0)
-				continue; /* a combining mark on a '?' adds nothing */
-			unit_ascii(u, "?");
-		} else {
-			int w = is_invisible(cp) ? 0 : wcwidth((wchar_t)cp);
-			if (w == 0)
-				continue; /* handled by the caller's look-ahead */
-			if (w < 0) {
-				cp = REPLACEMENT;
-				w = 1;
-			}
-			u->cp[0] = cp, u->n = 1, u->width = w, u->comb = 0;
-		}
-		/* Attach the first combining mark that follows a plain glyph;
-		 * drop any further zero-width code points. */
-		while (*s < end && !ascii) {
-			uint32_t next;
-			int len = utf8_decode(*s, end, &next);
-			if (next < 0xA0 || wcwidth((wchar_t)next) != 0)
-				break;
-			*s += len;
-			if (!is_invisible(next) && u->n == 1 && u->comb == 0 && u->cp[0] >= 0x20)
-				u->comb = next;
-		}
-		return true;
-	}
-	return false;
-}
+#include "h2o/text.h"
 
 struct frame *frame_new(int cols, int rows, bool ascii)
 {
@@ -260,22 +116,18 @@ void frame_style(struct frame *f, int x, int y, int w, enum frame_style style)
 
 int frame_text_width(const char *text, bool ascii)
 {
-	const unsigned char *s = (const unsigned char *)text, *end = s + strlen(text);
-	struct unit u;
-	int w = 0;
-	while (next_unit(&s, end, ascii, &u))
-		w += u.width;
-	return w;
+	return text_width(text, strlen(text), ascii);
 }
 
-static void draw_unit(struct frame *f, int x, int y, const struct unit *u, enum frame_style style)
+static void draw_glyph(struct frame *f, int x, int y, const struct text_glyph *g,
+                       enum frame_style style)
 {
-	if (u->n == 1) {
-		set_glyph(f, x, y, u->cp[0], u->comb, u->width, style);
+	if (g->n == 1) {
+		set_glyph(f, x, y, g->cp[0], g->comb, g->width, style);
 		return;
 	}
-	for (int i = 0; i < u->n; i++)
-		set_glyph(f, x + i, y, u->cp[i], 0, 1, style);
+	for (int i = 0; i < g->n; i++)
+		set_glyph(f, x + i, y, g->cp[i], 0, 1, style);
 }
 
 int frame_text(struct frame *f, int x, int y, int maxw, const char *text, enum frame_style style)
@@ -283,19 +135,21 @@ int frame_text(struct frame *f, int x, int y, int maxw, const char *text, enum f
 	if (maxw <= 0 || y < 0 || y >= f->rows)
 		return 0;
 	const bool ascii = f->ascii;
-	const int total = frame_text_width(text, ascii);
+	const size_t len = strlen(text);
+	int used;
+	size_t fits = text_clip(text, len, maxw, ascii, &used);
 	/* Text that does not fit keeps one column for the ellipsis. */
-	const int limit = total <= maxw ? maxw : maxw - 1;
-	const unsigned char *s = (const unsigned char *)text, *end = s + strlen(text);
-	struct unit u;
-	int used = 0;
-	while (next_unit(&s, end, ascii, &u)) {
-		if (used + u.width > limit)
-			break;
-		draw_unit(f, x + used, y, &u, style);
-		used += u.width;
+	const bool cut = fits < len;
+	if (cut)
+		fits = text_clip(text, len, maxw - 1, ascii, &used);
+	const char *s = text;
+	struct text_glyph g;
+	int at = x;
+	while (text_next_glyph(&s, text + fits, ascii, &g)) {
+		draw_glyph(f, at, y, &g, style);
+		at += g.width;
 	}
-	if (total > maxw) {
+	if (cut) {
 		frame_put(f, x + used, y, frame_glyph(f, GLYPH_ELLIPSIS), style);
 		used++;
 	}
@@ -374,9 +228,9 @@ char *frame_to_text(const struct frame *f)
 			const struct cell *c = frame_cell_const(f, x, y);
 			if (c->cp == 0)
 				continue;
-			len += (size_t)utf8_encode(c->cp, out + len);
+			len += text_encode(c->cp, out + len);
 			if (c->comb)
-				len += (size_t)utf8_encode(c->comb, out + len);
+				len += text_encode(c->comb, out + len);
 			if (c->cp != ' ')
 				line_end = len;
 		}
