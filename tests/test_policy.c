@@ -129,12 +129,83 @@ static void test_default_sinks(void **state)
 static void test_table(void **state)
 {
 	(void)state;
+	const struct policy_budget b = {3, 2, 1, 50};
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		assert_int_equal(policy_find(policies[p]->name), p);
-		assert_non_null(policies[p]->evict);
-		assert_true(policies[p]->region_name[0] || policies[p]->region_name[1]);
+		const struct policy *pol = policies[p];
+		assert_int_equal(policy_find(pol->name), p);
+		assert_non_null(pol->title);
+		assert_non_null(pol->about);
+		assert_non_null(pol->evict);
+		assert_non_null(pol->region);
+		assert_non_null(pol->region_budget);
+		assert_true(pol->region_name[0] || pol->region_name[1]);
+		/* An unused region holds nothing; the policy as a whole keeps
+		 * the budget every policy shares, or everything. */
+		for (int r = POLICY_REGION_OLD; r <= POLICY_REGION_RECENT; r++)
+			if (!pol->region_name[r])
+				assert_int_equal(pol->region_budget(&b, (enum policy_region)r), 0);
+		const int cap = policy_capacity((enum policy_id)p, &b);
+		assert_true(cap == -1 || cap == b.heavy + b.recent);
 	}
 	assert_int_equal(policy_find("lru"), -1);
+	assert_int_equal(policy_capacity(POLICY_FULL, &b), -1);
+	assert_int_equal(policies[POLICY_H2O]->region_budget(&b, POLICY_REGION_OLD), 3);
+	assert_int_equal(policies[POLICY_STREAMING]->region_budget(&b, POLICY_REGION_OLD), 1);
+	assert_int_equal(policies[POLICY_STREAMING]->region_budget(&b, POLICY_REGION_RECENT), 4);
+}
+
+static void expect_words(enum policy_id p, const struct policy_budget *b, struct policy_loss loss,
+                         enum policy_voice voice, const char *before, const char *after,
+                         const char *note)
+{
+	struct policy_words w;
+	policy_word(p, b, &loss, voice, &w);
+	assert_string_equal(w.before, before);
+	assert_int_equal(w.cutoff_pos, loss.cutoff_pos);
+	assert_string_equal(w.after, after);
+	assert_string_equal(w.note, note);
+}
+
+/* The words of the panels, the story and the inspector (sat at step 5 of
+ * the explainer's example, and the first eviction with heavy 0). */
+static void test_words(void **state)
+{
+	(void)state;
+	const struct policy_budget b = {2, 2, 1, 7}, b0 = {0, 3, 1, 7};
+	const struct policy_loss sat = {0.91, 0.20, 1, 1.58}, window = {1.6, 0.2, -1, 0.0};
+	expect_words(POLICY_H2O, &b, sat, POLICY_VOICE_BRIEF, "< 1.58 ", "", "");
+	expect_words(POLICY_H2O, &b, sat, POLICY_VOICE_SENTENCE, "score 0.91 < cut-off 1.58 (", ")",
+	             "");
+	expect_words(POLICY_H2O, &b0, window, POLICY_VOICE_BRIEF, "left the window", "", "");
+	expect_words(POLICY_H2O, &b0, window, POLICY_VOICE_SENTENCE,
+	             "heavy is 0, so only the 3 newest tokens stay", "", "");
+	expect_words(POLICY_WINDOW, &b, window, POLICY_VOICE_SENTENCE,
+	             "only the 4 newest tokens stay", "", "");
+	/* TOVA compares this step's weights: The's 0.08 against sat's 0.20. */
+	const struct policy_loss the = {1.78, 0.08, 2, 0.20};
+	expect_words(POLICY_TOVA, &b, the, POLICY_VOICE_BRIEF, "attn 0.08 < 0.20 ", "", "");
+	expect_words(POLICY_TOVA, &b, the, POLICY_VOICE_SENTENCE, "attn 0.08 < cut-off 0.20 (", ")",
+	             "");
+	/* Enough decimals to tell the two apart, and a tie said so. */
+	expect_words(POLICY_H2O, &b, (struct policy_loss){0.911, 0, 3, 0.914}, POLICY_VOICE_BRIEF,
+	             "< 0.914 ", "", "");
+	expect_words(POLICY_H2O, &b, (struct policy_loss){0.5, 0, 3, 0.5}, POLICY_VOICE_SENTENCE,
+	             "score 0.50 = cut-off 0.50 (", ")", ", a tie: the lower position stays");
+}
+
+/* H2O's token 4 with recent 3 is recent at steps 5-7 and heavy from step
+ * 8; with recent 0 it never was recent. No other policy promotes. */
+static void test_promotion(void **state)
+{
+	(void)state;
+	const struct policy_budget b = {2, 3, 1, 20}, b0 = {2, 0, 1, 20};
+	assert_int_equal(policy_promoted_at(POLICY_H2O, &b, 4), 8);
+	assert_int_equal(policies[POLICY_H2O]->region(&b, 7, 4), POLICY_REGION_RECENT);
+	assert_int_equal(policies[POLICY_H2O]->region(&b, 8, 4), POLICY_REGION_OLD);
+	assert_int_equal(policy_promoted_at(POLICY_H2O, &b0, 4), 0);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (p != POLICY_H2O)
+			assert_int_equal(policy_promoted_at((enum policy_id)p, &b, 4), 0);
 }
 
 /* Invariants for every policy on random scenes. */
@@ -152,10 +223,18 @@ static void test_every_policy_within_budget(void **state)
 		while (engine_step(e, &rec)) {
 			for (int p = 0; p < POLICY_COUNT; p++) {
 				const int len = engine_len(e, p);
-				if (p == POLICY_FULL)
-					assert_int_equal(len, rec.step);
-				else
-					assert_int_equal(len, rec.step < B ? rec.step : B);
+				const int cap = policy_capacity((enum policy_id)p, &b);
+				assert_int_equal(len, cap < 0 || rec.step < cap ? rec.step : cap);
+				/* Each region within its budget. */
+				int count[2] = {0, 0};
+				for (int j = 0; j < len; j++)
+					count[policies[p]->region(&b, rec.step,
+					                          engine_positions(e, p)[j])]++;
+				for (int r = 0; r < 2; r++) {
+					const int most = policies[p]->region_budget(
+					        &b, (enum policy_region)r);
+					assert_true(most < 0 || count[r] <= most);
+				}
 				double sum = 0;
 				for (int j = 0; j < rec.c[p].n_attended; j++)
 					sum += rec.c[p].attn[j];
@@ -179,6 +258,8 @@ int main(void)
 	        cmocka_unit_test(test_streaming_sinks),
 	        cmocka_unit_test(test_default_sinks),
 	        cmocka_unit_test(test_table),
+	        cmocka_unit_test(test_words),
+	        cmocka_unit_test(test_promotion),
 	        cmocka_unit_test(test_every_policy_within_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

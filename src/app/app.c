@@ -42,7 +42,30 @@ enum app_action app_action_of(uint32_t key)
 
 const char *app_action_help(enum app_action action)
 {
+	if (action == ACT_COMPARE) {
+		static _Thread_local char help[256];
+		char names[192];
+		snprintf(help, sizeof help, "%s: %s", action_help[action],
+		         app_comparable_names(names, sizeof names));
+		return help;
+	}
 	return action >= 0 && action < ACT_COUNT ? action_help[action] : "";
+}
+
+bool app_comparable(enum policy_id p)
+{
+	return p != POLICY_H2O;
+}
+
+const char *app_comparable_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int p = 0; p < POLICY_COUNT && len < size; p++)
+		if (app_comparable((enum policy_id)p))
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+			                        policies[p]->name);
+	return buf;
 }
 
 static struct policy_budget budget_of(int heavy, int recent, int sinks_given, int n)
@@ -338,10 +361,10 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		rebudget(app, app->b.heavy, app->b.recent + 1);
 		break;
 	case ACT_COMPARE:
-		/* Every policy but H2O itself, which is always on the left. */
+		/* H2O itself is always on the left. */
 		do
 			app->compare = (enum policy_id)((app->compare + 1) % POLICY_COUNT);
-		while (app->compare == POLICY_H2O);
+		while (!app_comparable(app->compare));
 		break;
 	case ACT_METRIC:
 		if (app->scene->v)

@@ -26,6 +26,16 @@ uint32_t keys_parse(const char *name)
 	return KEYC_NONE;
 }
 
+const char *keys_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof names / sizeof names[0] && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "",
+		                        names[i].name);
+	return buf;
+}
+
 const char *keys_name(uint32_t key, char *buf, size_t size)
 {
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

@@ -49,14 +49,13 @@ static int check_one(const char *name, uint32_t key, void *ctx)
 	struct check *c = ctx;
 	if (key != KEYC_NONE)
 		return 0;
+	char names[256];
 	if (name[0] == '\0')
 		snprintf(c->err, c->size, "--keys: empty key name in the list");
 	else
 		snprintf(c->err, c->size,
-		         "--keys: unknown key \"%s\" (a printable character, or one of right left "
-		         "up "
-		         "down home end pgup pgdn space backspace enter esc tab)",
-		         name);
+		         "--keys: unknown key \"%s\" (a printable character, or one of %s)", name,
+		         keys_names(names, sizeof names));
 	return -1;
 }
 

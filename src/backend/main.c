@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "h2o/app.h"
+#include "h2o/keys.h"
 #include "headless.h"
 #include "h2o/policy.h"
 #include "h2o/report.h"
@@ -37,25 +38,65 @@ struct options {
 	const char *scene;
 };
 
+/* The policy beside H2O when --compare is not given. */
+#define COMPARE_DEFAULT POLICY_FULL
+
+/* One entry of --help: LEAD from column 2, TEXT from column 22 wrapped by
+ * words at 80 (a lead too wide for its column takes a line of its own). */
+static void put_help(FILE *out, const char *lead, const char *text)
+{
+	enum { TEXT_COL = 22, WIDTH = 80 };
+	int col = fprintf(out, "  %s", lead);
+	if (col > TEXT_COL - 2) {
+		fputc('\n', out);
+		col = 0;
+	}
+	fprintf(out, "%*s", TEXT_COL - col, "");
+	col = TEXT_COL;
+	for (const char *s = text; *s;) {
+		const size_t word = strcspn(s, " ");
+		if (col > TEXT_COL && col + 1 + (int)word > WIDTH) {
+			fprintf(out, "\n%*s", TEXT_COL, "");
+			col = TEXT_COL;
+		} else if (col > TEXT_COL) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(s, 1, word, out);
+		col += (int)word;
+		s += word;
+		s += strspn(s, " ");
+	}
+	fputc('\n', out);
+}
+
+/* --help: the options, with the key names and the policies from their
+ * tables (keys.c, POLICIES). */
 static void usage(FILE *out)
 {
+	char names[256], text[512];
 	fputs("Usage: h2o-tui [OPTIONS] SCENE.json\n"
 	      "Step through the H2O KV-cache eviction of a scene, beside the full cache.\n"
 	      "\n"
-	      "  --headless          print frames as text to stdout instead of opening the TUI\n"
-	      "  --keys LIST         with --headless: print the frame at step 0, then one frame\n"
-	      "                      after each key of LIST (comma-separated key names: a\n"
-	      "                      printable key by its character, e.g. q ? ], the others by\n"
-	      "                      name: right left up down home end pgup pgdn space\n"
-	      "                      backspace enter esc tab)\n"
-	      "  --size COLSxROWS    frame size for --headless (default 120x36)\n"
+	      "  --headless          print frames as text to stdout instead of opening the TUI\n",
+	      out);
+	snprintf(text, sizeof text,
+	         "with --headless: print the frame at step 0, then one frame after each key of "
+	         "LIST (comma-separated key names: a printable key by its character, e.g. q ? ], "
+	         "the others by name: %s)",
+	         keys_names(names, sizeof names));
+	put_help(out, "--keys LIST", text);
+	fputs("  --size COLSxROWS    frame size for --headless (default 120x36)\n"
 	      "  --ascii             ASCII glyphs only (bars, heat, borders)\n"
 	      "  --trace             print the JSON Lines trace of every step and exit\n"
 	      "  --heavy N           heavy budget (overrides the scene's)\n"
-	      "  --recent N          recent budget (overrides the scene's)\n"
-	      "  --compare NAME      policy beside H2O at start: full (default), window,\n"
-	      "                      streaming or tova (c cycles them in the TUI)\n"
-	      "  --sinks N           StreamingLLM's attention sinks (default max(1, min(4, B/4)))\n"
+	      "  --recent N          recent budget (overrides the scene's)\n",
+	      out);
+	snprintf(text, sizeof text,
+	         "policy beside H2O at start, one of %s (default %s; c cycles them in the TUI)",
+	         app_comparable_names(names, sizeof names), policies[COMPARE_DEFAULT]->name);
+	put_help(out, "--compare NAME", text);
+	fputs("  --sinks N           StreamingLLM's attention sinks (default max(1, min(4, B/4)))\n"
 	      "  --report            print every policy's figures over the scene and exit\n"
 	      "  --budget-sweep[=LIST]  the report for each total budget B of LIST\n"
 	      "                      (comma-separated; default 1..n, or powers of two past 64)\n"
@@ -63,7 +104,12 @@ static void usage(FILE *out)
 	      "  --help              show this help and exit\n"
 	      "  --version           show the version and exit\n"
 	      "\n"
-	      "In the TUI, press ? for the keys. Exit status: 0 ok, 2 bad usage, 3 bad scene.\n",
+	      "Policies (H2O on the left, --compare NAME beside it; --report and --trace\n"
+	      "show them all):\n",
+	      out);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		put_help(out, policies[p]->name, policies[p]->about);
+	fputs("\nIn the TUI, press ? for the keys. Exit status: 0 ok, 2 bad usage, 3 bad scene.\n",
 	      out);
 }
 
@@ -138,7 +184,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	                      .heavy = -1,
 	                      .recent = -1,
 	                      .sinks = -1,
-	                      .compare = POLICY_FULL};
+	                      .compare = COMPARE_DEFAULT};
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -175,11 +221,21 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_COMPARE: {
 			const int p = policy_find(optarg);
-			if (p < 0 || p == POLICY_H2O)
-				return usage_error(
-				        "--compare: expected full, window, streaming or tova, "
-				        "got '%s'",
-				        optarg);
+			if (p < 0 || !app_comparable((enum policy_id)p)) {
+				char names[256], msg[512];
+				app_comparable_names(names, sizeof names);
+				if (p < 0)
+					snprintf(msg, sizeof msg,
+					         "--compare: unknown policy '%.64s': expected one "
+					         "of %s",
+					         optarg, names);
+				else
+					snprintf(msg, sizeof msg,
+					         "--compare: %s is always on the left: expected "
+					         "one of %s",
+					         optarg, names);
+				return usage_error("%s", msg);
+			}
 			o->compare = (enum policy_id)p;
 			break;
 		}

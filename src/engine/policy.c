@@ -1,9 +1,11 @@
 /*
- * policy: the table of policies and the rule they share.
+ * policy: the table of policies, what is asked of them through it, and the
+ * pieces of rule and wording they share.
  */
 #include "h2o/policy.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine_kernel.h"
@@ -24,6 +26,70 @@ int policy_find(const char *name)
 		if (strcmp(policies[i]->name, name) == 0)
 			return i;
 	return -1;
+}
+
+int policy_capacity(enum policy_id p, const struct policy_budget *b)
+{
+	const int old = policies[p]->region_budget(b, POLICY_REGION_OLD);
+	const int recent = policies[p]->region_budget(b, POLICY_REGION_RECENT);
+	return old < 0 || recent < 0 ? -1 : old + recent;
+}
+
+/* X and OTHER with two decimals, or with as many more (up to six) as it
+ * takes to tell them apart, so that "a < b" never reads "0.91 < 0.91". */
+static void format_pair(double x, double other, char *xs, char *os, size_t size)
+{
+	for (int digits = 2; digits <= 6; digits++) {
+		snprintf(xs, size, "%.*f", digits, x);
+		snprintf(os, size, "%.*f", digits, other);
+		if (x == other || strcmp(xs, os) != 0)
+			return;
+	}
+}
+
+void policy_word_cutoff(const struct policy_loss *loss, bool by_weight, enum policy_voice voice,
+                        struct policy_words *words)
+{
+	const double own = by_weight ? loss->weight : loss->score;
+	const char *op = own < loss->cutoff_value ? "<" : "=";
+	char a[32], c[32];
+	format_pair(own, loss->cutoff_value, a, c, sizeof a);
+	words->cutoff_pos = loss->cutoff_pos;
+	if (voice == POLICY_VOICE_BRIEF) {
+		/* The column beside shows the entry's own score. */
+		if (by_weight)
+			snprintf(words->before, sizeof words->before, "attn %s %s %s ", a, op, c);
+		else
+			snprintf(words->before, sizeof words->before, "%s %s ", op, c);
+		return;
+	}
+	snprintf(words->before, sizeof words->before, "%s %s %s cut-off %s (",
+	         by_weight ? "attn" : "score", a, op, c);
+	snprintf(words->after, sizeof words->after, ")");
+	if (own == loss->cutoff_value)
+		snprintf(words->note, sizeof words->note, ", a tie: the lower position stays");
+}
+
+void policy_word(enum policy_id p, const struct policy_budget *b, const struct policy_loss *loss,
+                 enum policy_voice voice, struct policy_words *words)
+{
+	const struct policy *pol = policies[p];
+	*words = (struct policy_words){.cutoff_pos = -1};
+	if (pol->word_loss) {
+		pol->word_loss(b, loss, voice, words);
+	} else if (loss->cutoff_pos >= 0) {
+		policy_word_cutoff(loss, pol->by_weight, voice, words);
+	} else if (voice == POLICY_VOICE_BRIEF) {
+		snprintf(words->before, sizeof words->before, "left the window");
+	} else {
+		snprintf(words->before, sizeof words->before, "only the %d newest tokens stay",
+		         policy_capacity(p, b));
+	}
+}
+
+int policy_promoted_at(enum policy_id p, const struct policy_budget *b, int pos)
+{
+	return policies[p]->promoted_at ? policies[p]->promoted_at(b, pos) : 0;
 }
 
 int policy_default_sinks(int budget)

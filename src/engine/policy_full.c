@@ -11,6 +11,12 @@ static void full_evict(const struct policy_budget *b, const struct policy_cache 
 	*cutoff = -1;
 }
 
+static int full_region_budget(const struct policy_budget *b, enum policy_region r)
+{
+	(void)b;
+	return r == POLICY_REGION_OLD ? -1 : 0;
+}
+
 static enum policy_region full_region(const struct policy_budget *b, int t, int pos)
 {
 	(void)b, (void)t, (void)pos;
@@ -22,6 +28,7 @@ const struct policy policy_full = {
         .title = "FULL CACHE",
         .about = "keeps every token: exact attention, memory grows with the text",
         .region_name = {"CACHE", NULL},
+        .region_budget = full_region_budget,
         .evict = full_evict,
         .region = full_region,
 };

@@ -6,6 +6,8 @@
  */
 #include "h2o/policy.h"
 
+#include <stdio.h>
+
 static void streaming_evict(const struct policy_budget *b, const struct policy_cache *c,
                             unsigned char *gone, int *cutoff)
 {
@@ -23,6 +25,24 @@ static void streaming_evict(const struct policy_budget *b, const struct policy_c
 		gone[i] = 1;
 }
 
+static int streaming_region_budget(const struct policy_budget *b, enum policy_region r)
+{
+	return r == POLICY_REGION_OLD ? b->sinks : b->heavy + b->recent - b->sinks;
+}
+
+static void streaming_word_loss(const struct policy_budget *b, const struct policy_loss *loss,
+                                enum policy_voice voice, struct policy_words *words)
+{
+	if (loss->cutoff_pos >= 0)
+		policy_word_cutoff(loss, false, voice, words);
+	else if (voice == POLICY_VOICE_BRIEF)
+		snprintf(words->before, sizeof words->before, "left the window");
+	else
+		snprintf(words->before, sizeof words->before,
+		         "only the sinks (%d) and the %d newest tokens stay", b->sinks,
+		         b->heavy + b->recent - b->sinks);
+}
+
 static enum policy_region streaming_region(const struct policy_budget *b, int t, int pos)
 {
 	(void)t;
@@ -34,6 +54,8 @@ const struct policy policy_streaming = {
         .title = "STREAMINGLLM",
         .about = "keeps the first S tokens (attention sinks) and the B - S newest",
         .region_name = {"SINKS", "RECENT"},
+        .region_budget = streaming_region_budget,
         .evict = streaming_evict,
         .region = streaming_region,
+        .word_loss = streaming_word_loss,
 };

@@ -17,6 +17,11 @@ static void tova_evict(const struct policy_budget *b, const struct policy_cache 
 	*cutoff = policy_keep_largest(c, c->len, budget, true, gone);
 }
 
+static int tova_region_budget(const struct policy_budget *b, enum policy_region r)
+{
+	return r == POLICY_REGION_OLD ? b->heavy + b->recent : 0;
+}
+
 static enum policy_region tova_region(const struct policy_budget *b, int t, int pos)
 {
 	(void)b, (void)t, (void)pos;
@@ -28,6 +33,7 @@ const struct policy policy_tova = {
         .title = "TOVA",
         .about = "keeps the B tokens with the largest attention at this step",
         .region_name = {"KEPT BY ATTENTION", NULL},
+        .region_budget = tova_region_budget,
         .evict = tova_evict,
         .region = tova_region,
         .by_weight = true,

@@ -13,6 +13,11 @@ static void window_evict(const struct policy_budget *b, const struct policy_cach
 		gone[i] = 1;
 }
 
+static int window_region_budget(const struct policy_budget *b, enum policy_region r)
+{
+	return r == POLICY_REGION_RECENT ? b->heavy + b->recent : 0;
+}
+
 static enum policy_region window_region(const struct policy_budget *b, int t, int pos)
 {
 	(void)b, (void)t, (void)pos;
@@ -24,6 +29,7 @@ const struct policy policy_window = {
         .title = "SLIDING WINDOW",
         .about = "keeps the B newest tokens",
         .region_name = {NULL, "WINDOW"},
+        .region_budget = window_region_budget,
         .evict = window_evict,
         .region = window_region,
 };

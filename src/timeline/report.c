@@ -56,10 +56,11 @@ static void put_table_row(FILE *out, const struct scene *sc, const struct policy
                           enum policy_id p, const struct figures *f)
 {
 	char budget[16], loss[24];
-	if (p == POLICY_FULL)
+	const int capacity = policy_capacity(p, b);
+	if (capacity < 0)
 		snprintf(budget, sizeof budget, "all");
 	else
-		snprintf(budget, sizeof budget, "%d", b->heavy + b->recent);
+		snprintf(budget, sizeof budget, "%d", capacity);
 	if (f->first_loss)
 		snprintf(loss, sizeof loss, "step %d", f->first_loss);
 	else
@@ -124,6 +125,9 @@ int report_sweep(const struct scene *sc, const int *budgets, int count, int sink
 	/* The smallest budget at which each policy's mean recall reaches
 	 * REPORT_GOOD_RECALL, or 0. */
 	int good[POLICY_COUNT] = {0};
+	/* A policy that keeps everything needs no budget: the text leaves
+	 * it out of that line. */
+	bool unlimited[POLICY_COUNT] = {0};
 	if (json)
 		fprintf(out, "{\"tokens\": %d, \"sweep\": [", sc->n);
 	else
@@ -140,9 +144,11 @@ int report_sweep(const struct scene *sc, const int *budgets, int count, int sink
 		struct figures fig[POLICY_COUNT];
 		if (measure(sc, &b, fig) < 0)
 			return -1;
-		for (int p = 0; p < POLICY_COUNT; p++)
+		for (int p = 0; p < POLICY_COUNT; p++) {
 			if (!good[p] && fig[p].recall_sum / sc->n >= REPORT_GOOD_RECALL)
 				good[p] = total;
+			unlimited[p] = policy_capacity((enum policy_id)p, &b) < 0;
+		}
 		if (json) {
 			fputs(i ? ", {\"budget\": " : "{\"budget\": ", out);
 			put_json_budget(out, &b);
@@ -172,7 +178,7 @@ int report_sweep(const struct scene *sc, const int *budgets, int count, int sink
 	}
 	fprintf(out, "smallest budget with mean recall >= %.2f:", REPORT_GOOD_RECALL);
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		if (p == POLICY_FULL)
+		if (unlimited[p])
 			continue;
 		if (good[p])
 			fprintf(out, "  %s %d", policies[p]->name, good[p]);

@@ -74,6 +74,7 @@ struct timeline {
 	int n;
 	struct step_summary *sum; /* [1..n] */
 	struct policy_log log[POLICY_COUNT];
+	int promote_next; /* the builder's: the first position H2O may yet promote */
 
 	unsigned lite_mask; /* every policy but the full cache */
 	int every;          /* snapshot interval of the caches that evict */
@@ -142,6 +143,23 @@ static int evicted_at(const struct timeline *tl, enum policy_id p, int pos)
 	return atomic_load_explicit(&tl->log[p].evicted_at[pos], memory_order_relaxed);
 }
 
+/* The position H2O promotes at step T if it is still kept, or -1. Tokens
+ * come to their promotion in the order they came in (policy.h), so a
+ * cursor over the positions finds it. */
+static int promoted(struct timeline *tl, int t)
+{
+	int found = -1;
+	for (; tl->promote_next < t; tl->promote_next++) {
+		const int pos = tl->promote_next;
+		const int at = policy_promoted_at(POLICY_H2O, &tl->b, pos);
+		if (at > t)
+			break;
+		if (at == t && evicted_at(tl, POLICY_H2O, pos) == 0)
+			found = pos;
+	}
+	return found;
+}
+
 static void summarise(struct timeline *tl, const struct step_record *rec)
 {
 	struct step_summary *s = &tl->sum[rec->step];
@@ -167,11 +185,7 @@ static void summarise(struct timeline *tl, const struct step_record *rec)
 		}
 		log->ev_until[rec->step] = log->n_ev;
 	}
-	/* The token that leaves H2O's recent window at this step is the one
-	 * `recent` places behind the new one; if it survived, it is now a
-	 * heavy hitter. */
-	const int leaving = rec->pos - tl->b.recent;
-	s->promoted_pos = leaving >= 0 && evicted_at(tl, POLICY_H2O, leaving) == 0 ? leaving : -1;
+	s->promoted_pos = promoted(tl, rec->step);
 }
 
 /* Every allocation of the timeline's own goes through here, so that

@@ -10,7 +10,6 @@
 #include "h2o/view.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "h2o/heads.h"
 #include "h2o/keys.h"
@@ -41,14 +40,11 @@ const char *view_format_count(long n, char *buf)
 	return buf;
 }
 
-void view_format_pair(double x, double other, char *xs, char *os, int size)
+void view_word_eviction(const struct view *v, enum policy_id p, const struct eviction *ev,
+                        enum policy_voice voice, struct policy_words *words)
 {
-	for (int digits = 2; digits <= 6; digits++) {
-		snprintf(xs, (size_t)size, "%.*f", digits, x);
-		snprintf(os, (size_t)size, "%.*f", digits, other);
-		if (x == other || strcmp(xs, os) != 0)
-			return;
-	}
+	const struct policy_loss loss = {ev->score, ev->weight, ev->cutoff_pos, ev->cutoff_value};
+	policy_word(p, &v->app->b, &loss, voice, words);
 }
 
 static void draw_too_small(struct frame *f)
@@ -127,26 +123,18 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 	char rest[160];
 	if (h->n_evicted > 0) {
 		const struct eviction *ev = timeline_eviction(v->tl, POLICY_H2O, h->first_evict);
+		struct policy_words words;
+		view_word_eviction(v, POLICY_H2O, ev, POLICY_VOICE_SENTENCE, &words);
 		used += frame_text(f, x0, r.y, w, v->sc->text[ev->pos], STYLE_GONE);
-		if (ev->cutoff_pos < 0) {
-			snprintf(rest, sizeof rest,
-			         " evicted: heavy is 0, so only the %d newest tokens stay",
-			         v->app->b.recent);
-			used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
-		} else {
-			char a[32], b[32];
-			view_format_pair(ev->score, ev->cutoff_value, a, b, sizeof a);
-			snprintf(rest, sizeof rest, " evicted: score %s %s cut-off %s (", a,
-			         ev->score < ev->cutoff_value ? "<" : "=", b);
-			used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
-			used += frame_text(f, x0 + used, r.y, w - used, v->sc->text[ev->cutoff_pos],
-			                   STYLE_HEAVY);
-			used += frame_text(f, x0 + used, r.y, w - used, ")", STYLE_NORMAL);
-			if (ev->score == ev->cutoff_value)
-				used += frame_text(f, x0 + used, r.y, w - used,
-				                   ", a tie: the lower position stays",
-				                   STYLE_NORMAL);
+		snprintf(rest, sizeof rest, " evicted: %s", words.before);
+		used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
+		if (words.cutoff_pos >= 0) {
+			used += frame_text(f, x0 + used, r.y, w - used,
+			                   v->sc->text[words.cutoff_pos], STYLE_HEAVY);
+			used += frame_text(f, x0 + used, r.y, w - used, words.after, STYLE_NORMAL);
 		}
+		if (words.note[0])
+			used += frame_text(f, x0 + used, r.y, w - used, words.note, STYLE_NORMAL);
 	} else {
 		used += frame_text(f, x0, r.y, w, token, STYLE_NEW);
 		if (budget >= v->n)
@@ -307,6 +295,13 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	}
 }
 
+/* The most tokens policy P holds over a scene of N. */
+static int held_most(const struct app *app, enum policy_id p, int n)
+{
+	const int capacity = policy_capacity(p, &app->b);
+	return capacity < 0 || capacity > n ? n : capacity;
+}
+
 void view_draw(const struct app *app, struct frame *f)
 {
 	frame_clear(f);
@@ -332,11 +327,12 @@ void view_draw(const struct app *app, struct frame *f)
 	 * stepping), then the plot (a rule and two rows) when there is room,
 	 * keeping a few rows of heat below. */
 	const int middle_top = 3, middle_h = f->rows - 3 - 4;
-	const int budget = app->b.heavy + app->b.recent;
-	const int held = budget < v.n ? budget : v.n;
-	int need_cache = 1 + 3 + held + timeline_eviction_count(app->tl, POLICY_H2O);
+	int need_cache = 1 + 3 + held_most(app, POLICY_H2O, v.n) +
+	                 timeline_eviction_count(app->tl, POLICY_H2O);
+	/* The full cache beside H2O mirrors H2O's rows. */
 	if (app->compare != POLICY_FULL) {
-		const int other = 1 + 3 + held + timeline_eviction_count(app->tl, app->compare);
+		const int other = 1 + 3 + held_most(app, app->compare, v.n) +
+		                  timeline_eviction_count(app->tl, app->compare);
 		need_cache = other > need_cache ? other : need_cache;
 	}
 	const int need_heat = 1 + v.n;

@@ -16,7 +16,13 @@
 #include "view_panels.h"
 
 enum row_kind { ROW_SECTION, ROW_TOKEN, ROW_MORE };
-enum section { SEC_OLD, SEC_RECENT, SEC_EVICTED, SEC_COUNT };
+/* The policy's regions in policy_region order, then its evictions. */
+enum section {
+	SEC_OLD = POLICY_REGION_OLD,
+	SEC_RECENT = POLICY_REGION_RECENT,
+	SEC_EVICTED,
+	SEC_COUNT
+};
 
 struct row {
 	enum row_kind kind;
@@ -112,9 +118,11 @@ static void count_regions(const struct view *v, enum policy_id p, int count[SEC_
 	count[SEC_EVICTED] = v->t > 0 ? timeline_evictions_until(v->tl, p, v->t) : 0;
 }
 
-static bool section_shown(enum policy_id p, enum section s)
+/* A policy's named regions, and its evictions unless it keeps everything. */
+static bool section_shown(const struct view *v, enum policy_id p, enum section s)
 {
-	return s == SEC_EVICTED ? p != POLICY_FULL : policies[p]->region_name[s] != NULL;
+	return s == SEC_EVICTED ? policy_capacity(p, &v->app->b) >= 0
+	                        : policies[p]->region_name[s] != NULL;
 }
 
 static double kept_score(const struct view *v, enum policy_id p, int pos);
@@ -165,11 +173,11 @@ static int build_rows(const struct view *v, enum policy_id p, struct row *rows, 
 	/* Share the rows out one at a time, round robin, after the headers. */
 	int avail = h, give[SEC_COUNT] = {0};
 	for (int s = 0; s < SEC_COUNT; s++)
-		avail -= section_shown(p, s);
+		avail -= section_shown(v, p, s);
 	for (bool more = true; more && avail > 0;) {
 		more = false;
 		for (int s = 0; s < SEC_COUNT && avail > 0; s++) {
-			if (section_shown(p, s) && give[s] < count[s]) {
+			if (section_shown(v, p, s) && give[s] < count[s]) {
 				give[s]++;
 				avail--;
 				more = true;
@@ -179,7 +187,7 @@ static int build_rows(const struct view *v, enum policy_id p, struct row *rows, 
 
 	int nrows = 0;
 	for (int s = 0; s < SEC_COUNT && nrows < h; s++) {
-		if (!section_shown(p, s))
+		if (!section_shown(v, p, s))
 			continue;
 		rows[nrows++] = (struct row){.kind = ROW_SECTION, .sec = s};
 		/* A cut section gives one of its rows to a "more" line, unless
@@ -262,32 +270,24 @@ static void draw_token_head(const struct view *v, struct frame *f, const struct 
 	frame_text(f, c->text, y, c->text_w, v->sc->text[pos], style);
 }
 
-/* Why an evicted token went, in the bar column. */
+/* Why an evicted token went, in the bar column, in its policy's words. */
 static void draw_why(const struct view *v, struct frame *f, const struct side *sd, int y,
                      const struct eviction *ev)
 {
 	const struct cols *c = &sd->c;
-	char why[96], a[32], b[32];
+	struct policy_words words;
+	view_word_eviction(v, sd->p, ev, POLICY_VOICE_BRIEF, &words);
+	char tail[128];
 	int used = 0;
-	if (ev->cutoff_pos >= 0) {
-		/* The score column shows the token's own score, so the
-		 * comparison starts from the cut-off it lost to. */
-		const bool by_weight = policies[sd->p]->by_weight;
-		const double own = by_weight ? ev->weight : ev->score;
-		view_format_pair(own, ev->cutoff_value, a, b, sizeof a);
-		if (by_weight)
-			snprintf(why, sizeof why, "attn %s %s %s ", a,
-			         own < ev->cutoff_value ? "<" : "=", b);
-		else
-			snprintf(why, sizeof why, "%s %s ", own < ev->cutoff_value ? "<" : "=", b);
-		used = frame_text(f, c->bar, y, c->bar_w, why, STYLE_EVICTED);
+	if (words.cutoff_pos >= 0) {
+		used = frame_text(f, c->bar, y, c->bar_w, words.before, STYLE_EVICTED);
 		used += frame_text(f, c->bar + used, y, c->bar_w - used,
-		                   v->sc->text[ev->cutoff_pos], STYLE_EVICTED);
-		snprintf(why, sizeof why, " at step %d", ev->step);
+		                   v->sc->text[words.cutoff_pos], STYLE_EVICTED);
+		snprintf(tail, sizeof tail, "%s at step %d", words.after, ev->step);
 	} else {
-		snprintf(why, sizeof why, "left the window at step %d", ev->step);
+		snprintf(tail, sizeof tail, "%s at step %d", words.before, ev->step);
 	}
-	frame_text(f, c->bar + used, y, c->bar_w - used, why, STYLE_EVICTED);
+	frame_text(f, c->bar + used, y, c->bar_w - used, tail, STYLE_EVICTED);
 }
 
 /* Mark the selected token's row: a glyph for the text, reverse video for
@@ -363,17 +363,11 @@ static void draw_section_row(const struct view *v, struct frame *f, const struct
 {
 	int count[SEC_COUNT];
 	count_regions(v, sd->p, count);
-	const struct policy_budget *b = &v->app->b;
 	/* The budget of each region, where the rule has one. */
-	int limit = -1;
-	if (row->sec != SEC_EVICTED) {
-		if (sd->p == POLICY_H2O)
-			limit = row->sec == SEC_OLD ? b->heavy : b->recent;
-		else if (sd->p == POLICY_STREAMING)
-			limit = row->sec == SEC_OLD ? b->sinks : b->heavy + b->recent - b->sinks;
-		else if (sd->p != POLICY_FULL)
-			limit = b->heavy + b->recent;
-	}
+	const int limit =
+	        row->sec == SEC_EVICTED
+	                ? -1
+	                : policies[sd->p]->region_budget(&v->app->b, (enum policy_region)row->sec);
 	const char *name =
 	        row->sec == SEC_EVICTED ? "EVICTED" : policies[sd->p]->region_name[row->sec];
 	const int w = sd->c.w - 2;
@@ -400,14 +394,15 @@ static void draw_title(const struct view *v, struct frame *f, const struct side 
 	const int w = sd->c.w - 2, x = sd->c.mark;
 	int used = frame_text(f, x, y, w, policies[sd->p]->title, STYLE_LABEL);
 	const long tokens = cs ? cs->m.tokens : 0, kv = cs ? cs->m.kv : 0;
-	if (sd->p == POLICY_FULL)
+	const int capacity = policy_capacity(sd->p, &v->app->b);
+	if (capacity < 0)
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %ld tokens, %ld KV",
 		                     tokens, kv);
 	else
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
-		                     "  %ld of %d tokens, %ld KV", tokens,
-		                     v->app->b.heavy + v->app->b.recent, kv);
-	if (sd->p != POLICY_H2O && sd->p != POLICY_FULL && cs)
+		                     "  %ld of %d tokens, %ld KV", tokens, capacity, kv);
+	/* What it shares with H2O, unless it keeps everything anyway. */
+	if (sd->p != POLICY_H2O && capacity >= 0 && cs)
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, ", %d shared with H2O",
 		                     cs->m.overlap_h2o);
 	if (sd->p != POLICY_H2O && bar_max > 0.0)

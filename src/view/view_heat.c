@@ -102,7 +102,7 @@ static void draw_half(const struct view *v, struct frame *f, const struct heat_c
                       int rows, bool full)
 {
 	const enum policy_id policy = full ? v->app->compare : POLICY_H2O;
-	draw_header(v, f, h, y0, full ? policies[v->app->compare]->name : "h2o");
+	draw_header(v, f, h, y0, policies[policy]->name);
 	const int first_step = v->t - (rows - 1) + 1 > 1 ? v->t - (rows - 1) + 1 : 1;
 	for (int s = first_step, y = y0 + 1; s <= v->t; s++, y++) {
 		const enum frame_style style = s == v->t ? STYLE_NEW : STYLE_DIM;

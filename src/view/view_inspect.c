@@ -102,20 +102,16 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 	const struct eviction *ev = timeline_eviction_of(v->tl, POLICY_H2O, pos, v->t);
 	const enum region region = timeline_region(v->tl, POLICY_H2O, v->t, pos);
 	if (ev) {
-		char a[32], c[32];
-		if (ev->cutoff_pos >= 0) {
-			view_format_pair(ev->score, ev->cutoff_value, a, c, sizeof a);
-			used = frame_printf(f, x, y, w, STYLE_EVICTED,
-			                    "evicted at step %d: score %s %s cut-off %s (",
-			                    ev->step, a, ev->score < ev->cutoff_value ? "<" : "=",
-			                    c);
-			used += frame_text(f, x + used, y, w - used, v->sc->text[ev->cutoff_pos],
+		struct policy_words words;
+		view_word_eviction(v, POLICY_H2O, ev, POLICY_VOICE_SENTENCE, &words);
+		used = frame_printf(f, x, y, w, STYLE_EVICTED, "evicted at step %d: %s", ev->step,
+		                    words.before);
+		if (words.cutoff_pos >= 0) {
+			used += frame_text(f, x + used, y, w - used, v->sc->text[words.cutoff_pos],
 			                   STYLE_EVICTED);
-			frame_text(f, x + used, y, w - used, ")", STYLE_EVICTED);
-		} else {
-			frame_printf(f, x, y, w, STYLE_EVICTED,
-			             "evicted at step %d: it left the recent window", ev->step);
+			used += frame_text(f, x + used, y, w - used, words.after, STYLE_EVICTED);
 		}
+		frame_text(f, x + used, y, w - used, words.note, STYLE_EVICTED);
 	} else {
 		int of;
 		const int rank = rank_of(v, pos, &of);
@@ -132,13 +128,13 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 		return;
 
 	/* Its path: entered, protected while recent, then heavy or gone. */
-	const int heavy_at = pos + b->recent + 1;
+	const int heavy_at = policy_promoted_at(POLICY_H2O, b, pos);
 	const int gone_at = timeline_evicted_at(v->tl, POLICY_H2O, pos);
 	int len = snprintf(buf, sizeof buf, "entered at step %d", pos + 1);
-	if (gone_at && gone_at <= heavy_at)
+	if (gone_at && heavy_at && gone_at <= heavy_at)
 		snprintf(buf + len, sizeof buf - (size_t)len,
 		         "; evicted at step %d, as soon as it left the recent window", gone_at);
-	else if (b->recent > 0 && heavy_at <= v->built)
+	else if (heavy_at && heavy_at <= v->built)
 		snprintf(buf + len, sizeof buf - (size_t)len,
 		         "; recent until step %d, heavy from step %d", heavy_at - 1, heavy_at);
 	frame_text(f, x, y, w, buf, STYLE_NORMAL);

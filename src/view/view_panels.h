@@ -40,9 +40,9 @@ panel_draw_fn panel_inspect_draw;  /* the selected token, beside the H2O heat */
 panel_draw_fn panel_overview_draw; /* every head at a glance */
 panel_draw_fn panel_help_draw;     /* the help overlay, over everything */
 
-/* Format X with two decimals, or with as many more (up to six) as it takes
- * to tell it apart from OTHER, so that "a < b" never reads "0.91 < 0.91". */
-void view_format_pair(double x, double other, char *xs, char *os, int size);
+/* Policy P's words for its eviction EV (policy_word). */
+void view_word_eviction(const struct view *v, enum policy_id p, const struct eviction *ev,
+                        enum policy_voice voice, struct policy_words *words);
 
 /* N with thousands separators ("1,984") in BUF (at least 32 bytes). */
 const char *view_format_count(long n, char *buf);

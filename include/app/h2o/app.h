@@ -20,34 +20,36 @@
 struct scene;
 struct timeline;
 
-/* Actions: X(name, help text). The help overlay lists them in this order. */
-#define APP_ACTIONS(X)                                                                \
-	X(NEXT, "one step forward")                                                   \
-	X(PREV, "one step back")                                                      \
-	X(FIRST, "first step (step 0, the empty cache)")                              \
-	X(LAST, "last step")                                                          \
-	X(PAGE_NEXT, "ten steps forward")                                             \
-	X(PAGE_PREV, "ten steps back")                                                \
-	X(DIGIT, "type a step number, then Enter to jump to it")                      \
-	X(GOTO, "jump to a step: type its number, then Enter")                        \
-	X(HEAVY_DEC, "heavy budget down (recomputes, keeps the step)")                \
-	X(HEAVY_INC, "heavy budget up (recomputes, keeps the step)")                  \
-	X(RECENT_DEC, "recent budget down (recomputes, keeps the step)")              \
-	X(RECENT_INC, "recent budget up (recomputes, keeps the step)")                \
-	X(COMPARE, "compare H2O with the next policy: full, window, streaming, tova") \
-	X(METRIC, "plot output error or attention recall")                            \
-	X(PLAY, "play / pause automatic stepping")                                    \
-	X(FASTER, "play faster")                                                      \
-	X(SLOWER, "play slower")                                                      \
-	X(SELECT_PREV, "select the token above in the H2O panel (inspector)")         \
-	X(SELECT_NEXT, "select the token below in the H2O panel (inspector)")         \
-	X(HEAT_LEFT, "scroll the heat rows ten positions left")                       \
-	X(HEAT_RIGHT, "scroll the heat rows right (back to following the step)")      \
-	X(HEAT_SELECTED, "scroll the heat rows to the selected token")                \
-	X(HEAD_NEXT, "show the next attention head")                                  \
-	X(HEAD_PREV, "show the previous attention head")                              \
-	X(OVERVIEW, "all heads at a glance: what each keeps, and its recall")         \
-	X(HELP, "show / hide this help")                                              \
+/* Actions: X(name, help text). The help overlay lists them in this order.
+ * COMPARE's help goes on with the policies it cycles through, from the
+ * POLICIES table (app_action_help). */
+#define APP_ACTIONS(X)                                                           \
+	X(NEXT, "one step forward")                                              \
+	X(PREV, "one step back")                                                 \
+	X(FIRST, "first step (step 0, the empty cache)")                         \
+	X(LAST, "last step")                                                     \
+	X(PAGE_NEXT, "ten steps forward")                                        \
+	X(PAGE_PREV, "ten steps back")                                           \
+	X(DIGIT, "type a step number, then Enter to jump to it")                 \
+	X(GOTO, "jump to a step: type its number, then Enter")                   \
+	X(HEAVY_DEC, "heavy budget down (recomputes, keeps the step)")           \
+	X(HEAVY_INC, "heavy budget up (recomputes, keeps the step)")             \
+	X(RECENT_DEC, "recent budget down (recomputes, keeps the step)")         \
+	X(RECENT_INC, "recent budget up (recomputes, keeps the step)")           \
+	X(COMPARE, "compare H2O with the next policy")                           \
+	X(METRIC, "plot output error or attention recall")                       \
+	X(PLAY, "play / pause automatic stepping")                               \
+	X(FASTER, "play faster")                                                 \
+	X(SLOWER, "play slower")                                                 \
+	X(SELECT_PREV, "select the token above in the H2O panel (inspector)")    \
+	X(SELECT_NEXT, "select the token below in the H2O panel (inspector)")    \
+	X(HEAT_LEFT, "scroll the heat rows ten positions left")                  \
+	X(HEAT_RIGHT, "scroll the heat rows right (back to following the step)") \
+	X(HEAT_SELECTED, "scroll the heat rows to the selected token")           \
+	X(HEAD_NEXT, "show the next attention head")                             \
+	X(HEAD_PREV, "show the previous attention head")                         \
+	X(OVERVIEW, "all heads at a glance: what each keeps, and its recall")    \
+	X(HELP, "show / hide this help")                                         \
 	X(QUIT, "quit (Esc first closes help, cancels a number or the selection)")
 
 enum app_action {
@@ -185,8 +187,15 @@ const struct app_binding *app_bindings(size_t *count);
 
 /* The action bound to KEY, or ACT_NONE. */
 enum app_action app_action_of(uint32_t key);
-/* The help text of an action. */
+/* The help text of an action, valid until the next call on this thread. */
 const char *app_action_help(enum app_action action);
+
+/* Whether policy P can stand beside H2O: every policy but H2O itself. */
+bool app_comparable(enum policy_id p);
+/* Their names in POLICIES order, which is the order COMPARE cycles
+ * through, ", "-separated ("full, window, streaming, tova"), in BUF.
+ * Returns BUF. */
+const char *app_comparable_names(char *buf, size_t size);
 
 /* Apply one key. Returns APP_ flags. */
 unsigned app_key(struct app *app, uint32_t key);

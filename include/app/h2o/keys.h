@@ -51,4 +51,8 @@ uint32_t keys_parse(const char *name);
  * Returns BUF. */
 const char *keys_name(uint32_t key, char *buf, size_t size);
 
+/* Every name keys_parse takes besides a printable character, space-
+ * separated ("space right left ..."), in BUF. Returns BUF. */
+const char *keys_names(char *buf, size_t size);
+
 #endif

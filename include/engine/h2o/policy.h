@@ -4,9 +4,12 @@
  * Every policy runs its own cache through spec §2 steps 1-5 (append,
  * logits, softmax over what it holds, output, its own accumulated scores)
  * and then evicts by its own rule with the same total budget B = heavy +
- * recent. A policy is a const struct of a rule and a labelling of what it
- * keeps; it holds no state and does no I/O. Adding one is a file
- * (src/policy_NAME.c) and an entry in POLICIES below.
+ * recent. A policy is a const struct holding everything the rest of the
+ * program knows about it: its names, its rule, its regions and their
+ * budgets, how to word an eviction and when a token counts as promoted. It
+ * holds no state and does no I/O. Adding one is a file
+ * (src/engine/policy_NAME.c), its line in POLICIES below and its line in
+ * src/engine/meson.build (docs/policies.md, "Adding a policy").
  */
 #ifndef H2O_POLICY_H
 #define H2O_POLICY_H
@@ -14,13 +17,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* X(ID, name): the trace key, the --compare name and the file's suffix. */
+/* X(ID, name): POLICY_ID, and NAME, the file's suffix and the name of the
+ * struct policy it defines (policy_NAME). The order is the order of the
+ * report's rows, of the trace's keys after h2o and full, and of the
+ * compare key's cycle. */
 #define POLICIES(X)             \
 	X(FULL, full)           \
 	X(H2O, h2o)             \
 	X(WINDOW, window)       \
 	X(STREAMING, streaming) \
-	X(TOVA, tova)
+	X(TOVA, tova)           \
+	POLICIES_TEST(X)
+
+/* The test build of tests/meson.build adds the toy policy of
+ * tests/toy_policy.c, to prove that a policy needs nothing more. */
+#ifdef H2O_TEST_TOY_POLICY
+#define POLICIES_TEST(X) X(TOY, toy)
+#else
+#define POLICIES_TEST(X)
+#endif
 
 enum policy_id {
 #define X(id, name) POLICY_##id,
@@ -49,12 +64,37 @@ struct policy_cache {
  * sections in this order. */
 enum policy_region { POLICY_REGION_OLD, POLICY_REGION_RECENT };
 
+/* An eviction, as the words for it need it. */
+struct policy_loss {
+	double score, weight; /* the evicted entry's, at the step it went */
+	int cutoff_pos;       /* the kept position it lost to, or -1 */
+	double cutoff_value;  /* that one's score, or its weight (by_weight) */
+};
+
+/* Where the words go: a panel's column, beside the entry's own score
+ * (BRIEF), or a sentence of the story line and the inspector. */
+enum policy_voice { POLICY_VOICE_BRIEF, POLICY_VOICE_SENTENCE };
+
+/* The words for an eviction. The text of the token it lost to is scene
+ * text, which only the caller may draw: the words are BEFORE, then that
+ * token's text when CUTOFF_POS >= 0, then AFTER, then NOTE (a remark, as
+ * on a tie; empty in the brief voice). */
+struct policy_words {
+	char before[96]; /* "score 0.91 < cut-off 1.58 (", "left the window" */
+	int cutoff_pos;
+	char after[8];
+	char note[48];
+};
+
 struct policy {
-	const char *name;  /* "h2o" */
-	const char *title; /* "H2O" */
-	const char *about; /* one line: what it keeps */
+	const char *name;  /* "h2o": on the command line, in the trace, the report */
+	const char *title; /* "H2O CACHE": its panel's title */
+	const char *about; /* what it keeps, one line of --help */
 	/* Section names of its two regions; NULL for an unused region. */
 	const char *region_name[2];
+	/* The most positions region R holds under B: 0 for an unused
+	 * region, -1 when the policy keeps everything (no limit). */
+	int (*region_budget)(const struct policy_budget *b, enum policy_region r);
 	/* Mark (gone[i] = 1) the entries of C to evict at this step. Sets
 	 * *CUTOFF to the kept entry an evicted one had to beat, or -1. */
 	void (*evict)(const struct policy_budget *b, const struct policy_cache *c,
@@ -64,12 +104,34 @@ struct policy {
 	/* What the cut-off is compared on: the score (false) or this step's
 	 * weight (true). */
 	bool by_weight;
+	/* The words for LOSS in VOICE into WORDS (cleared, cutoff_pos -1).
+	 * NULL: policy_word_cutoff's for a loss with a cut-off, and a
+	 * window's otherwise ("left the window", "only the B newest tokens
+	 * stay"). */
+	void (*word_loss)(const struct policy_budget *b, const struct policy_loss *loss,
+	                  enum policy_voice voice, struct policy_words *words);
+	/* The step at which POS, while kept, counts as promoted: it leaves
+	 * the recent region for the old one; 0 when it never does. Where not
+	 * 0 it grows with POS (tokens age in the order they came). NULL:
+	 * nothing is ever promoted. */
+	int (*promoted_at)(const struct policy_budget *b, int pos);
 };
 
 extern const struct policy *const policies[POLICY_COUNT];
 
 /* The policy called NAME, or -1. */
 int policy_find(const char *name);
+
+/* The most positions policy P keeps under B, its regions' budgets added,
+ * or -1 when it keeps every token. */
+int policy_capacity(enum policy_id p, const struct policy_budget *b);
+
+/* Policy P's words for LOSS in VOICE (struct policy_words). */
+void policy_word(enum policy_id p, const struct policy_budget *b, const struct policy_loss *loss,
+                 enum policy_voice voice, struct policy_words *words);
+
+/* The step at which POS counts as promoted in policy P, or 0 (promoted_at). */
+int policy_promoted_at(enum policy_id p, const struct policy_budget *b, int pos);
 
 /* StreamingLLM's default number of sinks for budget B: max(1, min(4, B/4)),
  * never more than B - 1. */
@@ -87,5 +149,13 @@ int policy_sinks_for(int sinks_given, int budget);
  * cut-off), or -1 when none is kept. */
 int policy_keep_largest(const struct policy_cache *c, int candidates, int keep, bool by_weight,
                         unsigned char *gone);
+
+/* The words for a LOSS with a cut-off (cutoff_pos >= 0), compared on the
+ * weight when BY_WEIGHT: "< 1.58 " or "attn 0.08 < 0.20 " before the
+ * cut-off's text in the brief voice, "score 0.91 < cut-off 1.58 (" ... ")"
+ * in a sentence, noting a tie. Numbers get as many decimals (two to six)
+ * as it takes to tell them apart. */
+void policy_word_cutoff(const struct policy_loss *loss, bool by_weight, enum policy_voice voice,
+                        struct policy_words *words);
 
 #endif
