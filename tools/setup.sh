@@ -8,8 +8,10 @@ cd "$(dirname "$0")/.."
 packages="meson ninja-build gcc pkg-config libcjson-dev libncurses-dev libcmocka-dev tmux"
 # CI also runs the suite under valgrind, fuzzes the scene loader with
 # clang's libFuzzer (its runtime is libclang-rt-14-dev, which clang only
-# recommends) and checks with strace that nothing writes a file.
-[ -z "${CI:-}" ] || packages="$packages valgrind clang libclang-rt-14-dev strace"
+# recommends), checks with strace that nothing writes a file, and checks
+# the formatting with clang-format (Debian 12's is version 14, the one the
+# root .clang-format is written for).
+[ -z "${CI:-}" ] || packages="$packages valgrind clang libclang-rt-14-dev strace clang-format"
 
 missing=""
 for p in $packages; do
