@@ -3,6 +3,7 @@
  * forward gave, for every policy; recomputed weights are the engine's bit
  * for bit.
  */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -378,6 +379,49 @@ static void test_background_build(void **state)
 	scene_free(sc);
 }
 
+/*
+ * Several timelines built by a pool of threads, one per core: each ends as
+ * timeline_new's, the preferred one is taken up first, and a pool freed
+ * while it builds calls every build off at once, including those no thread
+ * has taken up yet.
+ */
+static void test_pool_build(void **state)
+{
+	(void)state;
+	enum { COUNT = 5 };
+	struct scene *sc[COUNT];
+	struct scene views[COUNT];
+	for (int i = 0; i < COUNT; i++) {
+		sc[i] = fixture_random(1500 + 100 * i, 16, 0, 0, 50 + (unsigned)i);
+		views[i] = *sc[i];
+	}
+	const struct policy_budget b = budget(12, 8, 0);
+	struct timeline_pool *pool = timeline_pool_start(views, COUNT, &b, 3);
+	assert_non_null(pool);
+	timeline_pool_prefer(pool, 1);
+	for (int i = 0; i < COUNT; i++) {
+		struct timeline *tl = timeline_pool_get(pool, i);
+		while (timeline_building(tl))
+			sched_yield(); /* the pool's threads build it */
+		assert_false(timeline_failed(tl));
+		assert_int_equal(timeline_built(tl), sc[i]->n);
+		struct timeline *want = timeline_new(&views[i], &b);
+		assert_non_null(want);
+		for (int t = 1; t <= sc[i]->n; t++)
+			assert_memory_equal(timeline_summary(tl, t), timeline_summary(want, t),
+			                    sizeof *timeline_summary(tl, t));
+		for (int p = 0; p < POLICY_COUNT; p++)
+			assert_int_equal(timeline_eviction_count(tl, p),
+			                 timeline_eviction_count(want, p));
+		timeline_free(want);
+	}
+	timeline_pool_free(pool);
+	/* Freed while it builds. */
+	timeline_pool_free(timeline_pool_start(views, COUNT, &b, 0));
+	for (int i = 0; i < COUNT; i++)
+		scene_free(sc[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +434,7 @@ int main(void)
 	        cmocka_unit_test(test_full_scores),
 	        cmocka_unit_test(test_memory),
 	        cmocka_unit_test(test_background_build),
+	        cmocka_unit_test(test_pool_build),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,14 +78,22 @@ static struct policy_budget budget_of(int heavy, int recent, int sinks_given, in
 	};
 }
 
-/* Every head's timeline for budget B into TLS; on failure nothing is left
- * allocated. */
+/* Every head's timeline for budget B into TLS (and, in the background,
+ * *POOL, which owns them); on failure nothing is left allocated. */
 static int build_timelines(const struct app *app, const struct policy_budget *b,
-                           struct timeline **tls)
+                           struct timeline **tls, struct timeline_pool **pool)
 {
+	*pool = NULL;
+	if (app->background) {
+		*pool = timeline_pool_start(app->views, app->heads, b, app->head);
+		if (!*pool)
+			return -1;
+		for (int h = 0; h < app->heads; h++)
+			tls[h] = timeline_pool_get(*pool, h);
+		return 0;
+	}
 	for (int h = 0; h < app->heads; h++) {
-		tls[h] = app->background ? timeline_start(&app->views[h], b)
-		                         : timeline_new(&app->views[h], b);
+		tls[h] = timeline_new(&app->views[h], b);
 		if (!tls[h]) {
 			while (h-- > 0)
 				timeline_free(tls[h]);
@@ -93,6 +101,17 @@ static int build_timelines(const struct app *app, const struct policy_budget *b,
 		}
 	}
 	return 0;
+}
+
+/* Free timelines TLS of the heads (and their POOL, which owns them). */
+static void free_timelines(const struct app *app, struct timeline **tls, struct timeline_pool *pool)
+{
+	if (pool)
+		timeline_pool_free(pool);
+	else
+		for (int h = 0; tls && h < app->heads; h++)
+			timeline_free(tls[h]);
+	free(tls);
 }
 
 /* Seek the shown step: what the view reads (app.h, shown). */
@@ -122,7 +141,7 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 		return -1;
 	for (int h = 0; h < app->heads; h++)
 		heads_view(scene, h, &app->views[h]);
-	if (build_timelines(app, &app->b, app->tls) < 0)
+	if (build_timelines(app, &app->b, app->tls, &app->pool) < 0)
 		return -1;
 	app->tl = app->tls[0];
 	settle(app);
@@ -146,12 +165,7 @@ int app_init_background(struct app *app, const struct scene *scene, int heavy, i
 
 int app_built(const struct app *app)
 {
-	int built = app->scene->n;
-	for (int h = 0; h < app->heads; h++) {
-		const int b = timeline_built(app->tls[h]);
-		built = b < built ? b : built;
-	}
-	return built;
+	return timeline_built(app->tl);
 }
 
 bool app_building(const struct app *app)
@@ -164,10 +178,9 @@ bool app_building(const struct app *app)
 
 void app_done(struct app *app)
 {
-	for (int h = 0; app->tls && h < app->heads; h++)
-		timeline_free(app->tls[h]);
-	free(app->tls);
+	free_timelines(app, app->tls, app->pool);
 	free(app->views);
+	app->pool = NULL;
 	app->tls = NULL;
 	app->views = NULL;
 	app->tl = NULL;
@@ -205,15 +218,15 @@ static void rebudget(struct app *app, int heavy, int recent)
 	}
 	const struct policy_budget b = budget_of(heavy, recent, app->sinks_given, app->scene->n);
 	struct timeline **tls = calloc((size_t)app->heads, sizeof *tls);
-	if (!tls || build_timelines(app, &b, tls) < 0) {
+	struct timeline_pool *pool = NULL;
+	if (!tls || build_timelines(app, &b, tls, &pool) < 0) {
 		free(tls);
 		snprintf(app->notice, sizeof app->notice, "out of memory: budgets unchanged");
 		return;
 	}
-	for (int h = 0; h < app->heads; h++)
-		timeline_free(app->tls[h]);
-	free(app->tls);
+	free_timelines(app, app->tls, app->pool);
 	app->tls = tls;
+	app->pool = pool;
 	app->tl = tls[app->head];
 	app->b = b;
 	app->was_building = app->background;
@@ -419,6 +432,10 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		app->head =
 		        (app->head + (action == ACT_HEAD_NEXT ? 1 : app->heads - 1)) % app->heads;
 		app->tl = app->tls[app->head];
+		if (app->pool)
+			timeline_pool_prefer(app->pool, app->head);
+		/* Its build may be behind the step shown: wait for it there. */
+		go(app, app->goal >= 0 ? app->goal : app->step);
 		break;
 	case ACT_OVERVIEW:
 		app->overview = !app->overview;

@@ -87,6 +87,16 @@ struct engine *engine_new(const struct scene *sc, const struct policy_budget *b)
 	return engine_new_only(sc, b, ENGINE_ALL_POLICIES);
 }
 
+void engine_solo(struct engine *e)
+{
+	e->h.off = true;
+}
+
+void engine_cancel_on(struct engine *e, const atomic_bool *stop)
+{
+	e->cancel = stop;
+}
+
 void engine_free(struct engine *e)
 {
 	if (!e)

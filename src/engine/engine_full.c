@@ -105,7 +105,7 @@ static void full_phase(const struct engine *e, enum phase ph, int part, int part
 			const int keys = first + count, tile = 2 * kernel_tile_keys(sc->dim);
 			const int split = parts == 1 ? keys : (keys / 2 + tile - 1) / tile * tile;
 			const int k0 = part == 0 ? 0 : split, k1 = part == 0 ? split : keys;
-			for (int j0 = k0; j0 < k1; j0 += tile)
+			for (int j0 = k0; j0 < k1 && !cancelled(e); j0 += tile)
 				for (int g = 0; g < groups; g++)
 					kernel_group_logits(
 					        f->qt + (size_t)g * lanes * dim,
@@ -203,8 +203,10 @@ static void full_block(struct engine *e, int first)
 	for (int i = 0; i < (count + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES; i++)
 		f->gmax[1][i] = -INFINITY;
 	run_phase(e, PHASE_LOGITS, two);
+	if (cancelled(e))
+		return; /* the block is never read */
 	run_phase(e, PHASE_SOFTMAX, two && count > KERNEL_LANES);
-	if (sc->v)
+	if (sc->v && !cancelled(e))
 		run_phase(e, PHASE_OUTPUT, two && sc->dim >= 2 * KERNEL_LANES);
 }
 

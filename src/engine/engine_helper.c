@@ -131,7 +131,7 @@ void helper_stop(struct helper *h)
  * first (engine_helper.h). */
 void helper_run_two(struct helper *h, void (*part)(void *arg, int part), void *arg)
 {
-	if (!helper_start(h)) {
+	if (h->off || !helper_start(h)) {
 		part(arg, 0);
 		part(arg, 1);
 		return;

@@ -30,6 +30,7 @@
 enum job_state { JOB_NONE, JOB_POSTED, JOB_RUNNING, JOB_DONE, JOB_QUIT };
 
 struct helper {
+	bool off; /* never start: helper_run_two runs both parts itself */
 	bool started;
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -43,7 +44,7 @@ struct helper {
 
 /* PART(ARG, 0) and PART(ARG, 1), the second on the helper when it gets to
  * it first; the helper starts on the first call (a zeroed struct helper is
- * one not started), and when it cannot, both run here. Both have run when
+ * one not started), and when it cannot or is off, both run here. Both have run when
  * this returns. One thread at a time calls it for a given helper. */
 void helper_run_two(struct helper *h, void (*part)(void *arg, int part), void *arg);
 

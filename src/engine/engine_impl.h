@@ -19,6 +19,7 @@
 #ifndef H2O_ENGINE_IMPL_H
 #define H2O_ENGINE_IMPL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -136,7 +137,15 @@ struct engine {
 	struct full f;
 	struct step_record rec; /* engine_advance's */
 	struct helper h;
+	/* When set and true, long work stops early (engine_cancel_on). */
+	const atomic_bool *cancel;
 };
+
+/* Whether E's work has been called off: its results no longer matter. */
+static inline bool cancelled(const struct engine *e)
+{
+	return e->cancel && atomic_load_explicit(e->cancel, memory_order_relaxed);
+}
 
 static inline bool runs(const struct engine *e, int p)
 {

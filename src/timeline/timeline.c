@@ -42,6 +42,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h2o/engine_replay.h"
 #include "h2o/scene.h"
@@ -212,42 +213,61 @@ static bool take_snapshots(struct timeline *tl, struct engine *e, int t)
 		double *scores = tl_alloc(tl, (size_t)t, sizeof *scores);
 		if (!scores)
 			return false;
-		engine_sync_full(e);
-		memcpy(scores, engine_scores(e, POLICY_FULL), (size_t)t * sizeof *scores);
+		if (t > 0) { /* at step 0 the full cache holds nothing */
+			engine_sync_full(e);
+			memcpy(scores, engine_scores(e, POLICY_FULL), (size_t)t * sizeof *scores);
+		}
 		tl->full_snap[t / tl->full_every] = scores;
 	}
 	return true;
 }
 
-/* Steps 1 .. n, each published (built) when its summary and the snapshots
- * after it are in; stops early when asked to. Frees the builder's engine
- * and sets the state. */
-static void build(struct timeline *tl)
+/* The engine that runs the scene once for the build, with blocks of the
+ * full cache as large as pay, and called off with the build; SOLO: on one
+ * thread (a pool's builds keep every core busy already). */
+static bool begin(struct timeline *tl, bool solo)
 {
-	struct engine *run = tl->run;
+	tl->run = engine_new(tl->sc, &tl->b);
+	if (!tl->run)
+		return false;
+	if (solo)
+		engine_solo(tl->run);
+	engine_lazy_full(tl->run);
+	engine_cancel_on(tl->run, &tl->stop);
+	return true;
+}
+
+/* Steps 1 .. n, each published (built) when its summary and the snapshots
+ * after it are in; stops early when asked to (a step computed after that
+ * is never published: the engine may have cut its work short). Frees the
+ * builder's engine and sets the state. */
+static void build(struct timeline *tl, bool solo)
+{
 	struct step_record rec;
-	bool ok = true;
-	while (!atomic_load_explicit(&tl->stop, memory_order_relaxed) && engine_step(run, &rec)) {
+	bool ok = begin(tl, solo);
+	while (ok && !atomic_load_explicit(&tl->stop, memory_order_relaxed) &&
+	       engine_step(tl->run, &rec) &&
+	       !atomic_load_explicit(&tl->stop, memory_order_relaxed)) {
 		summarise(tl, &rec);
-		if (!take_snapshots(tl, run, rec.step)) {
+		if (!take_snapshots(tl, tl->run, rec.step)) {
 			ok = false;
 			break;
 		}
 		atomic_store_explicit(&tl->built, rec.step, memory_order_release);
 	}
-	engine_free(run);
+	engine_free(tl->run);
 	tl->run = NULL;
 	atomic_store(&tl->state, ok ? BUILD_DONE : BUILD_FAILED);
 }
 
 static void *build_main(void *arg)
 {
-	build(arg);
+	build(arg, false);
 	return NULL;
 }
 
-/* A timeline with everything allocated but the snapshots, and the engine
- * that builds it (tl->run), at step 0. */
+/* A timeline with everything allocated but the snapshots after step 0;
+ * the engine that builds it comes with the build (begin). */
 static struct timeline *prepare(const struct scene *sc, const struct policy_budget *b, int every,
                                 int full_every)
 {
@@ -292,14 +312,11 @@ static struct timeline *prepare(const struct scene *sc, const struct policy_budg
 	}
 	tl->snap = tl_alloc(tl, n / (size_t)tl->every + 1, sizeof *tl->snap);
 	tl->full_snap = tl_alloc(tl, n / (size_t)tl->full_every + 1, sizeof *tl->full_snap);
-	/* The scene is run once by an engine of its own, with blocks of the
-	 * full cache as large as pay; it is gone when the timeline is built. */
-	tl->run = engine_new(sc, &tl->b);
-	if (!tl->snap || !tl->full_snap || !tl->run)
+	if (!tl->snap || !tl->full_snap)
 		goto fail;
-	engine_lazy_full(tl->run);
-	/* Step 0 is built before anyone looks. */
-	if (!take_snapshots(tl, tl->run, 0))
+	/* Step 0 is built before anyone looks: the caches that evict are
+	 * empty, as they are in the engine that seeks. */
+	if (!take_snapshots(tl, tl->lite, 0))
 		goto fail;
 	return tl;
 fail:
@@ -318,7 +335,7 @@ static struct timeline *build_here(struct timeline *tl)
 {
 	if (!tl)
 		return NULL;
-	build(tl);
+	build(tl, false);
 	if (timeline_failed(tl)) {
 		timeline_free(tl);
 		return NULL;
@@ -620,4 +637,116 @@ enum region timeline_region(const struct timeline *tl, enum policy_id p, int t, 
 size_t timeline_memory(const struct timeline *tl)
 {
 	return tl->bytes + engine_memory(tl->e) + engine_memory(tl->lite);
+}
+
+struct timeline_pool {
+	int count;
+	struct timeline **tls;
+	bool *taken;   /* [count]: a thread has taken the timeline up */
+	int next;      /* the lowest index that may not be taken */
+	int preferred; /* taken up next, or -1 */
+	bool solo;     /* the builds' engines keep to their own thread */
+	int threads;   /* started */
+	pthread_t *thread;
+	pthread_mutex_t lock;
+};
+
+/* The timeline a pool's thread builds next, or -1 when none is left. */
+static int pool_take(struct timeline_pool *pool)
+{
+	pthread_mutex_lock(&pool->lock);
+	int i = pool->preferred;
+	pool->preferred = -1;
+	if (i < 0 || pool->taken[i]) {
+		while (pool->next < pool->count && pool->taken[pool->next])
+			pool->next++;
+		i = pool->next < pool->count ? pool->next : -1;
+	}
+	if (i >= 0)
+		pool->taken[i] = true;
+	pthread_mutex_unlock(&pool->lock);
+	return i;
+}
+
+static void *pool_main(void *arg)
+{
+	struct timeline_pool *pool = arg;
+	for (int i; (i = pool_take(pool)) >= 0;) {
+		struct timeline *tl = pool->tls[i];
+		if (atomic_load(&tl->stop))
+			continue;
+		build(tl, pool->solo);
+	}
+	return NULL;
+}
+
+static int online_cores(void)
+{
+	const long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+struct timeline_pool *timeline_pool_start(const struct scene *scenes, int count,
+                                          const struct policy_budget *b, int first)
+{
+	struct timeline_pool *pool = calloc(1, sizeof *pool);
+	if (!pool)
+		return NULL;
+	if (pthread_mutex_init(&pool->lock, NULL) != 0) {
+		free(pool);
+		return NULL;
+	}
+	pool->count = count;
+	pool->preferred = first >= 0 && first < count ? first : -1;
+	pool->tls = calloc((size_t)count, sizeof *pool->tls);
+	pool->taken = calloc((size_t)count, sizeof *pool->taken);
+	const int cores = online_cores(), want = count < cores ? count : cores;
+	pool->thread = calloc((size_t)want, sizeof *pool->thread);
+	bool ok = pool->tls && pool->taken && pool->thread;
+	for (int i = 0; ok && i < count; i++)
+		ok = (pool->tls[i] = prepare(&scenes[i], b, 0, 0)) != NULL;
+	/* One build may use its engine's second thread; several fill the
+	 * cores between them. */
+	pool->solo = want > 1;
+	for (int i = 0; ok && i < want; i++)
+		if (pthread_create(&pool->thread[i], NULL, pool_main, pool) == 0)
+			pool->threads++;
+	if (ok && pool->threads == 0)
+		pool_main(pool); /* no thread to spare: built here and now */
+	if (!ok) {
+		timeline_pool_free(pool);
+		return NULL;
+	}
+	return pool;
+}
+
+struct timeline *timeline_pool_get(const struct timeline_pool *pool, int i)
+{
+	return pool->tls[i];
+}
+
+void timeline_pool_prefer(struct timeline_pool *pool, int i)
+{
+	pthread_mutex_lock(&pool->lock);
+	if (i >= 0 && i < pool->count && !pool->taken[i])
+		pool->preferred = i;
+	pthread_mutex_unlock(&pool->lock);
+}
+
+void timeline_pool_free(struct timeline_pool *pool)
+{
+	if (!pool)
+		return;
+	for (int i = 0; pool->tls && i < pool->count; i++)
+		if (pool->tls[i])
+			atomic_store(&pool->tls[i]->stop, true);
+	for (int i = 0; i < pool->threads; i++)
+		pthread_join(pool->thread[i], NULL);
+	for (int i = 0; pool->tls && i < pool->count; i++)
+		timeline_free(pool->tls[i]);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool->tls);
+	free(pool->taken);
+	free(pool->thread);
+	free(pool);
 }

@@ -62,6 +62,11 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 		const struct timeline *tl = app->tls[h];
 		frame_printf(f, r.x + 1, y, NAME_W - 1, h == app->head ? STYLE_SELECT : STYLE_DIM,
 		             "%2d %s", h, heads_name(app->scene, h));
+		if (timeline_built(tl) < v->t) {
+			/* Its build has not reached this step yet. */
+			frame_text(f, x0, y, cols, "computing\u2026", STYLE_DIM);
+			continue;
+		}
 		for (int c = 0; c < cols && v->t > 0; c++) {
 			const int from = (int)((long)c * shown / cols);
 			const int to = (int)((long)(c + 1) * shown / cols);
@@ -90,6 +95,8 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 		const int to = (int)((long)(c + 1) * shown / cols);
 		int kept = 0;
 		for (int h = 0; h < app->heads; h++) {
+			if (timeline_built(app->tls[h]) < v->t)
+				continue;
 			const enum region reg =
 			        column_region(app->tls[h], v->t, from, to > from ? to : from + 1);
 			kept += reg == REGION_OLD || reg == REGION_RECENT;

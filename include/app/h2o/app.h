@@ -127,28 +127,29 @@ enum app_metric { METRIC_OUT_ERR, METRIC_RECALL };
 
 struct app {
 	const struct scene *scene;
-	struct timeline *tl;    /* the shown head's, for the current budgets */
-	int heads;              /* attention heads of the scene */
-	int head;               /* the head shown, 0..heads-1 */
-	struct scene *views;    /* [heads]: each head as a scene (heads.h) */
-	struct timeline **tls;  /* [heads]: each head's timeline */
-	bool overview;          /* the all-heads overview instead of the panels */
-	struct policy_budget b; /* the current budgets */
-	int sinks_given;        /* sinks asked for, or -1 for the default */
-	enum policy_id compare; /* the policy beside H2O */
-	enum app_metric metric; /* what the plot row shows */
-	int step;               /* 0..app_built() */
-	int goal;               /* a step to go to once the timelines reach it, or -1 */
-	bool background;        /* timelines built by threads of their own */
-	bool was_building;      /* at the last tick (or since a build began) */
-	bool help;              /* help overlay shown */
-	int selected;           /* position in the inspector, or -1 */
-	int heat_anchor;        /* position the heat rows keep in view, or -1 to follow the step */
-	bool playing;           /* automatic stepping */
-	int speed;              /* index into APP_SPEEDS */
-	bool entering;          /* typing a step number */
-	char entry[12];         /* the digits typed so far */
-	char notice[160];       /* a one-off message for the next frame */
+	struct timeline *tl;        /* the shown head's, for the current budgets */
+	int heads;                  /* attention heads of the scene */
+	int head;                   /* the head shown, 0..heads-1 */
+	struct scene *views;        /* [heads]: each head as a scene (heads.h) */
+	struct timeline **tls;      /* [heads]: each head's timeline */
+	struct timeline_pool *pool; /* their builds, when in the background */
+	bool overview;              /* the all-heads overview instead of the panels */
+	struct policy_budget b;     /* the current budgets */
+	int sinks_given;            /* sinks asked for, or -1 for the default */
+	enum policy_id compare;     /* the policy beside H2O */
+	enum app_metric metric;     /* what the plot row shows */
+	int step;                   /* 0..app_built() */
+	int goal;                   /* a step to go to once the timelines reach it, or -1 */
+	bool background;            /* timelines built by threads of their own */
+	bool was_building;          /* at the last tick (or since a build began) */
+	bool help;                  /* help overlay shown */
+	int selected;               /* position in the inspector, or -1 */
+	int heat_anchor;  /* position the heat rows keep in view, or -1 to follow the step */
+	bool playing;     /* automatic stepping */
+	int speed;        /* index into APP_SPEEDS */
+	bool entering;    /* typing a step number */
+	char entry[12];   /* the digits typed so far */
+	char notice[160]; /* a one-off message for the next frame */
 	/* The shown step as the view reads it: the evicting caches at step
 	 * (timeline_seek_lite of tl) and its record (NULL at step 0). Every
 	 * update function refreshes them, so that drawing changes nothing. */
@@ -169,8 +170,10 @@ int app_init(struct app *app, const struct scene *scene, int heavy, int recent, 
 int app_init_background(struct app *app, const struct scene *scene, int heavy, int recent,
                         int sinks, enum policy_id compare);
 
-/* The steps every head's timeline has built (n once they are done), and
- * whether any is still building. */
+/* The steps the shown head's timeline has built (n once it is done), and
+ * whether any head's is still building. In the background the shown head
+ * is built first; other heads' timelines may be behind it
+ * (timeline_built). */
 int app_built(const struct app *app);
 bool app_building(const struct app *app);
 

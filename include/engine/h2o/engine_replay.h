@@ -10,6 +10,7 @@
 #ifndef H2O_ENGINE_REPLAY_H
 #define H2O_ENGINE_REPLAY_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -65,6 +66,18 @@ struct engine_keys;
 struct engine_keys *engine_keys_new(const struct scene *scene, const int *pos, int count);
 void engine_keys_logits(const struct engine_keys *ks, int q, double *out);
 void engine_keys_free(struct engine_keys *ks);
+
+/* E never starts its second thread: for an engine that runs beside others
+ * on every core (a pool of timeline builds). Call before the first step. */
+void engine_solo(struct engine *e);
+
+/*
+ * Once *STOP is true, E's long computations (the full cache's blocks) stop
+ * early, between tiles of keys, so that a build that is called off ends at
+ * once; the steps E gives after that are meaningless, and E is good only
+ * for engine_free. STOP must outlive E.
+ */
+void engine_cancel_on(struct engine *e, const atomic_bool *stop);
 
 /* Bytes the engine holds. */
 size_t engine_memory(const struct engine *e);

@@ -68,6 +68,25 @@ void timeline_free(struct timeline *tl);
  * timeline_new is built already.
  */
 struct timeline *timeline_start(const struct scene *scene, const struct policy_budget *b);
+/*
+ * Many timelines (one per head of a scene) built in the background by a
+ * bounded pool of threads, one per core, instead of a thread (and the
+ * engine's helper) per timeline: timeline FIRST is built first, then
+ * the others in order, each by one thread (or, for a pool of one
+ * timeline, by one thread and its engine's helper). Until a thread takes a
+ * timeline up it is building with nothing built. timeline_pool_prefer
+ * makes timeline I the next one taken up, if it has not been. Stopping the
+ * pool calls every build off (each stops within a tile of keys) and joins
+ * the threads; timeline_pool_free stops it and frees every timeline.
+ * NULL when out of memory.
+ */
+struct timeline_pool;
+struct timeline_pool *timeline_pool_start(const struct scene *scenes, int count,
+                                          const struct policy_budget *b, int first);
+struct timeline *timeline_pool_get(const struct timeline_pool *pool, int i);
+void timeline_pool_prefer(struct timeline_pool *pool, int i);
+void timeline_pool_free(struct timeline_pool *pool);
+
 int timeline_built(const struct timeline *tl);
 bool timeline_building(const struct timeline *tl);
 bool timeline_failed(const struct timeline *tl);
