@@ -8,9 +8,10 @@
 # socket, no config file, a fixed size, a pinned environment), sends it
 # keys, captures the pane as text and compares it with the headless frame
 # of the same keys at the same size: the headless text must be the screen.
-# It also checks that every way out (q, Ctrl-C, SIGTERM, SIGHUP, and the
-# fatal SIGSEGV and Ctrl-\ SIGQUIT) gives the shell back with the terminal
-# modes it had before, the alternate screen left, and an honest exit status.
+# It also checks that every way out (q, Ctrl-C, SIGTERM, SIGHUP, the fatal
+# SIGSEGV and Ctrl-\ SIGQUIT, and the other signals whose default action
+# ends the process) gives the shell back with the terminal modes it had
+# before, the alternate screen left, and an honest exit status.
 #
 # Synchronisation is by polling, never by sleeping a fixed time: after each
 # action the pane is captured until it shows what is expected, within a
@@ -18,8 +19,9 @@
 # case fails with a diff of the last capture.
 #
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
-#   CASE: keys quit sigint sigterm sighup sigsegv sigquit resize small
-#   hostile hostile_more ascii clocale, or
+#   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
+#   sigxcpu sigsys sigrtmin sigquit resize small hostile hostile_more ascii
+#   clocale, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -27,7 +29,8 @@
 #
 set -u
 
-CASES="keys quit sigint sigterm sighup sigsegv sigquit resize small hostile hostile_more ascii clocale"
+CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
+CASES+=" sigquit resize small hostile hostile_more ascii clocale"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -266,6 +269,22 @@ case_sigsegv() {
 	kill -SEGV "$PID"
 	check_shell_back 139
 }
+
+# Every other signal whose default action ends the process (signal(7)) gets
+# the same restore, then the process dies of it: 128 + its number.
+fatal_signal() {
+	local num
+	num=$(kill -l "$1") || { fail "no signal $1 here"; return 1; }
+	start_shell && start_tui && tui_pid || return 1
+	kill -s "$1" "$PID"
+	check_shell_back $((128 + num))
+}
+case_sigpipe() { fatal_signal PIPE; }
+case_sigusr1() { fatal_signal USR1; }
+case_sigalrm() { fatal_signal ALRM; }
+case_sigxcpu() { fatal_signal XCPU; }
+case_sigsys() { fatal_signal SYS; }
+case_sigrtmin() { fatal_signal RTMIN; }
 
 # Ctrl-\ from the keyboard: SIGQUIT, whose default action (a core dump)
 # would leave the terminal in curses mode.

@@ -121,11 +121,53 @@ static void tui_on_signal(int signo)
 	tui_signal = signo;
 }
 
-/* The signals that end the process on the spot: restore, then die of the
- * same signal so the shell reports it (128 + signo) and a core is still
- * dumped where the user allows one. */
-static const int tui_fatal_signos[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGQUIT};
-#define TUI_FATAL_COUNT (sizeof tui_fatal_signos / sizeof tui_fatal_signos[0])
+/*
+ * Every signal whose default action ends the process (signal(7): the Term
+ * and Core actions), apart from SIGKILL, which cannot be caught, and
+ * SIGINT, SIGTERM and SIGHUP, which end the loop and close curses as q
+ * does. Each gets the restoring handler: restore, then die of the same
+ * signal, so the shell reports it (128 + signo) and a core is still dumped
+ * where the user allows one. The real-time signals (SIGRTMIN to SIGRTMAX)
+ * terminate too and are added when installing.
+ *
+ * SIGPIPE is one of them, not ignored: stdout is a terminal, where a write
+ * never raises SIGPIPE (a terminal that hangs up gives SIGHUP or EIO, and
+ * the loop treats both as the user leaving), so a SIGPIPE is only ever sent
+ * on purpose and ends the process as its default action would, with the
+ * terminal given back first.
+ */
+static const int tui_fatal_fixed[] = {
+        SIGSEGV,   SIGBUS,  SIGFPE,  SIGILL,  SIGABRT, SIGQUIT, SIGSYS,  SIGTRAP,
+        SIGXCPU,   SIGXFSZ, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGPROF, SIGVTALRM,
+#ifdef SIGPOLL
+        SIGPOLL,
+#endif
+#ifdef SIGPWR
+        SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+        SIGSTKFLT,
+#endif
+#ifdef SIGEMT
+        SIGEMT,
+#endif
+#ifdef SIGLOST
+        SIGLOST,
+#endif
+};
+#define TUI_FATAL_FIXED (sizeof tui_fatal_fixed / sizeof tui_fatal_fixed[0])
+/* Room for the fixed list and the real-time signals (32 on Linux). */
+#define TUI_FATAL_MAX (TUI_FATAL_FIXED + 64)
+
+/* The signal dispositions tui_run changed, to put back when it returns. */
+struct tui_signals {
+	struct sigaction graceful[3]; /* SIGINT, SIGTERM, SIGHUP */
+	int fatal_count;
+	int fatal_signo[TUI_FATAL_MAX];
+	struct sigaction fatal[TUI_FATAL_MAX];
+};
+
+static const int tui_graceful_signos[3] = {SIGINT, SIGTERM, SIGHUP};
 
 static void tui_on_fatal(int signo)
 {
@@ -188,14 +230,36 @@ static void tui_restore_at_exit(void)
 	tui_active = false;
 }
 
+/* Give SIGNO the restoring handler SA, and note what it had. A signal the
+ * user's environment ignores (nohup, trap '') does not end the process,
+ * so it stays ignored, except a fault or abort(), which kill even then;
+ * one already noted (two names for one number) is skipped. */
+static void tui_fatal_install(struct tui_signals *old, int signo, const struct sigaction *sa)
+{
+	const bool kills_anyway = signo == SIGSEGV || signo == SIGBUS || signo == SIGFPE ||
+	                          signo == SIGILL || signo == SIGABRT;
+	struct sigaction *slot;
+
+	if (old->fatal_count >= (int)TUI_FATAL_MAX)
+		return;
+	for (int i = 0; i < old->fatal_count; i++)
+		if (old->fatal_signo[i] == signo)
+			return;
+	slot = &old->fatal[old->fatal_count];
+	if (sigaction(signo, NULL, slot) != 0 || (slot->sa_handler == SIG_IGN && !kills_anyway))
+		return;
+	if (sigaction(signo, sa, NULL) != 0)
+		return;
+	old->fatal_signo[old->fatal_count++] = signo;
+}
+
 /* No SA_RESTART: a blocked read returns so the loop sees the flag soon.
  * SIGTSTP, SIGCONT and SIGWINCH are left to ncurses, which suspends,
  * repaints and reports KEY_RESIZE by itself. The fatal signals get the
  * restoring handler, once (SA_RESETHAND) and unblocked in it (SA_NODEFER)
  * so that re-raising kills. */
-static void tui_signals_install(struct sigaction old[3], struct sigaction old_fatal[])
+static void tui_signals_install(struct tui_signals *old)
 {
-	static const int signos[3] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof sa);
@@ -203,21 +267,24 @@ static void tui_signals_install(struct sigaction old[3], struct sigaction old_fa
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0;
 	for (int i = 0; i < 3; i++)
-		sigaction(signos[i], &sa, &old[i]);
+		sigaction(tui_graceful_signos[i], &sa, &old->graceful[i]);
 	sa.sa_handler = tui_on_fatal;
 	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-	for (size_t i = 0; i < TUI_FATAL_COUNT; i++)
-		sigaction(tui_fatal_signos[i], &sa, &old_fatal[i]);
+	old->fatal_count = 0;
+	for (size_t i = 0; i < TUI_FATAL_FIXED; i++)
+		tui_fatal_install(old, tui_fatal_fixed[i], &sa);
+#if defined(SIGRTMIN) && defined(SIGRTMAX)
+	for (int signo = SIGRTMIN; signo <= SIGRTMAX; signo++)
+		tui_fatal_install(old, signo, &sa);
+#endif
 }
 
-static void tui_signals_restore(const struct sigaction old[3], const struct sigaction old_fatal[])
+static void tui_signals_restore(const struct tui_signals *old)
 {
-	static const int signos[3] = {SIGINT, SIGTERM, SIGHUP};
-
 	for (int i = 0; i < 3; i++)
-		sigaction(signos[i], &old[i], NULL);
-	for (size_t i = 0; i < TUI_FATAL_COUNT; i++)
-		sigaction(tui_fatal_signos[i], &old_fatal[i], NULL);
+		sigaction(tui_graceful_signos[i], &old->graceful[i], NULL);
+	for (int i = 0; i < old->fatal_count; i++)
+		sigaction(old->fatal_signo[i], &old->fatal[i], NULL);
 }
 
 static bool tui_locale_is_utf8(void)
@@ -583,7 +650,7 @@ static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key)
 
 int tui_run(struct app *app, bool ascii)
 {
-	struct sigaction old[3], old_fatal[TUI_FATAL_COUNT];
+	struct tui_signals old;
 	struct tui t;
 	bool dirty = true;
 	long long next_tick = 0;
@@ -597,9 +664,9 @@ int tui_run(struct app *app, bool ascii)
 	/* Our handlers go in before newterm, so ncurses keeps its hands off
 	 * SIGINT and SIGTERM (it only installs its own on default ones). */
 	tui_signal = 0;
-	tui_signals_install(old, old_fatal);
+	tui_signals_install(&old);
 	if (!tui_open(&t)) {
-		tui_signals_restore(old, old_fatal);
+		tui_signals_restore(&old);
 		return 2;
 	}
 
@@ -663,7 +730,7 @@ int tui_run(struct app *app, bool ascii)
 	}
 
 	tui_close(&t);
-	tui_signals_restore(old, old_fatal);
+	tui_signals_restore(&old);
 	/* Only now, with the terminal given back, may anything else be said. */
 	if (status == 1)
 		fputs("h2o-tui: out of memory\n", stderr);
