@@ -11,7 +11,8 @@
 # It also checks that every way out (q, Ctrl-C, SIGTERM, SIGHUP, the fatal
 # SIGSEGV and Ctrl-\ SIGQUIT, and the other signals whose default action
 # ends the process) gives the shell back with the terminal modes it had
-# before, the alternate screen left, and an honest exit status.
+# before, the alternate screen left, and an honest exit status; that a stop
+# and fg (SIGSTOP, Ctrl-Z) give the TUI its terminal back.
 #
 # Synchronisation is by polling, never by sleeping a fixed time: after each
 # action the pane is captured until it shows what is expected, within a
@@ -20,8 +21,8 @@
 #
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
-#   sigxcpu sigsys sigrtmin sigquit resize small hostile hostile_more ascii
-#   clocale, or
+#   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp resize small hostile
+#   hostile_more ascii clocale, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -30,7 +31,7 @@
 set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
-CASES+=" sigquit resize small hostile hostile_more ascii clocale"
+CASES+=" sigquit sigstop sigtstp resize small hostile hostile_more ascii clocale"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -292,6 +293,54 @@ case_sigquit() {
 	start_shell && start_tui || return 1
 	tm send-keys -t "$PANE" "C-\\"
 	check_shell_back 131
+}
+
+# The TUI as a job of the pane's interactive shell, for the stop cases: the
+# shell takes the terminal back while the job is stopped (its own modes,
+# canonical and echoing, and its lines on the screen) and gives it back on
+# fg. The TUI is the job's only process, so the shell sees it stop.
+start_job() {
+	cat >"$TMP/job" <<'EOF'
+echo $$ >"$H2O_TMP/pid"
+exec "$H2O_BIN" "$@"
+EOF
+	type_line 'sh "$H2O_TMP/job" '"$DEFAULT_SCENE"
+	headless "${COLS}x$ROWS" right,right && wait_screen "$TMP/exp.0" "start, ${COLS}x$ROWS" &&
+		tui_pid
+}
+
+# After the job ended: the shell prints its exit status and records the
+# modes it left (the shell keeps those after a job that exited), then as
+# check_shell_back.
+check_job_back() {
+	type_line 's=$?; stty -g >"$H2O_TMP/stty.died"; echo "exit=$s"'
+	check_shell_back "$1"
+}
+
+# A stop that ncurses cannot see (SIGSTOP), then fg: the TUI takes the
+# terminal back on SIGCONT, so the very next key works without an Enter and
+# the pane is the frame again, not the shell's lines over a stale screen.
+case_sigstop() {
+	start_shell && start_job || return 1
+	kill -STOP "$PID"
+	wait_line '^\[1\]\+ +Stopped' || return 1
+	type_line fg
+	wait_screen "$TMP/exp.0" "after SIGSTOP and fg" && key_check 1 Right && key_check 2 Right ||
+		return 1
+	tm send-keys -t "$PANE" -l q
+	check_job_back 0
+}
+
+# Ctrl-Z (SIGTSTP, which ncurses handles) and fg: the same.
+case_sigtstp() {
+	start_shell && start_job || return 1
+	tm send-keys -t "$PANE" C-z
+	wait_line '^\[1\]\+ +Stopped' || return 1
+	type_line fg
+	wait_screen "$TMP/exp.0" "after Ctrl-Z and fg" && key_check 1 Right && key_check 2 Right ||
+		return 1
+	tm send-keys -t "$PANE" -l q
+	check_job_back 0
 }
 
 # A resized window redraws at the new size and keeps the step.

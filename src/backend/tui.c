@@ -38,12 +38,18 @@
 #endif
 #include <curses.h>
 
-/* Longest wait for a key before the loop looks at the signal flag again:
- * ncurses may restart its read after a signal, so the flag is polled. */
+/* Longest wait for a key before the loop looks at the signal flags again.
+ * A signal (SIGCONT too) usually ends the wait at once, but ncurses may
+ * restart its read, and a signal may go to the timeline's thread, so the
+ * flags are polled as well. */
 #define TUI_POLL_MS 250
 
 /* The signal that asked us to leave, or 0. Set by the handler only. */
 static volatile sig_atomic_t tui_signal;
+
+/* Set by the SIGCONT handler: the terminal needs the program's modes and a
+ * full repaint again. */
+static volatile sig_atomic_t tui_continued;
 
 /* True between newterm and endwin, for the atexit restore. */
 static bool tui_active;
@@ -121,6 +127,14 @@ static void tui_on_signal(int signo)
 	tui_signal = signo;
 }
 
+/* SIGCONT: the process was stopped and goes on. The loop re-applies the
+ * terminal modes and repaints (tui_resume); nothing in curses may run here. */
+static void tui_on_cont(int signo)
+{
+	(void)signo;
+	tui_continued = 1;
+}
+
 /*
  * Every signal whose default action ends the process (signal(7): the Term
  * and Core actions), apart from SIGKILL, which cannot be caught, and
@@ -162,6 +176,7 @@ static const int tui_fatal_fixed[] = {
 /* The signal dispositions tui_run changed, to put back when it returns. */
 struct tui_signals {
 	struct sigaction graceful[3]; /* SIGINT, SIGTERM, SIGHUP */
+	struct sigaction cont;
 	int fatal_count;
 	int fatal_signo[TUI_FATAL_MAX];
 	struct sigaction fatal[TUI_FATAL_MAX];
@@ -254,10 +269,11 @@ static void tui_fatal_install(struct tui_signals *old, int signo, const struct s
 }
 
 /* No SA_RESTART: a blocked read returns so the loop sees the flag soon.
- * SIGTSTP, SIGCONT and SIGWINCH are left to ncurses, which suspends,
- * repaints and reports KEY_RESIZE by itself. The fatal signals get the
- * restoring handler, once (SA_RESETHAND) and unblocked in it (SA_NODEFER)
- * so that re-raising kills. */
+ * SIGTSTP and SIGWINCH are left to ncurses, which suspends, repaints and
+ * reports KEY_RESIZE by itself; SIGCONT only sets a flag, for a stop that
+ * ncurses did not see (SIGSTOP, or a job stopped from outside). The fatal
+ * signals get the restoring handler, once (SA_RESETHAND) and unblocked in
+ * it (SA_NODEFER) so that re-raising kills. */
 static void tui_signals_install(struct tui_signals *old)
 {
 	struct sigaction sa;
@@ -268,6 +284,8 @@ static void tui_signals_install(struct tui_signals *old)
 	sa.sa_flags = 0;
 	for (int i = 0; i < 3; i++)
 		sigaction(tui_graceful_signos[i], &sa, &old->graceful[i]);
+	sa.sa_handler = tui_on_cont;
+	sigaction(SIGCONT, &sa, &old->cont);
 	sa.sa_handler = tui_on_fatal;
 	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
 	old->fatal_count = 0;
@@ -283,6 +301,7 @@ static void tui_signals_restore(const struct tui_signals *old)
 {
 	for (int i = 0; i < 3; i++)
 		sigaction(tui_graceful_signos[i], &old->graceful[i], NULL);
+	sigaction(SIGCONT, &old->cont, NULL);
 	for (int i = 0; i < old->fatal_count; i++)
 		sigaction(old->fatal_signo[i], &old->fatal[i], NULL);
 }
@@ -609,6 +628,36 @@ static bool tui_open(struct tui *t)
 	return true;
 }
 
+/* Send terminfo capability CAP, if the terminal has it, through curses's
+ * output (in order with what doupdate sends). */
+static void tui_putcap(const char *cap)
+{
+	const char *s = tigetstr(cap);
+
+	if (s && s != (char *)-1)
+		putp(s);
+}
+
+/*
+ * After a stop that ncurses did not handle (SIGSTOP, which cannot be
+ * caught, then fg), the shell has had the terminal: its modes are the
+ * shell's (canonical and echoing, so keys would wait for Enter), its
+ * screen holds the shell's lines (so curses's idea of it is wrong) and its
+ * cursor may show. Put the program's modes back (reset_prog_mode also
+ * turns the keypad's transmit mode on again), the alternate screen, plain
+ * attributes and the hidden cursor, and have the next refresh repaint
+ * every cell. After Ctrl-Z, which ncurses handles itself, this only costs
+ * a second repaint.
+ */
+static void tui_resume(void)
+{
+	reset_prog_mode();
+	tui_putcap("smcup");
+	tui_putcap("sgr0");
+	tui_putcap("civis");
+	clearok(curscr, TRUE);
+}
+
 enum tui_wait {
 	TUI_KEY,     /* *key holds a key for app_key */
 	TUI_TIMEOUT, /* no key in time, or an ignored one, or a signal */
@@ -664,6 +713,7 @@ int tui_run(struct app *app, bool ascii)
 	/* Our handlers go in before newterm, so ncurses keeps its hands off
 	 * SIGINT and SIGTERM (it only installs its own on default ones). */
 	tui_signal = 0;
+	tui_continued = 0;
 	tui_signals_install(&old);
 	if (!tui_open(&t)) {
 		tui_signals_restore(&old);
@@ -678,6 +728,11 @@ int tui_run(struct app *app, bool ascii)
 
 		if (tui_signal)
 			break;
+		if (tui_continued) {
+			tui_continued = 0;
+			tui_resume();
+			dirty = true;
+		}
 		if (dirty) {
 			if (tui_draw(&t, app) < 0) {
 				status = 1;

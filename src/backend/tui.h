@@ -8,9 +8,10 @@
  * q/Esc, Ctrl-C, SIGTERM, SIGHUP, exit(), and every other signal whose
  * default action ends the process (a crash, an abort, Ctrl-\, SIGPIPE,
  * SIGUSR1, SIGALRM, the real-time signals...), after which the process
- * still dies of the signal. It must never draw anything the frame does not
- * hold, so the headless text stays the screen; this is the only file in the
- * project that includes <curses.h>.
+ * still dies of the signal, and after a stop and fg it takes the terminal
+ * back. It must never draw anything the frame does not hold, so the
+ * headless text stays the screen; this is the only file in the project
+ * that includes <curses.h>.
  */
 #ifndef H2O_TUI_H
 #define H2O_TUI_H
@@ -28,7 +29,8 @@ struct app;
  * terminal cannot be used (TERM unknown or unable to address the cursor)
  * and 1 when out of memory; the terminal is restored in every case. Any
  * other signal whose default action ends the process still ends it, after
- * the terminal is restored.
+ * the terminal is restored. A stop and fg (SIGSTOP or Ctrl-Z, then SIGCONT)
+ * re-apply the terminal modes and repaint.
  */
 int tui_run(struct app *app, bool ascii);
 
