@@ -12,7 +12,9 @@
 # SIGSEGV and Ctrl-\ SIGQUIT, and the other signals whose default action
 # ends the process) gives the shell back with the terminal modes it had
 # before, the alternate screen left, and an honest exit status; that a stop
-# and fg (SIGSTOP, Ctrl-Z) give the TUI its terminal back.
+# and fg (SIGSTOP, Ctrl-Z) give the TUI its terminal back; and that input
+# sequences curses does not know (Alt-keys, pastes, mouse and terminal
+# reports) are no keys.
 #
 # Synchronisation is by polling, never by sleeping a fixed time: after each
 # action the pane is captured until it shows what is expected, within a
@@ -21,8 +23,8 @@
 #
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
-#   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp resize small hostile
-#   hostile_more ascii clocale, or
+#   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
+#   resize small hostile hostile_more ascii clocale, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -31,7 +33,8 @@
 set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
-CASES+=" sigquit sigstop sigtstp resize small hostile hostile_more ascii clocale"
+CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
+CASES+=" clocale"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -341,6 +344,48 @@ case_sigtstp() {
 		return 1
 	tm send-keys -t "$PANE" -l q
 	check_job_back 0
+}
+
+# Send the bytes of printf format $1 to the pane as they are, as a terminal
+# would send them. The hex words are meant to split.
+send_bytes() {
+	# shellcheck disable=SC2046,SC2059
+	tm send-keys -t "$PANE" -H $(printf "$1" | od -An -v -tx1)
+}
+
+# Escape sequences that curses does not know are no keys: not Esc (which
+# would quit), nor the keys their bytes spell. Each is followed by a Right,
+# and the pane must show the frame after the Rights alone. A lone Esc still
+# closes the help, then quits.
+# shellcheck disable=SC1003
+ESCAPES=(
+	'\ex'                              # Alt-x
+	'\e[200~hi q\e[A\e[201~'           # a bracketed paste
+	'\e[<0;10;5M\e[<0;10;5m'           # an SGR mouse press and release
+	'\e[M !!\e[M#!!'                   # an X10 mouse press and release
+	'\e[12;40R'                        # a cursor position report
+	'\e]11;rgb:0000/0000/0000\e\\'     # an OSC colour reply
+	'\e\e[D'                           # Alt-Left
+)
+case_escapes() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right,right,right,right,right,right,right,?,esc || return 1
+	local n=0 seq
+	for seq in "${ESCAPES[@]}"; do
+		n=$((n + 1))
+		send_bytes "$seq" && key_check $n Right || return 1
+	done
+	key_check 8 -l '?' || return 1
+	send_bytes '\ex' && key_check 9 Escape || return 1
+	tm send-keys -t "$PANE" Escape
+	check_shell_back 0
+}
+
+# The same where terminfo's kmous is ESC [ < (xterm's), so curses takes an
+# SGR mouse report's start for a key and leaves its parameters to read.
+case_escapes_xterm() {
+	PREFIX='TERM=xterm-256color '
+	case_escapes
 }
 
 # A resized window redraws at the new size and keeps the step.

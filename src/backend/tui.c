@@ -7,8 +7,10 @@
  * It must never draw a glyph, escape sequence or message that is not a
  * cell of the frame (so the headless text is the screen, colours aside),
  * never send a control character to the terminal whatever the frame holds,
- * and never leave the terminal in curses mode on any way out of the
- * process. It is the only file that includes <curses.h>.
+ * never leave the terminal in curses mode on any way out of the process,
+ * and never take an input sequence it does not know (an Alt-key, a paste,
+ * a mouse or terminal report) for Esc or for the keys its bytes spell. It
+ * is the only file that includes <curses.h>.
  */
 #include "tui.h"
 
@@ -43,6 +45,12 @@
  * restart its read, and a signal may go to the timeline's thread, so the
  * flags are polled as well. */
 #define TUI_POLL_MS 250
+
+/* How long curses waits after an ESC for the rest of a sequence, and how
+ * long a sequence being swallowed may pause between two of its bytes: long
+ * enough for a sequence split over two writes, short enough that a lone Esc
+ * quits without a noticeable delay. */
+#define TUI_ESC_MS 25
 
 /* The signal that asked us to leave, or 0. Set by the handler only. */
 static volatile sig_atomic_t tui_signal;
@@ -620,7 +628,7 @@ static bool tui_open(struct tui *t)
 	leaveok(stdscr, TRUE);
 	scrollok(stdscr, FALSE);
 	/* Esc quits; waiting the default second for a sequence feels broken. */
-	set_escdelay(25);
+	set_escdelay(TUI_ESC_MS);
 	curs_set(0);
 	tui_colors_init(t);
 	if (have_modes)
@@ -664,6 +672,155 @@ enum tui_wait {
 	TUI_GONE,    /* the terminal went away */
 };
 
+/* The next input within an escape sequence, waiting at most WAIT_MS; SPECIAL
+ * says it is a key code (KEY_*). False when nothing came. A resize is put
+ * back for the loop, and also ends the sequence. */
+static bool tui_seq_next(int wait_ms, wint_t *wch, bool *special)
+{
+	int rc;
+
+	wtimeout(stdscr, wait_ms);
+	rc = wget_wch(stdscr, wch);
+	if (rc == ERR)
+		return false;
+	if (rc == KEY_CODE_YES && *wch == KEY_RESIZE) {
+		ungetch(KEY_RESIZE);
+		return false;
+	}
+	*special = rc == KEY_CODE_YES;
+	return true;
+}
+
+/* Where tui_skip_sequence is in a sequence. */
+enum tui_seq {
+	SEQ_ESC,        /* after ESC */
+	SEQ_CSI,        /* after ESC [ or ESC O: parameters, then a final byte */
+	SEQ_X10,        /* after ESC [ M: the three bytes of an X10 mouse report */
+	SEQ_STRING,     /* after ESC ] P _ ^ or X: up to BEL or ESC \ */
+	SEQ_STRING_ESC, /* ESC in a string: ESC \ ends it */
+	SEQ_PASTE,      /* after ESC [ 200 ~: pasted text up to ESC [ 201 ~ */
+	SEQ_PASTE_ESC,
+	SEQ_PASTE_CSI,
+};
+
+/*
+ * Swallow the rest of an input sequence that curses did not decode, from
+ * STATE on; FIRST, when not NULL, is its next input already read. The forms
+ * are ECMA-48's: a CSI or SS3 sequence (ESC [ or ESC O, parameter bytes 0x30
+ * to 0x3F, intermediate bytes 0x20 to 0x2F, one final byte 0x40 to 0x7E:
+ * mouse reports, cursor position reports, keys with modifiers), a string
+ * (OSC, DCS, APC, PM, SOS: up to BEL or ST), or ESC and one key (Alt-x, Alt
+ * and a special key); and an X10 mouse report, ESC [ M and three bytes. A
+ * bracketed paste is swallowed whole, text and all: pasted text is not
+ * keys. A sequence ends early when its bytes stop coming for TUI_ESC_MS or
+ * a byte breaks its form (that byte goes with it); an ESC in the middle
+ * starts the next sequence.
+ */
+static void tui_skip_sequence(enum tui_seq state, const wint_t *first)
+{
+	char param[8];
+	size_t np = 0;
+	int x10_left = 3;
+	bool csi = state == SEQ_CSI; /* ESC [, not ESC O */
+	bool special = false;
+	wint_t c = first ? *first : 0;
+
+	for (bool have = first != NULL;; have = false) {
+		if (!have && !tui_seq_next(TUI_ESC_MS, &c, &special))
+			return;
+		if (special) {
+			/* Alt and a special key, or a key code amid a
+			 * sequence; pasted text may hold keys too. */
+			if (state < SEQ_PASTE)
+				return;
+			state = SEQ_PASTE;
+			continue;
+		}
+		switch (state) {
+		case SEQ_STRING_ESC:
+			if (c == '\\')
+				return;
+			/* Any other ESC cancels the string and starts a
+			 * sequence, of which C is the first byte. */
+			/* fall through */
+		case SEQ_ESC:
+			if (c == '[' || c == 'O') {
+				state = SEQ_CSI;
+				csi = c == '[';
+				np = 0;
+			} else if (c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X') {
+				state = SEQ_STRING;
+			} else if (c == 27) {
+				state = SEQ_ESC; /* ESC ESC: Alt and what follows */
+			} else {
+				return; /* Alt and a key */
+			}
+			continue;
+		case SEQ_CSI:
+		case SEQ_PASTE_CSI:
+			if (c >= 0x20 && c <= 0x3f) {
+				/* Only short parameters matter (200, 201). */
+				if (np < sizeof param - 1)
+					param[np++] = (char)c;
+				else
+					param[0] = '?';
+				continue;
+			}
+			param[np] = '\0';
+			if (state == SEQ_PASTE_CSI) {
+				if (c == '~' && strcmp(param, "201") == 0)
+					return; /* the end of the paste */
+				state = c == 27 ? SEQ_PASTE_ESC : SEQ_PASTE;
+			} else if (c == '~' && strcmp(param, "200") == 0) {
+				state = SEQ_PASTE;
+			} else if (c == 'M' && np == 0 && csi) {
+				/* ESC [ M: a terminal sends no delete-line,
+				 * but X10 mouse reports start so. */
+				state = SEQ_X10;
+			} else if (c == 27) {
+				state = SEQ_ESC;
+			} else {
+				return; /* the final byte, or one out of place */
+			}
+			continue;
+		case SEQ_X10:
+			if (--x10_left == 0)
+				return;
+			continue;
+		case SEQ_STRING:
+			if (c == 7)
+				return;
+			if (c == 27)
+				state = SEQ_STRING_ESC;
+			continue;
+		case SEQ_PASTE:
+			if (c == 27)
+				state = SEQ_PASTE_ESC;
+			continue;
+		case SEQ_PASTE_ESC:
+			if (c == '[') {
+				state = SEQ_PASTE_CSI;
+				np = 0;
+			} else if (c != 27) {
+				state = SEQ_PASTE;
+			}
+			continue;
+		}
+	}
+}
+
+/* KEY_MOUSE: curses knew the start of a mouse report (terminfo's kmous)
+ * but, the mouse being off, leaves the rest of it unread: the parameters
+ * and final byte of an SGR report when kmous is ESC [ <, else the three
+ * bytes of an X10 one. */
+static void tui_skip_mouse(void)
+{
+	const char *kmous = tigetstr("kmous");
+	size_t len = kmous && kmous != (char *)-1 ? strlen(kmous) : 0;
+
+	tui_skip_sequence(len && kmous[len - 1] == '<' ? SEQ_CSI : SEQ_X10, NULL);
+}
+
 /*
  * Wait up to TIMEOUT_MS for a key. A terminal that hung up without a
  * SIGHUP (the process outside its session) makes every read fail at once:
@@ -688,6 +845,23 @@ static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key)
 		return TUI_TIMEOUT;
 	}
 	t->quick_errors = 0;
+	/* An ESC with more input right behind it is a sequence curses did not
+	 * know (curses waited TUI_ESC_MS for it already): no key at all. Only
+	 * an ESC that came alone is the Esc key. */
+	if (rc == OK && wch == 27) {
+		wint_t next;
+		bool special;
+
+		if (tui_seq_next(0, &next, &special)) {
+			if (!special)
+				tui_skip_sequence(SEQ_ESC, &next);
+			return TUI_TIMEOUT;
+		}
+	}
+	if (rc == KEY_CODE_YES && wch == KEY_MOUSE) {
+		tui_skip_mouse();
+		return TUI_TIMEOUT;
+	}
 	/* Ctrl-C as a byte means someone turned ISIG off: it still quits. */
 	if (rc == OK && wch == 3) {
 		tui_signal = SIGINT;
