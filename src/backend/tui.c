@@ -909,7 +909,7 @@ int tui_run(struct app *app, bool ascii)
 		}
 		if (dirty) {
 			if (tui_draw(&t, app) < 0) {
-				status = 1;
+				status = 4; /* out of memory */
 				break;
 			}
 			dirty = false;
@@ -961,8 +961,8 @@ int tui_run(struct app *app, bool ascii)
 	tui_close(&t);
 	tui_signals_restore(&old);
 	/* Only now, with the terminal given back, may anything else be said. */
-	if (status == 1)
-		fputs("h2o-tui: out of memory\n", stderr);
+	if (status == 4)
+		fputs("h2o-tui: out of memory while drawing the screen\n", stderr);
 	/* 128 + the signal, as a shell reports a process the signal killed. */
 	if (tui_signal)
 		status = 128 + tui_signal;

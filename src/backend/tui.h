@@ -27,10 +27,11 @@ struct app;
  * locale is not UTF-8). Returns the process exit status: 0 after q/Esc,
  * 130 after Ctrl-C, 128 + signal number after SIGTERM or SIGHUP, 2 when the
  * terminal cannot be used (TERM unknown or unable to address the cursor)
- * and 1 when out of memory; the terminal is restored in every case. Any
- * other signal whose default action ends the process still ends it, after
- * the terminal is restored. A stop and fg (SIGSTOP or Ctrl-Z, then SIGCONT)
- * re-apply the terminal modes and repaint.
+ * and 4 when out of memory (after one line on stderr); the terminal is
+ * restored in every case. Any other signal whose default action ends the
+ * process still ends it, after the terminal is restored. A stop and fg
+ * (SIGSTOP or Ctrl-Z, then SIGCONT) re-apply the terminal modes and
+ * repaint.
  */
 int tui_run(struct app *app, bool ascii);
 
