@@ -8,9 +8,13 @@
 # socket, no config file, a fixed size, a pinned environment), sends it
 # keys, captures the pane as text and compares it with the headless frame
 # of the same keys at the same size: the headless text must be the screen.
-# It also checks that every way out (q, Ctrl-C, SIGTERM, SIGHUP, and the
-# fatal SIGSEGV and Ctrl-\ SIGQUIT) gives the shell back with the terminal
-# modes it had before, the alternate screen left, and an honest exit status.
+# It also checks that every way out (q, Ctrl-C, SIGTERM, SIGHUP, the fatal
+# SIGSEGV and Ctrl-\ SIGQUIT, and the other signals whose default action
+# ends the process) gives the shell back with the terminal modes it had
+# before, the alternate screen left, and an honest exit status; that a stop
+# and fg (SIGSTOP, Ctrl-Z) give the TUI its terminal back; and that input
+# sequences curses does not know (Alt-keys, pastes, mouse and terminal
+# reports) are no keys.
 #
 # Synchronisation is by polling, never by sleeping a fixed time: after each
 # action the pane is captured until it shows what is expected, within a
@@ -18,8 +22,9 @@
 # case fails with a diff of the last capture.
 #
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
-#   CASE: keys quit sigint sigterm sighup sigsegv sigquit resize small
-#   hostile hostile_more ascii clocale, or
+#   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
+#   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
+#   resize small hostile hostile_more ascii clocale, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -27,7 +32,9 @@
 #
 set -u
 
-CASES="keys quit sigint sigterm sighup sigsegv sigquit resize small hostile hostile_more ascii clocale"
+CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
+CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
+CASES+=" clocale"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -267,12 +274,118 @@ case_sigsegv() {
 	check_shell_back 139
 }
 
+# Every other signal whose default action ends the process (signal(7)) gets
+# the same restore, then the process dies of it: 128 + its number.
+fatal_signal() {
+	local num
+	num=$(kill -l "$1") || { fail "no signal $1 here"; return 1; }
+	start_shell && start_tui && tui_pid || return 1
+	kill -s "$1" "$PID"
+	check_shell_back $((128 + num))
+}
+case_sigpipe() { fatal_signal PIPE; }
+case_sigusr1() { fatal_signal USR1; }
+case_sigalrm() { fatal_signal ALRM; }
+case_sigxcpu() { fatal_signal XCPU; }
+case_sigsys() { fatal_signal SYS; }
+case_sigrtmin() { fatal_signal RTMIN; }
+
 # Ctrl-\ from the keyboard: SIGQUIT, whose default action (a core dump)
 # would leave the terminal in curses mode.
 case_sigquit() {
 	start_shell && start_tui || return 1
 	tm send-keys -t "$PANE" "C-\\"
 	check_shell_back 131
+}
+
+# The TUI as a job of the pane's interactive shell, for the stop cases: the
+# shell takes the terminal back while the job is stopped (its own modes,
+# canonical and echoing, and its lines on the screen) and gives it back on
+# fg. The TUI is the job's only process, so the shell sees it stop.
+start_job() {
+	cat >"$TMP/job" <<'EOF'
+echo $$ >"$H2O_TMP/pid"
+exec "$H2O_BIN" "$@"
+EOF
+	type_line 'sh "$H2O_TMP/job" '"$DEFAULT_SCENE"
+	headless "${COLS}x$ROWS" right,right && wait_screen "$TMP/exp.0" "start, ${COLS}x$ROWS" &&
+		tui_pid
+}
+
+# After the job ended: the shell prints its exit status and records the
+# modes it left (the shell keeps those after a job that exited), then as
+# check_shell_back.
+check_job_back() {
+	type_line 's=$?; stty -g >"$H2O_TMP/stty.died"; echo "exit=$s"'
+	check_shell_back "$1"
+}
+
+# A stop that ncurses cannot see (SIGSTOP), then fg: the TUI takes the
+# terminal back on SIGCONT, so the very next key works without an Enter and
+# the pane is the frame again, not the shell's lines over a stale screen.
+case_sigstop() {
+	start_shell && start_job || return 1
+	kill -STOP "$PID"
+	wait_line '^\[1\]\+ +Stopped' || return 1
+	type_line fg
+	wait_screen "$TMP/exp.0" "after SIGSTOP and fg" && key_check 1 Right && key_check 2 Right ||
+		return 1
+	tm send-keys -t "$PANE" -l q
+	check_job_back 0
+}
+
+# Ctrl-Z (SIGTSTP, which ncurses handles) and fg: the same.
+case_sigtstp() {
+	start_shell && start_job || return 1
+	tm send-keys -t "$PANE" C-z
+	wait_line '^\[1\]\+ +Stopped' || return 1
+	type_line fg
+	wait_screen "$TMP/exp.0" "after Ctrl-Z and fg" && key_check 1 Right && key_check 2 Right ||
+		return 1
+	tm send-keys -t "$PANE" -l q
+	check_job_back 0
+}
+
+# Send the bytes of printf format $1 to the pane as they are, as a terminal
+# would send them. The hex words are meant to split.
+send_bytes() {
+	# shellcheck disable=SC2046,SC2059
+	tm send-keys -t "$PANE" -H $(printf "$1" | od -An -v -tx1)
+}
+
+# Escape sequences that curses does not know are no keys: not Esc (which
+# would quit), nor the keys their bytes spell. Each is followed by a Right,
+# and the pane must show the frame after the Rights alone. A lone Esc still
+# closes the help, then quits.
+# shellcheck disable=SC1003
+ESCAPES=(
+	'\ex'                              # Alt-x
+	'\e[200~hi q\e[A\e[201~'           # a bracketed paste
+	'\e[<0;10;5M\e[<0;10;5m'           # an SGR mouse press and release
+	'\e[M !!\e[M#!!'                   # an X10 mouse press and release
+	'\e[12;40R'                        # a cursor position report
+	'\e]11;rgb:0000/0000/0000\e\\'     # an OSC colour reply
+	'\e\e[D'                           # Alt-Left
+)
+case_escapes() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right,right,right,right,right,right,right,?,esc || return 1
+	local n=0 seq
+	for seq in "${ESCAPES[@]}"; do
+		n=$((n + 1))
+		send_bytes "$seq" && key_check $n Right || return 1
+	done
+	key_check 8 -l '?' || return 1
+	send_bytes '\ex' && key_check 9 Escape || return 1
+	tm send-keys -t "$PANE" Escape
+	check_shell_back 0
+}
+
+# The same where terminfo's kmous is ESC [ < (xterm's), so curses takes an
+# SGR mouse report's start for a key and leaves its parameters to read.
+case_escapes_xterm() {
+	PREFIX='TERM=xterm-256color '
+	case_escapes
 }
 
 # A resized window redraws at the new size and keeps the step.

@@ -2,8 +2,9 @@
  * main: the command line (spec §4). Parses options, loads the scene and
  * hands over to the trace, the headless frames or the terminal.
  *
- * Exit status: 0 success, 2 bad usage, 3 bad scene. Nothing touches the
- * terminal before the scene has loaded and the options have been checked.
+ * Exit status: 0 success, 2 bad usage, 3 bad scene, 4 out of memory.
+ * Nothing touches the terminal before the scene has loaded and the options
+ * have been checked.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,7 +26,7 @@
 #include "h2o/trace.h"
 #include "tui.h"
 
-enum { EXIT_USAGE = 2, EXIT_SCENE = 3 };
+enum { EXIT_USAGE = 2, EXIT_SCENE = 3, EXIT_MEMORY = 4 };
 
 struct options {
 	bool headless, ascii, trace, report, json;
@@ -109,7 +110,8 @@ static void usage(FILE *out)
 	      out);
 	for (int p = 0; p < POLICY_COUNT; p++)
 		put_help(out, policies[p]->name, policies[p]->about);
-	fputs("\nIn the TUI, press ? for the keys. Exit status: 0 ok, 2 bad usage, 3 bad scene.\n",
+	fputs("\nIn the TUI, press ? for the keys. Exit status: 0 ok, 2 bad usage, 3 bad scene,\n"
+	      "4 out of memory.\n",
 	      out);
 }
 
@@ -119,6 +121,20 @@ static int usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputs("\nTry 'h2o-tui --help' for more information.\n", stderr);
 	return EXIT_USAGE;
+}
+
+/* Out of memory while doing WHAT: one line, EXIT_MEMORY. */
+static int out_of_memory(const char *what)
+{
+	fprintf(stderr, "h2o-tui: out of memory while %s\n", what);
+	return EXIT_MEMORY;
+}
+
+/* A mode failed (-1) doing WHAT: either stdout could not be written, which
+ * stdout's error flag tells (exit 1), or memory ran out. */
+static int mode_failed(const char *what)
+{
+	return ferror(stdout) ? 1 : out_of_memory(what);
 }
 
 static bool parse_int(const char *s, long lo, long hi, int *out)
@@ -291,7 +307,7 @@ static int run_sweep(const struct scene *scene, const char *list, int sinks, boo
 	const int n = scene->n;
 	int *budgets = malloc(((size_t)n + 64) * sizeof *budgets);
 	if (!budgets)
-		return 1;
+		return out_of_memory("computing the budget sweep");
 	int count = 0;
 	if (*list == '\0') {
 		for (int b = 1; b <= n; b = n <= 64 ? b + 1 : b * 2)
@@ -315,7 +331,9 @@ static int run_sweep(const struct scene *scene, const char *list, int sinks, boo
 			p = *end ? end + 1 : end;
 		}
 	}
-	const int rc = report_sweep(scene, budgets, count, sinks, json, stdout) < 0 ? 1 : 0;
+	const int rc = report_sweep(scene, budgets, count, sinks, json, stdout) < 0
+	                       ? mode_failed("computing the budget sweep")
+	                       : 0;
 	free(budgets);
 	return rc;
 }
@@ -370,9 +388,11 @@ int main(int argc, char **argv)
 	};
 
 	if (o.trace) {
-		rc = trace_write(scene, &b, stdout) < 0 ? 1 : 0;
+		rc = trace_write(scene, &b, stdout) < 0 ? mode_failed("writing the trace") : 0;
 	} else if (o.report) {
-		rc = report_write(scene, &b, o.json, stdout) < 0 ? 1 : 0;
+		rc = report_write(scene, &b, o.json, stdout) < 0
+		             ? mode_failed("computing the report")
+		             : 0;
 	} else if (o.sweep) {
 		rc = run_sweep(scene, o.sweep, o.sinks, o.json);
 	} else {
@@ -383,11 +403,11 @@ int main(int argc, char **argv)
 		                          : app_init_background(&app, scene, heavy, recent, o.sinks,
 		                                                o.compare);
 		if (ok < 0) {
-			fputs("h2o-tui: out of memory\n", stderr);
-			rc = 1;
+			rc = out_of_memory("building the timeline");
 		} else if (o.headless) {
-			rc = headless_run(&app, o.cols, o.rows, o.ascii, o.keys, stdout) < 0 ? 1
-			                                                                     : 0;
+			rc = headless_run(&app, o.cols, o.rows, o.ascii, o.keys, stdout) < 0
+			             ? mode_failed("drawing the frames")
+			             : 0;
 		} else {
 			rc = tui_run(&app, o.ascii || !utf8);
 		}

@@ -7,8 +7,10 @@
  * It must never draw a glyph, escape sequence or message that is not a
  * cell of the frame (so the headless text is the screen, colours aside),
  * never send a control character to the terminal whatever the frame holds,
- * and never leave the terminal in curses mode on any way out of the
- * process. It is the only file that includes <curses.h>.
+ * never leave the terminal in curses mode on any way out of the process,
+ * and never take an input sequence it does not know (an Alt-key, a paste,
+ * a mouse or terminal report) for Esc or for the keys its bytes spell. It
+ * is the only file that includes <curses.h>.
  */
 #include "tui.h"
 
@@ -37,12 +39,24 @@
 #endif
 #include <curses.h>
 
-/* Longest wait for a key before the loop looks at the signal flag again:
- * ncurses may restart its read after a signal, so the flag is polled. */
+/* Longest wait for a key before the loop looks at the signal flags again.
+ * A signal (SIGCONT too) usually ends the wait at once, but ncurses may
+ * restart its read, and a signal may go to the timeline's thread, so the
+ * flags are polled as well. */
 #define TUI_POLL_MS 250
+
+/* How long curses waits after an ESC for the rest of a sequence, and how
+ * long a sequence being swallowed may pause between two of its bytes: long
+ * enough for a sequence split over two writes, short enough that a lone Esc
+ * quits without a noticeable delay. */
+#define TUI_ESC_MS 25
 
 /* The signal that asked us to leave, or 0. Set by the handler only. */
 static volatile sig_atomic_t tui_signal;
+
+/* Set by the SIGCONT handler: the terminal needs the program's modes and a
+ * full repaint again. */
+static volatile sig_atomic_t tui_continued;
 
 /* True between newterm and endwin, for the atexit restore. */
 static bool tui_active;
@@ -120,11 +134,62 @@ static void tui_on_signal(int signo)
 	tui_signal = signo;
 }
 
-/* The signals that end the process on the spot: restore, then die of the
- * same signal so the shell reports it (128 + signo) and a core is still
- * dumped where the user allows one. */
-static const int tui_fatal_signos[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGQUIT};
-#define TUI_FATAL_COUNT (sizeof tui_fatal_signos / sizeof tui_fatal_signos[0])
+/* SIGCONT: the process was stopped and goes on. The loop re-applies the
+ * terminal modes and repaints (tui_resume); nothing in curses may run here. */
+static void tui_on_cont(int signo)
+{
+	(void)signo;
+	tui_continued = 1;
+}
+
+/*
+ * Every signal whose default action ends the process (signal(7): the Term
+ * and Core actions), apart from SIGKILL, which cannot be caught, and
+ * SIGINT, SIGTERM and SIGHUP, which end the loop and close curses as q
+ * does. Each gets the restoring handler: restore, then die of the same
+ * signal, so the shell reports it (128 + signo) and a core is still dumped
+ * where the user allows one. The real-time signals (SIGRTMIN to SIGRTMAX)
+ * terminate too and are added when installing.
+ *
+ * SIGPIPE is one of them, not ignored: stdout is a terminal, where a write
+ * never raises SIGPIPE (a terminal that hangs up gives SIGHUP or EIO, and
+ * the loop treats both as the user leaving), so a SIGPIPE is only ever sent
+ * on purpose and ends the process as its default action would, with the
+ * terminal given back first.
+ */
+static const int tui_fatal_fixed[] = {
+        SIGSEGV,   SIGBUS,  SIGFPE,  SIGILL,  SIGABRT, SIGQUIT, SIGSYS,  SIGTRAP,
+        SIGXCPU,   SIGXFSZ, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGPROF, SIGVTALRM,
+#ifdef SIGPOLL
+        SIGPOLL,
+#endif
+#ifdef SIGPWR
+        SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+        SIGSTKFLT,
+#endif
+#ifdef SIGEMT
+        SIGEMT,
+#endif
+#ifdef SIGLOST
+        SIGLOST,
+#endif
+};
+#define TUI_FATAL_FIXED (sizeof tui_fatal_fixed / sizeof tui_fatal_fixed[0])
+/* Room for the fixed list and the real-time signals (32 on Linux). */
+#define TUI_FATAL_MAX (TUI_FATAL_FIXED + 64)
+
+/* The signal dispositions tui_run changed, to put back when it returns. */
+struct tui_signals {
+	struct sigaction graceful[3]; /* SIGINT, SIGTERM, SIGHUP */
+	struct sigaction cont;
+	int fatal_count;
+	int fatal_signo[TUI_FATAL_MAX];
+	struct sigaction fatal[TUI_FATAL_MAX];
+};
+
+static const int tui_graceful_signos[3] = {SIGINT, SIGTERM, SIGHUP};
 
 static void tui_on_fatal(int signo)
 {
@@ -187,14 +252,37 @@ static void tui_restore_at_exit(void)
 	tui_active = false;
 }
 
-/* No SA_RESTART: a blocked read returns so the loop sees the flag soon.
- * SIGTSTP, SIGCONT and SIGWINCH are left to ncurses, which suspends,
- * repaints and reports KEY_RESIZE by itself. The fatal signals get the
- * restoring handler, once (SA_RESETHAND) and unblocked in it (SA_NODEFER)
- * so that re-raising kills. */
-static void tui_signals_install(struct sigaction old[3], struct sigaction old_fatal[])
+/* Give SIGNO the restoring handler SA, and note what it had. A signal the
+ * user's environment ignores (nohup, trap '') does not end the process,
+ * so it stays ignored, except a fault or abort(), which kill even then;
+ * one already noted (two names for one number) is skipped. */
+static void tui_fatal_install(struct tui_signals *old, int signo, const struct sigaction *sa)
 {
-	static const int signos[3] = {SIGINT, SIGTERM, SIGHUP};
+	const bool kills_anyway = signo == SIGSEGV || signo == SIGBUS || signo == SIGFPE ||
+	                          signo == SIGILL || signo == SIGABRT;
+	struct sigaction *slot;
+
+	if (old->fatal_count >= (int)TUI_FATAL_MAX)
+		return;
+	for (int i = 0; i < old->fatal_count; i++)
+		if (old->fatal_signo[i] == signo)
+			return;
+	slot = &old->fatal[old->fatal_count];
+	if (sigaction(signo, NULL, slot) != 0 || (slot->sa_handler == SIG_IGN && !kills_anyway))
+		return;
+	if (sigaction(signo, sa, NULL) != 0)
+		return;
+	old->fatal_signo[old->fatal_count++] = signo;
+}
+
+/* No SA_RESTART: a blocked read returns so the loop sees the flag soon.
+ * SIGTSTP and SIGWINCH are left to ncurses, which suspends, repaints and
+ * reports KEY_RESIZE by itself; SIGCONT only sets a flag, for a stop that
+ * ncurses did not see (SIGSTOP, or a job stopped from outside). The fatal
+ * signals get the restoring handler, once (SA_RESETHAND) and unblocked in
+ * it (SA_NODEFER) so that re-raising kills. */
+static void tui_signals_install(struct tui_signals *old)
+{
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof sa);
@@ -202,21 +290,27 @@ static void tui_signals_install(struct sigaction old[3], struct sigaction old_fa
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0;
 	for (int i = 0; i < 3; i++)
-		sigaction(signos[i], &sa, &old[i]);
+		sigaction(tui_graceful_signos[i], &sa, &old->graceful[i]);
+	sa.sa_handler = tui_on_cont;
+	sigaction(SIGCONT, &sa, &old->cont);
 	sa.sa_handler = tui_on_fatal;
 	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-	for (size_t i = 0; i < TUI_FATAL_COUNT; i++)
-		sigaction(tui_fatal_signos[i], &sa, &old_fatal[i]);
+	old->fatal_count = 0;
+	for (size_t i = 0; i < TUI_FATAL_FIXED; i++)
+		tui_fatal_install(old, tui_fatal_fixed[i], &sa);
+#if defined(SIGRTMIN) && defined(SIGRTMAX)
+	for (int signo = SIGRTMIN; signo <= SIGRTMAX; signo++)
+		tui_fatal_install(old, signo, &sa);
+#endif
 }
 
-static void tui_signals_restore(const struct sigaction old[3], const struct sigaction old_fatal[])
+static void tui_signals_restore(const struct tui_signals *old)
 {
-	static const int signos[3] = {SIGINT, SIGTERM, SIGHUP};
-
 	for (int i = 0; i < 3; i++)
-		sigaction(signos[i], &old[i], NULL);
-	for (size_t i = 0; i < TUI_FATAL_COUNT; i++)
-		sigaction(tui_fatal_signos[i], &old_fatal[i], NULL);
+		sigaction(tui_graceful_signos[i], &old->graceful[i], NULL);
+	sigaction(SIGCONT, &old->cont, NULL);
+	for (int i = 0; i < old->fatal_count; i++)
+		sigaction(old->fatal_signo[i], &old->fatal[i], NULL);
 }
 
 /* NO_COLOR (https://no-color.org): any non-empty value turns colour off. */
@@ -526,7 +620,7 @@ static bool tui_open(struct tui *t)
 	leaveok(stdscr, TRUE);
 	scrollok(stdscr, FALSE);
 	/* Esc quits; waiting the default second for a sequence feels broken. */
-	set_escdelay(25);
+	set_escdelay(TUI_ESC_MS);
 	curs_set(0);
 	tui_colors_init(t);
 	if (have_modes)
@@ -534,11 +628,190 @@ static bool tui_open(struct tui *t)
 	return true;
 }
 
+/* Send terminfo capability CAP, if the terminal has it, through curses's
+ * output (in order with what doupdate sends). */
+static void tui_putcap(const char *cap)
+{
+	const char *s = tigetstr(cap);
+
+	if (s && s != (char *)-1)
+		putp(s);
+}
+
+/*
+ * After a stop that ncurses did not handle (SIGSTOP, which cannot be
+ * caught, then fg), the shell has had the terminal: its modes are the
+ * shell's (canonical and echoing, so keys would wait for Enter), its
+ * screen holds the shell's lines (so curses's idea of it is wrong) and its
+ * cursor may show. Put the program's modes back (reset_prog_mode also
+ * turns the keypad's transmit mode on again), the alternate screen, plain
+ * attributes and the hidden cursor, and have the next refresh repaint
+ * every cell. After Ctrl-Z, which ncurses handles itself, this only costs
+ * a second repaint.
+ */
+static void tui_resume(void)
+{
+	reset_prog_mode();
+	tui_putcap("smcup");
+	tui_putcap("sgr0");
+	tui_putcap("civis");
+	clearok(curscr, TRUE);
+}
+
 enum tui_wait {
 	TUI_KEY,     /* *key holds a key for app_key */
 	TUI_TIMEOUT, /* no key in time, or an ignored one, or a signal */
 	TUI_GONE,    /* the terminal went away */
 };
+
+/* The next input within an escape sequence, waiting at most WAIT_MS; SPECIAL
+ * says it is a key code (KEY_*). False when nothing came. A resize is put
+ * back for the loop, and also ends the sequence. */
+static bool tui_seq_next(int wait_ms, wint_t *wch, bool *special)
+{
+	int rc;
+
+	wtimeout(stdscr, wait_ms);
+	rc = wget_wch(stdscr, wch);
+	if (rc == ERR)
+		return false;
+	if (rc == KEY_CODE_YES && *wch == KEY_RESIZE) {
+		ungetch(KEY_RESIZE);
+		return false;
+	}
+	*special = rc == KEY_CODE_YES;
+	return true;
+}
+
+/* Where tui_skip_sequence is in a sequence. */
+enum tui_seq {
+	SEQ_ESC,        /* after ESC */
+	SEQ_CSI,        /* after ESC [ or ESC O: parameters, then a final byte */
+	SEQ_X10,        /* after ESC [ M: the three bytes of an X10 mouse report */
+	SEQ_STRING,     /* after ESC ] P _ ^ or X: up to BEL or ESC \ */
+	SEQ_STRING_ESC, /* ESC in a string: ESC \ ends it */
+	SEQ_PASTE,      /* after ESC [ 200 ~: pasted text up to ESC [ 201 ~ */
+	SEQ_PASTE_ESC,
+	SEQ_PASTE_CSI,
+};
+
+/*
+ * Swallow the rest of an input sequence that curses did not decode, from
+ * STATE on; FIRST, when not NULL, is its next input already read. The forms
+ * are ECMA-48's: a CSI or SS3 sequence (ESC [ or ESC O, parameter bytes 0x30
+ * to 0x3F, intermediate bytes 0x20 to 0x2F, one final byte 0x40 to 0x7E:
+ * mouse reports, cursor position reports, keys with modifiers), a string
+ * (OSC, DCS, APC, PM, SOS: up to BEL or ST), or ESC and one key (Alt-x, Alt
+ * and a special key); and an X10 mouse report, ESC [ M and three bytes. A
+ * bracketed paste is swallowed whole, text and all: pasted text is not
+ * keys. A sequence ends early when its bytes stop coming for TUI_ESC_MS or
+ * a byte breaks its form (that byte goes with it); an ESC in the middle
+ * starts the next sequence.
+ */
+static void tui_skip_sequence(enum tui_seq state, const wint_t *first)
+{
+	char param[8];
+	size_t np = 0;
+	int x10_left = 3;
+	bool csi = state == SEQ_CSI; /* ESC [, not ESC O */
+	bool special = false;
+	wint_t c = first ? *first : 0;
+
+	for (bool have = first != NULL;; have = false) {
+		if (!have && !tui_seq_next(TUI_ESC_MS, &c, &special))
+			return;
+		if (special) {
+			/* Alt and a special key, or a key code amid a
+			 * sequence; pasted text may hold keys too. */
+			if (state < SEQ_PASTE)
+				return;
+			state = SEQ_PASTE;
+			continue;
+		}
+		switch (state) {
+		case SEQ_STRING_ESC:
+			if (c == '\\')
+				return;
+			/* Any other ESC cancels the string and starts a
+			 * sequence, of which C is the first byte. */
+			/* fall through */
+		case SEQ_ESC:
+			if (c == '[' || c == 'O') {
+				state = SEQ_CSI;
+				csi = c == '[';
+				np = 0;
+			} else if (c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X') {
+				state = SEQ_STRING;
+			} else if (c == 27) {
+				state = SEQ_ESC; /* ESC ESC: Alt and what follows */
+			} else {
+				return; /* Alt and a key */
+			}
+			continue;
+		case SEQ_CSI:
+		case SEQ_PASTE_CSI:
+			if (c >= 0x20 && c <= 0x3f) {
+				/* Only short parameters matter (200, 201). */
+				if (np < sizeof param - 1)
+					param[np++] = (char)c;
+				else
+					param[0] = '?';
+				continue;
+			}
+			param[np] = '\0';
+			if (state == SEQ_PASTE_CSI) {
+				if (c == '~' && strcmp(param, "201") == 0)
+					return; /* the end of the paste */
+				state = c == 27 ? SEQ_PASTE_ESC : SEQ_PASTE;
+			} else if (c == '~' && strcmp(param, "200") == 0) {
+				state = SEQ_PASTE;
+			} else if (c == 'M' && np == 0 && csi) {
+				/* ESC [ M: a terminal sends no delete-line,
+				 * but X10 mouse reports start so. */
+				state = SEQ_X10;
+			} else if (c == 27) {
+				state = SEQ_ESC;
+			} else {
+				return; /* the final byte, or one out of place */
+			}
+			continue;
+		case SEQ_X10:
+			if (--x10_left == 0)
+				return;
+			continue;
+		case SEQ_STRING:
+			if (c == 7)
+				return;
+			if (c == 27)
+				state = SEQ_STRING_ESC;
+			continue;
+		case SEQ_PASTE:
+			if (c == 27)
+				state = SEQ_PASTE_ESC;
+			continue;
+		case SEQ_PASTE_ESC:
+			if (c == '[') {
+				state = SEQ_PASTE_CSI;
+				np = 0;
+			} else if (c != 27) {
+				state = SEQ_PASTE;
+			}
+			continue;
+		}
+	}
+}
+
+/* KEY_MOUSE: curses knew the start of a mouse report (terminfo's kmous)
+ * but, the mouse being off, leaves the rest of it unread: the parameters
+ * and final byte of an SGR report when kmous is ESC [ <, else the three
+ * bytes of an X10 one. */
+static void tui_skip_mouse(void)
+{
+	const char *kmous = tigetstr("kmous");
+	size_t len = kmous && kmous != (char *)-1 ? strlen(kmous) : 0;
+
+	tui_skip_sequence(len && kmous[len - 1] == '<' ? SEQ_CSI : SEQ_X10, NULL);
+}
 
 /*
  * Wait up to TIMEOUT_MS for a key. A terminal that hung up without a
@@ -564,6 +837,23 @@ static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key)
 		return TUI_TIMEOUT;
 	}
 	t->quick_errors = 0;
+	/* An ESC with more input right behind it is a sequence curses did not
+	 * know (curses waited TUI_ESC_MS for it already): no key at all. Only
+	 * an ESC that came alone is the Esc key. */
+	if (rc == OK && wch == 27) {
+		wint_t next;
+		bool special;
+
+		if (tui_seq_next(0, &next, &special)) {
+			if (!special)
+				tui_skip_sequence(SEQ_ESC, &next);
+			return TUI_TIMEOUT;
+		}
+	}
+	if (rc == KEY_CODE_YES && wch == KEY_MOUSE) {
+		tui_skip_mouse();
+		return TUI_TIMEOUT;
+	}
 	/* Ctrl-C as a byte means someone turned ISIG off: it still quits. */
 	if (rc == OK && wch == 3) {
 		tui_signal = SIGINT;
@@ -575,7 +865,7 @@ static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key)
 
 int tui_run(struct app *app, bool ascii)
 {
-	struct sigaction old[3], old_fatal[TUI_FATAL_COUNT];
+	struct tui_signals old;
 	struct tui t;
 	bool dirty = true;
 	long long next_tick = 0;
@@ -589,9 +879,10 @@ int tui_run(struct app *app, bool ascii)
 	/* Our handlers go in before newterm, so ncurses keeps its hands off
 	 * SIGINT and SIGTERM (it only installs its own on default ones). */
 	tui_signal = 0;
-	tui_signals_install(old, old_fatal);
+	tui_continued = 0;
+	tui_signals_install(&old);
 	if (!tui_open(&t)) {
-		tui_signals_restore(old, old_fatal);
+		tui_signals_restore(&old);
 		return 2;
 	}
 
@@ -603,9 +894,14 @@ int tui_run(struct app *app, bool ascii)
 
 		if (tui_signal)
 			break;
+		if (tui_continued) {
+			tui_continued = 0;
+			tui_resume();
+			dirty = true;
+		}
 		if (dirty) {
 			if (tui_draw(&t, app) < 0) {
-				status = 1;
+				status = 4; /* out of memory */
 				break;
 			}
 			dirty = false;
@@ -655,10 +951,10 @@ int tui_run(struct app *app, bool ascii)
 	}
 
 	tui_close(&t);
-	tui_signals_restore(old, old_fatal);
+	tui_signals_restore(&old);
 	/* Only now, with the terminal given back, may anything else be said. */
-	if (status == 1)
-		fputs("h2o-tui: out of memory\n", stderr);
+	if (status == 4)
+		fputs("h2o-tui: out of memory while drawing the screen\n", stderr);
 	/* 128 + the signal, as a shell reports a process the signal killed. */
 	if (tui_signal)
 		status = 128 + tui_signal;

@@ -5,11 +5,13 @@
  * view_draw, flush the frame to the terminal through ncursesw, wait for a
  * key (or a tick while playing) and hand it to app_key. It owns the
  * terminal for the length of tui_run and gives it back in every way out:
- * q/Esc, Ctrl-C, SIGTERM, SIGHUP, exit(), and the fatal signals (a crash,
- * an abort, Ctrl-\), after which the process still dies of the signal. It
- * must never draw anything the frame does not hold, so the headless text
- * stays the screen; this is the only file in the project that includes
- * <curses.h>.
+ * q/Esc, Ctrl-C, SIGTERM, SIGHUP, exit(), and every other signal whose
+ * default action ends the process (a crash, an abort, Ctrl-\, SIGPIPE,
+ * SIGUSR1, SIGALRM, the real-time signals...), after which the process
+ * still dies of the signal, and after a stop and fg it takes the terminal
+ * back. It must never draw anything the frame does not hold, so the
+ * headless text stays the screen; this is the only file in the project
+ * that includes <curses.h>.
  */
 #ifndef H2O_TUI_H
 #define H2O_TUI_H
@@ -25,7 +27,11 @@ struct app;
  * locale is not UTF-8). Returns the process exit status: 0 after q/Esc,
  * 130 after Ctrl-C, 128 + signal number after SIGTERM or SIGHUP, 2 when the
  * terminal cannot be used (TERM unknown or unable to address the cursor)
- * and 1 when out of memory; the terminal is restored in every case.
+ * and 4 when out of memory (after one line on stderr); the terminal is
+ * restored in every case. Any other signal whose default action ends the
+ * process still ends it, after the terminal is restored. A stop and fg
+ * (SIGSTOP or Ctrl-Z, then SIGCONT) re-apply the terminal modes and
+ * repaint.
  */
 int tui_run(struct app *app, bool ascii);
 

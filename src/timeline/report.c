@@ -119,9 +119,32 @@ int report_write(const struct scene *sc, const struct policy_budget *b, bool jso
 	return ferror(out) ? -1 : 0;
 }
 
+static struct policy_budget sweep_budget(const struct scene *sc, int total, int sinks)
+{
+	return (struct policy_budget){
+	        .heavy = total / 2,
+	        .recent = total - total / 2,
+	        .sinks = policy_sinks_for(sinks, total),
+	        .n = sc->n,
+	};
+}
+
+/* Every budget is measured before a line is written, so running out of
+ * memory (-1) leaves no partial table behind. */
 int report_sweep(const struct scene *sc, const int *budgets, int count, int sinks, bool json,
                  FILE *out)
 {
+	/* POLICY_COUNT figures per budget. */
+	struct figures *all = malloc((size_t)(count > 0 ? count : 1) * POLICY_COUNT * sizeof *all);
+	if (!all)
+		return -1;
+	for (int i = 0; i < count; i++) {
+		const struct policy_budget b = sweep_budget(sc, budgets[i], sinks);
+		if (measure(sc, &b, &all[(size_t)i * POLICY_COUNT]) < 0) {
+			free(all);
+			return -1;
+		}
+	}
 	/* The smallest budget at which each policy's mean recall reaches
 	 * REPORT_GOOD_RECALL, or 0. */
 	int good[POLICY_COUNT] = {0};
@@ -135,15 +158,8 @@ int report_sweep(const struct scene *sc, const int *budgets, int count, int sink
 		        sc->n);
 	for (int i = 0; i < count; i++) {
 		const int total = budgets[i];
-		const struct policy_budget b = {
-		        .heavy = total / 2,
-		        .recent = total - total / 2,
-		        .sinks = policy_sinks_for(sinks, total),
-		        .n = sc->n,
-		};
-		struct figures fig[POLICY_COUNT];
-		if (measure(sc, &b, fig) < 0)
-			return -1;
+		const struct policy_budget b = sweep_budget(sc, total, sinks);
+		const struct figures *fig = &all[(size_t)i * POLICY_COUNT];
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			if (!good[p] && fig[p].recall_sum / sc->n >= REPORT_GOOD_RECALL)
 				good[p] = total;
@@ -164,6 +180,7 @@ int report_sweep(const struct scene *sc, const int *budgets, int count, int sink
 			put_table_row(out, sc, &b, (enum policy_id)p, &fig[p]);
 		fputc('\n', out);
 	}
+	free(all);
 	if (json) {
 		fputs("], \"budget_for_recall_0.95\": {", out);
 		for (int p = 0; p < POLICY_COUNT; p++) {
