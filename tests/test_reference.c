@@ -10,6 +10,11 @@
  * zero-heavy to larger than the scene, ties, attention scenes with and
  * without values, long enough for the full cache's blocks and threads), every
  * number of every record must be equal, bit for bit, at every step.
+ *
+ * With H2O_KERNEL set (avx512, avx2, portable), the engine runs that
+ * variant of its kernels and exp (engine_kernel_select): tests/meson.build
+ * runs this test once per variant, so that every variant this machine can
+ * execute is held to the same bits. One it cannot execute skips (77).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +23,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -440,6 +446,19 @@ static void test_mixed_stepping(void **state)
 
 int main(void)
 {
+	const char *kernel = getenv("H2O_KERNEL");
+	if (kernel && *kernel) {
+		const int rc = engine_kernel_select(kernel);
+		if (rc == -1) {
+			printf("H2O_KERNEL=%s: this machine cannot execute it, skipped\n", kernel);
+			return 77;
+		}
+		if (rc < 0 || strcmp(engine_kernel_name(), kernel) != 0) {
+			fprintf(stderr, "H2O_KERNEL=%s: not a variant of the kernels\n", kernel);
+			return 1;
+		}
+	}
+	printf("kernels: %s\n", engine_kernel_name());
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_vector_scenes),
 	        cmocka_unit_test(test_long_scene),

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "h2o/app.h"
+#include "h2o/engine.h"
 #include "h2o/keys.h"
 #include "headless.h"
 #include "h2o/policy.h"
@@ -358,6 +359,14 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	/* H2O_KERNEL=avx512|avx2|portable: the engine's kernels, to test each
+	 * variant; one this processor cannot run is a usage error. */
+	const char *kernel = getenv("H2O_KERNEL");
+	const int kernel_rc = kernel && *kernel ? engine_kernel_select(kernel) : 0;
+	if (kernel_rc < 0)
+		return usage_error(kernel_rc == -1 ? "H2O_KERNEL=%s: this processor cannot run it"
+		                                   : "H2O_KERNEL=%s: not avx512, avx2 or portable",
+		                   kernel);
 	const bool interactive = !o.headless && !o.trace && !o.report && !o.sweep;
 	if (interactive && !isatty(STDOUT_FILENO))
 		return usage_error("%s",

@@ -19,16 +19,21 @@
  * entry and the whole range, and uses them only if every bit agrees; else
  * (another C library, another algorithm, no FMA) everything calls exp. The
  * choice is made once per process, like the C library's own choice of its
- * exp. The scalar engine_exp answers like the lanes, so the timeline
- * recomputes past weights with the very same function.
+ * exp, unless engine_kernel_select asks for the exp of another variant of
+ * the kernels (the portable one's is the library's). The scalar engine_exp
+ * answers like the lanes, so the timeline recomputes past weights with the
+ * very same function.
  */
 #include "engine_exp.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "engine_kernel.h"
 
 /* The table: entry 2k is the rounding error T_k of H_k, the double nearest
  * 2^(k/128), as a double (H_k (1 + T_k) ~ 2^(k/128)), and entry 2k + 1 is
@@ -286,11 +291,21 @@ lanes_avx2(double *x, size_t chunks, const double *m8, double *s8, double *chain
 
 typedef void lanes_fn(double *x, size_t chunks, const double *m8, double *s8, double *chain);
 
-static struct {
+struct exp_impl {
 	lanes_fn *lanes;
 	bool replica; /* engine_exp is exp_replica (else the library's exp) */
 	const char *name;
-} chosen = {lanes_libm, false, "libm"};
+};
+
+static const struct exp_impl impl_libm = {lanes_libm, false, "libm"};
+#if EXP_VECTORS
+static const struct exp_impl impl_avx512 = {lanes_avx512, true, "avx512"};
+static const struct exp_impl impl_avx2 = {lanes_avx2, true, "avx2"};
+#endif
+/* What each variant of the kernels (enum kernel_variant) uses, and the
+ * first use's choice, found once per process; then the one in use. */
+static const struct exp_impl *usable[KERNEL_VARIANTS], *automatic;
+static const struct exp_impl *_Atomic chosen;
 static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
 
 static uint64_t mix(uint64_t x)
@@ -360,42 +375,53 @@ static bool agrees(lanes_fn *lanes)
 
 static void choose(void)
 {
+	for (int v = 0; v < KERNEL_VARIANTS; v++)
+		usable[v] = &impl_libm;
 #if EXP_VECTORS
 	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("fma"))
-		return;
-	if (__builtin_cpu_supports("avx512f") && agrees(lanes_avx512)) {
-		chosen.lanes = lanes_avx512;
-		chosen.replica = true;
-		chosen.name = "avx512";
-	} else if (__builtin_cpu_supports("avx2") && agrees(lanes_avx2)) {
-		chosen.lanes = lanes_avx2;
-		chosen.replica = true;
-		chosen.name = "avx2";
+	if (__builtin_cpu_supports("fma")) {
+		if (__builtin_cpu_supports("avx512f") && agrees(lanes_avx512))
+			usable[KERNEL_AVX512] = &impl_avx512;
+		if (__builtin_cpu_supports("avx2") && agrees(lanes_avx2))
+			usable[KERNEL_AVX2] = &impl_avx2;
 	}
 #endif
+	/* The widest that runs and agrees. */
+	automatic =
+	        usable[KERNEL_AVX512] != &impl_libm ? usable[KERNEL_AVX512] : usable[KERNEL_AVX2];
+	atomic_store(&chosen, automatic);
 }
 
-static void ready(void)
+static const struct exp_impl *ready(void)
+{
+	const struct exp_impl *c = atomic_load_explicit(&chosen, memory_order_acquire);
+	if (c)
+		return c;
+	pthread_once(&chosen_once, choose);
+	return atomic_load_explicit(&chosen, memory_order_acquire);
+}
+
+void engine_exp_select(int variant)
 {
 	pthread_once(&chosen_once, choose);
+	atomic_store(&chosen,
+	             variant >= 0 && variant < KERNEL_VARIANTS ? usable[variant] : automatic);
 }
 
 void engine_exp_lanes(double *x, size_t chunks, const double m8[8], double s8[8])
 {
-	ready();
-	chosen.lanes(x, chunks, m8, s8, NULL);
+	ready()->lanes(x, chunks, m8, s8, NULL);
 }
 
 double engine_exp_row_sum(double *x, int len, double m)
 {
-	ready();
+	const struct exp_impl *c = ready();
 	const double m8[8] = {m, m, m, m, m, m, m, m};
 	const size_t chunks = (size_t)len / 8;
 	double sum = 0.0;
-	chosen.lanes(x, chunks, m8, NULL, &sum);
+	c->lanes(x, chunks, m8, NULL, &sum);
 	for (int j = (int)chunks * 8; j < len; j++) {
-		x[j] = chosen.replica ? exp_replica(x[j] - m) : exp(x[j] - m);
+		x[j] = c->replica ? exp_replica(x[j] - m) : exp(x[j] - m);
 		sum += x[j];
 	}
 	return sum;
@@ -403,12 +429,10 @@ double engine_exp_row_sum(double *x, int len, double m)
 
 double engine_exp(double x)
 {
-	ready();
-	return chosen.replica ? exp_replica(x) : exp(x);
+	return ready()->replica ? exp_replica(x) : exp(x);
 }
 
 const char *engine_exp_impl(void)
 {
-	ready();
-	return chosen.name;
+	return ready()->name;
 }

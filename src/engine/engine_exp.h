@@ -28,4 +28,11 @@ double engine_exp(double x);
 /* What computes them in this process: "avx512", "avx2" or "libm". */
 const char *engine_exp_impl(void);
 
+/* From now on, compute them with the vectors of VARIANT (an enum
+ * kernel_variant of engine_kernel.h) when this processor runs them and
+ * they agree with exp, else with exp itself (KERNEL_PORTABLE: always);
+ * -1: the first use's choice, the widest that runs and agrees.
+ * engine_kernel_select calls it. */
+void engine_exp_select(int variant);
+
 #endif

@@ -5,11 +5,6 @@
 
 #include <time.h>
 
-/* How long a thread watches for the other before it sleeps: the steps of a
- * run come a few microseconds apart, and waking a sleeping thread takes
- * longer than the work of one. */
-#define HELPER_SPIN_NS 100000L
-
 static long elapsed_ns(const struct timespec *since)
 {
 	struct timespec now;

@@ -27,6 +27,11 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+/* How long a thread watches for the other before it sleeps: the steps of a
+ * run come a few microseconds apart, and waking a sleeping thread takes
+ * longer than the work of one. */
+#define HELPER_SPIN_NS 100000L
+
 enum job_state { JOB_NONE, JOB_POSTED, JOB_RUNNING, JOB_DONE, JOB_QUIT };
 
 struct helper {

@@ -10,15 +10,20 @@
  * The first use picks the widest the processor runs, once per process, as
  * the C library picks its own string functions: the binary stays portable,
  * and since every width performs the same operations in the same order on
- * each number, the choice never shows in a result.
+ * each number, the choice never shows in a result. engine_kernel_select
+ * (h2o/engine.h) picks another, with the exp of engine_exp.c that goes
+ * with it, so that the tests can hold every variant to that promise.
  */
 #include "engine_kernel.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "engine_exp.h"
+#include "h2o/engine.h"
 
 struct kernel_set {
 	void (*slot_logits)(const double *tiles, int ntiles, int dim, const double *q, double scale,
@@ -148,29 +153,71 @@ VECTOR_TYPES(vec8, 8)
 #undef VMAX
 #undef VI
 
-static const struct kernel_set *chosen;
-static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
+/* The variants, widest first (enum kernel_variant), and the kernels of
+ * each this processor runs (else NULL), found once per process. */
+static const char *const variant_names[KERNEL_VARIANTS] = {"avx512", "avx2", "portable"};
+static const struct kernel_set *runnable[KERNEL_VARIANTS];
+static pthread_once_t runnable_once = PTHREAD_ONCE_INIT;
+/* The kernels in use: the widest runnable until engine_kernel_select. */
+static const struct kernel_set *_Atomic chosen;
 
-static void choose(void)
+static void find_runnable(void)
 {
 #if defined(__GNUC__)
-	chosen = &kernels_vec2;
+	runnable[KERNEL_PORTABLE] = &kernels_vec2;
 #if defined(__x86_64__)
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f"))
-		chosen = &kernels_avx512;
-	else if (__builtin_cpu_supports("avx2"))
-		chosen = &kernels_avx2;
+		runnable[KERNEL_AVX512] = &kernels_avx512;
+	if (__builtin_cpu_supports("avx2"))
+		runnable[KERNEL_AVX2] = &kernels_avx2;
 #endif
 #else
-	chosen = &kernels_plain;
+	runnable[KERNEL_PORTABLE] = &kernels_plain;
 #endif
+	for (int v = 0; v < KERNEL_VARIANTS; v++)
+		if (runnable[v]) {
+			atomic_store(&chosen, runnable[v]);
+			break;
+		}
 }
 
 static const struct kernel_set *kernels(void)
 {
-	pthread_once(&chosen_once, choose);
-	return chosen;
+	const struct kernel_set *k = atomic_load_explicit(&chosen, memory_order_acquire);
+	if (k)
+		return k;
+	pthread_once(&runnable_once, find_runnable);
+	return atomic_load_explicit(&chosen, memory_order_acquire);
+}
+
+int engine_kernel_select(const char *name)
+{
+	pthread_once(&runnable_once, find_runnable);
+	const bool automatic = !name || strcmp(name, "auto") == 0;
+	int v = 0;
+	if (automatic)
+		while (!runnable[v])
+			v++;
+	else
+		while (v < KERNEL_VARIANTS && strcmp(name, variant_names[v]) != 0)
+			v++;
+	if (v == KERNEL_VARIANTS)
+		return -2;
+	if (!runnable[v])
+		return -1;
+	engine_exp_select(automatic ? -1 : v);
+	atomic_store(&chosen, runnable[v]);
+	return 0;
+}
+
+const char *engine_kernel_name(void)
+{
+	const struct kernel_set *k = kernels();
+	int v = 0;
+	while (runnable[v] != k)
+		v++;
+	return variant_names[v];
 }
 
 const char *kernel_isa(void)

@@ -98,8 +98,13 @@ void kernel_softmax_scores(double *x, int len, double *max, double *sum, const d
 void kernel_block_out(const double *w, size_t stride, int nrows, int len0, const double *v, int dim,
                       int k0, int k1, double *out, double *panel);
 
+/* The variants of engine_kernel_select (h2o/engine.h), widest first:
+ * portable is SSE2 or another machine's 128-bit vectors ("vec2"), or
+ * plain C with compilers without vector extensions ("plain"). */
+enum kernel_variant { KERNEL_AVX512, KERNEL_AVX2, KERNEL_PORTABLE, KERNEL_VARIANTS };
+
 /* The instruction set the kernels use in this process: "avx512", "avx2",
- * "vec2" (SSE2 or another machine's 128-bit vectors) or "plain". */
+ * "vec2" or "plain". */
 const char *kernel_isa(void);
 
 /* The index of the smallest of x[from .. to - 1], the later index on equal

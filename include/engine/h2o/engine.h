@@ -132,4 +132,19 @@ size_t engine_snapshot_size(const struct engine *e);
 void engine_snapshot(const struct engine *e, void *buf);
 void engine_restore(struct engine *e, const void *buf);
 
+/*
+ * The engine's inner loops and its exp come in variants for instruction
+ * sets: "avx512", "avx2" and "portable" (SSE2, or plain C, with the C
+ * library's exp). Every variant gives every result bit for bit (the
+ * reference test runs under each); the engine uses the widest this
+ * processor runs unless engine_kernel_select names another, for the whole
+ * process from then on (NULL or "auto": the widest). Returns 0, -1 when
+ * this processor cannot run that variant, -2 for a name that is none of
+ * them; the variant in use stays when it fails. The engine reads no
+ * environment: the program and the tests pass H2O_KERNEL here.
+ */
+int engine_kernel_select(const char *name);
+/* The variant in use: "avx512", "avx2" or "portable". */
+const char *engine_kernel_name(void);
+
 #endif
