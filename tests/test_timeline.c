@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "h2o/engine.h"
+#include "h2o/engine_replay.h"
 #include "h2o/timeline.h"
 #include "scene_fixture.h"
 /* Snapshot intervals, to make every path between snapshots run on a
@@ -422,6 +423,37 @@ static void test_pool_build(void **state)
 		scene_free(sc[i]);
 }
 
+/*
+ * The memory a timeline is told to need before it is made covers what it
+ * holds once built, its builder's engine included, and is not far above
+ * it: the estimate that lets a scene too large for the machine be refused
+ * at once. The engine's estimate is exactly what an engine holds.
+ */
+static void test_memory_predicted(void **state)
+{
+	(void)state;
+	const int sizes[][4] = {
+	        {60, 4, 3, 2}, {700, 16, 8, 8}, {3000, 32, 64, 64}, {1200, 8, 600, 600}};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		struct scene *sc = fixture_random(sizes[i][0], sizes[i][1], 0, 0, 70 + (unsigned)i);
+		const struct policy_budget b = budget(sizes[i][2], sizes[i][3], sc->n);
+		struct engine *e = engine_new(sc, &b);
+		assert_non_null(e);
+		const double engine_bytes = engine_predict_memory(sc, &b, ENGINE_ALL_POLICIES, 0);
+		assert_true(engine_bytes == (double)engine_memory(e));
+		engine_free(e);
+		struct timeline *tl = timeline_new(sc, &b);
+		assert_non_null(tl);
+		const double held = (double)timeline_memory(tl) + engine_bytes;
+		const double told = timeline_predict_memory(sc, &b);
+		print_message("n %d: held %.0f told %.0f\n", sc->n, held, told);
+		assert_true(told >= held);
+		assert_true(told <= 1.25 * held);
+		timeline_free(tl);
+		scene_free(sc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +467,7 @@ int main(void)
 	        cmocka_unit_test(test_memory),
 	        cmocka_unit_test(test_background_build),
 	        cmocka_unit_test(test_pool_build),
+	        cmocka_unit_test(test_memory_predicted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,11 @@ static struct scene *load(const char *path)
 }
 
 /* What FN writes to a stream, as a string to free. */
+static int trace_text(const struct scene *sc, const struct policy_budget *b, FILE *out)
+{
+	return trace_write(sc, b, out, NULL);
+}
+
 static char *written(int (*fn)(const struct scene *, const struct policy_budget *, FILE *),
                      const struct scene *sc, const struct policy_budget *b)
 {
@@ -52,18 +57,18 @@ static char *written(int (*fn)(const struct scene *, const struct policy_budget 
 
 static int report_text(const struct scene *sc, const struct policy_budget *b, FILE *out)
 {
-	return report_write(sc, b, false, out);
+	return report_write(sc, b, false, out, NULL);
 }
 
 static int report_json(const struct scene *sc, const struct policy_budget *b, FILE *out)
 {
-	return report_write(sc, b, true, out);
+	return report_write(sc, b, true, out, NULL);
 }
 
 static int sweep_text(const struct scene *sc, const struct policy_budget *b, FILE *out)
 {
 	(void)b;
-	return report_sweep(sc, (const int[]){2, 4, 7}, 3, -1, false, out);
+	return report_sweep(sc, (const int[]){2, 4, 7}, 3, -1, false, out, NULL);
 }
 
 /* The frame of APP as text, to free. */
@@ -186,7 +191,7 @@ static void test_trace(void **state)
 	(void)state;
 	struct scene *sc = load("scenes/cat_sat.json");
 	const struct policy_budget b = {2, 2, 1, sc->n};
-	char *text = written(trace_write, sc, &b);
+	char *text = written(trace_text, sc, &b);
 	int lines = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++)
 		assert_non_null(strstr(line, ", \"toy\": {\"attended\": "));

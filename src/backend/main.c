@@ -10,14 +10,18 @@
 #include <getopt.h>
 #include <limits.h>
 #include <locale.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "h2o/app.h"
+#include "h2o/cost.h"
 #include "h2o/engine.h"
+#include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "headless.h"
 #include "h2o/policy.h"
@@ -30,7 +34,8 @@
 enum { EXIT_USAGE = 2, EXIT_SCENE = 3, EXIT_MEMORY = 4 };
 
 struct options {
-	bool headless, ascii, trace, report, json;
+	bool headless, ascii, trace, report, json, quiet;
+	double max_memory; /* bytes a run may take; 0: what the machine has free */
 	const char *keys;
 	const char *sweep; /* --budget-sweep: "" for the default list */
 	int cols, rows;
@@ -103,6 +108,9 @@ static void usage(FILE *out)
 	      "  --budget-sweep[=LIST]  the report for each total budget B of LIST\n"
 	      "                      (comma-separated; default 1..n, or powers of two past 64)\n"
 	      "  --json              with --report or --budget-sweep: one JSON object\n"
+	      "  --max-memory SIZE   refuse a run that would need more memory than SIZE\n"
+	      "                      (e.g. 16G; default: what the machine has free)\n"
+	      "  --quiet             no progress on stderr for --report, --trace, --budget-sweep\n"
 	      "  --help              show this help and exit\n"
 	      "  --version           show the version and exit\n"
 	      "\n"
@@ -160,6 +168,25 @@ static bool parse_size(const char *s, int *cols, int *rows)
 	return parse_int(buf, 1, 1000, cols) && parse_int(x + 1, 1, 1000, rows);
 }
 
+/* A size in bytes: a positive number, then k, M, G or T (powers of
+ * 1000), or nothing. */
+static bool parse_bytes(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !(v > 0) || v > 1e18)
+		return false;
+	static const char units[] = "kMGT";
+	const char *u = *end ? strchr(units, *end) : NULL;
+	if (*end && (!u || end[1]))
+		return false;
+	for (const char *k = units; u && k <= u; k++)
+		v *= 1000.0;
+	*out = v;
+	return true;
+}
+
 /* Returns -1 when parsing went on to the end, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -176,6 +203,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_TRACE,
 		OPT_HEAVY,
 		OPT_RECENT,
+		OPT_MAX_MEMORY,
+		OPT_QUIET,
 		OPT_HELP,
 		OPT_VERSION
 	};
@@ -192,6 +221,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"report", no_argument, NULL, OPT_REPORT},
 	        {"budget-sweep", optional_argument, NULL, OPT_SWEEP},
 	        {"json", no_argument, NULL, OPT_JSON},
+	        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+	        {"quiet", no_argument, NULL, OPT_QUIET},
 	        {"help", no_argument, NULL, OPT_HELP},
 	        {"version", no_argument, NULL, OPT_VERSION},
 	        {NULL, 0, NULL, 0},
@@ -271,6 +302,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_JSON:
 			o->json = true;
 			break;
+		case OPT_MAX_MEMORY:
+			if (!parse_bytes(optarg, &o->max_memory))
+				return usage_error(
+				        "--max-memory: expected a size such as 512M, 16G or "
+				        "2T (bytes, or k, M, G, T: powers of 1000), got '%s'",
+				        optarg);
+			break;
+		case OPT_QUIET:
+			o->quiet = true;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -301,42 +342,139 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-/* --budget-sweep: LIST ("" for 1..n, or powers of two and n past 64
- * tokens). Returns the exit status. */
-static int run_sweep(const struct scene *scene, const char *list, int sinks, bool json)
+/* --budget-sweep's LIST ("" for 1..n, or powers of two and n past 64
+ * tokens) into *BUDGETS (COUNT of them, to free). Returns -1, or the exit
+ * status of a bad list. */
+static int sweep_budgets(const struct scene *scene, const char *list, int **budgets, int *count)
 {
 	const int n = scene->n;
-	int *budgets = malloc(((size_t)n + 64) * sizeof *budgets);
-	if (!budgets)
+	int *out = malloc(((size_t)n + 64) * sizeof *out);
+	if (!out)
 		return out_of_memory("computing the budget sweep");
-	int count = 0;
+	int k = 0;
 	if (*list == '\0') {
 		for (int b = 1; b <= n; b = n <= 64 ? b + 1 : b * 2)
-			budgets[count++] = b;
-		if (budgets[count - 1] != n)
-			budgets[count++] = n;
+			out[k++] = b;
+		if (out[k - 1] != n)
+			out[k++] = n;
 	} else {
-		for (const char *p = list; *p; count++) {
+		for (const char *p = list; *p; k++) {
 			char *end;
 			errno = 0;
 			const long b = strtol(p, &end, 10);
 			if (errno || end == p || (*end && *end != ',') || b < 1 ||
-			    b > SCENE_MAX_BUDGET || count >= n + 63) {
-				free(budgets);
+			    b > SCENE_MAX_BUDGET || k >= n + 63) {
+				free(out);
 				return usage_error(
 				        "--budget-sweep: expected budgets from 1 to 1000000, "
 				        "comma-separated, got '%s'",
 				        list);
 			}
-			budgets[count] = (int)b;
+			out[k] = (int)b;
 			p = *end ? end + 1 : end;
 		}
 	}
-	const int rc = report_sweep(scene, budgets, count, sinks, json, stdout) < 0
-	                       ? mode_failed("computing the budget sweep")
-	                       : 0;
-	free(budgets);
-	return rc;
+	*budgets = out;
+	*count = k;
+	return -1;
+}
+
+/* Progress on stderr, when it is a terminal: one line redrawn in place,
+ * at most every PROGRESS_MS, with the time left at the rate so far. */
+#define PROGRESS_MS 100
+
+struct meter {
+	const char *what;
+	double start, last;
+	bool shown;
+};
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void meter_show(void *ctx, double done, double total)
+{
+	struct meter *m = ctx;
+	const double now = seconds_now();
+	if (m->shown && now - m->last < PROGRESS_MS / 1000.0 && done < total)
+		return;
+	m->last = now;
+	m->shown = true;
+	const double frac = total > 0 ? done / total : 1;
+	enum { BAR = 24 };
+	char bar[BAR + 1];
+	for (int i = 0; i < BAR; i++)
+		bar[i] = i < (int)(frac * BAR) ? '#' : '.';
+	bar[BAR] = '\0';
+	char left[32] = "";
+	const double elapsed = now - m->start;
+	if (frac > 0 && frac < 1 && elapsed >= 1) {
+		const double s = elapsed * (1 - frac) / frac;
+		if (s < 60)
+			snprintf(left, sizeof left, "  %.0f s left", s);
+		else if (s < 3600)
+			snprintf(left, sizeof left, "  %.0f min %02.0f s left", floor(s / 60),
+			         fmod(s, 60));
+		else
+			snprintf(left, sizeof left, "  %.0f h %02.0f min left", floor(s / 3600),
+			         floor(fmod(s, 3600) / 60));
+	}
+	fprintf(stderr, "\r\033[Kh2o-tui: %s [%s] %3.0f%%%s", m->what, bar, 100 * frac, left);
+	fflush(stderr);
+}
+
+/* The progress of WHAT for a mode: on stderr when it is a terminal and
+ * --quiet is not given, else none (NULL). */
+static const struct progress *progress_for(const struct options *o, struct meter *m,
+                                           struct progress *p, const char *what)
+{
+	if (o->quiet || !isatty(STDERR_FILENO))
+		return NULL;
+	*m = (struct meter){.what = what, .start = seconds_now()};
+	*p = (struct progress){meter_show, m};
+	return p;
+}
+
+/* Clear the progress line, if one was shown. */
+static void progress_done(const struct meter *m, const struct progress *p)
+{
+	if (p && m->shown)
+		fputs("\r\033[K", stderr);
+}
+
+/* The run of MODE needs more memory than it may take: one line naming the
+ * figure and the option, EXIT_MEMORY. Returns -1 when it fits. */
+static int refuse_if_too_large(const struct options *o, const struct scene *scene,
+                               const struct policy_budget *b, enum cost_mode mode,
+                               const int *budgets, int count)
+{
+	const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	const struct cost c = cost_of(scene, b, mode, budgets, count, cores > 0 ? (int)cores : 1);
+	const double limit = o->max_memory > 0 ? o->max_memory : cost_available_memory();
+	if (limit <= 0 || c.bytes <= limit)
+		return -1;
+	char need[32], have[32];
+	cost_format_bytes(c.bytes, need, sizeof need);
+	cost_format_bytes(limit, have, sizeof have);
+	const int heads = heads_count(scene);
+	char what[96];
+	snprintf(what, sizeof what, "%d token%s, %d head%s", scene->n, scene->n == 1 ? "" : "s",
+	         heads, heads == 1 ? "" : "s");
+	if (o->max_memory > 0)
+		fprintf(stderr,
+		        "h2o-tui: %s: needs about %s of memory (%s), more than --max-memory %s "
+		        "allows\n",
+		        o->scene, need, what, have);
+	else
+		fprintf(stderr,
+		        "h2o-tui: %s: needs about %s of memory (%s), more than the %s this machine "
+		        "has free; --max-memory SIZE raises the limit\n",
+		        o->scene, need, what, have);
+	return EXIT_MEMORY;
 }
 
 /* Display widths need a UTF-8 LC_CTYPE; the user's own is kept when it is
@@ -396,14 +534,37 @@ int main(int argc, char **argv)
 	        .n = scene->n,
 	};
 
-	if (o.trace) {
-		rc = trace_write(scene, &b, stdout) < 0 ? mode_failed("writing the trace") : 0;
+	int *budgets = NULL, count = 0;
+	if (o.sweep)
+		rc = sweep_budgets(scene, o.sweep, &budgets, &count);
+	const enum cost_mode mode = o.trace    ? COST_TRACE
+	                            : o.report ? COST_REPORT
+	                            : o.sweep  ? COST_SWEEP
+	                                       : COST_SCREENS;
+	if (rc < 0)
+		rc = refuse_if_too_large(&o, scene, &b, mode, budgets, count);
+	struct meter meter;
+	struct progress progress;
+	if (rc >= 0) {
+		/* Refused, or a bad list. */
+	} else if (o.trace) {
+		const struct progress *pr = progress_for(&o, &meter, &progress, "tracing");
+		rc = trace_write(scene, &b, stdout, pr) < 0 ? mode_failed("writing the trace") : 0;
+		progress_done(&meter, pr);
 	} else if (o.report) {
-		rc = report_write(scene, &b, o.json, stdout) < 0
+		const struct progress *pr =
+		        progress_for(&o, &meter, &progress, "computing the report");
+		rc = report_write(scene, &b, o.json, stdout, pr) < 0
 		             ? mode_failed("computing the report")
 		             : 0;
+		progress_done(&meter, pr);
 	} else if (o.sweep) {
-		rc = run_sweep(scene, o.sweep, o.sinks, o.json);
+		const struct progress *pr =
+		        progress_for(&o, &meter, &progress, "computing the budget sweep");
+		rc = report_sweep(scene, budgets, count, o.sinks, o.json, stdout, pr) < 0
+		             ? mode_failed("computing the budget sweep")
+		             : 0;
+		progress_done(&meter, pr);
 	} else {
 		struct app app;
 		/* The terminal shows a long scene while its timeline builds;
@@ -424,6 +585,7 @@ int main(int argc, char **argv)
 	}
 	if (fflush(stdout) != 0 && rc == 0)
 		rc = 1;
+	free(budgets);
 	scene_free(scene);
 	return rc;
 }

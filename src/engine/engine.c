@@ -272,13 +272,15 @@ void engine_advance_to(struct engine *e, int t)
 	e->t = e->live = t;
 }
 
-size_t engine_memory(const struct engine *e)
+/* The bytes of an engine of SC running the policies of MASK, with a full
+ * cache of blocks of ROWS steps and caches that evict of CAP entries and
+ * rings of STATES steps: what its init functions allocate. */
+static size_t memory_of(const struct scene *sc, unsigned mask, size_t rows, size_t cap,
+                        size_t states)
 {
-	const struct scene *sc = e->sc;
 	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
-	size_t bytes = sizeof *e;
-	if (runs(e, POLICY_FULL)) {
-		const size_t rows = (size_t)e->f.rows;
+	size_t bytes = sizeof(struct engine);
+	if (mask & ENGINE_POLICY(POLICY_FULL)) {
 		const size_t wrows = (rows + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
 		/* Scores and positions; weights and logits of a block; its
 		 * outputs, max, sum and weight sums; queries, maxima and value
@@ -289,12 +291,11 @@ size_t engine_memory(const struct engine *e)
 		         sizeof(double);
 	}
 	for (int i = 0; i < POLICY_COUNT; i++) {
-		if (i == POLICY_FULL || !runs(e, i))
+		if (i == POLICY_FULL || !(mask & ENGINE_POLICY(i)))
 			continue;
-		const struct cache *c = &e->c[i];
-		const size_t cap = (size_t)c->cap, states = (size_t)c->ring_len;
 		/* Step states; marks; outputs; a batch's positions and weights. */
-		bytes += states * (sizeof *c->ring + cap * (3 * sizeof(int) + 5 * sizeof(double))) +
+		bytes += states * (sizeof(struct step_state) +
+		                   cap * (3 * sizeof(int) + 5 * sizeof(double))) +
 		         cap + AHEAD * dim * sizeof(double);
 		if (states > 2) /* u_pos, uk, wt */
 			bytes += (cap + AHEAD) * (sizeof(int) + AHEAD * sizeof(double)) +
@@ -306,4 +307,26 @@ size_t engine_memory(const struct engine *e)
 			         (cap * (dim + KERNEL_LANES) + KERNEL_LANES * dim) * sizeof(double);
 	}
 	return bytes;
+}
+
+size_t engine_memory(const struct engine *e)
+{
+	size_t cap = 0, states = 0;
+	for (int i = 0; i < POLICY_COUNT; i++)
+		if (i != POLICY_FULL && runs(e, i)) {
+			cap = (size_t)e->c[i].cap;
+			states = (size_t)e->c[i].ring_len;
+		}
+	return memory_of(e->sc, e->mask, (size_t)e->f.rows, cap, states);
+}
+
+double engine_predict_memory(const struct scene *sc, const struct policy_budget *b,
+                             unsigned policies, int block_rows)
+{
+	long cap = (long)b->heavy + b->recent + 1;
+	cap = cap < sc->n ? cap : sc->n;
+	const int ahead = cache_ahead_of(sc, (int)cap);
+	const int rows = policies & ENGINE_POLICY(POLICY_FULL) ? full_rows_of(sc, block_rows) : 0;
+	return (double)memory_of(sc, policies & ENGINE_ALL_POLICIES, (size_t)rows, (size_t)cap,
+	                         (size_t)ahead + 1);
 }

@@ -39,13 +39,18 @@ void full_done(struct full *f)
 	}
 }
 
+int full_rows_of(const struct scene *sc, int block_rows)
+{
+	double rows = BLOCK_BYTES / ((double)sc->n * sizeof(double));
+	rows = block_rows > 0 ? block_rows : rows;
+	rows = rows < 1 ? 1 : rows > BLOCK_MAX_ROWS ? BLOCK_MAX_ROWS : rows;
+	return min_int((int)rows, sc->n);
+}
+
 bool full_init(struct full *f, const struct scene *sc, int block_rows)
 {
 	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
-	double rows = BLOCK_BYTES / ((double)n * sizeof(double));
-	rows = block_rows > 0 ? block_rows : rows;
-	rows = rows < 1 ? 1 : rows > BLOCK_MAX_ROWS ? BLOCK_MAX_ROWS : rows;
-	f->rows = min_int((int)rows, sc->n);
+	f->rows = full_rows_of(sc, block_rows);
 	/* Whole groups of eight rows: a group's logits, n keys of eight
 	 * lanes, are kept in its rows before its softmax. */
 	const size_t wrows = ((size_t)f->rows + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;

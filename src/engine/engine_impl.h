@@ -188,6 +188,8 @@ void cache_restore(const struct engine *e, struct cache *c, int t, int len, cons
 /* BLOCK_ROWS: the rows of a block, or 0 for as many as fit the memory
  * allowed for them. */
 bool full_init(struct full *f, const struct scene *sc, int block_rows);
+/* The rows of the blocks full_init gives a scene like SC. */
+int full_rows_of(const struct scene *sc, int block_rows);
 void full_done(struct full *f);
 /* Spec §2 steps 1-5 for the full cache at position P, into *R. */
 void full_step(struct engine *e, int p, struct cache_record *r);

@@ -3,6 +3,8 @@
  */
 #include "h2o/report.h"
 
+#include "h2o/cost.h"
+
 #include <stdlib.h>
 
 #include "h2o/engine.h"
@@ -19,7 +21,8 @@ struct figures {
 /* Run the engine over the scene (every head) and fill FIG for every
  * policy, from each step's figures over all heads. */
 static int measure(const struct scene *sc, const struct policy_budget *b,
-                   struct figures fig[POLICY_COUNT])
+                   struct figures fig[POLICY_COUNT], const struct progress *pr, double done,
+                   double total)
 {
 	struct heads_run run;
 	if (heads_run_init(&run, sc, b) < 0)
@@ -27,6 +30,7 @@ static int measure(const struct scene *sc, const struct policy_budget *b,
 	for (int p = 0; p < POLICY_COUNT; p++)
 		fig[p] = (struct figures){0};
 	while (heads_run_step(&run)) {
+		progress_tell(pr, done + run.rec[0].step, total);
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			struct step_metrics m;
 			heads_run_total(&run, (enum policy_id)p, &m);
@@ -97,10 +101,11 @@ static void put_json_budget(FILE *out, const struct policy_budget *b)
 	        b->heavy + b->recent, b->heavy, b->recent, b->sinks);
 }
 
-int report_write(const struct scene *sc, const struct policy_budget *b, bool json, FILE *out)
+int report_write(const struct scene *sc, const struct policy_budget *b, bool json, FILE *out,
+                 const struct progress *pr)
 {
 	struct figures fig[POLICY_COUNT];
-	if (measure(sc, b, fig) < 0)
+	if (measure(sc, b, fig, pr, 0, sc->n) < 0)
 		return -1;
 	if (json) {
 		fprintf(out, "{\"tokens\": %d, \"budget\": ", sc->n);
@@ -132,7 +137,7 @@ static struct policy_budget sweep_budget(const struct scene *sc, int total, int 
 /* Every budget is measured before a line is written, so running out of
  * memory (-1) leaves no partial table behind. */
 int report_sweep(const struct scene *sc, const int *budgets, int count, int sinks, bool json,
-                 FILE *out)
+                 FILE *out, const struct progress *pr)
 {
 	/* POLICY_COUNT figures per budget. */
 	struct figures *all = malloc((size_t)(count > 0 ? count : 1) * POLICY_COUNT * sizeof *all);
@@ -140,7 +145,8 @@ int report_sweep(const struct scene *sc, const int *budgets, int count, int sink
 		return -1;
 	for (int i = 0; i < count; i++) {
 		const struct policy_budget b = sweep_budget(sc, budgets[i], sinks);
-		if (measure(sc, &b, &all[(size_t)i * POLICY_COUNT]) < 0) {
+		if (measure(sc, &b, &all[(size_t)i * POLICY_COUNT], pr, (double)i * sc->n,
+		            (double)count * sc->n) < 0) {
 			free(all);
 			return -1;
 		}

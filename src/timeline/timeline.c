@@ -324,6 +324,33 @@ fail:
 	return NULL;
 }
 
+double timeline_predict_memory(const struct scene *sc, const struct policy_budget *b)
+{
+	const double n = sc->n;
+	const unsigned lite_mask = ENGINE_ALL_POLICIES & ~ENGINE_POLICY(POLICY_FULL);
+	/* What prepare allocates before the snapshots: the summaries, each
+	 * policy's evictions and indexes, and the two engines that seek. */
+	double fixed = sizeof(struct timeline) + (n + 1) * sizeof(struct step_summary);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		fixed += (p == POLICY_FULL ? 1 : n) * sizeof(struct eviction) +
+		         (n + 1) * sizeof(int) + n * sizeof(atomic_int);
+	fixed += engine_predict_memory(sc, b, ENGINE_ALL_POLICIES, SEEK_BLOCK_ROWS) +
+	         engine_predict_memory(sc, b, lite_mask, 0);
+	struct timeline tl = {.sc = sc, .b = *b};
+	choose_intervals(&tl, fixed);
+	/* The snapshots the intervals give: the caches that evict every
+	 * `every` steps (at most B + 1 entries each), the full cache's t
+	 * scores every `full_every` steps. */
+	double cap = (double)b->heavy + b->recent + 1;
+	cap = cap < n ? cap : n;
+	const double snaps = floor(n / tl.every) + 1, full = floor(n / tl.full_every);
+	double bytes = fixed + 2 * (snaps + 1) * sizeof(void *);
+	bytes += snaps * (POLICY_COUNT - 1) * (cap * (sizeof(int) + sizeof(double)) + 64);
+	bytes += tl.full_every * full * (full + 1) / 2 * sizeof(double);
+	/* And the engine that builds it, while it does. */
+	return bytes + engine_predict_memory(sc, b, ENGINE_ALL_POLICIES, 0);
+}
+
 struct timeline *timeline_new(const struct scene *sc, const struct policy_budget *b)
 {
 	return timeline_new_every(sc, b, 0, 0);

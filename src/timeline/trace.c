@@ -3,6 +3,8 @@
  */
 #include "h2o/trace.h"
 
+#include "h2o/cost.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -198,13 +200,16 @@ static void put_step(FILE *out, const struct scene *sc, const struct heads_run *
 	fputs("}\n", out);
 }
 
-int trace_write(const struct scene *sc, const struct policy_budget *b, FILE *out)
+int trace_write(const struct scene *sc, const struct policy_budget *b, FILE *out,
+                const struct progress *pr)
 {
 	struct heads_run run;
 	if (heads_run_init(&run, sc, b) < 0)
 		return -1;
-	while (heads_run_step(&run))
+	while (heads_run_step(&run)) {
 		put_step(out, sc, &run);
+		progress_tell(pr, run.rec[0].step, sc->n);
+	}
 	heads_run_done(&run);
 	return ferror(out) ? -1 : 0;
 }

@@ -173,7 +173,7 @@ static void fuzz_trace(const struct scene *scene, const struct policy_budget *b)
 
 	if (!mem)
 		return;
-	int rc = trace_write(scene, b, mem);
+	int rc = trace_write(scene, b, mem, NULL);
 	fclose(mem);
 	if (rc == 0) {
 		int lines = 0;
@@ -206,7 +206,7 @@ static void fuzz_report(const struct scene *scene, const struct policy_budget *b
 
 		if (!mem)
 			return;
-		(void)report_write(scene, b, json != 0, mem);
+		(void)report_write(scene, b, json != 0, mem, NULL);
 		fclose(mem);
 		if (fuzz_has_control(buf, len, true))
 			fuzz_fail("control character in the report", buf);

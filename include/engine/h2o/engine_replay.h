@@ -81,5 +81,9 @@ void engine_cancel_on(struct engine *e, const atomic_bool *stop);
 
 /* Bytes the engine holds. */
 size_t engine_memory(const struct engine *e);
+/* The bytes engine_new_rows (SCENE, B, POLICIES, BLOCK_ROWS) would hold,
+ * without making it: the cost of an engine told before it is paid. */
+double engine_predict_memory(const struct scene *scene, const struct policy_budget *b,
+                             unsigned policies, int block_rows);
 
 #endif

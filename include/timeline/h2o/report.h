@@ -15,6 +15,7 @@
 
 #include "h2o/policy.h"
 
+struct progress;
 struct scene;
 
 /* The recall below which a policy counts as having lost attention. */
@@ -22,14 +23,16 @@ struct scene;
 /* The mean recall the sweep looks for. */
 #define REPORT_GOOD_RECALL 0.95
 
-/* Write the report of SCENE at budget B (JSON when JSON). Returns 0, or -1
- * when out of memory or OUT fails. */
-int report_write(const struct scene *scene, const struct policy_budget *b, bool json, FILE *out);
+/* Write the report of SCENE at budget B (JSON when JSON), telling PROGRESS
+ * (NULL: no one) step by step. Returns 0, or -1 when out of memory or OUT
+ * fails. */
+int report_write(const struct scene *scene, const struct policy_budget *b, bool json, FILE *out,
+                 const struct progress *progress);
 
 /* The same for each total budget of BUDGETS (COUNT of them): H2O splits a
  * budget B into heavy B / 2 and recent B - B / 2, StreamingLLM keeps
  * SINKS sinks (-1: its default). */
 int report_sweep(const struct scene *scene, const int *budgets, int count, int sinks, bool json,
-                 FILE *out);
+                 FILE *out, const struct progress *progress);
 
 #endif

@@ -53,6 +53,10 @@ struct eviction {
 /* Build the timeline of SCENE with budget B. NULL when out of memory. The
  * scene must outlive the timeline. */
 struct timeline *timeline_new(const struct scene *scene, const struct policy_budget *b);
+
+/* The bytes a timeline of SCENE with budget B comes to hold at most, its
+ * builder's engine included, told before any of it is allocated. */
+double timeline_predict_memory(const struct scene *scene, const struct policy_budget *b);
 void timeline_free(struct timeline *tl);
 
 /*

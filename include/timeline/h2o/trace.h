@@ -13,11 +13,13 @@
 
 #include "h2o/policy.h"
 
+struct progress;
 struct scene;
 
 /* Write the trace of SCENE with budget B to OUT: spec §5's keys, and beside
  * "h2o" and "full" one key per other policy of policy.h. Returns 0, or -1
  * when out of memory or OUT fails. */
-int trace_write(const struct scene *scene, const struct policy_budget *b, FILE *out);
+int trace_write(const struct scene *scene, const struct policy_budget *b, FILE *out,
+                const struct progress *progress);
 
 #endif

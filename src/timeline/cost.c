@@ -1,0 +1,131 @@
+/*
+ * cost: what a run will take, from the same sizes the engine and the
+ * timeline allocate by (engine_predict_memory, timeline_predict_memory).
+ */
+#include "h2o/cost.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "h2o/engine_replay.h"
+#include "h2o/heads.h"
+#include "h2o/scene.h"
+#include "h2o/timeline.h"
+
+/* Bytes of the trace per number it prints, about: digits, a separator,
+ * and the keys around them. */
+#define TRACE_BYTES_PER_NUMBER 10.0
+
+/* Multiply-adds of every policy over one head SC with budget B. */
+static double head_madds(const struct scene *sc, const struct policy_budget *b)
+{
+	const double n = sc->n, dim = sc->mode == SCENE_VECTOR ? sc->dim : 1;
+	const double per = sc->v ? 2 * dim : dim; /* logits, and outputs */
+	double cap = (double)b->heavy + b->recent + 1;
+	cap = cap < n ? cap : n;
+	/* The full cache attends t positions at step t; a cache that evicts
+	 * min(t, cap). */
+	const double full = n * (n + 1) / 2;
+	const double evicting = cap * (cap + 1) / 2 + (n - cap) * cap;
+	return per * (full + (POLICY_COUNT - 1) * evicting);
+}
+
+/* Numbers the trace prints for one head SC: positions, weights and scores
+ * of what every cache attends, and the outputs. */
+static double head_trace_numbers(const struct scene *sc, const struct policy_budget *b)
+{
+	const double n = sc->n;
+	double cap = (double)b->heavy + b->recent + 1;
+	cap = cap < n ? cap : n;
+	const double full = n * (n + 1) / 2;
+	const double evicting = cap * (cap + 1) / 2 + (n - cap) * cap;
+	const double out = sc->v ? n * sc->dim * POLICY_COUNT : 0;
+	return 3 * (full + (POLICY_COUNT - 1) * evicting) + out;
+}
+
+static struct policy_budget split(const struct scene *sc, int total, int sinks)
+{
+	return (struct policy_budget){
+	        .heavy = total / 2,
+	        .recent = total - total / 2,
+	        .sinks = policy_sinks_for(sinks, total),
+	        .n = sc->n,
+	};
+}
+
+struct cost cost_of(const struct scene *sc, const struct policy_budget *b, enum cost_mode mode,
+                    const int *budgets, int count, int threads)
+{
+	struct cost c = {0};
+	const int heads = heads_count(sc);
+	const int at_once = threads < 1 ? 1 : threads < heads ? threads : heads;
+	for (int h = 0; h < heads; h++) {
+		struct scene view;
+		heads_view(sc, h, &view);
+		const double engine = engine_predict_memory(&view, b, ENGINE_ALL_POLICIES, 0);
+		switch (mode) {
+		case COST_SCREENS:
+			c.madds += head_madds(&view, b);
+			/* Every head's timeline; only AT_ONCE builder engines
+			 * at a time. */
+			c.bytes += timeline_predict_memory(&view, b) - (h < at_once ? 0 : engine);
+			break;
+		case COST_REPORT:
+		case COST_TRACE:
+			c.madds += head_madds(&view, b);
+			c.bytes += engine;
+			if (mode == COST_TRACE)
+				c.trace_bytes +=
+				        TRACE_BYTES_PER_NUMBER * head_trace_numbers(&view, b);
+			break;
+		case COST_SWEEP:
+			for (int i = 0; i < count; i++) {
+				const struct policy_budget bi = split(sc, budgets[i], b->sinks);
+				c.madds += head_madds(&view, &bi);
+			}
+			break;
+		}
+	}
+	if (mode == COST_SWEEP) {
+		/* One budget's engines at a time: the largest. */
+		for (int i = 0; i < count; i++) {
+			const struct policy_budget bi = split(sc, budgets[i], b->sinks);
+			double bytes = 0;
+			for (int h = 0; h < heads; h++) {
+				struct scene view;
+				heads_view(sc, h, &view);
+				bytes += engine_predict_memory(&view, &bi, ENGINE_ALL_POLICIES, 0);
+			}
+			c.bytes = bytes > c.bytes ? bytes : c.bytes;
+		}
+	}
+	return c;
+}
+
+double cost_available_memory(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return 0;
+	char line[256];
+	double kib = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib * 1024.0;
+}
+
+void cost_format_bytes(double bytes, char *buf, int size)
+{
+	static const char *const unit[] = {"bytes", "kB", "MB", "GB", "TB", "PB"};
+	int u = 0;
+	while (bytes >= 1000.0 && u < 5) {
+		bytes /= 1000.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, (size_t)size, "%.0f %s", bytes, unit[u]);
+	else
+		snprintf(buf, (size_t)size, bytes < 10 ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+}
