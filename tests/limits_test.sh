@@ -4,7 +4,8 @@
 # docs/scene-format.md documents a maximum for the file size and the token
 # count; a scene past them is megabytes, so this test writes it into a
 # temporary directory and checks the exact error line and exit status 3,
-# as tests/bad/*.err do for the small cases. It also checks that scenes
+# as tests/bad/*.err do for the small cases, and the files a scene names
+# that cannot be kept in git (a FIFO). It also checks that scenes
 # exactly at the limits load (dim 4096, budgets of 1,000,000, 4096-byte
 # text), and that a budget covering every token says on screen that H2O
 # never evicts.
@@ -23,11 +24,14 @@ fail() {
 	failed=1
 }
 
-# refused FILE EXPECTED_STDERR_LINE: exit 3, nothing on stdout, that line.
+# refused FILE EXPECTED_STDERR_LINE: exit 3, nothing on stdout, that line,
+# within $limit seconds (a hang is a failure, not a stuck test).
+limit=120
 refused() {
 	local file=$1 want=$2 status
-	"$bin" --headless "$file" >"$tmp/out" 2>"$tmp/err"
+	timeout "$limit" "$bin" --headless "$file" >"$tmp/out" 2>"$tmp/err"
 	status=$?
+	[ "$status" != 124 ] || { fail "$file: still running after $limit s"; return; }
 	[ "$status" = 3 ] || { fail "$file: exit status $status, expected 3"; return; }
 	[ ! -s "$tmp/out" ] || { fail "$file: stdout is not empty"; return; }
 	printf '%s\n' "$want" | diff -u - "$tmp/err" >/dev/null ||
@@ -58,6 +62,22 @@ refused "$tmp/huge.json" "$tmp/huge.json: cannot load: file is larger than 256 M
 } >"$tmp/tokens.json"
 refused "$tmp/tokens.json" \
 	"$tmp/tokens.json:1:47: tokens: expected at most 1000000 tokens, got 1000001"
+
+# A FIFO named by a scene, as its "text" file or as one of q, k and v:
+# refused at once as not a regular file. Opening a FIFO for reading waits
+# for a writer, so the loader must not block there.
+mkdir "$tmp/fifo"
+cp tests/npy/good_q_f4.npy "$tmp/fifo/q.npy"
+mkfifo "$tmp/fifo/tokens.txt" "$tmp/fifo/k.npy"
+printf '{"heavy": 1, "recent": 1, "dim": 2, "q": "q.npy", "k": "%s", "v": "q.npy", "text": "tokens.txt"}\n' \
+	q.npy >"$tmp/fifo/text.json"
+printf '{"heavy": 1, "recent": 1, "dim": 2, "q": "q.npy", "k": "%s", "v": "q.npy", "text": "tokens.txt"}\n' \
+	k.npy >"$tmp/fifo/npy.json"
+limit=10
+refused "$tmp/fifo/text.json" \
+	"$tmp/fifo/text.json:1:87: text: tokens.txt: cannot open: not a regular file"
+refused "$tmp/fifo/npy.json" "$tmp/fifo/npy.json:1:56: k: k.npy: cannot open: not a regular file"
+limit=120
 
 # Exactly at the limits: dim 4096, both budgets 1,000,000 (far past the
 # scene's one token), and text of 4096 bytes after escapes are decoded.

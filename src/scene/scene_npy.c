@@ -67,6 +67,34 @@ static int check_file_name(const struct loader *ld, const cJSON *node, const str
 	return 0;
 }
 
+/* Open PATH, which the string at W names (SHOWN as messages show it), for
+ * reading: with O_NONBLOCK, so that a FIFO without a writer cannot hang
+ * the open before fstat refuses it, then blocking again for the reads.
+ * Only a regular file passes. Returns the descriptor, and its fstat in
+ * *ST, or -1 with the error written. */
+static int open_named(const struct loader *ld, const struct where *w, const char *shown,
+                      const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
+	const char *why = NULL;
+	int flags;
+	if (fstat(fd, st) != 0)
+		why = strerror(errno);
+	else if (S_ISDIR(st->st_mode))
+		why = strerror(EISDIR);
+	else if (!S_ISREG(st->st_mode)) /* a FIFO or a device could block or never end */
+		why = "not a regular file";
+	else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+		why = strerror(errno);
+	if (why != NULL) {
+		close(fd);
+		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, why);
+	}
+	return fd;
+}
+
 /* q, k and v: each file's header, and shapes that agree with dim and with
  * each other; the numbers are read by build_npy. */
 int scene_check_npy(const struct loader *ld, struct plan *p)
@@ -80,7 +108,11 @@ int scene_check_npy(const struct loader *ld, struct plan *p)
 		if (check_file_name(ld, f->node, &src->w, "the name of a .npy file", src->shown,
 		                    sizeof src->shown, path, sizeof path) != 0)
 			return -1;
-		if (npy_open(path, &src->file, msg) != 0)
+		struct stat st;
+		const int fd = open_named(ld, &src->w, src->shown, path, &st);
+		if (fd < 0)
+			return -1;
+		if (npy_open_fd(fd, &src->file, msg) != 0)
 			return scene_fail_value(ld, &src->w, "%s: %s", src->shown, msg);
 		const struct npy_header *h = &src->file.h;
 		npy_format_shape(h, shape, sizeof shape);
@@ -139,21 +171,12 @@ static int check_text_file(const struct loader *ld, const cJSON *node, const str
 	                    "line",
 	                    shown, sizeof shown, path, sizeof path) != 0)
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const int fd = open_named(ld, w, shown, path, &st);
 	if (fd < 0)
-		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
-	const char *why = NULL;
-	if (fstat(fd, &st) != 0)
-		why = strerror(errno);
-	else if (S_ISDIR(st.st_mode))
-		why = strerror(EISDIR);
-	else if (!S_ISREG(st.st_mode))
-		why = "not a regular file";
-	else if (st.st_size > SCENE_MAX_FILE_BYTES)
-		why = "larger than 256 MiB";
-	if (why != NULL) {
+		return -1;
+	if (st.st_size > SCENE_MAX_FILE_BYTES) {
 		close(fd);
-		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, why);
+		return scene_fail_value(ld, w, "%s: cannot open: larger than 256 MiB", shown);
 	}
 	int rc = scene_read_all(fd, (size_t)st.st_size, &p->text_file, &p->text_len, msg,
 	                        sizeof msg);
