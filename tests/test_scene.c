@@ -631,6 +631,74 @@ static void test_generated_defaults(void **state)
 	        "of q, k and v, more than the 33554432 allowed");
 }
 
+/* Integer fields take the number as written in the file: a literal that is
+ * exactly an integer (2.0 and 1e1 are), never one a double rounds to an
+ * integer (0.99999999999999999 to 1, 1e-400 to 0, 2^53 + 1 to 2^53). */
+static void test_integers_as_written(void **state)
+{
+	(void)state;
+	struct scene *sc = load_ok("i.json", "{\"heavy\": 2.0, \"recent\": 1e0, \"dim\": 200e-2, "
+	                                     "\"heads\": 0.1E1, \"tokens\": [{\"text\": \"a\", "
+	                                     "\"attn\": [1]}]}");
+	assert_int_equal(sc->heavy, 2);
+	assert_int_equal(sc->recent, 1);
+	assert_int_equal(sc->dim, 2);
+	assert_int_equal(sc->heads, 1);
+	scene_free(sc);
+	sc = load_ok("i.json", "\xEF\xBB\xBF{\"heavy\": -0e-400, \"recent\": 0.010e2, \"dim\": 1, "
+	                       "\"tokens\": [{\"text\": \"a\", \"attn\": [1]}]}");
+	assert_int_equal(sc->heavy, 0);
+	assert_int_equal(sc->recent, 1);
+	scene_free(sc);
+
+	static const char *const refused[][2] = {
+	        {"2.0000000000000001", "expected an integer >= 0, got 2.0000000000000001"},
+	        {"0.99999999999999999", "expected an integer >= 0, got 0.99999999999999999"},
+	        {"1e-400", "expected an integer >= 0, got 1e-400"},
+	        {"-1e-400", "expected an integer >= 0, got -1e-400"},
+	        {"-1", "expected an integer >= 0, got -1"},
+	        {"1e19", "must be at most 1000000, got 1e19"},
+	        {"1e999999999999", "must be at most 1000000, got 1e999999999999"},
+	        {"12345678901234567890", "must be at most 1000000, got 12345678901234567890"},
+	        {"1000001", "must be at most 1000000, got 1000001"},
+	        {"1000000.5", "expected an integer >= 0, got 1000000.5"},
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		char json[256], want[SCENE_ERROR_MAX];
+		snprintf(json, sizeof json,
+		         "\xEF\xBB\xBF{\"x-a\": [1, {\"b\": 2}], \"recent\": 1, \"dim\": 1,\n"
+		         " \"x-\\\"\\\\\": \"\\\\\\\"]}\", \"heavy\": %s, \"tokens\": [{\"text\": "
+		         "\"a\", \"attn\": [1]}]}",
+		         refused[i][0]);
+		snprintf(want, sizeof want, "t.json:2:31: heavy: %s", refused[i][1]);
+		assert_string_equal(load_err_s(json), want);
+	}
+
+	/* The seed, up to 2^53 exactly; positions read in order. */
+	static const char gen[] = "{\"heavy\": 1, \"recent\": 1, \"dim\": 16, \"generate\": "
+	                          "{\"count\": 30, \"seed\": %s, \"topics\": {\"positions\": "
+	                          "%s}}}";
+	char json[512];
+	snprintf(json, sizeof json, gen, "9007199254740992", "[3, 10, 20]");
+	struct scene *a = load_ok("g.json", json);
+	snprintf(json, sizeof json, gen, "9.007199254740992e15", "[ 3 ,1e1,\n\t20.0 ]");
+	struct scene *b = load_ok("g.json", json);
+	assert_memory_equal(a->q, b->q, 30 * 16 * sizeof(double));
+	assert_memory_equal(a->k, b->k, 30 * 16 * sizeof(double));
+	scene_free(a);
+	scene_free(b);
+	snprintf(json, sizeof json, gen, "9007199254740993", "[]");
+	assert_string_equal(load_err_s(json),
+	                    "t.json:1:72: generate.seed: expected an integer from 0 to 2^53 "
+	                    "(9007199254740992), got 9007199254740993");
+	snprintf(json, sizeof json, gen, "4.5", "[]");
+	assert_string_equal(load_err_s(json), "t.json:1:72: generate.seed: expected an integer "
+	                                      "from 0 to 2^53 (9007199254740992), got 4.5");
+	snprintf(json, sizeof json, gen, "1", "[1, 2.5e0]");
+	assert_string_equal(load_err_s(json), "t.json:1:103: generate.topics.positions[1]: "
+	                                      "expected an integer >= 0, got 2.5e0");
+}
+
 /* ---- .npy scenes ------------------------------------------------------ */
 
 static void test_npy_scene(void **state)
@@ -1097,6 +1165,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_messages),
 	        cmocka_unit_test(test_generated_scene),
 	        cmocka_unit_test(test_generated_defaults),
+	        cmocka_unit_test(test_integers_as_written),
 	        cmocka_unit_test(test_npy_scene),
 	        cmocka_unit_test(test_npy_text_file),
 	        cmocka_unit_test(test_npy_limits),

@@ -78,7 +78,8 @@ static int fail_syntax(const struct loader *ld)
 static int load(const char *name, const char *text, size_t len, struct scene **out,
                 char err[SCENE_ERROR_MAX])
 {
-	struct loader ld = {name, text, len, err};
+	struct locate_cache cache = {.depth = -1};
+	struct loader ld = {name, text, len, err, &cache};
 	struct plan p;
 	const char *end = NULL;
 
