@@ -52,13 +52,39 @@ static int resolve(const struct loader *ld, const char *name, char *out, size_t 
 	return n >= 0 && (size_t)n < size ? 0 : -1;
 }
 
-/* The string at W names a file: a non-empty string, resolved into PATH. */
+/* Whether the string literal at W holds the escape \u0000: cJSON decodes
+ * it into a NUL byte, which ends the C string there, so "a.npy\u0000.txt"
+ * would name a.npy without a word. */
+static bool holds_nul(const struct loader *ld, const struct where *w)
+{
+	const char *s = ld->text;
+	size_t at;
+
+	if (scene_locate(ld, w, &at) != 0 || s[at] != '"')
+		return false;
+	for (size_t i = at + 1; i < ld->len && s[i] != '"'; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (ld->len - i > 5 && s[i + 1] == 'u' && memcmp(s + i + 2, "0000", 4) == 0)
+			return true;
+		i++; /* the escaped character, which may be a quote */
+	}
+	return false;
+}
+
+/* The string at W names a file: a non-empty string without NUL, resolved
+ * into PATH. */
 static int check_file_name(const struct loader *ld, const cJSON *node, const struct where *w,
                            const char *what, char *shown, size_t shown_size, char *path,
                            size_t path_size)
 {
 	if (!cJSON_IsString(node))
 		return scene_fail_got(ld, w, node, "expected %s", what);
+	if (holds_nul(ld, w))
+		return scene_fail_value(ld, w,
+		                        "expected %s, got a name holding \\u0000 (a NUL "
+		                        "character)",
+		                        what);
 	if (node->valuestring[0] == '\0')
 		return scene_fail_value(ld, w, "expected %s, got an empty string", what);
 	shown_name(node->valuestring, shown, shown_size);
