@@ -5,7 +5,7 @@
 # count; a scene past them is megabytes, so this test writes it into a
 # temporary directory and checks the exact error line and exit status 3,
 # as tests/bad/*.err do for the small cases, and the files a scene names
-# that cannot be kept in git (a FIFO). It also checks that scenes
+# that are not kept in git (a FIFO, links). It also checks that scenes
 # exactly at the limits load (dim 4096, budgets of 1,000,000, 4096-byte
 # text), and that a budget covering every token says on screen that H2O
 # never evicts.
@@ -67,7 +67,7 @@ refused "$tmp/tokens.json" \
 # refused at once as not a regular file. Opening a FIFO for reading waits
 # for a writer, so the loader must not block there.
 mkdir "$tmp/fifo"
-cp tests/npy/good_q_f4.npy "$tmp/fifo/q.npy"
+cp tests/bad/npy/good_q_f4.npy "$tmp/fifo/q.npy"
 mkfifo "$tmp/fifo/tokens.txt" "$tmp/fifo/k.npy"
 printf '{"heavy": 1, "recent": 1, "dim": 2, "q": "q.npy", "k": "%s", "v": "q.npy", "text": "tokens.txt"}\n' \
 	q.npy >"$tmp/fifo/text.json"
@@ -78,6 +78,24 @@ refused "$tmp/fifo/text.json" \
 	"$tmp/fifo/text.json:1:87: text: tokens.txt: cannot open: not a regular file"
 refused "$tmp/fifo/npy.json" "$tmp/fifo/npy.json:1:56: k: k.npy: cannot open: not a regular file"
 limit=120
+
+# Links: a scene names files in its own folder or below, and a link there
+# that leads out of it counts as outside; one that stays inside is fine.
+mkdir "$tmp/folder" "$tmp/elsewhere"
+cp tests/bad/npy/good_q_f4.npy "$tmp/elsewhere/q.npy"
+cp tests/bad/npy/good_q_f4.npy "$tmp/folder/real.npy"
+ln -s ../elsewhere/q.npy "$tmp/folder/out.npy"
+ln -s real.npy "$tmp/folder/in.npy"
+ln -s "$tmp/elsewhere" "$tmp/folder/dir"
+for name in out.npy dir/q.npy in.npy; do
+	printf '{"heavy": 1, "recent": 1, "dim": 2, "q": "%s", "k": "in.npy", "v": "real.npy"}\n' \
+		"$name" >"$tmp/folder/${name%%/*}.json"
+done
+refused "$tmp/folder/out.npy.json" "$tmp/folder/out.npy.json:1:42: q: \"out.npy\" leads outside the \
+scene's folder through a symbolic link (--allow-paths allows it)"
+refused "$tmp/folder/dir.json" "$tmp/folder/dir.json:1:42: q: \"dir/q.npy\" leads outside the scene's \
+folder through a symbolic link (--allow-paths allows it)"
+accepted "$tmp/folder/in.npy.json" --report
 
 # Exactly at the limits: dim 4096, both budgets 1,000,000 (far past the
 # scene's one token), and text of 4096 bytes after escapes are decoded.

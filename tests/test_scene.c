@@ -36,11 +36,15 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static struct scene *load_ok(const char *name, const char *text)
+/* The files a scene names may be anywhere (--allow-paths). */
+static const struct scene_options allow_paths = {.allow_paths = true};
+
+static struct scene *load_ok_with(const char *name, const char *text,
+                                  const struct scene_options *options)
 {
 	struct scene *sc = NULL;
 	char err[SCENE_ERROR_MAX] = "";
-	int rc = scene_load_text(name, text, strlen(text), &sc, err);
+	int rc = scene_load_text_opts(name, text, strlen(text), options, &sc, err);
 	if (rc != 0)
 		print_error("unexpected error: %s\n", err);
 	assert_int_equal(rc, 0);
@@ -48,16 +52,28 @@ static struct scene *load_ok(const char *name, const char *text)
 	return sc;
 }
 
-/* Load TEXT, expect failure, and return the error line (static buffer). */
-static const char *load_err(const char *text, size_t len)
+static struct scene *load_ok(const char *name, const char *text)
+{
+	return load_ok_with(name, text, NULL);
+}
+
+/* Load TEXT as NAME, expect failure, and return the error line (static
+ * buffer). */
+static const char *load_err_with(const char *name, const char *text, size_t len,
+                                 const struct scene_options *options)
 {
 	static char err[SCENE_ERROR_MAX];
 	struct scene *sc = (struct scene *)&err; /* must be reset to NULL */
-	int rc = scene_load_text("t.json", text, len, &sc, err);
+	int rc = scene_load_text_opts(name, text, len, options, &sc, err);
 	assert_int_equal(rc, -1);
 	assert_null(sc);
 	assert_null(strchr(err, '\n'));
 	return err;
+}
+
+static const char *load_err(const char *text, size_t len)
+{
+	return load_err_with("t.json", text, len, NULL);
 }
 
 static const char *load_err_s(const char *text)
@@ -707,7 +723,7 @@ static void test_npy_scene(void **state)
 	struct scene *sc = NULL;
 	char err[SCENE_ERROR_MAX];
 
-	if (scene_load_file("tests/npy/good.json", &sc, err) != 0)
+	if (scene_load_file("tests/bad/npy/good.json", &sc, err) != 0)
 		print_error("%s\n", err);
 	assert_non_null(sc);
 	assert_int_equal(sc->mode, SCENE_VECTOR);
@@ -722,7 +738,7 @@ static void test_npy_scene(void **state)
 	scene_free(sc);
 
 	/* Text as an array, or none; names relative to the scene's directory. */
-	sc = load_ok("tests/npy/x.json",
+	sc = load_ok("tests/bad/npy/x.json",
 	             "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"good_k_plain.npy\", "
 	             "\"k\": \"good_v_v3.npy\", \"v\": \"good_q_f4.npy\", "
 	             "\"text\": [\"a\", \"\", \"\\u001b\"]}");
@@ -730,9 +746,9 @@ static void test_npy_scene(void **state)
 	assert_string_equal(sc->text[1], "");
 	assert_string_equal(sc->text[2], "\x1b");
 	scene_free(sc);
-	sc = load_ok("tests/npy/x.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": "
-	                                 "\"good_q_f4.npy\", \"k\": \"good_q_f4.npy\", \"v\": "
-	                                 "\"good_q_f4.npy\", \"watch\": \"look\"}");
+	sc = load_ok("tests/bad/npy/x.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": "
+	                                     "\"good_q_f4.npy\", \"k\": \"good_q_f4.npy\", \"v\": "
+	                                     "\"good_q_f4.npy\", \"watch\": \"look\"}");
 	assert_string_equal(sc->text[0], "t0");
 	assert_string_equal(sc->text[2], "t2");
 	assert_string_equal(sc->watch, "look");
@@ -751,14 +767,22 @@ static char *temp_file(const char *text, size_t len)
 	return path;
 }
 
+/* Load TEXT as t.json, its files anywhere (the temporary ones are in
+ * /tmp), and expect failure. */
+static const char *load_err_paths(const char *text)
+{
+	return load_err_with("t.json", text, strlen(text), &allow_paths);
+}
+
 static const char *npy_with_text(const char *path)
 {
 	static char json[512];
-	snprintf(json, sizeof json,
-	         "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"tests/npy/good_q_f4.npy\", "
-	         "\"k\": \"tests/npy/good_q_f4.npy\", \"v\": \"tests/npy/good_q_f4.npy\", "
-	         "\"text\": \"%s\"}",
-	         path);
+	snprintf(
+	        json, sizeof json,
+	        "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"tests/bad/npy/good_q_f4.npy\", "
+	        "\"k\": \"tests/bad/npy/good_q_f4.npy\", \"v\": \"tests/bad/npy/good_q_f4.npy\", "
+	        "\"text\": \"%s\"}",
+	        path);
 	return json;
 }
 
@@ -767,7 +791,7 @@ static void test_npy_text_file(void **state)
 	(void)state;
 	/* No final line break, empty lines, bytes kept as they are. */
 	char *path = temp_file("a\n\n\xff\t", 5);
-	struct scene *sc = load_ok("t.json", npy_with_text(path));
+	struct scene *sc = load_ok_with("t.json", npy_with_text(path), &allow_paths);
 	assert_string_equal(sc->text[0], "a");
 	assert_string_equal(sc->text[1], "");
 	assert_string_equal(sc->text[2], "\xff\t");
@@ -776,8 +800,8 @@ static void test_npy_text_file(void **state)
 
 	char want[SCENE_ERROR_MAX];
 	path = temp_file("a\nb\0c\nd\n", 8);
-	snprintf(want, sizeof want, "t.json:1:141: text: %s: line 2 holds a NUL byte", path);
-	assert_string_equal(load_err_s(npy_with_text(path)), want);
+	snprintf(want, sizeof want, "t.json:1:153: text: %s: line 2 holds a NUL byte", path);
+	assert_string_equal(load_err_paths(npy_with_text(path)), want);
 	unlink(path);
 
 	char *big = malloc(SCENE_MAX_TEXT_BYTES + 8);
@@ -787,16 +811,16 @@ static void test_npy_text_file(void **state)
 	memcpy(big + SCENE_MAX_TEXT_BYTES + 4, "c\n", 2);
 	path = temp_file(big, SCENE_MAX_TEXT_BYTES + 6);
 	snprintf(want, sizeof want,
-	         "t.json:1:141: text: %s: line 2: expected at most 4096 bytes of text, got 4097",
+	         "t.json:1:153: text: %s: line 2: expected at most 4096 bytes of text, got 4097",
 	         path);
-	assert_string_equal(load_err_s(npy_with_text(path)), want);
+	assert_string_equal(load_err_paths(npy_with_text(path)), want);
 	unlink(path);
 	free(big);
 
 	path = temp_file("", 0);
 	snprintf(want, sizeof want,
-	         "t.json:1:141: text: %s: has 0 lines, expected 3 (one token per row of q)", path);
-	assert_string_equal(load_err_s(npy_with_text(path)), want);
+	         "t.json:1:153: text: %s: has 0 lines, expected 3 (one token per row of q)", path);
+	assert_string_equal(load_err_paths(npy_with_text(path)), want);
 	unlink(path);
 }
 
@@ -837,9 +861,72 @@ static void test_npy_limits(void **state)
 		         "\"v\": \"%s\"}",
 		         dims[c], path, path, path);
 		snprintf(want, sizeof want, msgs[c], path);
-		assert_string_equal(load_err_s(json), want);
+		assert_string_equal(load_err_paths(json), want);
 		unlink(path);
 	}
+}
+
+/* By default a scene names files only in its own folder or below, links
+ * resolved; allow_paths lifts it. */
+static void test_paths(void **state)
+{
+	(void)state;
+	static const char fmt[] = "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"%s\", "
+	                          "\"k\": \"%s\", \"v\": \"%s\", \"text\": \"%s\"}";
+	char json[4096 + 512], want[SCENE_ERROR_MAX];
+	struct scene *sc;
+
+	/* Inside: down and back up, through a link that stays inside (tests/npy
+	 * leads to tests/bad/npy), and an absolute name of a file inside. */
+	snprintf(json, sizeof json, fmt, "npy/../npy/good_q_f4.npy", "./npy/good_k_f8.npy",
+	         "npy//good_v_v2.npy", "npy/tokens.txt");
+	scene_free(load_ok("tests/bad/x.json", json));
+	snprintf(json, sizeof json, fmt, "npy/good_q_f4.npy", "bad/npy/good_k_f8.npy",
+	         "npy/good_v_v2.npy", "npy/tokens.txt");
+	scene_free(load_ok("tests/x.json", json));
+	char *real = realpath("tests/bad/npy/good_q_f4.npy", NULL);
+	assert_non_null(real);
+	snprintf(json, sizeof json, fmt, real, real, real, "npy/tokens.txt");
+	free(real);
+	scene_free(load_ok("tests/bad/x.json", json));
+
+	/* Outside: climbing out (refused before the file is looked for), an
+	 * absolute name, a link out of the folder; each of q and text. */
+	static const char *const outside[][3] = {
+	        {"../npy/good_q_f4.npy", "npy/tokens.txt",
+	         "tests/bad/x.json:1:42: q: \"../npy/good_q_f4.npy\" is outside the scene's "
+	         "folder (--allow-paths allows it)"},
+	        {"npy/good_q_f4.npy", "npy/../../../../../../../../etc/hostname",
+	         "tests/bad/x.json:1:123: text: \"npy/../../../../../../../../etc/hostname\" is "
+	         "outside the scene's folder (--allow-paths allows it)"},
+	        {"npy/../../no such file", "npy/tokens.txt",
+	         "tests/bad/x.json:1:42: q: \"npy/../../no such file\" is outside the scene's "
+	         "folder (--allow-paths allows it)"},
+	        {"/", "npy/tokens.txt",
+	         "tests/bad/x.json:1:42: q: \"/\" is outside the scene's folder (--allow-paths "
+	         "allows it)"},
+	};
+	for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
+		snprintf(json, sizeof json, fmt, outside[i][0], "npy/good_k_f8.npy",
+		         "npy/good_v_v2.npy", outside[i][1]);
+		assert_string_equal(load_err_with("tests/bad/x.json", json, strlen(json), NULL),
+		                    outside[i][2]);
+	}
+	snprintf(json, sizeof json, fmt, "npy/good_q_f4.npy", "npy/good_k_f8.npy",
+	         "npy/good_v_v2.npy", "npy/tokens.txt");
+	snprintf(want, sizeof want,
+	         "tests/fuzz/regressions/x.json:1:42: q: \"npy/good_q_f4.npy\" leads outside the "
+	         "scene's folder through a symbolic link (--allow-paths allows it)");
+	assert_string_equal(
+	        load_err_with("tests/fuzz/regressions/x.json", json, strlen(json), NULL), want);
+
+	/* allow_paths: the same files load, wherever they are. */
+	sc = load_ok_with("tests/fuzz/regressions/x.json", json, &allow_paths);
+	assert_string_equal(sc->text[1], "cat");
+	scene_free(sc);
+	snprintf(json, sizeof json, fmt, "../npy/good_q_f4.npy", "../bad/npy/good_k_f8.npy",
+	         "npy/good_v_v2.npy", "npy/tokens.txt");
+	scene_free(load_ok_with("tests/bad/x.json", json, &allow_paths));
 }
 
 static void test_watch(void **state)
@@ -1169,6 +1256,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_npy_scene),
 	        cmocka_unit_test(test_npy_text_file),
 	        cmocka_unit_test(test_npy_limits),
+	        cmocka_unit_test(test_paths),
 	        cmocka_unit_test(test_watch),
 	        cmocka_unit_test(test_shipped_scenes),
 	        cmocka_unit_test(test_jsonloc_linecol),

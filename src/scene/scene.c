@@ -75,11 +75,11 @@ static int fail_syntax(const struct loader *ld)
 }
 
 /* Load TEXT, which has a NUL byte at TEXT[LEN] (cJSON is safer so). */
-static int load(const char *name, const char *text, size_t len, struct scene **out,
-                char err[SCENE_ERROR_MAX])
+static int load(const char *name, const char *text, size_t len, const struct scene_options *options,
+                struct scene **out, char err[SCENE_ERROR_MAX])
 {
 	struct locate_cache cache = {.depth = -1};
-	struct loader ld = {name, text, len, err, &cache};
+	struct loader ld = {name, text, len, err, &cache, options && options->allow_paths};
 	struct plan p;
 	const char *end = NULL;
 
@@ -125,6 +125,13 @@ static int load(const char *name, const char *text, size_t len, struct scene **o
 int scene_load_text(const char *name, const char *text, size_t len, struct scene **out,
                     char err[SCENE_ERROR_MAX])
 {
+	return scene_load_text_opts(name, text, len, NULL, out, err);
+}
+
+int scene_load_text_opts(const char *name, const char *text, size_t len,
+                         const struct scene_options *options, struct scene **out,
+                         char err[SCENE_ERROR_MAX])
+{
 	*out = NULL;
 	err[0] = '\0';
 	if (len > (size_t)SCENE_MAX_FILE_BYTES)
@@ -136,7 +143,7 @@ int scene_load_text(const char *name, const char *text, size_t len, struct scene
 	if (len > 0)
 		memcpy(copy, text, len);
 	copy[len] = '\0';
-	int rc = load(name, copy, len, out, err);
+	int rc = load(name, copy, len, options, out, err);
 	free(copy);
 	return rc;
 }
@@ -194,6 +201,12 @@ int scene_read_all(int fd, size_t hint, char **buf, size_t *len, char *msg, size
 
 int scene_load_file(const char *path, struct scene **out, char err[SCENE_ERROR_MAX])
 {
+	return scene_load_file_opts(path, NULL, out, err);
+}
+
+int scene_load_file_opts(const char *path, const struct scene_options *options, struct scene **out,
+                         char err[SCENE_ERROR_MAX])
+{
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
@@ -224,7 +237,7 @@ int scene_load_file(const char *path, struct scene **out, char err[SCENE_ERROR_M
 	close(fd);
 	if (rc != 0)
 		return scene_fail_file(err, path, "%s", msg);
-	rc = load(path, buf, len, out, err);
+	rc = load(path, buf, len, options, out, err);
 	free(buf);
 	return rc;
 }

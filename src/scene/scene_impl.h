@@ -47,6 +47,7 @@ struct loader {
 	size_t len;
 	char *err;
 	struct locate_cache *cache;
+	bool allow_paths; /* scene_options: named files may be anywhere */
 };
 
 /* ---- error lines (scene_error.c) -------------------------------------- */

@@ -72,8 +72,85 @@ static bool holds_nul(const struct loader *ld, const struct where *w)
 	return false;
 }
 
+/* Whether the relative NAME climbs out of its folder: "a/../b" stays in,
+ * "../b" and "a/../../b" do not. */
+static bool climbs_out(const char *name)
+{
+	int depth = 0;
+
+	for (const char *p = name; *p != '\0';) {
+		const size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (--depth < 0)
+				return true;
+		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
+			depth++;
+		}
+		p += n + (p[n] == '/');
+	}
+	return false;
+}
+
+/* Whether PATH is FOLDER or below it; both resolved by realpath. */
+static bool within(const char *folder, const char *path)
+{
+	const size_t n = strlen(folder);
+
+	if (strcmp(folder, "/") == 0)
+		return true;
+	return strncmp(path, folder, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * By default a scene names only files in its own folder or below, so that
+ * a scene from elsewhere cannot read, say, a key in the user's home into
+ * its token texts: NAME must not climb out with "..", and PATH with every
+ * link resolved must lie in the folder with every link resolved (a link
+ * out of the folder leads outside). PATH becomes that resolved path, for
+ * the caller to open, so the file opened is the one checked.
+ */
+static int check_inside(const struct loader *ld, const struct where *w, const char *name,
+                        const char *shown, char *path, size_t size)
+{
+	char quoted[160];
+	const char *slash = strrchr(ld->name, '/');
+
+	jsonloc_quote(quoted, sizeof quoted, name, strlen(name), 60);
+	if (name[0] != '/' && climbs_out(name))
+		return scene_fail_value(
+		        ld, w, "%s is outside the scene's folder (--allow-paths allows it)",
+		        quoted);
+	char *real = realpath(path, NULL);
+	if (real == NULL)
+		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
+	/* The folder: the scene file's name up to its last '/'. */
+	char *folder = slash == NULL       ? strdup(".")
+	               : slash == ld->name ? strdup("/")
+	                                   : strndup(ld->name, (size_t)(slash - ld->name));
+	char *base = folder ? realpath(folder, NULL) : NULL;
+	free(folder);
+	const bool inside = base != NULL && within(base, real);
+	const size_t len = strlen(real);
+	if (inside && len < size)
+		memcpy(path, real, len + 1);
+	free(base);
+	free(real);
+	if (!inside && name[0] == '/')
+		return scene_fail_value(
+		        ld, w, "%s is outside the scene's folder (--allow-paths allows it)",
+		        quoted);
+	if (!inside)
+		return scene_fail_value(ld, w,
+		                        "%s leads outside the scene's folder through a symbolic "
+		                        "link (--allow-paths allows it)",
+		                        quoted);
+	if (len >= size)
+		return scene_fail_value(ld, w, "%s: the file name is too long", shown);
+	return 0;
+}
+
 /* The string at W names a file: a non-empty string without NUL, resolved
- * into PATH. */
+ * into PATH, and by default in the scene's folder. */
 static int check_file_name(const struct loader *ld, const cJSON *node, const struct where *w,
                            const char *what, char *shown, size_t shown_size, char *path,
                            size_t path_size)
@@ -90,6 +167,8 @@ static int check_file_name(const struct loader *ld, const cJSON *node, const str
 	shown_name(node->valuestring, shown, shown_size);
 	if (resolve(ld, node->valuestring, path, path_size) != 0)
 		return scene_fail_value(ld, w, "%s: the file name is too long", shown);
+	if (!ld->allow_paths)
+		return check_inside(ld, w, node->valuestring, shown, path, path_size);
 	return 0;
 }
 
@@ -101,7 +180,9 @@ static int check_file_name(const struct loader *ld, const cJSON *node, const str
 static int open_named(const struct loader *ld, const struct where *w, const char *shown,
                       const char *path, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* Inside the folder, PATH has no links left: one that appears now is
+	 * not the file checked. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (ld->allow_paths ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
 	const char *why = NULL;

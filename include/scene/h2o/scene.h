@@ -14,6 +14,7 @@
 #ifndef H2O_SCENE_H
 #define H2O_SCENE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Limits checked before anything is allocated (docs/scene-format.md). */
@@ -70,6 +71,14 @@ static inline size_t scene_attn_offset(int i)
 	return (size_t)i * ((size_t)i + 1) / 2;
 }
 
+/* How a scene is loaded. All false (or a NULL pointer) is the default. */
+struct scene_options {
+	/* The files a scene names (.npy files, a "text" file) may be
+	 * anywhere. By default they must be in the scene file's folder or
+	 * below it, links followed (h2o-tui --allow-paths lifts it). */
+	bool allow_paths;
+};
+
 /*
  * Load the scene at PATH. On success returns 0 and sets *OUT (free it with
  * scene_free). On failure returns -1, leaves *OUT NULL and writes one line
@@ -81,9 +90,17 @@ static inline size_t scene_attn_offset(int i)
 int scene_load_file(const char *path, struct scene **out, char err[SCENE_ERROR_MAX]);
 
 /* The same for a scene held in memory; NAME stands for the file name in
- * messages. TEXT need not be NUL-terminated. */
+ * messages, and its folder is where the files the scene names are found.
+ * TEXT need not be NUL-terminated. */
 int scene_load_text(const char *name, const char *text, size_t len, struct scene **out,
                     char err[SCENE_ERROR_MAX]);
+
+/* The same two with OPTIONS (NULL: the defaults). */
+int scene_load_file_opts(const char *path, const struct scene_options *options, struct scene **out,
+                         char err[SCENE_ERROR_MAX]);
+int scene_load_text_opts(const char *name, const char *text, size_t len,
+                         const struct scene_options *options, struct scene **out,
+                         char err[SCENE_ERROR_MAX]);
 
 void scene_free(struct scene *scene);
 
