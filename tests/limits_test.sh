@@ -1,14 +1,14 @@
 #!/bin/bash
 # limits_test.sh: the scene limits too large to keep as files in tests/bad.
 #
-# docs/scene-format.md documents a maximum for the file size and the token
-# count; a scene past them is megabytes, so this test writes it into a
-# temporary directory and checks the exact error line and exit status 3,
-# as tests/bad/*.err do for the small cases, and the files a scene names
-# that are not kept in git (a FIFO, links). It also checks that scenes
-# exactly at the limits load (dim 4096, budgets of 1,000,000, 4096-byte
-# text), and that a budget covering every token says on screen that H2O
-# never evicts.
+# docs/scene-format.md documents a maximum for the file size, the token
+# count and the memory parsing may take; a scene past them is megabytes, so
+# this test writes it into a temporary directory and checks the exact
+# error line and exit status 3, as tests/bad/*.err do for the small cases,
+# and the files a scene names that are not kept in git (a FIFO, links). It
+# also checks that scenes exactly at the limits load (dim 4096, budgets of
+# 1,000,000, 4096-byte text), and that a budget covering every token says
+# on screen that H2O never evicts.
 #
 # Usage: tests/limits_test.sh H2O_TUI   (from the source root, as Meson runs it)
 set -u
@@ -62,6 +62,26 @@ refused "$tmp/huge.json" "$tmp/huge.json: cannot load: file is larger than 256 M
 } >"$tmp/tokens.json"
 refused "$tmp/tokens.json" \
 	"$tmp/tokens.json:1:47: tokens: expected at most 1000000 tokens, got 1000001"
+
+# Parsing memory: cJSON's tree takes about 80 bytes per value, so a note of
+# 3,000,000 zeros (6 MB) would take 229 MiB, more than 24 times the file,
+# and is refused before it is parsed (it loaded, at 240 MB, before). The
+# same note with a syntax error reports that instead, and a third of it
+# (76 MiB, under the 128 MiB any file may take) loads.
+notes() {
+	printf '{"heavy": 1, "recent": 1, "dim": 1, "x-notes": ['
+	yes '0,' | head -n "$1" | tr -d '\n'
+	printf '%s],\n "tokens": [{"text": "a", "attn": [1]}]}\n' "$2"
+}
+notes 2999999 0 >"$tmp/many_values.json"
+refused "$tmp/many_values.json" "$tmp/many_values.json:1:1: $: 3000010 values would take about \
+229 MiB to parse, more than the 137 MiB allowed (24 times the file's size, at least 128 and at \
+most 2048 MiB)"
+notes 3000000 '' >"$tmp/many_values_comma.json"
+refused "$tmp/many_values_comma.json" \
+	"$tmp/many_values_comma.json:1:6000048: x-notes: syntax error: trailing comma before ']'"
+notes 999999 0 >"$tmp/values.json"
+accepted "$tmp/values.json" --report
 
 # A FIFO named by a scene, as its "text" file or as one of q, k and v:
 # refused at once as not a regular file. Opening a FIFO for reading waits

@@ -36,7 +36,15 @@
 /* The largest magnitude of a q, k or v number (and of scale): dim of their
  * products or squares stay far from overflowing a double. */
 #define SCENE_MAX_MAGNITUDE 1e30 /* npy.h: NPY_MAX_MAGNITUDE, the same bound */
-#define SCENE_ERROR_MAX     1024
+/* cJSON's tree of a file takes about 80 bytes per value (40 times a file
+ * of "0,0,0,..."), so a file is refused before parsing when its predicted
+ * tree is more than SCENE_PARSE_FACTOR times its size (SCENE_PARSE_FLOOR
+ * for a small file) or more than SCENE_PARSE_MAX. Real scenes take at most
+ * about 20 times their size. */
+#define SCENE_PARSE_FACTOR 24
+#define SCENE_PARSE_FLOOR  (128L * 1024 * 1024)
+#define SCENE_PARSE_MAX    (2048L * 1024 * 1024)
+#define SCENE_ERROR_MAX    1024
 
 enum scene_mode {
 	SCENE_VECTOR,    /* every token has q, k and v */
