@@ -1,13 +1,14 @@
 #!/bin/bash
 # limits_test.sh: the scene limits too large to keep as files in tests/bad.
 #
-# docs/scene-format.md documents a maximum for the file size and the token
-# count; a scene past them is megabytes, so this test writes it into a
-# temporary directory and checks the exact error line and exit status 3,
-# as tests/bad/*.err do for the small cases. It also checks that scenes
-# exactly at the limits load (dim 4096, budgets of 1,000,000, 4096-byte
-# text), and that a budget covering every token says on screen that H2O
-# never evicts.
+# docs/scene-format.md documents a maximum for the file size, the token
+# count and the memory parsing may take; a scene past them is megabytes, so
+# this test writes it into a temporary directory and checks the exact
+# error line and exit status 3, as tests/bad/*.err do for the small cases,
+# and the files a scene names that are not kept in git (a FIFO, links). It
+# also checks that scenes exactly at the limits load (dim 4096, budgets of
+# 1,000,000, 4096-byte text), and that a budget covering every token says
+# on screen that H2O never evicts.
 #
 # Usage: tests/limits_test.sh H2O_TUI   (from the source root, as Meson runs it)
 set -u
@@ -23,11 +24,14 @@ fail() {
 	failed=1
 }
 
-# refused FILE EXPECTED_STDERR_LINE: exit 3, nothing on stdout, that line.
+# refused FILE EXPECTED_STDERR_LINE: exit 3, nothing on stdout, that line,
+# within $limit seconds (a hang is a failure, not a stuck test).
+limit=120
 refused() {
 	local file=$1 want=$2 status
-	"$bin" --headless "$file" >"$tmp/out" 2>"$tmp/err"
+	timeout "$limit" "$bin" --headless "$file" >"$tmp/out" 2>"$tmp/err"
 	status=$?
+	[ "$status" != 124 ] || { fail "$file: still running after $limit s"; return; }
 	[ "$status" = 3 ] || { fail "$file: exit status $status, expected 3"; return; }
 	[ ! -s "$tmp/out" ] || { fail "$file: stdout is not empty"; return; }
 	printf '%s\n' "$want" | diff -u - "$tmp/err" >/dev/null ||
@@ -58,6 +62,60 @@ refused "$tmp/huge.json" "$tmp/huge.json: cannot load: file is larger than 256 M
 } >"$tmp/tokens.json"
 refused "$tmp/tokens.json" \
 	"$tmp/tokens.json:1:47: tokens: expected at most 1000000 tokens, got 1000001"
+
+# Parsing memory: cJSON's tree takes about 80 bytes per value, so a note of
+# 3,000,000 zeros (6 MB) would take 229 MiB, more than 24 times the file,
+# and is refused before it is parsed (it loaded, at 240 MB, before). The
+# same note with a syntax error reports that instead, and a third of it
+# (76 MiB, under the 128 MiB any file may take) loads.
+notes() {
+	printf '{"heavy": 1, "recent": 1, "dim": 1, "x-notes": ['
+	yes '0,' | head -n "$1" | tr -d '\n'
+	printf '%s],\n "tokens": [{"text": "a", "attn": [1]}]}\n' "$2"
+}
+notes 2999999 0 >"$tmp/many_values.json"
+refused "$tmp/many_values.json" "$tmp/many_values.json:1:1: $: 3000010 values would take about \
+229 MiB to parse, more than the 137 MiB allowed (24 times the file's size, at least 128 and at \
+most 2048 MiB)"
+notes 3000000 '' >"$tmp/many_values_comma.json"
+refused "$tmp/many_values_comma.json" \
+	"$tmp/many_values_comma.json:1:6000048: x-notes: syntax error: trailing comma before ']'"
+notes 999999 0 >"$tmp/values.json"
+accepted "$tmp/values.json" --report
+
+# A FIFO named by a scene, as its "text" file or as one of q, k and v:
+# refused at once as not a regular file. Opening a FIFO for reading waits
+# for a writer, so the loader must not block there.
+mkdir "$tmp/fifo"
+cp tests/bad/npy/good_q_f4.npy "$tmp/fifo/q.npy"
+mkfifo "$tmp/fifo/tokens.txt" "$tmp/fifo/k.npy"
+printf '{"heavy": 1, "recent": 1, "dim": 2, "q": "q.npy", "k": "%s", "v": "q.npy", "text": "tokens.txt"}\n' \
+	q.npy >"$tmp/fifo/text.json"
+printf '{"heavy": 1, "recent": 1, "dim": 2, "q": "q.npy", "k": "%s", "v": "q.npy", "text": "tokens.txt"}\n' \
+	k.npy >"$tmp/fifo/npy.json"
+limit=10
+refused "$tmp/fifo/text.json" \
+	"$tmp/fifo/text.json:1:87: text: tokens.txt: cannot open: not a regular file"
+refused "$tmp/fifo/npy.json" "$tmp/fifo/npy.json:1:56: k: k.npy: cannot open: not a regular file"
+limit=120
+
+# Links: a scene names files in its own folder or below, and a link there
+# that leads out of it counts as outside; one that stays inside is fine.
+mkdir "$tmp/folder" "$tmp/elsewhere"
+cp tests/bad/npy/good_q_f4.npy "$tmp/elsewhere/q.npy"
+cp tests/bad/npy/good_q_f4.npy "$tmp/folder/real.npy"
+ln -s ../elsewhere/q.npy "$tmp/folder/out.npy"
+ln -s real.npy "$tmp/folder/in.npy"
+ln -s "$tmp/elsewhere" "$tmp/folder/dir"
+for name in out.npy dir/q.npy in.npy; do
+	printf '{"heavy": 1, "recent": 1, "dim": 2, "q": "%s", "k": "in.npy", "v": "real.npy"}\n' \
+		"$name" >"$tmp/folder/${name%%/*}.json"
+done
+refused "$tmp/folder/out.npy.json" "$tmp/folder/out.npy.json:1:42: q: \"out.npy\" leads outside the \
+scene's folder through a symbolic link (--allow-paths allows it)"
+refused "$tmp/folder/dir.json" "$tmp/folder/dir.json:1:42: q: \"dir/q.npy\" leads outside the scene's \
+folder through a symbolic link (--allow-paths allows it)"
+accepted "$tmp/folder/in.npy.json" --report
 
 # Exactly at the limits: dim 4096, both budgets 1,000,000 (far past the
 # scene's one token), and text of 4096 bytes after escapes are decoded.

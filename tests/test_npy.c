@@ -2,8 +2,8 @@
  * test_npy: the .npy header parser and reader (src/npy.c).
  *
  * Headers are built in memory, so every branch of the grammar is reached
- * without a file; the reader is tried on the files of tests/npy/ (written
- * by tests/npy/make.sh) and on sparse temporary files for sizes that would
+ * without a file; the reader is tried on the files of tests/bad/npy/ (written
+ * by tests/bad/npy/make.sh) and on sparse temporary files for sizes that would
  * be too large to commit. What a scene makes of a header (its shape against
  * dim, q against k and v) is tested in test_scene.c and tests/bad/npy_*.
  *
@@ -210,7 +210,7 @@ static void test_files(void **state)
 	char msg[NPY_MSG_MAX];
 	double x[6];
 
-	assert_int_equal(npy_open("tests/npy/good_q_f4.npy", &f, msg), 0);
+	assert_int_equal(npy_open("tests/bad/npy/good_q_f4.npy", &f, msg), 0);
 	assert_int_equal(f.h.elem_size, 4);
 	assert_int_equal(npy_read(&f, x, msg), 0);
 	npy_close(&f);
@@ -218,7 +218,7 @@ static void test_files(void **state)
 	for (int i = 0; i < 6; i++)
 		assert_true(x[i] == q[i]);
 
-	assert_int_equal(npy_open("tests/npy/good_v_v3.npy", &f, msg), 0);
+	assert_int_equal(npy_open("tests/bad/npy/good_v_v3.npy", &f, msg), 0);
 	assert_int_equal(f.h.major, 3);
 	assert_int_equal(f.h.elem_size, 8);
 	assert_int_equal(npy_read(&f, x, msg), 0);
@@ -228,9 +228,9 @@ static void test_files(void **state)
 		assert_true(x[i] == v[i]);
 
 	/* Opening checks the size, reading checks the numbers. */
-	assert_int_equal(npy_open("tests/npy/truncated.npy", &f, msg), -1);
+	assert_int_equal(npy_open("tests/bad/npy/truncated.npy", &f, msg), -1);
 	assert_int_equal(f.fd, -1);
-	assert_int_equal(npy_open("tests/npy/nan.npy", &f, msg), 0);
+	assert_int_equal(npy_open("tests/bad/npy/nan.npy", &f, msg), 0);
 	assert_int_equal(npy_read(&f, x, msg), -1);
 	assert_string_equal(msg, "expected finite numbers, element [1, 1] is NaN");
 	npy_close(&f);

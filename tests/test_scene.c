@@ -36,11 +36,15 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static struct scene *load_ok(const char *name, const char *text)
+/* The files a scene names may be anywhere (--allow-paths). */
+static const struct scene_options allow_paths = {.allow_paths = true};
+
+static struct scene *load_ok_with(const char *name, const char *text,
+                                  const struct scene_options *options)
 {
 	struct scene *sc = NULL;
 	char err[SCENE_ERROR_MAX] = "";
-	int rc = scene_load_text(name, text, strlen(text), &sc, err);
+	int rc = scene_load_text_opts(name, text, strlen(text), options, &sc, err);
 	if (rc != 0)
 		print_error("unexpected error: %s\n", err);
 	assert_int_equal(rc, 0);
@@ -48,16 +52,28 @@ static struct scene *load_ok(const char *name, const char *text)
 	return sc;
 }
 
-/* Load TEXT, expect failure, and return the error line (static buffer). */
-static const char *load_err(const char *text, size_t len)
+static struct scene *load_ok(const char *name, const char *text)
+{
+	return load_ok_with(name, text, NULL);
+}
+
+/* Load TEXT as NAME, expect failure, and return the error line (static
+ * buffer). */
+static const char *load_err_with(const char *name, const char *text, size_t len,
+                                 const struct scene_options *options)
 {
 	static char err[SCENE_ERROR_MAX];
 	struct scene *sc = (struct scene *)&err; /* must be reset to NULL */
-	int rc = scene_load_text("t.json", text, len, &sc, err);
+	int rc = scene_load_text_opts(name, text, len, options, &sc, err);
 	assert_int_equal(rc, -1);
 	assert_null(sc);
 	assert_null(strchr(err, '\n'));
 	return err;
+}
+
+static const char *load_err(const char *text, size_t len)
+{
+	return load_err_with("t.json", text, len, NULL);
 }
 
 static const char *load_err_s(const char *text)
@@ -631,6 +647,74 @@ static void test_generated_defaults(void **state)
 	        "of q, k and v, more than the 33554432 allowed");
 }
 
+/* Integer fields take the number as written in the file: a literal that is
+ * exactly an integer (2.0 and 1e1 are), never one a double rounds to an
+ * integer (0.99999999999999999 to 1, 1e-400 to 0, 2^53 + 1 to 2^53). */
+static void test_integers_as_written(void **state)
+{
+	(void)state;
+	struct scene *sc = load_ok("i.json", "{\"heavy\": 2.0, \"recent\": 1e0, \"dim\": 200e-2, "
+	                                     "\"heads\": 0.1E1, \"tokens\": [{\"text\": \"a\", "
+	                                     "\"attn\": [1]}]}");
+	assert_int_equal(sc->heavy, 2);
+	assert_int_equal(sc->recent, 1);
+	assert_int_equal(sc->dim, 2);
+	assert_int_equal(sc->heads, 1);
+	scene_free(sc);
+	sc = load_ok("i.json", "\xEF\xBB\xBF{\"heavy\": -0e-400, \"recent\": 0.010e2, \"dim\": 1, "
+	                       "\"tokens\": [{\"text\": \"a\", \"attn\": [1]}]}");
+	assert_int_equal(sc->heavy, 0);
+	assert_int_equal(sc->recent, 1);
+	scene_free(sc);
+
+	static const char *const refused[][2] = {
+	        {"2.0000000000000001", "expected an integer >= 0, got 2.0000000000000001"},
+	        {"0.99999999999999999", "expected an integer >= 0, got 0.99999999999999999"},
+	        {"1e-400", "expected an integer >= 0, got 1e-400"},
+	        {"-1e-400", "expected an integer >= 0, got -1e-400"},
+	        {"-1", "expected an integer >= 0, got -1"},
+	        {"1e19", "must be at most 1000000, got 1e19"},
+	        {"1e999999999999", "must be at most 1000000, got 1e999999999999"},
+	        {"12345678901234567890", "must be at most 1000000, got 12345678901234567890"},
+	        {"1000001", "must be at most 1000000, got 1000001"},
+	        {"1000000.5", "expected an integer >= 0, got 1000000.5"},
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		char json[256], want[SCENE_ERROR_MAX];
+		snprintf(json, sizeof json,
+		         "\xEF\xBB\xBF{\"x-a\": [1, {\"b\": 2}], \"recent\": 1, \"dim\": 1,\n"
+		         " \"x-\\\"\\\\\": \"\\\\\\\"]}\", \"heavy\": %s, \"tokens\": [{\"text\": "
+		         "\"a\", \"attn\": [1]}]}",
+		         refused[i][0]);
+		snprintf(want, sizeof want, "t.json:2:31: heavy: %s", refused[i][1]);
+		assert_string_equal(load_err_s(json), want);
+	}
+
+	/* The seed, up to 2^53 exactly; positions read in order. */
+	static const char gen[] = "{\"heavy\": 1, \"recent\": 1, \"dim\": 16, \"generate\": "
+	                          "{\"count\": 30, \"seed\": %s, \"topics\": {\"positions\": "
+	                          "%s}}}";
+	char json[512];
+	snprintf(json, sizeof json, gen, "9007199254740992", "[3, 10, 20]");
+	struct scene *a = load_ok("g.json", json);
+	snprintf(json, sizeof json, gen, "9.007199254740992e15", "[ 3 ,1e1,\n\t20.0 ]");
+	struct scene *b = load_ok("g.json", json);
+	assert_memory_equal(a->q, b->q, 30 * 16 * sizeof(double));
+	assert_memory_equal(a->k, b->k, 30 * 16 * sizeof(double));
+	scene_free(a);
+	scene_free(b);
+	snprintf(json, sizeof json, gen, "9007199254740993", "[]");
+	assert_string_equal(load_err_s(json),
+	                    "t.json:1:72: generate.seed: expected an integer from 0 to 2^53 "
+	                    "(9007199254740992), got 9007199254740993");
+	snprintf(json, sizeof json, gen, "4.5", "[]");
+	assert_string_equal(load_err_s(json), "t.json:1:72: generate.seed: expected an integer "
+	                                      "from 0 to 2^53 (9007199254740992), got 4.5");
+	snprintf(json, sizeof json, gen, "1", "[1, 2.5e0]");
+	assert_string_equal(load_err_s(json), "t.json:1:103: generate.topics.positions[1]: "
+	                                      "expected an integer >= 0, got 2.5e0");
+}
+
 /* ---- .npy scenes ------------------------------------------------------ */
 
 static void test_npy_scene(void **state)
@@ -639,7 +723,7 @@ static void test_npy_scene(void **state)
 	struct scene *sc = NULL;
 	char err[SCENE_ERROR_MAX];
 
-	if (scene_load_file("tests/npy/good.json", &sc, err) != 0)
+	if (scene_load_file("tests/bad/npy/good.json", &sc, err) != 0)
 		print_error("%s\n", err);
 	assert_non_null(sc);
 	assert_int_equal(sc->mode, SCENE_VECTOR);
@@ -654,7 +738,7 @@ static void test_npy_scene(void **state)
 	scene_free(sc);
 
 	/* Text as an array, or none; names relative to the scene's directory. */
-	sc = load_ok("tests/npy/x.json",
+	sc = load_ok("tests/bad/npy/x.json",
 	             "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"good_k_plain.npy\", "
 	             "\"k\": \"good_v_v3.npy\", \"v\": \"good_q_f4.npy\", "
 	             "\"text\": [\"a\", \"\", \"\\u001b\"]}");
@@ -662,9 +746,9 @@ static void test_npy_scene(void **state)
 	assert_string_equal(sc->text[1], "");
 	assert_string_equal(sc->text[2], "\x1b");
 	scene_free(sc);
-	sc = load_ok("tests/npy/x.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": "
-	                                 "\"good_q_f4.npy\", \"k\": \"good_q_f4.npy\", \"v\": "
-	                                 "\"good_q_f4.npy\", \"watch\": \"look\"}");
+	sc = load_ok("tests/bad/npy/x.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": "
+	                                     "\"good_q_f4.npy\", \"k\": \"good_q_f4.npy\", \"v\": "
+	                                     "\"good_q_f4.npy\", \"watch\": \"look\"}");
 	assert_string_equal(sc->text[0], "t0");
 	assert_string_equal(sc->text[2], "t2");
 	assert_string_equal(sc->watch, "look");
@@ -683,14 +767,22 @@ static char *temp_file(const char *text, size_t len)
 	return path;
 }
 
+/* Load TEXT as t.json, its files anywhere (the temporary ones are in
+ * /tmp), and expect failure. */
+static const char *load_err_paths(const char *text)
+{
+	return load_err_with("t.json", text, strlen(text), &allow_paths);
+}
+
 static const char *npy_with_text(const char *path)
 {
 	static char json[512];
-	snprintf(json, sizeof json,
-	         "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"tests/npy/good_q_f4.npy\", "
-	         "\"k\": \"tests/npy/good_q_f4.npy\", \"v\": \"tests/npy/good_q_f4.npy\", "
-	         "\"text\": \"%s\"}",
-	         path);
+	snprintf(
+	        json, sizeof json,
+	        "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"tests/bad/npy/good_q_f4.npy\", "
+	        "\"k\": \"tests/bad/npy/good_q_f4.npy\", \"v\": \"tests/bad/npy/good_q_f4.npy\", "
+	        "\"text\": \"%s\"}",
+	        path);
 	return json;
 }
 
@@ -699,7 +791,7 @@ static void test_npy_text_file(void **state)
 	(void)state;
 	/* No final line break, empty lines, bytes kept as they are. */
 	char *path = temp_file("a\n\n\xff\t", 5);
-	struct scene *sc = load_ok("t.json", npy_with_text(path));
+	struct scene *sc = load_ok_with("t.json", npy_with_text(path), &allow_paths);
 	assert_string_equal(sc->text[0], "a");
 	assert_string_equal(sc->text[1], "");
 	assert_string_equal(sc->text[2], "\xff\t");
@@ -708,8 +800,8 @@ static void test_npy_text_file(void **state)
 
 	char want[SCENE_ERROR_MAX];
 	path = temp_file("a\nb\0c\nd\n", 8);
-	snprintf(want, sizeof want, "t.json:1:141: text: %s: line 2 holds a NUL byte", path);
-	assert_string_equal(load_err_s(npy_with_text(path)), want);
+	snprintf(want, sizeof want, "t.json:1:153: text: %s: line 2 holds a NUL byte", path);
+	assert_string_equal(load_err_paths(npy_with_text(path)), want);
 	unlink(path);
 
 	char *big = malloc(SCENE_MAX_TEXT_BYTES + 8);
@@ -719,16 +811,16 @@ static void test_npy_text_file(void **state)
 	memcpy(big + SCENE_MAX_TEXT_BYTES + 4, "c\n", 2);
 	path = temp_file(big, SCENE_MAX_TEXT_BYTES + 6);
 	snprintf(want, sizeof want,
-	         "t.json:1:141: text: %s: line 2: expected at most 4096 bytes of text, got 4097",
+	         "t.json:1:153: text: %s: line 2: expected at most 4096 bytes of text, got 4097",
 	         path);
-	assert_string_equal(load_err_s(npy_with_text(path)), want);
+	assert_string_equal(load_err_paths(npy_with_text(path)), want);
 	unlink(path);
 	free(big);
 
 	path = temp_file("", 0);
 	snprintf(want, sizeof want,
-	         "t.json:1:141: text: %s: has 0 lines, expected 3 (one token per row of q)", path);
-	assert_string_equal(load_err_s(npy_with_text(path)), want);
+	         "t.json:1:153: text: %s: has 0 lines, expected 3 (one token per row of q)", path);
+	assert_string_equal(load_err_paths(npy_with_text(path)), want);
 	unlink(path);
 }
 
@@ -769,9 +861,72 @@ static void test_npy_limits(void **state)
 		         "\"v\": \"%s\"}",
 		         dims[c], path, path, path);
 		snprintf(want, sizeof want, msgs[c], path);
-		assert_string_equal(load_err_s(json), want);
+		assert_string_equal(load_err_paths(json), want);
 		unlink(path);
 	}
+}
+
+/* By default a scene names files only in its own folder or below, links
+ * resolved; allow_paths lifts it. */
+static void test_paths(void **state)
+{
+	(void)state;
+	static const char fmt[] = "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"%s\", "
+	                          "\"k\": \"%s\", \"v\": \"%s\", \"text\": \"%s\"}";
+	char json[4096 + 512], want[SCENE_ERROR_MAX];
+	struct scene *sc;
+
+	/* Inside: down and back up, through a link that stays inside (tests/npy
+	 * leads to tests/bad/npy), and an absolute name of a file inside. */
+	snprintf(json, sizeof json, fmt, "npy/../npy/good_q_f4.npy", "./npy/good_k_f8.npy",
+	         "npy//good_v_v2.npy", "npy/tokens.txt");
+	scene_free(load_ok("tests/bad/x.json", json));
+	snprintf(json, sizeof json, fmt, "npy/good_q_f4.npy", "bad/npy/good_k_f8.npy",
+	         "npy/good_v_v2.npy", "npy/tokens.txt");
+	scene_free(load_ok("tests/x.json", json));
+	char *real = realpath("tests/bad/npy/good_q_f4.npy", NULL);
+	assert_non_null(real);
+	snprintf(json, sizeof json, fmt, real, real, real, "npy/tokens.txt");
+	free(real);
+	scene_free(load_ok("tests/bad/x.json", json));
+
+	/* Outside: climbing out (refused before the file is looked for), an
+	 * absolute name, a link out of the folder; each of q and text. */
+	static const char *const outside[][3] = {
+	        {"../npy/good_q_f4.npy", "npy/tokens.txt",
+	         "tests/bad/x.json:1:42: q: \"../npy/good_q_f4.npy\" is outside the scene's "
+	         "folder (--allow-paths allows it)"},
+	        {"npy/good_q_f4.npy", "npy/../../../../../../../../etc/hostname",
+	         "tests/bad/x.json:1:123: text: \"npy/../../../../../../../../etc/hostname\" is "
+	         "outside the scene's folder (--allow-paths allows it)"},
+	        {"npy/../../no such file", "npy/tokens.txt",
+	         "tests/bad/x.json:1:42: q: \"npy/../../no such file\" is outside the scene's "
+	         "folder (--allow-paths allows it)"},
+	        {"/", "npy/tokens.txt",
+	         "tests/bad/x.json:1:42: q: \"/\" is outside the scene's folder (--allow-paths "
+	         "allows it)"},
+	};
+	for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
+		snprintf(json, sizeof json, fmt, outside[i][0], "npy/good_k_f8.npy",
+		         "npy/good_v_v2.npy", outside[i][1]);
+		assert_string_equal(load_err_with("tests/bad/x.json", json, strlen(json), NULL),
+		                    outside[i][2]);
+	}
+	snprintf(json, sizeof json, fmt, "npy/good_q_f4.npy", "npy/good_k_f8.npy",
+	         "npy/good_v_v2.npy", "npy/tokens.txt");
+	snprintf(want, sizeof want,
+	         "tests/fuzz/regressions/x.json:1:42: q: \"npy/good_q_f4.npy\" leads outside the "
+	         "scene's folder through a symbolic link (--allow-paths allows it)");
+	assert_string_equal(
+	        load_err_with("tests/fuzz/regressions/x.json", json, strlen(json), NULL), want);
+
+	/* allow_paths: the same files load, wherever they are. */
+	sc = load_ok_with("tests/fuzz/regressions/x.json", json, &allow_paths);
+	assert_string_equal(sc->text[1], "cat");
+	scene_free(sc);
+	snprintf(json, sizeof json, fmt, "../npy/good_q_f4.npy", "../bad/npy/good_k_f8.npy",
+	         "npy/good_v_v2.npy", "npy/tokens.txt");
+	scene_free(load_ok_with("tests/bad/x.json", json, &allow_paths));
 }
 
 static void test_watch(void **state)
@@ -1097,9 +1252,11 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_messages),
 	        cmocka_unit_test(test_generated_scene),
 	        cmocka_unit_test(test_generated_defaults),
+	        cmocka_unit_test(test_integers_as_written),
 	        cmocka_unit_test(test_npy_scene),
 	        cmocka_unit_test(test_npy_text_file),
 	        cmocka_unit_test(test_npy_limits),
+	        cmocka_unit_test(test_paths),
 	        cmocka_unit_test(test_watch),
 	        cmocka_unit_test(test_shipped_scenes),
 	        cmocka_unit_test(test_jsonloc_linecol),

@@ -350,16 +350,22 @@ static const char *dtype_name(const struct npy_header *h)
 
 int npy_open(const char *path, struct npy_file *f, char msg[NPY_MSG_MAX])
 {
-	struct stat st;
-	unsigned char buf[12 + NPY_MAX_HEADER];
-	size_t need = 12;
-
 	/* O_NONBLOCK: opening a FIFO with no writer would otherwise wait for
 	 * ever, before the regular-file check below could refuse it. Reads of
 	 * a regular file ignore the flag. */
 	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (f->fd < 0)
 		return fail(msg, "cannot open: %s", strerror(errno));
+	return npy_open_fd(f->fd, f, msg);
+}
+
+int npy_open_fd(int fd, struct npy_file *f, char msg[NPY_MSG_MAX])
+{
+	struct stat st;
+	unsigned char buf[12 + NPY_MAX_HEADER];
+	size_t need = 12;
+
+	f->fd = fd;
 	if (fstat(f->fd, &st) != 0) {
 		fail(msg, "cannot open: %s", strerror(errno));
 		goto fail;

@@ -66,6 +66,11 @@ struct npy_file {
  */
 int npy_open(const char *path, struct npy_file *f, char msg[NPY_MSG_MAX]);
 
+/* The same for FD, opened by the caller, which F then owns (closed on
+ * failure too): for a caller that checks where the file is before it
+ * reads it. */
+int npy_open_fd(int fd, struct npy_file *f, char msg[NPY_MSG_MAX]);
+
 /*
  * Read all F's numbers (f->h.count of them) into OUT as doubles. Returns 0,
  * or -1 with a message when a number is not finite ("element [3, 17] is

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,64 @@ static bool all_blank(const char *text, size_t len)
 	return true;
 }
 
+/* What malloc takes for a block of N bytes: glibc's 8 bytes of header,
+ * 16-byte steps, 32 bytes at least. A model, for a bound, not a promise. */
+static size_t block(size_t n)
+{
+	const size_t b = (n + 8 + 15) & ~(size_t)15;
+	return b < 32 ? 32 : b;
+}
+
+/*
+ * The memory cJSON's tree of TEXT will take, predicted in one cheap pass
+ * without building it: a node per value (a cJSON struct in its own block)
+ * and a block per string, key or value, of its bytes as written (never
+ * fewer than decoded). *VALUES gets the number of values. The text need
+ * not be valid JSON: cJSON refuses it later if it is not.
+ */
+static uint64_t predict_tree(const char *text, size_t len, size_t *values)
+{
+	size_t nodes = 0, keys = 0;
+	uint64_t strings = 0;
+
+	for (size_t i = 0; i < len;) {
+		const unsigned char c = (unsigned char)text[i];
+		if (c == '"') {
+			/* To the next quote that no backslash escapes. */
+			const size_t start = ++i;
+			for (;;) {
+				const char *q = memchr(text + i, '"', len - i);
+				size_t at = q ? (size_t)(q - text) : len, backslashes = 0;
+				while (at - backslashes > start &&
+				       text[at - backslashes - 1] == '\\')
+					backslashes++;
+				i = at + 1;
+				if (q == NULL || backslashes % 2 == 0)
+					break;
+			}
+			strings += block((i > len ? len : i - 1) - start + 1);
+			nodes++;
+		} else if (c == ':') {
+			keys++; /* the string before it is a key, not a value */
+			i++;
+		} else if (c == '{' || c == '[') {
+			nodes++;
+			i++;
+		} else if (c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')) {
+			nodes++; /* a number, true, false or null */
+			while (i < len && (((unsigned char)text[i] >= '0' && text[i] <= '9') ||
+			                   (text[i] >= 'a' && text[i] <= 'z') || text[i] == '.' ||
+			                   text[i] == '-' || text[i] == '+' || text[i] == 'E'))
+				i++;
+		} else {
+			i++;
+		}
+	}
+	nodes -= keys < nodes ? keys : nodes;
+	*values = nodes;
+	return (uint64_t)nodes * block(sizeof(cJSON)) + strings;
+}
+
 /* A text cJSON refused: jsonloc says where and why. */
 static int fail_syntax(const struct loader *ld)
 {
@@ -75,10 +134,11 @@ static int fail_syntax(const struct loader *ld)
 }
 
 /* Load TEXT, which has a NUL byte at TEXT[LEN] (cJSON is safer so). */
-static int load(const char *name, const char *text, size_t len, struct scene **out,
-                char err[SCENE_ERROR_MAX])
+static int load(const char *name, const char *text, size_t len, const struct scene_options *options,
+                struct scene **out, char err[SCENE_ERROR_MAX])
 {
-	struct loader ld = {name, text, len, err};
+	struct locate_cache cache = {.depth = -1};
+	struct loader ld = {name, text, len, err, &cache, options && options->allow_paths};
 	struct plan p;
 	const char *end = NULL;
 
@@ -86,6 +146,29 @@ static int load(const char *name, const char *text, size_t len, struct scene **o
 		size_t used = scene_put_prefix(&ld, 0, "$");
 		snprintf(err + used, SCENE_ERROR_MAX - used,
 		         "the file is empty, expected a JSON object");
+		return -1;
+	}
+	/* cJSON's tree is many times the file (40 for "0,0,0,..."): refuse a
+	 * file whose tree would pass the bound before building it, unless it
+	 * is malformed, which says more. */
+	size_t values;
+	const uint64_t tree = predict_tree(text, len, &values);
+	const uint64_t allowed =
+	        len > SCENE_PARSE_MAX / SCENE_PARSE_FACTOR     ? (uint64_t)SCENE_PARSE_MAX
+	        : len > SCENE_PARSE_FLOOR / SCENE_PARSE_FACTOR ? (uint64_t)len * SCENE_PARSE_FACTOR
+	                                                       : (uint64_t)SCENE_PARSE_FLOOR;
+	if (tree > allowed) {
+		struct jsonloc_error e;
+		if (jsonloc_check(text, len, &e) == 1)
+			return fail_syntax(&ld);
+		const uint64_t mib = 1024 * 1024;
+		size_t used = scene_put_prefix(&ld, 0, "$");
+		snprintf(err + used, SCENE_ERROR_MAX - used,
+		         "%zu values would take about %llu MiB to parse, more than the %llu MiB "
+		         "allowed (%d times the file's size, at least %ld and at most %ld MiB)",
+		         values, (unsigned long long)((tree + mib - 1) / mib),
+		         (unsigned long long)(allowed / mib), SCENE_PARSE_FACTOR,
+		         SCENE_PARSE_FLOOR / (long)mib, SCENE_PARSE_MAX / (long)mib);
 		return -1;
 	}
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -124,6 +207,13 @@ static int load(const char *name, const char *text, size_t len, struct scene **o
 int scene_load_text(const char *name, const char *text, size_t len, struct scene **out,
                     char err[SCENE_ERROR_MAX])
 {
+	return scene_load_text_opts(name, text, len, NULL, out, err);
+}
+
+int scene_load_text_opts(const char *name, const char *text, size_t len,
+                         const struct scene_options *options, struct scene **out,
+                         char err[SCENE_ERROR_MAX])
+{
 	*out = NULL;
 	err[0] = '\0';
 	if (len > (size_t)SCENE_MAX_FILE_BYTES)
@@ -135,7 +225,7 @@ int scene_load_text(const char *name, const char *text, size_t len, struct scene
 	if (len > 0)
 		memcpy(copy, text, len);
 	copy[len] = '\0';
-	int rc = load(name, copy, len, out, err);
+	int rc = load(name, copy, len, options, out, err);
 	free(copy);
 	return rc;
 }
@@ -193,6 +283,12 @@ int scene_read_all(int fd, size_t hint, char **buf, size_t *len, char *msg, size
 
 int scene_load_file(const char *path, struct scene **out, char err[SCENE_ERROR_MAX])
 {
+	return scene_load_file_opts(path, NULL, out, err);
+}
+
+int scene_load_file_opts(const char *path, const struct scene_options *options, struct scene **out,
+                         char err[SCENE_ERROR_MAX])
+{
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
@@ -223,7 +319,7 @@ int scene_load_file(const char *path, struct scene **out, char err[SCENE_ERROR_M
 	close(fd);
 	if (rc != 0)
 		return scene_fail_file(err, path, "%s", msg);
-	rc = load(path, buf, len, out, err);
+	rc = load(path, buf, len, options, out, err);
 	free(buf);
 	return rc;
 }

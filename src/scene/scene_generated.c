@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonloc.h"
+
 /* X(ID, name): the fields of "generate" and of the objects inside it. */
 #define GENERATE_FIELDS(X)      \
 	X(COUNT, "count")       \
@@ -186,11 +188,21 @@ static int check_seed(const struct loader *ld, const cJSON *node, const struct w
                       uint64_t *out)
 {
 	const double v = node->valuedouble;
+	size_t at, n = 0;
+	long long seed = 0;
+	bool ok;
 
-	if (!cJSON_IsNumber(node) || !(v == floor(v)) || v < 0 || v > GENERATE_MAX_SEED)
+	if (cJSON_IsNumber(node) && scene_locate(ld, w, &at) == 0)
+		n = jsonloc_number_len(ld->text, ld->len, at);
+	if (n > 0) /* as written: 2^53 + 1 is not 2^53, though a double says so */
+		ok = scene_int_written(ld->text + at, n, 0, (long long)GENERATE_MAX_SEED, &seed) ==
+		     INT_OK;
+	else
+		ok = cJSON_IsNumber(node) && v == floor(v) && v >= 0 && v <= GENERATE_MAX_SEED;
+	if (!ok)
 		return scene_fail_got(ld, w, node, "expected an integer from 0 to 2^53 (%.0f)",
 		                      GENERATE_MAX_SEED);
-	*out = (uint64_t)v;
+	*out = n > 0 ? (uint64_t)seed : (uint64_t)v;
 	return 0;
 }
 

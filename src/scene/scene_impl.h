@@ -2,8 +2,8 @@
  * scene_impl: what the parts of the scene loader share.
  *
  * The loader (scene.h) is split along its passes: scene.c reads the file
- * and runs the passes; scene_error.c writes the one error line;
- * scene_fields.c sorts an object's members by name; scene_root.c checks the
+ * and runs the passes; scene_error.c writes the one error line, and
+ * scene_locate.c finds a value's literal in the text; scene_fields.c sorts an object's members by name; scene_root.c checks the
  * root; scene_inline.c the inline "tokens"; scene_generated.c a "generate"
  * object; scene_npy.c the .npy and "text" files a scene names; and
  * scene_copy.c fills the scene once every check passed. They all work on a
@@ -32,11 +32,22 @@ struct where {
 	char path[96];
 };
 
+/* Where the values on the path last located start in the text (at[0] the
+ * root, at[d + 1] child step[d] of at[d]), so that locating the next value,
+ * a sibling or a child, does not walk the text from the root again. */
+struct locate_cache {
+	int depth; /* -1: empty */
+	int step[WHERE_MAX];
+	size_t at[WHERE_MAX + 1];
+};
+
 struct loader {
 	const char *name; /* the file name for messages */
 	const char *text; /* the raw text, to locate errors in */
 	size_t len;
 	char *err;
+	struct locate_cache *cache;
+	bool allow_paths; /* scene_options: named files may be anywhere */
 };
 
 /* ---- error lines (scene_error.c) -------------------------------------- */
@@ -62,6 +73,13 @@ int scene_fail_field(const struct loader *ld, const struct where *obj, int index
 /* An error with no position: the file as a whole. */
 int scene_fail_file(char err[SCENE_ERROR_MAX], const char *name, const char *fmt, ...);
 int scene_fail_nomem(const struct loader *ld);
+
+/* ---- where a value is (scene_locate.c) --------------------------------- */
+
+/* The offset of the first byte of the value at W in the text cJSON parsed;
+ * -1 when there is no such value. Reading values in file order is cheap:
+ * the path last located is kept in ld->cache. */
+int scene_locate(const struct loader *ld, const struct where *w, size_t *offset);
 
 /* ---- fields (scene_fields.c) ------------------------------------------ */
 
@@ -158,6 +176,13 @@ struct plan {
 /* scene_root.c: values any part checks, the root and "scale". */
 int scene_check_int(const struct loader *ld, const cJSON *node, const struct where *w, int min,
                     int max, int *out);
+
+/* How the integer literal of LEN bytes at S compares with LO..HI as
+ * written, exactly (no double in between): 2.0 and 1e2 are integers,
+ * 0.99999999999999999 and 1e-400 are not. */
+enum int_written { INT_OK, INT_NOT_INTEGER, INT_BELOW, INT_ABOVE };
+enum int_written scene_int_written(const char *s, size_t len, long long lo, long long hi,
+                                   long long *out);
 int scene_check_number(const struct loader *ld, const cJSON *node, const struct where *w);
 int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p);
 int scene_check_scale(const struct loader *ld, struct plan *p);

@@ -52,19 +52,154 @@ static int resolve(const struct loader *ld, const char *name, char *out, size_t 
 	return n >= 0 && (size_t)n < size ? 0 : -1;
 }
 
-/* The string at W names a file: a non-empty string, resolved into PATH. */
+/* Whether the string literal at W holds the escape \u0000: cJSON decodes
+ * it into a NUL byte, which ends the C string there, so "a.npy\u0000.txt"
+ * would name a.npy without a word. */
+static bool holds_nul(const struct loader *ld, const struct where *w)
+{
+	const char *s = ld->text;
+	size_t at;
+
+	if (scene_locate(ld, w, &at) != 0 || s[at] != '"')
+		return false;
+	for (size_t i = at + 1; i < ld->len && s[i] != '"'; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (ld->len - i > 5 && s[i + 1] == 'u' && memcmp(s + i + 2, "0000", 4) == 0)
+			return true;
+		i++; /* the escaped character, which may be a quote */
+	}
+	return false;
+}
+
+/* Whether the relative NAME climbs out of its folder: "a/../b" stays in,
+ * "../b" and "a/../../b" do not. */
+static bool climbs_out(const char *name)
+{
+	int depth = 0;
+
+	for (const char *p = name; *p != '\0';) {
+		const size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (--depth < 0)
+				return true;
+		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
+			depth++;
+		}
+		p += n + (p[n] == '/');
+	}
+	return false;
+}
+
+/* Whether PATH is FOLDER or below it; both resolved by realpath. */
+static bool within(const char *folder, const char *path)
+{
+	const size_t n = strlen(folder);
+
+	if (strcmp(folder, "/") == 0)
+		return true;
+	return strncmp(path, folder, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * By default a scene names only files in its own folder or below, so that
+ * a scene from elsewhere cannot read, say, a key in the user's home into
+ * its token texts: NAME must not climb out with "..", and PATH with every
+ * link resolved must lie in the folder with every link resolved (a link
+ * out of the folder leads outside). PATH becomes that resolved path, for
+ * the caller to open, so the file opened is the one checked.
+ */
+static int check_inside(const struct loader *ld, const struct where *w, const char *name,
+                        const char *shown, char *path, size_t size)
+{
+	char quoted[160];
+	const char *slash = strrchr(ld->name, '/');
+
+	jsonloc_quote(quoted, sizeof quoted, name, strlen(name), 60);
+	if (name[0] != '/' && climbs_out(name))
+		return scene_fail_value(
+		        ld, w, "%s is outside the scene's folder (--allow-paths allows it)",
+		        quoted);
+	char *real = realpath(path, NULL);
+	if (real == NULL)
+		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
+	/* The folder: the scene file's name up to its last '/'. */
+	char *folder = slash == NULL       ? strdup(".")
+	               : slash == ld->name ? strdup("/")
+	                                   : strndup(ld->name, (size_t)(slash - ld->name));
+	char *base = folder ? realpath(folder, NULL) : NULL;
+	free(folder);
+	const bool inside = base != NULL && within(base, real);
+	const size_t len = strlen(real);
+	if (inside && len < size)
+		memcpy(path, real, len + 1);
+	free(base);
+	free(real);
+	if (!inside && name[0] == '/')
+		return scene_fail_value(
+		        ld, w, "%s is outside the scene's folder (--allow-paths allows it)",
+		        quoted);
+	if (!inside)
+		return scene_fail_value(ld, w,
+		                        "%s leads outside the scene's folder through a symbolic "
+		                        "link (--allow-paths allows it)",
+		                        quoted);
+	if (len >= size)
+		return scene_fail_value(ld, w, "%s: the file name is too long", shown);
+	return 0;
+}
+
+/* The string at W names a file: a non-empty string without NUL, resolved
+ * into PATH, and by default in the scene's folder. */
 static int check_file_name(const struct loader *ld, const cJSON *node, const struct where *w,
                            const char *what, char *shown, size_t shown_size, char *path,
                            size_t path_size)
 {
 	if (!cJSON_IsString(node))
 		return scene_fail_got(ld, w, node, "expected %s", what);
+	if (holds_nul(ld, w))
+		return scene_fail_value(ld, w,
+		                        "expected %s, got a name holding \\u0000 (a NUL "
+		                        "character)",
+		                        what);
 	if (node->valuestring[0] == '\0')
 		return scene_fail_value(ld, w, "expected %s, got an empty string", what);
 	shown_name(node->valuestring, shown, shown_size);
 	if (resolve(ld, node->valuestring, path, path_size) != 0)
 		return scene_fail_value(ld, w, "%s: the file name is too long", shown);
+	if (!ld->allow_paths)
+		return check_inside(ld, w, node->valuestring, shown, path, path_size);
 	return 0;
+}
+
+/* Open PATH, which the string at W names (SHOWN as messages show it), for
+ * reading: with O_NONBLOCK, so that a FIFO without a writer cannot hang
+ * the open before fstat refuses it, then blocking again for the reads.
+ * Only a regular file passes. Returns the descriptor, and its fstat in
+ * *ST, or -1 with the error written. */
+static int open_named(const struct loader *ld, const struct where *w, const char *shown,
+                      const char *path, struct stat *st)
+{
+	/* Inside the folder, PATH has no links left: one that appears now is
+	 * not the file checked. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (ld->allow_paths ? 0 : O_NOFOLLOW));
+	if (fd < 0)
+		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
+	const char *why = NULL;
+	int flags;
+	if (fstat(fd, st) != 0)
+		why = strerror(errno);
+	else if (S_ISDIR(st->st_mode))
+		why = strerror(EISDIR);
+	else if (!S_ISREG(st->st_mode)) /* a FIFO or a device could block or never end */
+		why = "not a regular file";
+	else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+		why = strerror(errno);
+	if (why != NULL) {
+		close(fd);
+		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, why);
+	}
+	return fd;
 }
 
 /* q, k and v: each file's header, and shapes that agree with dim and with
@@ -80,7 +215,11 @@ int scene_check_npy(const struct loader *ld, struct plan *p)
 		if (check_file_name(ld, f->node, &src->w, "the name of a .npy file", src->shown,
 		                    sizeof src->shown, path, sizeof path) != 0)
 			return -1;
-		if (npy_open(path, &src->file, msg) != 0)
+		struct stat st;
+		const int fd = open_named(ld, &src->w, src->shown, path, &st);
+		if (fd < 0)
+			return -1;
+		if (npy_open_fd(fd, &src->file, msg) != 0)
 			return scene_fail_value(ld, &src->w, "%s: %s", src->shown, msg);
 		const struct npy_header *h = &src->file.h;
 		npy_format_shape(h, shape, sizeof shape);
@@ -139,21 +278,12 @@ static int check_text_file(const struct loader *ld, const cJSON *node, const str
 	                    "line",
 	                    shown, sizeof shown, path, sizeof path) != 0)
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const int fd = open_named(ld, w, shown, path, &st);
 	if (fd < 0)
-		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
-	const char *why = NULL;
-	if (fstat(fd, &st) != 0)
-		why = strerror(errno);
-	else if (S_ISDIR(st.st_mode))
-		why = strerror(EISDIR);
-	else if (!S_ISREG(st.st_mode))
-		why = "not a regular file";
-	else if (st.st_size > SCENE_MAX_FILE_BYTES)
-		why = "larger than 256 MiB";
-	if (why != NULL) {
+		return -1;
+	if (st.st_size > SCENE_MAX_FILE_BYTES) {
 		close(fd);
-		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, why);
+		return scene_fail_value(ld, w, "%s: cannot open: larger than 256 MiB", shown);
 	}
 	int rc = scene_read_all(fd, (size_t)st.st_size, &p->text_file, &p->text_len, msg,
 	                        sizeof msg);

@@ -10,15 +10,97 @@
 #include <math.h>
 #include <string.h>
 
+#include "jsonloc.h"
+
+enum int_written scene_int_written(const char *s, size_t len, long long lo, long long hi,
+                                   long long *out)
+{
+	char digits[64]; /* the significant digits, without leading zeros */
+	size_t n = 0, i = 0, after_point = 0;
+	bool negative = false, point = false;
+
+	/* cJSON reads at most 63 bytes of a number, so nothing longer gets here. */
+	if (len >= sizeof digits)
+		return INT_NOT_INTEGER;
+	if (i < len && (s[i] == '-' || s[i] == '+'))
+		negative = s[i++] == '-';
+	for (; i < len; i++) {
+		if (s[i] == '.' && !point) {
+			point = true;
+			continue;
+		}
+		if (s[i] < '0' || s[i] > '9')
+			break;
+		after_point += point;
+		if (n > 0 || s[i] != '0')
+			digits[n++] = s[i];
+	}
+	/* The exponent, saturated: a million is past every limit, and below
+	 * every integer but 0. */
+	long exponent = 0;
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		bool negative_exp = false;
+		if (++i < len && (s[i] == '-' || s[i] == '+'))
+			negative_exp = s[i++] == '-';
+		for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			if (exponent < 1000000)
+				exponent = exponent * 10 + (s[i] - '0');
+		if (negative_exp)
+			exponent = -exponent;
+	}
+	if (i != len)
+		return INT_NOT_INTEGER; /* not a number literal at all */
+	/* The value is DIGITS times 10^scale; trailing zeros move into the
+	 * scale, and an integer is left with a scale >= 0. */
+	long scale = exponent - (long)after_point;
+	while (n > 0 && digits[n - 1] == '0') {
+		n--;
+		scale++;
+	}
+	unsigned long long m = 0;
+	if (n > 0) {
+		if (scale < 0)
+			return INT_NOT_INTEGER;
+		/* Nineteen digits or more: past every limit (all below 2^63). */
+		if ((long)n + scale > 18)
+			return negative ? INT_BELOW : INT_ABOVE;
+		for (size_t k = 0; k < n; k++)
+			m = m * 10 + (unsigned long long)(digits[k] - '0');
+		for (long k = 0; k < scale; k++)
+			m *= 10;
+	}
+	/* Zero however written (0.000, -0, 0e-400) is the integer 0. */
+	const long long v = negative ? -(long long)m : (long long)m;
+	*out = v;
+	return v < lo ? INT_BELOW : v > hi ? INT_ABOVE : INT_OK;
+}
+
 int scene_check_int(const struct loader *ld, const cJSON *node, const struct where *w, int min,
                     int max, int *out)
 {
-	double v = node->valuedouble;
-
-	/* Compare as doubles: 1e20 must not be squeezed into an int first. */
-	if (!cJSON_IsNumber(node) || !(v == floor(v)) || v < min)
+	size_t at, n = 0;
+	if (!cJSON_IsNumber(node))
 		return scene_fail_got(ld, w, node, "expected an integer >= %d", min);
-	if (v > max)
+	if (scene_locate(ld, w, &at) == 0)
+		n = jsonloc_number_len(ld->text, ld->len, at);
+	enum int_written how;
+	long long v = 0;
+	if (n > 0) {
+		/* The number as written, not as a double rounded it: heavy
+		 * 0.99999999999999999 is not 1, and 1e-400 not 0. */
+		how = scene_int_written(ld->text + at, n, min, max, &v);
+	} else {
+		/* Compare as doubles: 1e20 must not be squeezed into an int first. */
+		const double d = node->valuedouble;
+		how = !(d == floor(d)) ? INT_NOT_INTEGER
+		      : d < min        ? INT_BELOW
+		      : d > max        ? INT_ABOVE
+		                       : INT_OK;
+		v = how == INT_OK ? (long long)d : 0;
+	}
+	if (how == INT_NOT_INTEGER || how == INT_BELOW)
+		return scene_fail_got(ld, w, node, "expected an integer >= %d", min);
+	if (how == INT_ABOVE)
 		return scene_fail_got(ld, w, node, "must be at most %d", max);
 	*out = (int)v;
 	return 0;

@@ -13,7 +13,7 @@
  * instead, whose files are as untrusted as the scenes that name them. The
  * scene is named tests/bad/fuzz.json, so run from the source root (as
  * `.ci/run` does) the .npy files named by the seeds from tests/bad/ are
- * found in tests/npy/. Built only with -Dfuzz=true under clang
+ * found in tests/bad/npy/. Built only with -Dfuzz=true under clang
  * (tests/fuzz/meson.build); `.ci/run` runs it.
  */
 #include <locale.h>

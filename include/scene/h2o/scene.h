@@ -14,6 +14,7 @@
 #ifndef H2O_SCENE_H
 #define H2O_SCENE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Limits checked before anything is allocated (docs/scene-format.md). */
@@ -35,7 +36,15 @@
 /* The largest magnitude of a q, k or v number (and of scale): dim of their
  * products or squares stay far from overflowing a double. */
 #define SCENE_MAX_MAGNITUDE 1e30 /* npy.h: NPY_MAX_MAGNITUDE, the same bound */
-#define SCENE_ERROR_MAX     1024
+/* cJSON's tree of a file takes about 80 bytes per value (40 times a file
+ * of "0,0,0,..."), so a file is refused before parsing when its predicted
+ * tree is more than SCENE_PARSE_FACTOR times its size (SCENE_PARSE_FLOOR
+ * for a small file) or more than SCENE_PARSE_MAX. Real scenes take at most
+ * about 20 times their size. */
+#define SCENE_PARSE_FACTOR 24
+#define SCENE_PARSE_FLOOR  (128L * 1024 * 1024)
+#define SCENE_PARSE_MAX    (2048L * 1024 * 1024)
+#define SCENE_ERROR_MAX    1024
 
 enum scene_mode {
 	SCENE_VECTOR,    /* every token has q, k and v */
@@ -70,6 +79,14 @@ static inline size_t scene_attn_offset(int i)
 	return (size_t)i * ((size_t)i + 1) / 2;
 }
 
+/* How a scene is loaded. All false (or a NULL pointer) is the default. */
+struct scene_options {
+	/* The files a scene names (.npy files, a "text" file) may be
+	 * anywhere. By default they must be in the scene file's folder or
+	 * below it, links followed (h2o-tui --allow-paths lifts it). */
+	bool allow_paths;
+};
+
 /*
  * Load the scene at PATH. On success returns 0 and sets *OUT (free it with
  * scene_free). On failure returns -1, leaves *OUT NULL and writes one line
@@ -81,9 +98,17 @@ static inline size_t scene_attn_offset(int i)
 int scene_load_file(const char *path, struct scene **out, char err[SCENE_ERROR_MAX]);
 
 /* The same for a scene held in memory; NAME stands for the file name in
- * messages. TEXT need not be NUL-terminated. */
+ * messages, and its folder is where the files the scene names are found.
+ * TEXT need not be NUL-terminated. */
 int scene_load_text(const char *name, const char *text, size_t len, struct scene **out,
                     char err[SCENE_ERROR_MAX]);
+
+/* The same two with OPTIONS (NULL: the defaults). */
+int scene_load_file_opts(const char *path, const struct scene_options *options, struct scene **out,
+                         char err[SCENE_ERROR_MAX]);
+int scene_load_text_opts(const char *name, const char *text, size_t len,
+                         const struct scene_options *options, struct scene **out,
+                         char err[SCENE_ERROR_MAX]);
 
 void scene_free(struct scene *scene);
 

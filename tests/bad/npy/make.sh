@@ -1,18 +1,21 @@
 #!/bin/sh
-# Write the .npy test files of tests/npy/ byte by byte, without numpy.
+# Write the .npy test files of tests/bad/npy/ byte by byte, without numpy.
 #
-#   tests/npy/make.sh [DIR]     write them into DIR (default: beside this script)
-#   tests/npy/make.sh --check   write them into a temporary directory and
-#                               compare with the committed files (a test)
+#   tests/bad/npy/make.sh [DIR]    write them into DIR (default: beside
+#                                  this script)
+#   tests/bad/npy/make.sh --check  write them into a temporary directory and
+#                                  compare with the committed files (a test)
 #
 # Each file is the .npy format written out by hand (numpy's NEP 1): the magic
 # \x93NUMPY, the version, the header length (2 bytes little-endian for 1.0,
 # 4 for 2.0 and 3.0), the header dict padded with spaces to a multiple of 64
 # bytes and ended by a newline, then the numbers little-endian. The good
 # files are small matrices of exact values (0, 0.5, 1, 2, -1); every bad
-# file breaks one rule that src/npy.c or src/scene.c must catch
-# (tests/bad/npy_*.json name them). POSIX sh and printf only, so any machine
-# can rebuild them and get the same bytes.
+# file breaks one rule that src/scene/npy.c or src/scene/scene_npy.c must
+# catch (tests/bad/npy_*.json name them, as npy/NAME: a scene names files in
+# its own folder or below). POSIX sh and printf only, so any machine can
+# rebuild them and get the same bytes. tests/npy is a link here, for the
+# callers that knew the old place.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -24,17 +27,17 @@ if [ "${1:-}" = --check ]; then
 	for f in "$tmp"/*.npy; do
 		name=$(basename "$f")
 		cmp -s "$f" "$here/$name" || {
-			echo "tests/npy/$name differs from what make.sh writes" >&2
+			echo "tests/bad/npy/$name differs from what make.sh writes" >&2
 			status=1
 		}
 	done
 	for f in "$here"/*.npy; do
 		[ -e "$tmp/$(basename "$f")" ] || {
-			echo "tests/npy/$(basename "$f") is not written by make.sh" >&2
+			echo "tests/bad/npy/$(basename "$f") is not written by make.sh" >&2
 			status=1
 		}
 	done
-	[ "$status" = 0 ] && echo "tests/npy: every .npy file is what make.sh writes"
+	[ "$status" = 0 ] && echo "tests/bad/npy: every .npy file is what make.sh writes"
 	exit "$status"
 fi
 out=${1:-$here}
