@@ -35,6 +35,7 @@ enum { EXIT_USAGE = 2, EXIT_SCENE = 3, EXIT_MEMORY = 4 };
 
 struct options {
 	bool headless, ascii, trace, report, json, quiet;
+	bool allow_paths;  /* a scene may name files outside its folder */
 	double max_memory; /* bytes a run may take; 0: what the machine has free */
 	const char *keys;
 	const char *sweep; /* --budget-sweep: "" for the default list */
@@ -111,6 +112,7 @@ static void usage(FILE *out)
 	      "  --max-memory SIZE   refuse a run that would need more memory than SIZE\n"
 	      "                      (e.g. 16G; default: what the machine has free)\n"
 	      "  --quiet             no progress on stderr for --report, --trace, --budget-sweep\n"
+	      "  --allow-paths       let the scene name files outside its own folder\n"
 	      "  --help              show this help and exit\n"
 	      "  --version           show the version and exit\n"
 	      "\n"
@@ -205,6 +207,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_RECENT,
 		OPT_MAX_MEMORY,
 		OPT_QUIET,
+		OPT_ALLOW_PATHS,
 		OPT_HELP,
 		OPT_VERSION
 	};
@@ -223,6 +226,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"json", no_argument, NULL, OPT_JSON},
 	        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
 	        {"quiet", no_argument, NULL, OPT_QUIET},
+	        {"allow-paths", no_argument, NULL, OPT_ALLOW_PATHS},
 	        {"help", no_argument, NULL, OPT_HELP},
 	        {"version", no_argument, NULL, OPT_VERSION},
 	        {NULL, 0, NULL, 0},
@@ -311,6 +315,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_QUIET:
 			o->quiet = true;
+			break;
+		case OPT_ALLOW_PATHS:
+			o->allow_paths = true;
 			break;
 		case OPT_HELP:
 			usage(stdout);
@@ -513,7 +520,8 @@ int main(int argc, char **argv)
 
 	char err[SCENE_ERROR_MAX];
 	struct scene *scene;
-	if (scene_load_file(o.scene, &scene, err) < 0) {
+	const struct scene_options load = {.allow_paths = o.allow_paths};
+	if (scene_load_file_opts(o.scene, &load, &scene, err) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return EXIT_SCENE;
 	}
