@@ -350,14 +350,14 @@ void view_draw(const struct app *app, struct frame *f)
 	        {panel_header_draw, {0, 0, f->cols, 2}},
 	        {panel_cache_draw, {0, middle_top, f->cols, cache_h}},
 	        {panel_plot_draw, {0, middle_top + cache_h, f->cols, plot_h}},
-	        {panel_heat_draw, {0, heat_top, f->cols, heat_h}},
+	        /* The heat rows draw their rule, with the legend. */
+	        {panel_heat_draw, {0, heat_top - 1, f->cols, heat_h + 1}},
 	        {panel_story_draw, {0, f->rows - 3, f->cols, 1}},
 	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
 	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},
 	};
 	bool panels_skip_middle = false;
 	view_rule(f, 0, 2, f->cols, NULL);
-	view_rule(f, 0, heat_top - 1, f->cols, "attention: a row per step, a column per position");
 	view_rule(f, 0, f->rows - 4, f->cols, NULL);
 	if (app->overview) {
 		/* The overview takes the whole middle, heat rule included. */
