@@ -182,6 +182,8 @@ uint32_t frame_glyph(const struct frame *f, enum frame_glyph g)
 	        [GLYPH_HEAT2] = 0x2591,       [GLYPH_HEAT3] = 0x2592,
 	        [GLYPH_HEAT4] = 0x2592,       [GLYPH_HEAT5] = 0x2593,
 	        [GLYPH_HEAT6] = 0x2593,       [GLYPH_HEAT7] = 0x2588,
+	        [GLYPH_MARKER] = 0x25BC,      [GLYPH_AXIS_Y] = 0x2502,
+	        [GLYPH_AXIS_TICK] = 0x2524,
 	};
 	/* The ASCII heat ramp leaves out '#', which draws the score bars. */
 	static const uint32_t ascii[GLYPH_COUNT] = {
@@ -193,6 +195,7 @@ uint32_t frame_glyph(const struct frame *f, enum frame_glyph g)
 	        [GLYPH_MORE_RIGHT] = '>', [GLYPH_HEAT0] = '.',       [GLYPH_HEAT1] = ':',
 	        [GLYPH_HEAT2] = '-',      [GLYPH_HEAT3] = '=',       [GLYPH_HEAT4] = '+',
 	        [GLYPH_HEAT5] = '*',      [GLYPH_HEAT6] = '%',       [GLYPH_HEAT7] = '@',
+	        [GLYPH_MARKER] = 'v',     [GLYPH_AXIS_Y] = '|',      [GLYPH_AXIS_TICK] = '+',
 	};
 	return f->ascii ? ascii[g] : unicode[g];
 }

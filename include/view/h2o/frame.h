@@ -136,6 +136,9 @@ enum frame_glyph {
 	GLYPH_HEAT5,
 	GLYPH_HEAT6,
 	GLYPH_HEAT7,
+	GLYPH_MARKER, /* a marked column: the current step, the selected token */
+	GLYPH_AXIS_Y, /* a plot's y axis, and a tick on it */
+	GLYPH_AXIS_TICK,
 	GLYPH_COUNT
 };
 uint32_t frame_glyph(const struct frame *f, enum frame_glyph g);
