@@ -1,8 +1,8 @@
 /*
  * Unit tests of the view: what every frame keeps, whatever its size. The
  * goldens hold exact frames; these hold the rules behind them: a weight has
- * one style and one glyph everywhere (an absolute scale), and the two heat
- * halves line up.
+ * one style and one glyph everywhere (an absolute scale), the two heat
+ * halves line up, and the cache map shows every position.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -206,11 +206,58 @@ static void test_heat_halves_align(void **state)
 	}
 }
 
+/* The map at a size where a cell is one position: H2O's heavy and recent
+ * letters count exactly what it holds; smaller, it says how many positions
+ * a cell holds and still starts at 0. */
+static void test_map_every_position(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/long_topic.json");
+	struct app app;
+	assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
+	press(&app, "end,M");
+	assert_true(app.map);
+	for (size_t i = 0; i < SIZE_COUNT; i++) {
+		struct frame *f = draw(&app, sizes[i].cols, sizes[i].rows, true);
+		char *text = frame_to_text(f);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "cache map: "));
+		assert_non_null(strstr(text, " position  0 "));
+		if (sizes[i].cols == 300) {
+			assert_non_null(strstr(text, "one a cell"));
+			int heavy = 0, recent = 0;
+			for (int y = 0; y < f->rows; y++) {
+				/* "h2o" rows, not the legend's "h2o:". */
+				if (frame_cell_const(f, 1, y)->cp != 'h' ||
+				    frame_cell_const(f, 2, y)->cp != '2' ||
+				    frame_cell_const(f, 4, y)->cp != ' ')
+					continue;
+				for (int x = 11; x < f->cols; x++) {
+					heavy += frame_cell_const(f, x, y)->cp == 'H';
+					recent += frame_cell_const(f, x, y)->cp == 'R';
+				}
+			}
+			assert_int_equal(heavy, sc->heavy);
+			assert_int_equal(recent, sc->recent);
+		} else {
+			assert_null(strstr(text, "one a cell"));
+			assert_non_null(strstr(text, " a cell "));
+		}
+		free(text);
+		frame_free(f);
+	}
+	press(&app, "M");
+	assert_false(app.map);
+	app_done(&app);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_heat_one_scale),
 	        cmocka_unit_test(test_heat_halves_align),
+	        cmocka_unit_test(test_map_every_position),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,10 +3,10 @@
  *
  * Layout, top to bottom: header (title and step, description), the cache
  * panels (H2O left, full cache right), the plot, the attention heat rows
- * with the same split, then the sentence explaining the step, the status
- * figures and the key hints. The cache panels, the plot and the heat rows
- * share what is left in the middle; a taller terminal gives the plot more
- * rows and the heat rows a third of the middle.
+ * with the same split (or the cache map), then the sentence explaining the
+ * step, the status figures and the key hints. The cache panels, the plot
+ * and the heat rows share what is left in the middle; a taller terminal
+ * gives the plot more rows and the heat rows a third of the middle.
  */
 #include "h2o/view.h"
 
@@ -351,7 +351,7 @@ void view_draw(const struct app *app, struct frame *f)
 	 * timeline ever needs there (so the layout holds still while
 	 * stepping), then the plot when there is room (taller on a taller
 	 * terminal), keeping a third of the middle for the heat rows below
-	 * their rule. */
+	 * their rule (half for the cache map, which has more to show). */
 	const int middle_top = 3, middle_h = f->rows - 3 - 4;
 	int need_cache = 1 + 3 + held_most(app, POLICY_H2O, v.n) +
 	                 timeline_eviction_count(app->tl, POLICY_H2O);
@@ -361,9 +361,9 @@ void view_draw(const struct app *app, struct frame *f)
 		                  timeline_eviction_count(app->tl, app->compare);
 		need_cache = other > need_cache ? other : need_cache;
 	}
-	const int need_heat = 1 + v.n;
+	const int need_heat = app->map ? view_map_rows(&v, f->cols, -1) : 1 + v.n;
 	int plot_h = plot_height(middle_h);
-	int min_heat = middle_h / 3;
+	int min_heat = middle_h / (app->map ? 2 : 3);
 	min_heat = min_heat > 4 ? min_heat : 4;
 	min_heat = need_heat < min_heat ? need_heat : min_heat;
 	int cache_h = middle_h - 1 - plot_h - min_heat;
@@ -373,8 +373,16 @@ void view_draw(const struct app *app, struct frame *f)
 	const int spare = middle_h - 1 - cache_h - plot_h - need_heat;
 	if (plot_h > 0 && spare > 0)
 		plot_h = plot_grown(plot_h + spare);
+	int heat_h = middle_h - cache_h - plot_h - 1;
+	if (app->map) {
+		/* The rows between the map's bands and its place go back to
+		 * the cache panels. */
+		const int left = heat_h - view_map_rows(&v, f->cols, heat_h);
+		const int back = need_cache - cache_h < left ? need_cache - cache_h : left;
+		cache_h += back > 0 ? back : 0;
+		heat_h -= back > 0 ? back : 0;
+	}
 	const int heat_top = middle_top + cache_h + plot_h + 1;
-	const int heat_h = middle_h - cache_h - plot_h - 1;
 	const struct {
 		panel_draw_fn *draw;
 		struct rect r;
@@ -382,8 +390,9 @@ void view_draw(const struct app *app, struct frame *f)
 	        {panel_header_draw, {0, 0, f->cols, 2}},
 	        {panel_cache_draw, {0, middle_top, f->cols, cache_h}},
 	        {panel_plot_draw, {0, middle_top + cache_h, f->cols, plot_h}},
-	        /* The heat rows draw their rule, with the legend. */
-	        {panel_heat_draw, {0, heat_top - 1, f->cols, heat_h + 1}},
+	        /* The heat rows (or the map) draw their rule, with the legend. */
+	        {app->map ? panel_map_draw : panel_heat_draw,
+	         {0, heat_top - 1, f->cols, heat_h + 1}},
 	        {panel_story_draw, {0, f->rows - 3, f->cols, 1}},
 	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
 	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},

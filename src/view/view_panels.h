@@ -40,6 +40,12 @@ panel_draw_fn panel_inspect_draw;  /* the selected token, beside the H2O heat */
 panel_draw_fn panel_overview_draw; /* every head at a glance */
 panel_draw_fn panel_help_draw;     /* the help overlay, over everything */
 
+panel_draw_fn panel_map_draw; /* every position at once: what each cache keeps (M) */
+/* The rows below its rule the map of V fills, COLS wide, in ROWS rows (its
+ * bands come five rows each, so it may leave some), or when ROWS < 0 the
+ * rows it would like: one position a cell. */
+int view_map_rows(const struct view *v, int cols, int rows);
+
 /* The heat scale every panel shares (view_heat.c): absolute and
  * logarithmic, VIEW_HEAT_LEVELS levels of half a decade each, so that a
  * weight has one style and one glyph everywhere. */
