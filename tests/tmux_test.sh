@@ -24,7 +24,7 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale, or
+#   resize small hostile hostile_more ascii clocale map, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -34,7 +34,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale"
+CASES+=" clocale map"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -441,6 +441,17 @@ case_clocale() {
 	start_shell && start_tui || return 1
 	headless "${COLS}x$ROWS" end || return 1
 	key_check 1 End && tm send-keys -t "$PANE" -l q && check_shell_back 0
+}
+
+# The cache map (M) of a long scene: every position at once, the heat
+# glyphs under the region letters; the pane shows the headless map frame,
+# in UTF-8 and then, resized, at 80x24.
+case_map() {
+	start_shell && start_tui scenes/long_topic.json || return 1
+	headless "${COLS}x$ROWS" end,M || return 1
+	key_check 1 End && key_check 2 -l M || return 1
+	headless 80x24 end,M || return 1
+	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.2" "the map resized to 80x24"
 }
 
 run_case() {

@@ -440,6 +440,9 @@ static unsigned apply_key(struct app *app, uint32_t key)
 	case ACT_OVERVIEW:
 		app->overview = !app->overview;
 		break;
+	case ACT_MAP:
+		app->map = !app->map;
+		break;
 	case ACT_HELP:
 		app->help = true;
 		break;

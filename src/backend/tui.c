@@ -89,10 +89,13 @@ struct tui_look {
 
 /* Heavy, recent and evicted each have a colour of their own; without
  * colour the sections and the text already tell them apart, and the
- * attributes only add emphasis. The heat styles colour numbers, so every
- * step of the ramp stays readable on dark and light backgrounds: it goes
- * from grey through blue and green to orange and red, and only the 8-colour
- * and monochrome ramps lean on dim and bold for want of shades. */
+ * attributes only add emphasis. The heat styles are a sequential ramp,
+ * dark to light: on 256 colours viridis (purple, blue, teal, green,
+ * yellow) at its nearest xterm colours, picked so that lightness rises at
+ * every level, with none of the region colours' orange, sky blue or red;
+ * on 8 colours blue, magenta and white, dim to bold, the colours the
+ * regions leave free. The glyphs carry the level too, so monochrome only
+ * dims the faintest and brightens the strongest. */
 static const struct tui_look tui_looks[STYLE_COUNT] = {
         [STYLE_NORMAL] = {-1, A_NORMAL, -1, A_NORMAL, A_NORMAL},
         [STYLE_TITLE] = {COLOR_CYAN, A_BOLD, 45, A_BOLD, A_BOLD},
@@ -107,14 +110,14 @@ static const struct tui_look tui_looks[STYLE_COUNT] = {
         [STYLE_KEY] = {COLOR_GREEN, A_BOLD, 114, A_BOLD, A_BOLD},
         [STYLE_WARN] = {COLOR_YELLOW, A_BOLD, 220, A_BOLD, A_BOLD},
         [STYLE_SELECT] = {-1, A_REVERSE, -1, A_REVERSE, A_REVERSE},
-        [STYLE_HEAT0] = {-1, A_DIM, 244, A_NORMAL, A_DIM},
-        [STYLE_HEAT1] = {-1, A_NORMAL, 61, A_NORMAL, A_DIM},
-        [STYLE_HEAT2] = {COLOR_BLUE, A_BOLD, 68, A_NORMAL, A_NORMAL},
-        [STYLE_HEAT3] = {COLOR_CYAN, A_NORMAL, 74, A_NORMAL, A_NORMAL},
-        [STYLE_HEAT4] = {COLOR_GREEN, A_NORMAL, 114, A_NORMAL, A_NORMAL},
-        [STYLE_HEAT5] = {COLOR_YELLOW, A_NORMAL, 178, A_NORMAL, A_BOLD},
-        [STYLE_HEAT6] = {COLOR_RED, A_NORMAL, 208, A_BOLD, A_BOLD},
-        [STYLE_HEAT7] = {COLOR_RED, A_BOLD, 196, A_BOLD, A_BOLD | A_UNDERLINE},
+        [STYLE_HEAT0] = {COLOR_BLUE, A_DIM, 53, A_NORMAL, A_DIM},
+        [STYLE_HEAT1] = {COLOR_BLUE, A_NORMAL, 91, A_NORMAL, A_DIM},
+        [STYLE_HEAT2] = {COLOR_BLUE, A_BOLD, 61, A_NORMAL, A_NORMAL},
+        [STYLE_HEAT3] = {COLOR_MAGENTA, A_NORMAL, 30, A_NORMAL, A_NORMAL},
+        [STYLE_HEAT4] = {COLOR_MAGENTA, A_BOLD, 36, A_NORMAL, A_NORMAL},
+        [STYLE_HEAT5] = {COLOR_WHITE, A_DIM, 77, A_NORMAL, A_NORMAL},
+        [STYLE_HEAT6] = {COLOR_WHITE, A_NORMAL, 184, A_NORMAL, A_NORMAL},
+        [STYLE_HEAT7] = {COLOR_WHITE, A_BOLD, 226, A_BOLD, A_BOLD},
 };
 
 /* The state of one run: the screen, how cells are drawn, the frame. */

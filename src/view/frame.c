@@ -177,13 +177,25 @@ uint32_t frame_glyph(const struct frame *f, enum frame_glyph g)
 	        [GLYPH_PROMOTED] = 0x2191,    [GLYPH_SELECTED] = 0x00BB,
 	        [GLYPH_CORNER_TL] = 0x250C,   [GLYPH_CORNER_TR] = 0x2510,
 	        [GLYPH_CORNER_BL] = 0x2514,   [GLYPH_CORNER_BR] = 0x2518,
+	        [GLYPH_MORE_LEFT] = 0x25C2,   [GLYPH_MORE_RIGHT] = 0x25B8,
+	        [GLYPH_HEAT0] = 0x2591,       [GLYPH_HEAT1] = 0x2591,
+	        [GLYPH_HEAT2] = 0x2591,       [GLYPH_HEAT3] = 0x2592,
+	        [GLYPH_HEAT4] = 0x2592,       [GLYPH_HEAT5] = 0x2593,
+	        [GLYPH_HEAT6] = 0x2593,       [GLYPH_HEAT7] = 0x2588,
+	        [GLYPH_MARKER] = 0x25BC,      [GLYPH_AXIS_Y] = 0x2502,
+	        [GLYPH_AXIS_TICK] = 0x2524,
 	};
+	/* The ASCII heat ramp leaves out '#', which draws the score bars. */
 	static const uint32_t ascii[GLYPH_COUNT] = {
-	        [GLYPH_HLINE] = '-',     [GLYPH_VLINE] = '|',       [GLYPH_ELLIPSIS] = '~',
-	        [GLYPH_BULLET] = '.',    [GLYPH_ARROW_RIGHT] = '>', [GLYPH_ARROW_LEFT] = '<',
-	        [GLYPH_NEW] = '>',       [GLYPH_GONE] = 'x',        [GLYPH_PROMOTED] = '^',
-	        [GLYPH_SELECTED] = '*',  [GLYPH_CORNER_TL] = '+',   [GLYPH_CORNER_TR] = '+',
-	        [GLYPH_CORNER_BL] = '+', [GLYPH_CORNER_BR] = '+',
+	        [GLYPH_HLINE] = '-',      [GLYPH_VLINE] = '|',       [GLYPH_ELLIPSIS] = '~',
+	        [GLYPH_BULLET] = '.',     [GLYPH_ARROW_RIGHT] = '>', [GLYPH_ARROW_LEFT] = '<',
+	        [GLYPH_NEW] = '>',        [GLYPH_GONE] = 'x',        [GLYPH_PROMOTED] = '^',
+	        [GLYPH_SELECTED] = '*',   [GLYPH_CORNER_TL] = '+',   [GLYPH_CORNER_TR] = '+',
+	        [GLYPH_CORNER_BL] = '+',  [GLYPH_CORNER_BR] = '+',   [GLYPH_MORE_LEFT] = '<',
+	        [GLYPH_MORE_RIGHT] = '>', [GLYPH_HEAT0] = '.',       [GLYPH_HEAT1] = ':',
+	        [GLYPH_HEAT2] = '-',      [GLYPH_HEAT3] = '=',       [GLYPH_HEAT4] = '+',
+	        [GLYPH_HEAT5] = '*',      [GLYPH_HEAT6] = '%',       [GLYPH_HEAT7] = '@',
+	        [GLYPH_MARKER] = 'v',     [GLYPH_AXIS_Y] = '|',      [GLYPH_AXIS_TICK] = '+',
 	};
 	return f->ascii ? ascii[g] : unicode[g];
 }

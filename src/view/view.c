@@ -2,10 +2,11 @@
  * view: the screen's layout, and the small one-line panels.
  *
  * Layout, top to bottom: header (title and step, description), the cache
- * panels (H2O left, full cache right), the attention heat rows with the
- * same split, then the sentence explaining the step, the status figures
- * and the key hints. The cache panels and the heat rows share what is left
- * in the middle.
+ * panels (H2O left, full cache right), the plot, the attention heat rows
+ * with the same split (or the cache map), then the sentence explaining the
+ * step, the status figures and the key hints. The cache panels, the plot
+ * and the heat rows share what is left in the middle; a taller terminal
+ * gives the plot more rows and the heat rows a third of the middle.
  */
 #include "h2o/view.h"
 
@@ -302,6 +303,30 @@ static int held_most(const struct app *app, enum policy_id p, int n)
 	return capacity < 0 || capacity > n ? n : capacity;
 }
 
+#define PLOT_MAX_ROWS 8 /* chart rows a series at most */
+
+/* The plot's rows for a middle of MIDDLE_H: none on a short terminal, a
+ * rule and a row per series, then a chart of K rows per series with its
+ * y axis and a row of step ticks, K growing with the terminal. */
+static int plot_height(int middle_h)
+{
+	if (middle_h < 22)
+		return 0;
+	int k = 1 + (middle_h - 22) / 8;
+	k = k > 6 ? 6 : k;
+	return k == 1 ? 3 : 1 + 2 * k + 1;
+}
+
+/* The tallest plot of the form plot_height gives within ROWS rows, with at
+ * most PLOT_MAX_ROWS rows a series. */
+static int plot_grown(int rows)
+{
+	if (rows < 6)
+		return 3;
+	const int k = (rows - 2) / 2;
+	return 1 + 2 * (k > PLOT_MAX_ROWS ? PLOT_MAX_ROWS : k) + 1;
+}
+
 void view_draw(const struct app *app, struct frame *f)
 {
 	frame_clear(f);
@@ -324,8 +349,9 @@ void view_draw(const struct app *app, struct frame *f)
 	/* Rows: header 2, rule, middle, rule, story, status, hints. The
 	 * middle goes to the cache panels first, as much as the whole
 	 * timeline ever needs there (so the layout holds still while
-	 * stepping), then the plot (a rule and two rows) when there is room,
-	 * keeping a few rows of heat below. */
+	 * stepping), then the plot when there is room (taller on a taller
+	 * terminal), keeping a third of the middle for the heat rows below
+	 * their rule (half for the cache map, which has more to show). */
 	const int middle_top = 3, middle_h = f->rows - 3 - 4;
 	int need_cache = 1 + 3 + held_most(app, POLICY_H2O, v.n) +
 	                 timeline_eviction_count(app->tl, POLICY_H2O);
@@ -335,14 +361,28 @@ void view_draw(const struct app *app, struct frame *f)
 		                  timeline_eviction_count(app->tl, app->compare);
 		need_cache = other > need_cache ? other : need_cache;
 	}
-	const int need_heat = 1 + v.n;
-	const int plot_h = middle_h >= 22 ? 3 : 0;
-	int min_heat = middle_h / 3 > 4 ? middle_h / 3 : 4;
+	const int need_heat = app->map ? view_map_rows(&v, f->cols, -1) : 1 + v.n;
+	int plot_h = plot_height(middle_h);
+	int min_heat = middle_h / (app->map ? 2 : 3);
+	min_heat = min_heat > 4 ? min_heat : 4;
 	min_heat = need_heat < min_heat ? need_heat : min_heat;
 	int cache_h = middle_h - 1 - plot_h - min_heat;
 	cache_h = need_cache < cache_h ? need_cache : cache_h;
+	/* Rows neither the cache panels nor the heat rows can use make the
+	 * plot taller (a short scene on a tall terminal). */
+	const int spare = middle_h - 1 - cache_h - plot_h - need_heat;
+	if (plot_h > 0 && spare > 0)
+		plot_h = plot_grown(plot_h + spare);
+	int heat_h = middle_h - cache_h - plot_h - 1;
+	if (app->map) {
+		/* The rows between the map's bands and its place go back to
+		 * the cache panels. */
+		const int left = heat_h - view_map_rows(&v, f->cols, heat_h);
+		const int back = need_cache - cache_h < left ? need_cache - cache_h : left;
+		cache_h += back > 0 ? back : 0;
+		heat_h -= back > 0 ? back : 0;
+	}
 	const int heat_top = middle_top + cache_h + plot_h + 1;
-	const int heat_h = middle_h - cache_h - plot_h - 1;
 	const struct {
 		panel_draw_fn *draw;
 		struct rect r;
@@ -350,14 +390,15 @@ void view_draw(const struct app *app, struct frame *f)
 	        {panel_header_draw, {0, 0, f->cols, 2}},
 	        {panel_cache_draw, {0, middle_top, f->cols, cache_h}},
 	        {panel_plot_draw, {0, middle_top + cache_h, f->cols, plot_h}},
-	        {panel_heat_draw, {0, heat_top, f->cols, heat_h}},
+	        /* The heat rows (or the map) draw their rule, with the legend. */
+	        {app->map ? panel_map_draw : panel_heat_draw,
+	         {0, heat_top - 1, f->cols, heat_h + 1}},
 	        {panel_story_draw, {0, f->rows - 3, f->cols, 1}},
 	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
 	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},
 	};
 	bool panels_skip_middle = false;
 	view_rule(f, 0, 2, f->cols, NULL);
-	view_rule(f, 0, heat_top - 1, f->cols, "attention: a row per step, a column per position");
 	view_rule(f, 0, f->rows - 4, f->cols, NULL);
 	if (app->overview) {
 		/* The overview takes the whole middle, heat rule included. */

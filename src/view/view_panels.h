@@ -40,6 +40,23 @@ panel_draw_fn panel_inspect_draw;  /* the selected token, beside the H2O heat */
 panel_draw_fn panel_overview_draw; /* every head at a glance */
 panel_draw_fn panel_help_draw;     /* the help overlay, over everything */
 
+panel_draw_fn panel_map_draw; /* every position at once: what each cache keeps (M) */
+/* The rows below its rule the map of V fills, COLS wide, in ROWS rows (its
+ * bands come five rows each, so it may leave some), or when ROWS < 0 the
+ * rows it would like: one position a cell. */
+int view_map_rows(const struct view *v, int cols, int rows);
+
+/* The heat scale every panel shares (view_heat.c): absolute and
+ * logarithmic, VIEW_HEAT_LEVELS levels of half a decade each, so that a
+ * weight has one style and one glyph everywhere. */
+#define VIEW_HEAT_LEVELS 8
+int view_heat_level(double w);
+enum frame_style view_heat_style(double w);
+uint32_t view_heat_glyph(const struct frame *f, double w);
+/* The rule over the heat area at row r.y: the first of the COUNT LABELS
+ * (longest first) that fits at its left, the scale's legend at its right. */
+void view_heat_rule(struct frame *f, struct rect r, const char *const *labels, int count);
+
 /* Policy P's words for its eviction EV (policy_word). */
 void view_word_eviction(const struct view *v, enum policy_id p, const struct eviction *ev,
                         enum policy_voice voice, struct policy_words *words);

@@ -49,6 +49,7 @@ struct timeline;
 	X(HEAD_NEXT, "show the next attention head")                             \
 	X(HEAD_PREV, "show the previous attention head")                         \
 	X(OVERVIEW, "all heads at a glance: what each keeps, and its recall")    \
+	X(MAP, "cache map: what each cache keeps, every position")               \
 	X(HELP, "show / hide this help")                                         \
 	X(QUIT, "quit (Esc first closes help, cancels a number or the selection)")
 
@@ -104,6 +105,7 @@ enum app_action {
 	X(KEYC_TAB, HEAD_NEXT)    \
 	X(KEYC_BTAB, HEAD_PREV)   \
 	X('o', OVERVIEW)          \
+	X('M', MAP)               \
 	X('?', HELP)              \
 	X('q', QUIT)              \
 	X(KEYC_ESC, QUIT)
@@ -134,6 +136,7 @@ struct app {
 	struct timeline **tls;      /* [heads]: each head's timeline */
 	struct timeline_pool *pool; /* their builds, when in the background */
 	bool overview;              /* the all-heads overview instead of the panels */
+	bool map;                   /* the cache map instead of the heat rows */
 	struct policy_budget b;     /* the current budgets */
 	int sinks_given;            /* sinks asked for, or -1 for the default */
 	enum policy_id compare;     /* the policy beside H2O */

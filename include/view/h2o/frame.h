@@ -21,29 +21,33 @@
 #include <stdint.h>
 
 /* Semantic styles: X(name, meaning). The backends map them to colours and
- * attributes; the text is the same whatever they do. */
-#define FRAME_STYLES(X)                             \
-	X(NORMAL, "plain text")                     \
-	X(TITLE, "the header's title")              \
-	X(LABEL, "section and panel labels")        \
-	X(DIM, "secondary text")                    \
-	X(BORDER, "rules and borders")              \
-	X(HEAVY, "heavy hitters")                   \
-	X(RECENT, "recent tokens")                  \
-	X(EVICTED, "evicted tokens")                \
-	X(NEW, "the token this step appended")      \
-	X(GONE, "the token this step evicted")      \
-	X(KEY, "key names in hints")                \
-	X(WARN, "warnings")                         \
-	X(SELECT, "the selected item")              \
-	X(HEAT0, "attention weight, lowest eighth") \
-	X(HEAT1, "")                                \
-	X(HEAT2, "")                                \
-	X(HEAT3, "")                                \
-	X(HEAT4, "")                                \
-	X(HEAT5, "")                                \
-	X(HEAT6, "")                                \
-	X(HEAT7, "attention weight, highest eighth")
+ * attributes; the text is the same whatever they do. The heat styles are
+ * one absolute scale, half a decade of attention weight each (logarithmic:
+ * attention spans from 1/n to 1), the same on every panel and at every
+ * size; each has a glyph of its own too (GLYPH_HEAT0 ...), so the level
+ * reads without colour. */
+#define FRAME_STYLES(X)                              \
+	X(NORMAL, "plain text")                      \
+	X(TITLE, "the header's title")               \
+	X(LABEL, "section and panel labels")         \
+	X(DIM, "secondary text")                     \
+	X(BORDER, "rules and borders")               \
+	X(HEAVY, "heavy hitters")                    \
+	X(RECENT, "recent tokens")                   \
+	X(EVICTED, "evicted tokens")                 \
+	X(NEW, "the token this step appended")       \
+	X(GONE, "the token this step evicted")       \
+	X(KEY, "key names in hints")                 \
+	X(WARN, "warnings")                          \
+	X(SELECT, "the selected item")               \
+	X(HEAT0, "attention weight below 0.0003")    \
+	X(HEAT1, "attention weight 0.0003 to 0.001") \
+	X(HEAT2, "attention weight 0.001 to 0.003")  \
+	X(HEAT3, "attention weight 0.003 to 0.01")   \
+	X(HEAT4, "attention weight 0.01 to 0.03")    \
+	X(HEAT5, "attention weight 0.03 to 0.1")     \
+	X(HEAT6, "attention weight 0.1 to 0.3")      \
+	X(HEAT7, "attention weight 0.3 and above")
 
 enum frame_style {
 #define X(name, doc) STYLE_##name,
@@ -118,6 +122,23 @@ enum frame_glyph {
 	GLYPH_CORNER_TR,
 	GLYPH_CORNER_BL,
 	GLYPH_CORNER_BR,
+	GLYPH_MORE_LEFT,  /* attention mass left of the columns shown */
+	GLYPH_MORE_RIGHT, /* ... and right of them */
+	/* The heat ramp, a glyph per level of the heat styles, by ink. ASCII
+	 * has one for each level; Unicode's four shades split the levels at
+	 * 0.003, 0.03 and 0.3, so that a full block is attention that
+	 * dominates its row. */
+	GLYPH_HEAT0,
+	GLYPH_HEAT1,
+	GLYPH_HEAT2,
+	GLYPH_HEAT3,
+	GLYPH_HEAT4,
+	GLYPH_HEAT5,
+	GLYPH_HEAT6,
+	GLYPH_HEAT7,
+	GLYPH_MARKER, /* a marked column: the current step, the selected token */
+	GLYPH_AXIS_Y, /* a plot's y axis, and a tick on it */
+	GLYPH_AXIS_TICK,
 	GLYPH_COUNT
 };
 uint32_t frame_glyph(const struct frame *f, enum frame_glyph g);

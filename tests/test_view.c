@@ -1,0 +1,263 @@
+/*
+ * Unit tests of the view: what every frame keeps, whatever its size. The
+ * goldens hold exact frames; these hold the rules behind them: a weight has
+ * one style and one glyph everywhere (an absolute scale), the two heat
+ * halves line up, and the cache map shows every position.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h2o/app.h"
+#include "h2o/frame.h"
+#include "h2o/keys.h"
+#include "h2o/scene.h"
+#include "h2o/view.h"
+
+static const struct {
+	int cols, rows;
+} sizes[] = {{80, 24}, {120, 36}, {200, 60}, {300, 80}};
+#define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
+
+static struct scene *load(const char *path)
+{
+	struct scene *sc = NULL;
+	char err[SCENE_ERROR_MAX];
+	assert_int_equal(scene_load_file(path, &sc, err), 0);
+	return sc;
+}
+
+static void press(struct app *app, const char *names)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", names);
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		const uint32_t key = keys_parse(tok);
+		assert_int_not_equal(key, KEYC_NONE);
+		app_key(app, key);
+	}
+}
+
+static struct frame *draw(const struct app *app, int cols, int rows, bool ascii)
+{
+	struct frame *f = frame_new(cols, rows, ascii);
+	assert_non_null(f);
+	view_draw(app, f);
+	return f;
+}
+
+static bool is_heat(uint8_t style)
+{
+	return style >= STYLE_HEAT0 && style <= STYLE_HEAT7;
+}
+
+/* A heat-styled cell is its level's glyph, or part of a number or an
+ * arrow drawn in that level's style: never another level's glyph. */
+static void check_heat_glyphs(const struct frame *f)
+{
+	for (int y = 0; y < f->rows; y++)
+		for (int x = 0; x < f->cols; x++) {
+			const struct cell *c = frame_cell_const(f, x, y);
+			if (!is_heat(c->style))
+				continue;
+			const int level = c->style - STYLE_HEAT0;
+			const uint32_t own =
+			        frame_glyph(f, (enum frame_glyph)(GLYPH_HEAT0 + level));
+			const bool number = (c->cp >= '0' && c->cp <= '9') || c->cp == '.';
+			const bool arrow = c->cp == frame_glyph(f, GLYPH_MORE_LEFT) ||
+			                   c->cp == frame_glyph(f, GLYPH_MORE_RIGHT);
+			if (c->cp != own && !number && !arrow)
+				fail_msg("cell %d,%d: U+%04X in heat level %d, whose glyph is "
+				         "U+%04X",
+				         x, y, (unsigned)c->cp, level, (unsigned)own);
+		}
+}
+
+/* The level a weight printed as W (two decimals) may have: the scale's
+ * half decades, give or take the rounding. */
+static bool level_fits(double w, int level)
+{
+	static const double edges[] = {0.0,  3.1622776601683794e-4, 1e-3, 3.1622776601683794e-3,
+	                               1e-2, 3.1622776601683794e-2, 1e-1, 3.1622776601683794e-1,
+	                               2.0};
+	return w + 0.005 >= edges[level] && w - 0.005 < edges[level + 1];
+}
+
+/* Every printed heat number "G0.28" is in its style's level. */
+static int check_heat_numbers(const struct frame *f)
+{
+	int seen = 0;
+	for (int y = 0; y < f->rows; y++)
+		for (int x = 0; x + 4 < f->cols; x++) {
+			const struct cell *c = frame_cell_const(f, x, y);
+			if (!is_heat(c->style) || !(c->cp >= '0' && c->cp <= '9'))
+				continue;
+			if (x > 0 && is_heat(frame_cell_const(f, x - 1, y)->style) &&
+			    frame_cell_const(f, x - 1, y)->cp >= '0' &&
+			    frame_cell_const(f, x - 1, y)->cp <= '9')
+				continue; /* inside a number */
+			char buf[8] = {0};
+			for (int i = 0; i < 4; i++)
+				buf[i] = (char)frame_cell_const(f, x + i, y)->cp;
+			if (buf[1] != '.')
+				continue;
+			assert_true(level_fits(atof(buf), c->style - STYLE_HEAT0));
+			seen++;
+		}
+	return seen;
+}
+
+static void test_heat_one_scale(void **state)
+{
+	(void)state;
+	const char *scenes[] = {"scenes/cat_sat.json", "scenes/long_sink.json",
+	                        "scenes/needle.json"};
+	for (size_t s = 0; s < sizeof scenes / sizeof scenes[0]; s++) {
+		struct scene *sc = load(scenes[s]);
+		struct app app;
+		assert_int_equal(app_init(&app, sc, 0, 64, -1, POLICY_FULL), 0);
+		press(&app, s == 0 ? "end" : "6,6,enter");
+		int numbers = 0;
+		for (size_t i = 0; i < SIZE_COUNT; i++)
+			for (int ascii = 0; ascii < 2; ascii++) {
+				struct frame *f = draw(&app, sizes[i].cols, sizes[i].rows, ascii);
+				check_heat_glyphs(f);
+				numbers += check_heat_numbers(f);
+				frame_free(f);
+			}
+		/* The worked example prints its weights; the long scenes their
+		 * off-screen masses. */
+		assert_true(numbers > 0);
+		app_done(&app);
+		scene_free(sc);
+	}
+}
+
+/* The text of row Y from column X, W cells, as UTF-32 for comparison. */
+static void row_cells(const struct frame *f, int x, int y, int w, struct cell *out)
+{
+	for (int i = 0; i < w; i++)
+		out[i] = *frame_cell_const(f, x + i, y);
+}
+
+/* The heat rule: the row whose text starts with "── attention". */
+static int heat_rule_row(const struct frame *f)
+{
+	for (int y = 0; y < f->rows; y++) {
+		const struct cell *c = frame_cell_const(f, 3, y);
+		if (c->cp == 'a' && frame_cell_const(f, 4, y)->cp == 't' &&
+		    frame_cell_const(f, 5, y)->cp == 't')
+			return y;
+	}
+	return -1;
+}
+
+/* Before any eviction H2O attends exactly as the full cache: each heat row
+ * of the left half is the right half's, cell for cell, past the cache's
+ * name. After evictions, the headers (position numbers, pinned columns)
+ * still line up. */
+static void test_heat_halves_align(void **state)
+{
+	(void)state;
+	const struct {
+		const char *scene, *keys;
+		bool same_rows;
+	} cases[] = {
+	        {"scenes/cat_sat.json", "right,right,right,right", true},
+	        {"scenes/long_topic.json", "end", false},
+	        {"scenes/needle.json", "1,8,0,1,enter", false},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		struct scene *sc = load(cases[k].scene);
+		struct app app;
+		assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
+		press(&app, cases[k].keys);
+		for (size_t i = 0; i < SIZE_COUNT; i++) {
+			struct frame *f = draw(&app, sizes[i].cols, sizes[i].rows, false);
+			const int split = f->cols / 2, w = f->cols - split - 1;
+			const int rule = heat_rule_row(f);
+			assert_true(rule > 0);
+			struct cell left[300], right[300];
+			for (int y = rule + 1; y < f->rows - 4; y++) {
+				if (frame_cell_const(f, split, y)->cp != 0x2502)
+					break;
+				/* Past the name or the step label (10 cells). */
+				row_cells(f, 10, y, w - 10, left);
+				row_cells(f, split + 1 + 10, y, w - 10, right);
+				const bool header = y == rule + 1;
+				if (!header && !cases[k].same_rows)
+					continue;
+				for (int x = 0; x < w - 10; x++) {
+					assert_int_equal(left[x].cp, right[x].cp);
+					if (!header)
+						assert_int_equal(left[x].style, right[x].style);
+				}
+			}
+			frame_free(f);
+		}
+		app_done(&app);
+		scene_free(sc);
+	}
+}
+
+/* The map at a size where a cell is one position: H2O's heavy and recent
+ * letters count exactly what it holds; smaller, it says how many positions
+ * a cell holds and still starts at 0. */
+static void test_map_every_position(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/long_topic.json");
+	struct app app;
+	assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
+	press(&app, "end,M");
+	assert_true(app.map);
+	for (size_t i = 0; i < SIZE_COUNT; i++) {
+		struct frame *f = draw(&app, sizes[i].cols, sizes[i].rows, true);
+		char *text = frame_to_text(f);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "cache map: "));
+		assert_non_null(strstr(text, " position  0 "));
+		if (sizes[i].cols == 300) {
+			assert_non_null(strstr(text, "one a cell"));
+			int heavy = 0, recent = 0;
+			for (int y = 0; y < f->rows; y++) {
+				/* "h2o" rows, not the legend's "h2o:". */
+				if (frame_cell_const(f, 1, y)->cp != 'h' ||
+				    frame_cell_const(f, 2, y)->cp != '2' ||
+				    frame_cell_const(f, 4, y)->cp != ' ')
+					continue;
+				for (int x = 11; x < f->cols; x++) {
+					heavy += frame_cell_const(f, x, y)->cp == 'H';
+					recent += frame_cell_const(f, x, y)->cp == 'R';
+				}
+			}
+			assert_int_equal(heavy, sc->heavy);
+			assert_int_equal(recent, sc->recent);
+		} else {
+			assert_null(strstr(text, "one a cell"));
+			assert_non_null(strstr(text, " a cell "));
+		}
+		free(text);
+		frame_free(f);
+	}
+	press(&app, "M");
+	assert_false(app.map);
+	app_done(&app);
+	scene_free(sc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_heat_one_scale),
+	        cmocka_unit_test(test_heat_halves_align),
+	        cmocka_unit_test(test_map_every_position),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
