@@ -84,8 +84,10 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 		if (*name)
 			len += snprintf(right + len, sizeof right - (size_t)len, " %.16s", name);
 	}
-	snprintf(right + len, sizeof right - (size_t)len, "  heavy %d + recent %d  dim %d  ",
-	         app->b.heavy, app->b.recent, v->sc->dim);
+	char heavy[32], recent[32], dim[32];
+	snprintf(right + len, sizeof right - (size_t)len, "  heavy %s + recent %s  dim %s  ",
+	         view_format_count(app->b.heavy, heavy), view_format_count(app->b.recent, recent),
+	         view_format_count(v->sc->dim, dim));
 	const int rw = frame_text_width(right, f->ascii);
 	const int x = r.x + r.w - rw > r.x ? r.x + r.w - rw : r.x;
 	frame_text(f, x, r.y, r.w - (x - r.x), right, STYLE_LABEL);
@@ -137,15 +139,16 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 			used += frame_text(f, x0 + used, r.y, w - used, words.note, STYLE_NORMAL);
 	} else {
 		used += frame_text(f, x0, r.y, w, token, STYLE_NEW);
+		char a[32], b[32];
 		if (budget >= v->n)
 			snprintf(rest, sizeof rest,
-			         " arrives. The budget (%d) covers all %d tokens: H2O never evicts "
+			         " arrives. The budget (%s) covers all %s tokens: H2O never evicts "
 			         "here",
-			         budget, v->n);
+			         view_format_count(budget, a), view_format_count(v->n, b));
 		else if (v->t <= budget)
 			snprintf(rest, sizeof rest,
-			         " arrives: %d of %d slots used, nothing to evict yet", v->t,
-			         budget);
+			         " arrives: %s of %s slots used, nothing to evict yet",
+			         view_format_count(v->t, a), view_format_count(budget, b));
 		else
 			snprintf(rest, sizeof rest, " arrives; nothing is evicted");
 		used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
@@ -168,12 +171,15 @@ static const char *plural(int n, const char *one, const char *many)
 static int status_part(char *buf, size_t size, const char *name, const struct step_metrics *m,
                        bool full_form)
 {
+	char tokens[32], kv[32];
+	view_format_count(m->tokens, tokens);
+	view_format_count(m->kv, kv);
 	int len;
 	if (full_form)
-		len = snprintf(buf, size, "%s %d %s, %ld KV", name, m->tokens,
-		               plural(m->tokens, "token", "tokens"), m->kv);
+		len = snprintf(buf, size, "%s %s %s, %s KV", name, tokens,
+		               plural(m->tokens, "token", "tokens"), kv);
 	else
-		len = snprintf(buf, size, "%s %d/%ld KV", name, m->tokens, m->kv);
+		len = snprintf(buf, size, "%s %s/%s KV", name, tokens, kv);
 	if (m->has_out)
 		len += snprintf(buf + len, size - (size_t)len,
 		                full_form ? "  out err %.4f  cos %.4f" : " err %.4f cos %.4f",
@@ -196,6 +202,9 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 	const struct step_metrics *h = &s->c[POLICY_H2O].m, *full = &s->c[POLICY_FULL].m;
 	const enum policy_id cmp = v->app->compare;
 	const double share = 100.0 * (double)h->kv / (double)full->kv;
+	char tokens[32], kv[32];
+	view_format_count(full->tokens, tokens);
+	view_format_count(full->kv, kv);
 	/* The long form, and a short one for narrow terminals. */
 	for (int pass = 0; pass < 2; pass++) {
 		const bool long_form = pass == 0;
@@ -207,11 +216,11 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 		}
 		if (long_form)
 			snprintf(buf + len, sizeof buf - (size_t)len,
-			         "   full %d %s, %ld KV (H2O holds %.0f%%)", full->tokens,
-			         plural(full->tokens, "token", "tokens"), full->kv, share);
+			         "   full %s %s, %s KV (H2O holds %.0f%%)", tokens,
+			         plural(full->tokens, "token", "tokens"), kv, share);
 		else
-			snprintf(buf + len, sizeof buf - (size_t)len, "  full %d/%ld KV",
-			         full->tokens, full->kv);
+			snprintf(buf + len, sizeof buf - (size_t)len, "  full %s/%s KV", tokens,
+			         kv);
 		if (frame_text_width(buf, f->ascii) <= w)
 			break;
 	}

@@ -12,6 +12,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "view_panels.h"
 
@@ -255,12 +256,35 @@ static double kept_score(const struct view *v, enum policy_id p, int pos)
 
 static const enum frame_style section_style[SEC_COUNT] = {STYLE_HEAVY, STYLE_RECENT, STYLE_EVICTED};
 
-static void draw_numbers(struct frame *f, const struct cols *c, int y, double score, double attn,
-                         enum frame_style style)
+/* Decimals that tell X from OTHER apart: two, or as many more (up to six)
+ * as it takes. It is the rule of policy_word_cutoff, so that an evicted
+ * token's score beside "< 0.188" reads 0.187, never 0.19. */
+static int pair_decimals(double x, double other)
 {
-	frame_printf(f, c->score, y, SCORE_W, style, "%*.2f", SCORE_W, score);
+	char a[48], b[48];
+	int digits = 2;
+	for (; digits < 6 && x != other; digits++) {
+		snprintf(a, sizeof a, "%.*f", digits, x);
+		snprintf(b, sizeof b, "%.*f", digits, other);
+		if (strcmp(a, b) != 0)
+			break;
+	}
+	return digits;
+}
+
+/* The score right-aligned in its column (reaching left when it needs more
+ * room) and this step's attention; returns the column the score's digits
+ * start at. */
+static int draw_numbers(struct frame *f, const struct cols *c, int y, double score, int decimals,
+                        double attn, enum frame_style style)
+{
+	char buf[48];
+	const int len = snprintf(buf, sizeof buf, "%.*f", decimals, score);
+	const int x = c->score + SCORE_W - len;
+	frame_text(f, x, y, len, buf, style);
 	if (attn >= 0.0)
 		frame_printf(f, c->attn, y, ATTN_W, STYLE_DIM, "+%.2f", attn);
+	return x;
 }
 
 static void draw_token_head(const struct view *v, struct frame *f, const struct cols *c, int y,
@@ -270,24 +294,26 @@ static void draw_token_head(const struct view *v, struct frame *f, const struct 
 	frame_text(f, c->text, y, c->text_w, v->sc->text[pos], style);
 }
 
-/* Why an evicted token went, in the bar column, in its policy's words. */
+/* Why an evicted token went, in the bar column up to column END, in its
+ * policy's words. */
 static void draw_why(const struct view *v, struct frame *f, const struct side *sd, int y,
-                     const struct eviction *ev)
+                     const struct eviction *ev, int end)
 {
 	const struct cols *c = &sd->c;
+	const int w = end - 1 - c->bar;
 	struct policy_words words;
 	view_word_eviction(v, sd->p, ev, POLICY_VOICE_BRIEF, &words);
 	char tail[128];
 	int used = 0;
 	if (words.cutoff_pos >= 0) {
-		used = frame_text(f, c->bar, y, c->bar_w, words.before, STYLE_EVICTED);
-		used += frame_text(f, c->bar + used, y, c->bar_w - used,
-		                   v->sc->text[words.cutoff_pos], STYLE_EVICTED);
+		used = frame_text(f, c->bar, y, w, words.before, STYLE_EVICTED);
+		used += frame_text(f, c->bar + used, y, w - used, v->sc->text[words.cutoff_pos],
+		                   STYLE_EVICTED);
 		snprintf(tail, sizeof tail, "%s at step %d", words.after, ev->step);
 	} else {
 		snprintf(tail, sizeof tail, "%s at step %d", words.before, ev->step);
 	}
-	frame_text(f, c->bar + used, y, c->bar_w - used, tail, STYLE_EVICTED);
+	frame_text(f, c->bar + used, y, w - used, tail, STYLE_EVICTED);
 }
 
 /* Mark the selected token's row: a glyph for the text, reverse video for
@@ -312,9 +338,15 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 		if (now)
 			frame_put(f, c->mark, y, frame_glyph(f, GLYPH_GONE), STYLE_GONE);
 		draw_token_head(v, f, c, y, pos, now ? STYLE_GONE : STYLE_EVICTED);
-		if (ev)
-			draw_why(v, f, sd, y, ev);
-		draw_numbers(f, c, y, ev ? ev->score : 0.0, now ? ev->weight : -1.0, STYLE_EVICTED);
+		if (!ev)
+			return;
+		/* Compared on its score, it shows the digits the cut-off does. */
+		const int decimals = ev->cutoff_pos >= 0 && !policies[sd->p]->by_weight
+		                             ? pair_decimals(ev->score, ev->cutoff_value)
+		                             : 2;
+		const int x = draw_numbers(f, c, y, ev->score, decimals, now ? ev->weight : -1.0,
+		                           STYLE_EVICTED);
+		draw_why(v, f, sd, y, ev, x < c->score ? x : c->score);
 		return;
 	}
 	const enum frame_style style = section_style[row->sec];
@@ -326,7 +358,7 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 	draw_token_head(v, f, c, y, pos, pos == v->t - 1 ? STYLE_NEW : style);
 	const double score = kept_score(v, sd->p, pos);
 	frame_bar(f, c->bar, y, c->bar_w, score, bar_max, style);
-	draw_numbers(f, c, y, score, step_weight(v, sd->p, pos), STYLE_NORMAL);
+	draw_numbers(f, c, y, score, 2, step_weight(v, sd->p, pos), STYLE_NORMAL);
 }
 
 /* The full cache beside H2O: POS on H2O's row, whatever H2O did with it. */
@@ -338,7 +370,7 @@ static void draw_mirror_row(const struct view *v, struct frame *f, const struct 
 		frame_put(f, c->mark, y, frame_glyph(f, GLYPH_NEW), STYLE_NEW);
 	draw_token_head(v, f, c, y, pos, pos == v->t - 1 ? STYLE_NEW : STYLE_NORMAL);
 	frame_bar(f, c->bar, y, c->bar_w, score, bar_max, STYLE_NORMAL);
-	draw_numbers(f, c, y, score, step_weight(v, POLICY_FULL, pos), STYLE_NORMAL);
+	draw_numbers(f, c, y, score, 2, step_weight(v, POLICY_FULL, pos), STYLE_NORMAL);
 }
 
 /* What a cut section left out: "… 1,980 earlier evictions, from step 5". */
@@ -393,18 +425,21 @@ static void draw_title(const struct view *v, struct frame *f, const struct side 
 	const struct cache_summary *cs = v->t > 0 ? &timeline_summary(v->tl, v->t)->c[sd->p] : NULL;
 	const int w = sd->c.w - 2, x = sd->c.mark;
 	int used = frame_text(f, x, y, w, policies[sd->p]->title, STYLE_LABEL);
-	const long tokens = cs ? cs->m.tokens : 0, kv = cs ? cs->m.kv : 0;
+	char tokens[32], kv[32], cap[32], shared[32];
+	view_format_count(cs ? cs->m.tokens : 0, tokens);
+	view_format_count(cs ? cs->m.kv : 0, kv);
 	const int capacity = policy_capacity(sd->p, &v->app->b);
 	if (capacity < 0)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %ld tokens, %ld KV",
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s tokens, %s KV",
 		                     tokens, kv);
 	else
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
-		                     "  %ld of %d tokens, %ld KV", tokens, capacity, kv);
+		                     "  %s of %s tokens, %s KV", tokens,
+		                     view_format_count(capacity, cap), kv);
 	/* What it shares with H2O, unless it keeps everything anyway. */
 	if (sd->p != POLICY_H2O && capacity >= 0 && cs)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, ", %d shared with H2O",
-		                     cs->m.overlap_h2o);
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, ", %s shared with H2O",
+		                     view_format_count(cs->m.overlap_h2o, shared));
 	if (sd->p != POLICY_H2O && bar_max > 0.0)
 		frame_printf(f, x + used, y, w - used, STYLE_DIM, "  bars to %.2f", bar_max);
 }
