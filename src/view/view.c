@@ -228,20 +228,37 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 }
 
 /* The hint line: a few actions, each with its keys from the binding table. */
-static const struct {
+struct hint {
 	enum app_action a, b;
 	const char *label;
-} hints[] = {
+};
+
+static const struct hint hints[] = {
         {ACT_PREV, ACT_NEXT, "step"},
         {ACT_COMPARE, ACT_NONE, "compare"},
         {ACT_HELP, ACT_NONE, "help"},
         {ACT_QUIT, ACT_NONE, "quit"},
+        {ACT_WALK, ACT_NONE, "walk"},
+        {ACT_SEARCH, ACT_NONE, "search"},
         {ACT_FIRST, ACT_LAST, "ends"},
         {ACT_PAGE_PREV, ACT_PAGE_NEXT, "10"},
         {ACT_HEAVY_DEC, ACT_HEAVY_INC, "heavy"},
         {ACT_RECENT_DEC, ACT_RECENT_INC, "recent"},
         {ACT_METRIC, ACT_NONE, "plot"},
         {ACT_PLAY, ACT_NONE, "play"},
+};
+
+/* While a list is walked, the keys that move through it. */
+static const struct hint walk_hints[] = {
+        {ACT_SELECT_PREV, ACT_SELECT_NEXT, "row"},
+        {ACT_PAGE_PREV, ACT_PAGE_NEXT, "10 rows"},
+        {ACT_FIRST, ACT_LAST, "ends"},
+        {ACT_SEARCH, ACT_NONE, "search"},
+        {ACT_SEARCH_NEXT, ACT_SEARCH_PREV, "match"},
+        {ACT_POSITION, ACT_NONE, "position"},
+        {ACT_SORT, ACT_NONE, "sort"},
+        {ACT_WALK, ACT_NONE, "next list"},
+        {ACT_PREV, ACT_NEXT, "step"},
 };
 
 /* How a key looks in hints: arrows and short names. */
@@ -252,6 +269,10 @@ static const char *key_label(const struct frame *f, uint32_t key, char *buf, siz
 		return f->ascii ? "Right" : "\u2192";
 	case KEYC_LEFT:
 		return f->ascii ? "Left" : "\u2190";
+	case KEYC_UP:
+		return f->ascii ? "Up" : "\u2191";
+	case KEYC_DOWN:
+		return f->ascii ? "Down" : "\u2193";
 	case KEYC_HOME:
 		return "Home";
 	case KEYC_END:
@@ -276,12 +297,54 @@ static uint32_t first_key(enum app_action action)
 	return KEYC_NONE;
 }
 
+/* HINTS from column X to END, each whole or not at all (a key without
+ * its word says nothing). */
+static void draw_hints(struct frame *f, int x, int y, int end, const struct hint *hints,
+                       size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		char b1[16], b2[16], text[64];
+		const char *k1 = key_label(f, first_key(hints[i].a), b1, sizeof b1);
+		const char *k2 = hints[i].b != ACT_NONE
+		                         ? key_label(f, first_key(hints[i].b), b2, sizeof b2)
+		                         : "";
+		snprintf(text, sizeof text, "%s%s%s %s", k1, *k2 ? " " : "", k2, hints[i].label);
+		if (x + frame_text_width(text, f->ascii) > end)
+			return;
+		x += frame_text(f, x, y, end - x, k1, STYLE_KEY);
+		if (*k2) {
+			x += frame_text(f, x, y, end - x, " ", STYLE_NORMAL);
+			x += frame_text(f, x, y, end - x, k2, STYLE_KEY);
+		}
+		x += frame_printf(f, x, y, end - x, STYLE_DIM, " %s  ", hints[i].label);
+	}
+}
+
+/* What is being typed, and what Enter will do with it. */
+static void draw_entry(const struct app *app, struct frame *f, struct rect r)
+{
+	static const char *const what[] = {
+	        [ENTRY_STEP] = "go to step: ",
+	        [ENTRY_POSITION] = "go to position: ",
+	        [ENTRY_SEARCH] = "search token text: ",
+	};
+	static const char *const then[] = {
+	        [ENTRY_STEP] = "_   Enter jumps, Esc cancels",
+	        [ENTRY_POSITION] = "_   Enter selects it in its list, Esc cancels",
+	        [ENTRY_SEARCH] = "_   Enter finds it (alone: the last search again), Esc cancels",
+	};
+	const int x = r.x + 1, w = r.w - 2;
+	int used = frame_text(f, x, r.y, w, what[app->entering], STYLE_KEY);
+	/* Typed text is drawn as scene text is: whatever the keyboard sent. */
+	used += frame_text(f, x + used, r.y, w - used, app->entry, STYLE_KEY);
+	frame_text(f, x + used, r.y, w - used, then[app->entering], STYLE_KEY);
+}
+
 void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const struct app *app = v->app;
-	if (app->entering) {
-		frame_printf(f, r.x + 1, r.y, r.w - 2, STYLE_KEY,
-		             "go to step: %s_   Enter jumps, Esc cancels", app->entry);
+	if (app->entering != ENTRY_NONE) {
+		draw_entry(app, f, r);
 		return;
 	}
 	if (app->notice[0]) {
@@ -290,18 +353,24 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	}
 	int x = r.x + 1;
 	const int end = r.x + r.w - 1;
-	for (size_t i = 0; i < sizeof hints / sizeof hints[0] && x < end; i++) {
-		char b1[16], b2[16];
-		x += frame_text(f, x, r.y, end - x,
-		                key_label(f, first_key(hints[i].a), b1, sizeof b1), STYLE_KEY);
-		if (hints[i].b != ACT_NONE) {
-			x += frame_text(f, x, r.y, end - x, " ", STYLE_NORMAL);
-			x += frame_text(f, x, r.y, end - x,
-			                key_label(f, first_key(hints[i].b), b2, sizeof b2),
-			                STYLE_KEY);
-		}
-		x += frame_printf(f, x, r.y, end - x, STYLE_DIM, " %s  ", hints[i].label);
+	if (app->walk == WALK_NONE) {
+		draw_hints(f, x, r.y, end, hints, sizeof hints / sizeof hints[0]);
+		return;
 	}
+	/* Which list, in which order, and where the selection is in it. */
+	const struct app_list *l = &app->list;
+	char at[32], of[32], buf[128];
+	const int place = app->selected >= 0 && app->selected < v->n ? l->index[app->selected] : -1;
+	view_format_count(l->len, of);
+	if (place >= 0)
+		snprintf(buf, sizeof buf, "%s list by %s, row %s of %s  ", policies[l->p]->name,
+		         l->sort == SORT_SCORE ? "score" : "position",
+		         view_format_count(place + 1, at), of);
+	else
+		snprintf(buf, sizeof buf, "%s list by %s, %s rows  ", policies[l->p]->name,
+		         l->sort == SORT_SCORE ? "score" : "position", of);
+	x += frame_text(f, x, r.y, end - x, buf, STYLE_LABEL);
+	draw_hints(f, x, r.y, end, walk_hints, sizeof walk_hints / sizeof walk_hints[0]);
 }
 
 /* The most tokens policy P holds over a scene of N. */
