@@ -316,7 +316,7 @@ static void draw_hints(struct frame *f, int x, int y, int end, const struct hint
 			x += frame_text(f, x, y, end - x, " ", STYLE_NORMAL);
 			x += frame_text(f, x, y, end - x, k2, STYLE_KEY);
 		}
-		x += frame_printf(f, x, y, end - x, STYLE_DIM, " %s  ", hints[i].label);
+		x += frame_printf(f, x, y, end - x, STYLE_DIM, " %s", hints[i].label) + 2;
 	}
 }
 
