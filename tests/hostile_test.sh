@@ -66,8 +66,11 @@ run() {
 
 # Keys that reach every panel that shows token text: the help, the
 # inspector (select up and down), the heat rows scrolled, the other
-# policies, the overview of heads, the plot, and the ends.
+# policies, the overview of heads, the plot, the ends, and the walked
+# lists (both panels, by score, searched, a position gone to), with a
+# search's text echoed on the hint line.
 keys='end,?,esc,j,j,k,<,<,>,f,c,c,m,tab,o,o,left,pgup,home,right,right,right'
+keys="$keys,end,w,s,pgdn,/,a,enter,n,N,#,1,enter,w,c,pgdn,w,/,é,enter,esc"
 
 for scene in "$@"; do
 	if [ "$mode" = replay ]; then

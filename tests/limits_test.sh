@@ -128,7 +128,7 @@ grep -q 'covers all 2 tokens: H2O never evicts' "$tmp/out" ||
 	fail "at_limits.json: the story line does not say that H2O never evicts"
 accepted "$tmp/at_limits.json" --trace
 accepted scenes/cat_sat.json --headless --heavy 1000000 --recent 1000000 --keys end
-grep -q 'budget (2000000) covers all 7 tokens: H2O never evicts' "$tmp/out" ||
+grep -q 'budget (2,000,000) covers all 7 tokens: H2O never evicts' "$tmp/out" ||
 	fail "cat_sat.json with budgets 1000000: no 'never evicts' on screen"
 
 [ "$failed" = 0 ] && echo "all limits hold"

@@ -50,7 +50,7 @@ for p in $(echo "$comparable" | tr -d ,); do
 done
 "$bin" --headless --size 120x40 --keys '?' scenes/lesson_01_heavy_recent.json >"$tmp/frames" ||
 	fail "the help overlay failed"
-grep -qF "compare H2O with the next policy: $comparable" "$tmp/frames" ||
+grep -qF "c compares H2O with each in turn: $comparable" "$tmp/frames" ||
 	fail "the help overlay does not list $comparable"
 
 "$bin" --report "$scene" >"$tmp/report" || fail "--report failed"

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "h2o/app.h"
+#include "h2o/engine.h"
 #include "h2o/keys.h"
 #include "h2o/timeline.h"
 #include "scene_fixture.h"
@@ -168,6 +169,144 @@ static void test_selection(void **state)
 	scene_free(sc);
 }
 
+/* The list the panels and the selection follow: every arrived position,
+ * in sections, by position or by score. */
+static void test_walk_lists(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	press(&app, "end");
+	const struct app_list *l = &app.list;
+	assert_int_equal(l->p, POLICY_H2O);
+	assert_int_equal(l->len, 30);
+	assert_int_equal(l->start[APP_SEC_RECENT] - l->start[APP_SEC_OLD], 2);
+	assert_int_equal(l->start[APP_SEC_EVICTED] - l->start[APP_SEC_RECENT], 2);
+	assert_int_equal(l->start[APP_SEC_COUNT] - l->start[APP_SEC_EVICTED], 26);
+	for (int i = 0; i < l->len; i++)
+		assert_int_equal(l->index[l->pos[i]], i);
+	/* By position: kept ones ascending, evictions latest first. */
+	for (int i = l->start[APP_SEC_OLD] + 1; i < l->start[APP_SEC_EVICTED]; i++)
+		if (i != l->start[APP_SEC_RECENT])
+			assert_true(l->pos[i] > l->pos[i - 1]);
+	for (int i = l->start[APP_SEC_EVICTED] + 1; i < l->len; i++)
+		assert_true(timeline_evicted_at(app.tl, POLICY_H2O, l->pos[i]) <=
+		            timeline_evicted_at(app.tl, POLICY_H2O, l->pos[i - 1]));
+
+	/* Walked, the far keys move through the list, not the steps. */
+	press(&app, "w");
+	assert_int_equal(app.walk, WALK_H2O);
+	press(&app, "down");
+	assert_int_equal(app.selected, l->pos[0]);
+	press(&app, "pgdn");
+	assert_int_equal(app.selected, l->pos[10]);
+	press(&app, "end");
+	assert_int_equal(app.selected, l->pos[29]);
+	press(&app, "pgup,up");
+	assert_int_equal(app.selected, l->pos[18]);
+	press(&app, "home");
+	assert_int_equal(app.selected, l->pos[0]);
+	assert_int_equal(app.step, 30);
+
+	/* By score: each section highest first; Down follows that order. */
+	press(&app, "s");
+	assert_int_equal(app.sort, SORT_SCORE);
+	const double *score = engine_scores(app.shown, POLICY_H2O);
+	const int *kept = engine_positions(app.shown, POLICY_H2O);
+	for (int i = l->start[APP_SEC_OLD] + 1; i < l->start[APP_SEC_RECENT]; i++) {
+		double a = 0, b = 0;
+		for (int k = 0; k < engine_len(app.shown, POLICY_H2O); k++) {
+			a = kept[k] == l->pos[i - 1] ? score[k] : a;
+			b = kept[k] == l->pos[i] ? score[k] : b;
+		}
+		assert_true(a >= b);
+	}
+	for (int i = l->start[APP_SEC_EVICTED] + 1; i < l->len; i++)
+		assert_true(timeline_eviction_of(app.tl, POLICY_H2O, l->pos[i - 1], 30)->score >=
+		            timeline_eviction_of(app.tl, POLICY_H2O, l->pos[i], 30)->score);
+	const int at = l->index[app.selected];
+	press(&app, "down");
+	assert_int_equal(l->index[app.selected], at + 1);
+
+	/* The compared panel leads next: the full cache, every position. */
+	press(&app, "w");
+	assert_int_equal(app.walk, WALK_COMPARED);
+	assert_int_equal(l->p, POLICY_FULL);
+	assert_int_equal(l->start[APP_SEC_RECENT], 30);
+	assert_int_equal(l->len, 30);
+	press(&app, "c");
+	assert_int_equal(l->p, POLICY_WINDOW);
+	press(&app, "w");
+	assert_int_equal(app.walk, WALK_NONE);
+	assert_int_equal(l->p, POLICY_H2O);
+	/* Esc leaves a walked list before it closes the inspector. */
+	press(&app, "w,esc");
+	assert_int_equal(app.walk, WALK_NONE);
+	assert_true(app.selected >= 0);
+	press(&app, "esc");
+	assert_int_equal(app.selected, -1);
+	app_done(&app);
+	scene_free(sc);
+}
+
+static void set_text(struct scene *sc, int pos, const char *text)
+{
+	free(sc->text[pos]);
+	sc->text[pos] = fixture_strdup(text);
+}
+
+static void test_search_and_position(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	set_text(sc, 3, "Password");
+	set_text(sc, 20, " pass");
+	set_text(sc, 25, "word");
+	struct app app;
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	press(&app, "/,p,a,s,s,enter");
+	assert_int_equal(app.selected, -1); /* nothing has arrived */
+	assert_non_null(strstr(app.notice, "position 3"));
+	assert_string_equal(app.query, "pass");
+
+	press(&app, "end,/,enter"); /* Enter alone: the last search again */
+	assert_int_equal(app.walk, WALK_H2O);
+	const int first = app.selected;
+	assert_true(first == 3 || first == 20);
+	assert_non_null(strstr(app.notice, "match 1 of 2"));
+	press(&app, "n");
+	assert_int_equal(app.selected, first == 3 ? 20 : 3);
+	press(&app, "n"); /* round again */
+	assert_int_equal(app.selected, first);
+	press(&app, "N");
+	assert_int_equal(app.selected, first == 3 ? 20 : 3);
+	assert_true(app_matches(&app, 3, "PASS"));
+	assert_false(app_matches(&app, 25, "pass"));
+	press(&app, "/,x,y,z,enter");
+	assert_non_null(strstr(app.notice, "matches no token"));
+
+	/* Typing: Backspace takes a character back, Esc drops the text. */
+	press(&app, "/,w,o,backspace,esc");
+	assert_int_equal(app.entering, ENTRY_NONE);
+	assert_string_equal(app.query, "xyz");
+
+	press(&app, "#,2,5,enter");
+	assert_int_equal(app.selected, 25);
+	press(&app, "#,3,0,enter");
+	assert_int_equal(app.selected, 25); /* no such position */
+	assert_true(app.notice[0] != '\0');
+	press(&app, "esc,esc,1,0,enter,#,2,0,enter");
+	assert_int_equal(app.step, 10);
+	assert_int_equal(app.selected, -1); /* position 20 arrives at step 21 */
+	assert_non_null(strstr(app.notice, "step 21"));
+	/* Letters typed into a search are not keys. */
+	press(&app, "/,q,enter");
+	assert_int_equal(app.step, 10);
+	app_done(&app);
+	scene_free(sc);
+}
+
 static void test_heat_scroll(void **state)
 {
 	(void)state;
@@ -196,6 +335,18 @@ static void test_every_binding_has_help(void **state)
 	assert_string_equal(keys_name(' ', buf, sizeof buf), "space");
 	assert_int_equal(keys_parse("]"), ']');
 	assert_int_equal(keys_parse("warp"), KEYC_NONE);
+	/* The separator of --keys has a name; other characters name themselves. */
+	assert_int_equal(keys_parse("comma"), ',');
+	assert_string_equal(keys_name(',', buf, sizeof buf), "comma");
+	assert_int_equal(keys_parse("\xc3\xa9"), 0xE9);
+	assert_string_equal(keys_name(0xE9, buf, sizeof buf), "\xc3\xa9");
+	assert_int_equal(keys_parse("\xc3\xa9x"), KEYC_NONE);
+	assert_int_equal(keys_parse("\xc2\x9b"), KEYC_NONE); /* a C1 control */
+	/* Every new key has a --keys name that reads back to it. */
+	size_t count;
+	const struct app_binding *b = app_bindings(&count);
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(keys_parse(keys_name(b[i].key, buf, sizeof buf)), b[i].key);
 }
 
 /* An app whose timelines build in the background: a step not built yet
@@ -241,6 +392,8 @@ int main(void)
 	        cmocka_unit_test(test_help_is_modal_and_quit),
 	        cmocka_unit_test(test_playing),
 	        cmocka_unit_test(test_selection),
+	        cmocka_unit_test(test_walk_lists),
+	        cmocka_unit_test(test_search_and_position),
 	        cmocka_unit_test(test_heat_scroll),
 	        cmocka_unit_test(test_every_binding_has_help),
 	        cmocka_unit_test(test_background),

@@ -135,6 +135,12 @@ static void test_panel(void **state)
 	app_goto(&app, sc->n);
 	char *text = drawn(&app, 120, 36);
 	assert_non_null(strstr(text, "TOY ENDS  4 of 4 tokens"));
+	assert_non_null(strstr(text, "   toy 4/16 KV"));
+	free(text);
+	/* Its own list, walked (w twice): its regions and evictions. */
+	press(&app, "w");
+	press(&app, "w");
+	text = drawn(&app, 120, 36);
 	assert_non_null(strstr(text, "FIRST  2 of 2"));
 	assert_non_null(strstr(text, "NEWEST  2 of 2"));
 	assert_non_null(strstr(text, "EVICTED  3"));
@@ -150,7 +156,7 @@ static void test_panel(void **state)
 	press(&app, "?");
 	text = drawn(&app, 120, 40);
 	assert_non_null(strstr(
-	        text, "compare H2O with the next policy: full, window, streaming, tova, toy"));
+	        text, "c compares H2O with each in turn: full, window, streaming, tova, toy"));
 	free(text);
 	app_done(&app);
 	scene_free(sc);

@@ -80,12 +80,10 @@ static void check_heat_glyphs(const struct frame *f)
 }
 
 /* The level a weight printed as W (two decimals) may have: the scale's
- * half decades, give or take the rounding. */
+ * edges, 1 and 3 in each decade, give or take the rounding. */
 static bool level_fits(double w, int level)
 {
-	static const double edges[] = {0.0,  3.1622776601683794e-4, 1e-3, 3.1622776601683794e-3,
-	                               1e-2, 3.1622776601683794e-2, 1e-1, 3.1622776601683794e-1,
-	                               2.0};
+	static const double edges[] = {0.0, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 2.0};
 	return w + 0.005 >= edges[level] && w - 0.005 < edges[level + 1];
 }
 

@@ -24,7 +24,7 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map, or
+#   resize small hostile hostile_more ascii clocale map search, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -34,7 +34,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map"
+CASES+=" clocale map search"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -452,6 +452,19 @@ case_map() {
 	key_check 1 End && key_check 2 -l M || return 1
 	headless 80x24 end,M || return 1
 	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.2" "the map resized to 80x24"
+}
+
+# Searching a long scene in the terminal: the typed text on the hint line
+# (its letters are not keys: s does not sort), Enter walking H2O's list to
+# password among the evictions, n going round, # going to a position, and
+# the walked list taking the keys that move far.
+case_search() {
+	start_shell && start_tui scenes/needle.json || return 1
+	headless "${COLS}x$ROWS" end,/,p,a,s,s,enter,n,#,1,9,9,9,enter,pgup,w || return 1
+	key_check 1 End && key_check 2 -l / && key_check 3 -l p && key_check 4 -l a &&
+		key_check 5 -l s && key_check 6 -l s && key_check 7 Enter && key_check 8 -l n &&
+		key_check 9 -l '#' && key_check 10 -l 1 && key_check 11 -l 9 && key_check 12 -l 9 &&
+		key_check 13 -l 9 && key_check 14 Enter && key_check 15 PageUp && key_check 16 -l w
 }
 
 run_case() {

@@ -10,6 +10,7 @@
 #include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "h2o/scene.h"
+#include "h2o/text.h"
 #include "h2o/timeline.h"
 
 static const struct app_binding bindings[] = {
@@ -114,10 +115,132 @@ static void free_timelines(const struct app *app, struct timeline **tls, struct 
 	free(tls);
 }
 
-/* Seek the shown step: what the view reads (app.h, shown). */
+
+enum policy_id app_lead(const struct app *app)
+{
+	return app->walk == WALK_COMPARED ? app->compare : POLICY_H2O;
+}
+
+/* An arrived position with its sort key, so that qsort needs no context. */
+struct keyed {
+	double score;
+	int pos;
+};
+
+/* Higher scores first; on a tie the lower position. */
+static int by_score_desc(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return x->pos - y->pos;
+}
+
+/* The score of every arrived position of policy P at step T into
+ * SCORE[pos]: a kept one's now, an evicted one's when it went. Returns -1
+ * when out of memory. */
+static int list_scores(const struct app *app, enum policy_id p, int t, double *score)
+{
+	if (p == POLICY_FULL) {
+		/* The timeline keeps no full cache at the step: its scores
+		 * are recomputed, all positions at once. */
+		int *all = malloc((size_t)t * sizeof *all);
+		if (!all)
+			return -1;
+		for (int i = 0; i < t; i++)
+			all[i] = i;
+		const int rc = timeline_full_scores(app->tl, t, all, t, score);
+		free(all);
+		return rc;
+	}
+	const int len = engine_len(app->shown, p);
+	const int *pos = engine_positions(app->shown, p);
+	const double *sc = engine_scores(app->shown, p);
+	for (int i = 0; i < len; i++)
+		score[pos[i]] = sc[i];
+	for (int i = timeline_evictions_until(app->tl, p, t) - 1; i >= 0; i--) {
+		const struct eviction *ev = timeline_eviction(app->tl, p, i);
+		score[ev->pos] = ev->score;
+	}
+	return 0;
+}
+
+/* Sort each section of LIST by score, highest first. */
+static void sort_by_score(struct app *app, struct app_list *list)
+{
+	struct keyed *k = malloc((size_t)list->len * sizeof *k);
+	if (!k || list_scores(app, list->p, list->step, app->scratch) < 0) {
+		free(k);
+		snprintf(app->notice, sizeof app->notice,
+		         "out of memory: the list stays by position");
+		return;
+	}
+	for (int s = 0; s < APP_SEC_COUNT; s++) {
+		const int from = list->start[s], count = list->start[s + 1] - from;
+		for (int i = 0; i < count; i++)
+			k[i] = (struct keyed){app->scratch[list->pos[from + i]],
+			                      list->pos[from + i]};
+		qsort(k, (size_t)count, sizeof *k, by_score_desc);
+		for (int i = 0; i < count; i++)
+			list->pos[from + i] = k[i].pos;
+	}
+	free(k);
+}
+
+/* The leading policy's list at the shown step (app.h, struct app_list),
+ * built again only when what it depends on changed: the sort by score of
+ * the full cache recomputes every score. */
+static void build_list(struct app *app)
+{
+	struct app_list *list = &app->list;
+	const enum policy_id p = app_lead(app);
+	const int t = app->step;
+	if (list->valid && list->p == p && list->step == t && list->sort == app->sort &&
+	    list->tl == app->tl)
+		return;
+	for (int i = 0; i < list->len; i++)
+		list->index[list->pos[i]] = -1;
+	list->p = p;
+	list->step = t;
+	list->sort = app->sort;
+	list->tl = app->tl;
+	list->valid = true;
+	int k = 0;
+	/* Kept ones by region, in the order they came. */
+	if (p == POLICY_FULL) {
+		list->start[APP_SEC_OLD] = 0;
+		for (int pos = 0; pos < t; pos++)
+			list->pos[k++] = pos;
+		list->start[APP_SEC_RECENT] = k;
+	} else {
+		const int len = engine_len(app->shown, p);
+		const int *pos = engine_positions(app->shown, p);
+		for (int s = APP_SEC_OLD; s <= APP_SEC_RECENT; s++) {
+			const enum region want = s == APP_SEC_OLD ? REGION_OLD : REGION_RECENT;
+			list->start[s] = k;
+			for (int i = 0; i < len; i++)
+				if (timeline_region(app->tl, p, t, pos[i]) == want)
+					list->pos[k++] = pos[i];
+		}
+	}
+	/* Evicted ones, latest first (within a step, the higher position
+	 * first, as the panel has always listed them). */
+	list->start[APP_SEC_EVICTED] = k;
+	for (int i = t > 0 ? timeline_evictions_until(app->tl, p, t) - 1 : -1; i >= 0; i--)
+		list->pos[k++] = timeline_eviction(app->tl, p, i)->pos;
+	list->start[APP_SEC_COUNT] = k;
+	list->len = k;
+	if (app->sort == SORT_SCORE && k > 0)
+		sort_by_score(app, list);
+	for (int i = 0; i < k; i++)
+		list->index[list->pos[i]] = i;
+}
+
+/* Seek the shown step: what the view reads (app.h, shown and list). */
 static void settle(struct app *app)
 {
 	app->shown = timeline_seek_lite(app->tl, app->step, &app->shown_rec);
+	build_list(app);
 }
 
 static int init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
@@ -137,8 +260,14 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 	app->heads = heads_count(scene);
 	app->views = calloc((size_t)app->heads, sizeof *app->views);
 	app->tls = calloc((size_t)app->heads, sizeof *app->tls);
-	if (!app->views || !app->tls)
+	const size_t n = scene->n > 0 ? (size_t)scene->n : 1;
+	app->list.pos = malloc(n * sizeof *app->list.pos);
+	app->list.index = malloc(n * sizeof *app->list.index);
+	app->scratch = malloc(n * sizeof *app->scratch);
+	if (!app->views || !app->tls || !app->list.pos || !app->list.index || !app->scratch)
 		return -1;
+	for (size_t i = 0; i < n; i++)
+		app->list.index[i] = -1;
 	for (int h = 0; h < app->heads; h++)
 		heads_view(scene, h, &app->views[h]);
 	if (build_timelines(app, &app->b, app->tls, &app->pool) < 0)
@@ -181,9 +310,14 @@ void app_done(struct app *app)
 	free_timelines(app, app->tls, app->pool);
 	free(app->views);
 	app->pool = NULL;
+	free(app->list.pos);
+	free(app->list.index);
+	free(app->scratch);
 	app->tls = NULL;
 	app->views = NULL;
 	app->tl = NULL;
+	app->list = (struct app_list){0};
+	app->scratch = NULL;
 }
 
 static int clamp(int v, int lo, int hi)
@@ -228,6 +362,7 @@ static void rebudget(struct app *app, int heavy, int recent)
 	app->tls = tls;
 	app->pool = pool;
 	app->tl = tls[app->head];
+	app->list.valid = false;
 	app->b = b;
 	app->was_building = app->background;
 	go(app, app->goal >= 0 ? app->goal : app->step);
@@ -235,88 +370,222 @@ static void rebudget(struct app *app, int heavy, int recent)
 	         heavy, recent);
 }
 
-/*
- * The positions of the H2O panel at the current step, in its order: the
- * kept heavy hitters and recent tokens by position, then the evicted ones,
- * latest first. Returns how many were written to ORDER (room for n).
- */
-static int panel_order(const struct app *app, int *order)
-{
-	const int t = app->step;
-	int count = 0;
-	for (int r = REGION_OLD; r <= REGION_RECENT; r++)
-		for (int pos = 0; pos < t; pos++)
-			if (timeline_region(app->tl, POLICY_H2O, t, pos) == (enum region)r)
-				order[count++] = pos;
-	for (int i = timeline_evictions_until(app->tl, POLICY_H2O, t) - 1; i >= 0; i--)
-		order[count++] = timeline_eviction(app->tl, POLICY_H2O, i)->pos;
-	return count;
-}
-
-/* Move the selection by DELTA through the panel's order. */
+/* Move the selection by DELTA rows through the leading list; with nothing
+ * selected (or the selection not arrived yet), as if it sat just before
+ * the top (DELTA > 0) or just after the bottom. */
 static void select_by(struct app *app, int delta)
 {
-	int *order = malloc((size_t)app->scene->n * sizeof *order);
-	if (!order) {
-		snprintf(app->notice, sizeof app->notice, "out of memory");
-		return;
-	}
-	const int count = panel_order(app, order);
-	if (count == 0) {
+	const struct app_list *list = &app->list;
+	if (list->len == 0) {
 		snprintf(app->notice, sizeof app->notice, "no token yet: step forward first");
-		free(order);
 		return;
 	}
-	int at = -1;
-	for (int i = 0; i < count; i++)
-		if (order[i] == app->selected)
-			at = i;
+	const int sel = app->selected;
+	int at = sel >= 0 && sel < app->scene->n ? list->index[sel] : -1;
 	if (at < 0)
-		at = delta > 0 ? 0 : count - 1; /* start from an end */
+		at = delta > 0 ? delta - 1 : list->len + delta;
 	else
-		at = clamp(at + delta, 0, count - 1);
-	app->selected = order[at];
-	free(order);
+		at += delta;
+	app->selected = list->pos[clamp(at, 0, list->len - 1)];
 }
 
-/* Keys while a step number is being typed. Returns true when handled. */
+/* Whether HAY contains NEEDLE, ASCII letters in either case. */
+static bool contains_folded(const char *hay, const char *needle)
+{
+	if (!*needle)
+		return false;
+	for (; *hay; hay++) {
+		size_t i = 0;
+		for (; needle[i]; i++) {
+			unsigned char h = (unsigned char)hay[i], c = (unsigned char)needle[i];
+			if (h >= 'A' && h <= 'Z')
+				h = (unsigned char)(h - 'A' + 'a');
+			if (c >= 'A' && c <= 'Z')
+				c = (unsigned char)(c - 'A' + 'a');
+			if (h != c)
+				break;
+		}
+		if (!needle[i])
+			return true;
+	}
+	return false;
+}
+
+bool app_matches(const struct app *app, int pos, const char *query)
+{
+	return pos >= 0 && pos < app->scene->n && contains_folded(app->scene->text[pos], query);
+}
+
+/* The leading policy's name for section S, as its panel heads it. */
+static const char *section_name(enum policy_id p, int s)
+{
+	return s == APP_SEC_EVICTED ? "EVICTED" : policies[p]->region_name[s];
+}
+
+/* Select the next (DIR 1) or previous (DIR -1) token of the list after
+ * the selection that the last search matches, wrapping round, and say
+ * where it stands: its rank among the matches, and how many of them each
+ * section holds. */
+static void search(struct app *app, int dir)
+{
+	const struct app_list *list = &app->list;
+	const char *q = app->query;
+	if (!*q) {
+		snprintf(app->notice, sizeof app->notice, "no search yet: / types one");
+		return;
+	}
+	int count[APP_SEC_COUNT] = {0}, total = 0;
+	for (int s = 0; s < APP_SEC_COUNT; s++)
+		for (int i = list->start[s]; i < list->start[s + 1]; i++)
+			if (app_matches(app, list->pos[i], q))
+				count[s]++, total++;
+	if (total == 0) {
+		int later = -1;
+		for (int pos = app->step; pos < app->scene->n && later < 0; pos++)
+			if (app_matches(app, pos, q))
+				later = pos;
+		if (later >= 0)
+			snprintf(app->notice, sizeof app->notice,
+			         "\"%s\" matches no token yet: position %d, the first, arrives at "
+			         "step %d",
+			         q, later, later + 1);
+		else
+			snprintf(app->notice, sizeof app->notice, "\"%s\" matches no token", q);
+		return;
+	}
+	const int sel = app->selected;
+	const int from = sel >= 0 && sel < app->scene->n ? list->index[sel] : -1;
+	int at = from;
+	for (int i = 0; i < list->len; i++) {
+		at = from < 0 && i == 0 ? (dir > 0 ? 0 : list->len - 1)
+		                        : (at + dir + list->len) % list->len;
+		if (app_matches(app, list->pos[at], q))
+			break;
+	}
+	app->selected = list->pos[at];
+	/* The match is shown in its whole list (H2O's leads both unwalked
+	 * and walked, so the list stays the one just searched). */
+	if (app->walk == WALK_NONE)
+		app->walk = WALK_H2O;
+	int rank = 0;
+	for (int i = 0; i <= at; i++)
+		rank += app_matches(app, list->pos[i], q);
+	int len = snprintf(app->notice, sizeof app->notice, "\"%s\": match %d of %d (%s:", q, rank,
+	                   total, policies[list->p]->name);
+	const char *sep = " ";
+	for (int s = 0; s < APP_SEC_COUNT && len < (int)sizeof app->notice; s++) {
+		/* The sections the panel shows: EVICTED unless nothing is. */
+		if (!section_name(list->p, s) ||
+		    (s == APP_SEC_EVICTED && policy_capacity(list->p, &app->b) < 0))
+			continue;
+		len += snprintf(app->notice + len, sizeof app->notice - (size_t)len, "%s%s %d", sep,
+		                section_name(list->p, s), count[s]);
+		sep = ", ";
+	}
+	if (len < (int)sizeof app->notice)
+		snprintf(app->notice + len, sizeof app->notice - (size_t)len, ")");
+}
+
+/* Select position POS and walk its list there. */
+static void go_position(struct app *app, long pos)
+{
+	if (pos >= app->scene->n) {
+		snprintf(app->notice, sizeof app->notice,
+		         "no position %ld: positions run from 0 to %d", pos, app->scene->n - 1);
+		return;
+	}
+	if (pos >= app->step) {
+		snprintf(app->notice, sizeof app->notice,
+		         "position %ld has not arrived yet: step %ld appends it", pos, pos + 1);
+		return;
+	}
+	app->selected = (int)pos;
+	if (app->walk == WALK_NONE)
+		app->walk = WALK_H2O;
+}
+
+/* The number typed so far. */
+static long entry_number(const struct app *app)
+{
+	long want = 0;
+	for (const char *c = app->entry; *c; c++)
+		want = want * 10 + (*c - '0');
+	return want;
+}
+
+static void entry_done(struct app *app)
+{
+	const enum app_entry what = app->entering;
+	app->entering = ENTRY_NONE;
+	if (what == ENTRY_SEARCH) {
+		/* Enter alone searches again for the last text. */
+		if (app->entry[0])
+			snprintf(app->query, sizeof app->query, "%s", app->entry);
+		if (app->query[0])
+			search(app, +1);
+		return;
+	}
+	if (!app->entry[0])
+		return;
+	const long want = entry_number(app);
+	if (what == ENTRY_POSITION) {
+		go_position(app, want);
+		return;
+	}
+	if (want > app->scene->n)
+		snprintf(app->notice, sizeof app->notice, "no step %ld: the last step is %d", want,
+		         app->scene->n);
+	go(app, (int)(want > app->scene->n ? app->scene->n : want));
+}
+
+/* Keys while something is typed. Returns true when handled. */
 static bool entry_key(struct app *app, uint32_t key)
 {
 	size_t len = strlen(app->entry);
-	if (key >= '0' && key <= '9') {
-		if (len + 1 < sizeof app->entry && len < 9) {
-			app->entry[len] = (char)key;
-			app->entry[len + 1] = '\0';
+	const bool text = app->entering == ENTRY_SEARCH;
+	/* Text takes printable characters (no controls, no surrogates). */
+	const bool printable = key >= ' ' && key != 0x7F && (key < 0x80 || key >= 0xA0) &&
+	                       (key < 0xD800 || key > 0xDFFF) && key < KEYC_BASE;
+	if (text ? printable : key >= '0' && key <= '9') {
+		char bytes[4];
+		/* Numbers up to nine digits; text while its bytes fit. */
+		const size_t add = text ? text_encode(key, bytes) : 1;
+		if (!text)
+			bytes[0] = (char)key;
+		if (len + add < sizeof app->entry && (text || len < 9)) {
+			memcpy(app->entry + len, bytes, add);
+			app->entry[len + add] = '\0';
 		}
 		return true;
 	}
 	if (key == KEYC_BACKSPACE) {
-		if (len > 0)
-			app->entry[len - 1] = '\0';
-		else
-			app->entering = false;
+		if (len == 0) {
+			app->entering = ENTRY_NONE;
+			return true;
+		}
+		/* A whole character: back over its continuation bytes. */
+		while (len > 1 && ((unsigned char)app->entry[len - 1] & 0xC0) == 0x80)
+			len--;
+		app->entry[len - 1] = '\0';
 		return true;
 	}
 	if (key == KEYC_ENTER) {
-		app->entering = false;
-		if (len == 0)
-			return true;
-		long want = 0;
-		for (size_t i = 0; i < len; i++)
-			want = want * 10 + (app->entry[i] - '0');
-		if (want > app->scene->n)
-			snprintf(app->notice, sizeof app->notice,
-			         "no step %ld: the last step is %d", want, app->scene->n);
-		go(app, (int)(want > app->scene->n ? app->scene->n : want));
+		entry_done(app);
 		return true;
 	}
 	if (key == KEYC_ESC) {
-		app->entering = false;
+		app->entering = ENTRY_NONE;
 		return true;
 	}
 	/* Any other key ends the entry and does what it always does. */
-	app->entering = false;
+	app->entering = ENTRY_NONE;
 	return false;
+}
+
+static void start_entry(struct app *app, enum app_entry what, const char *first)
+{
+	app->entering = what;
+	snprintf(app->entry, sizeof app->entry, "%s", first);
 }
 
 static unsigned apply_key(struct app *app, uint32_t key)
@@ -340,26 +609,38 @@ static unsigned apply_key(struct app *app, uint32_t key)
 	case ACT_PREV:
 		go(app, app->step - 1);
 		break;
+	/* A walked list takes the keys that move far: they move through it. */
 	case ACT_FIRST:
-		go(app, 0);
+		if (app->walk != WALK_NONE)
+			select_by(app, -app->list.len - 1);
+		else
+			go(app, 0);
 		break;
 	case ACT_LAST:
-		go(app, n);
+		if (app->walk != WALK_NONE)
+			select_by(app, app->list.len + 1);
+		else
+			go(app, n);
 		break;
 	case ACT_PAGE_NEXT:
-		go(app, app->step + 10);
+		if (app->walk != WALK_NONE)
+			select_by(app, APP_LIST_PAGE);
+		else
+			go(app, app->step + 10);
 		break;
 	case ACT_PAGE_PREV:
-		go(app, app->step - 10);
+		if (app->walk != WALK_NONE)
+			select_by(app, -APP_LIST_PAGE);
+		else
+			go(app, app->step - 10);
 		break;
-	case ACT_DIGIT:
-		app->entering = true;
-		app->entry[0] = (char)key;
-		app->entry[1] = '\0';
+	case ACT_DIGIT: {
+		const char digit[2] = {(char)key, '\0'};
+		start_entry(app, ENTRY_STEP, digit);
 		break;
+	}
 	case ACT_GOTO:
-		app->entering = true;
-		app->entry[0] = '\0';
+		start_entry(app, ENTRY_STEP, "");
 		break;
 	case ACT_HEAVY_DEC:
 		rebudget(app, app->b.heavy - 1, app->b.recent);
@@ -403,6 +684,25 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		break;
 	case ACT_SELECT_NEXT:
 		select_by(app, +1);
+		break;
+	case ACT_WALK:
+		app->walk = (enum app_walk)((app->walk + 1) % (WALK_COMPARED + 1));
+		break;
+	case ACT_SORT:
+		app->sort = app->sort == SORT_POSITION ? SORT_SCORE : SORT_POSITION;
+		snprintf(app->notice, sizeof app->notice, "lists by %s",
+		         app->sort == SORT_SCORE ? "score, highest first"
+		                                 : "position (evictions latest first)");
+		break;
+	case ACT_SEARCH:
+		start_entry(app, ENTRY_SEARCH, "");
+		break;
+	case ACT_SEARCH_NEXT:
+	case ACT_SEARCH_PREV:
+		search(app, action == ACT_SEARCH_NEXT ? +1 : -1);
+		break;
+	case ACT_POSITION:
+		start_entry(app, ENTRY_POSITION, "");
 		break;
 	case ACT_HEAT_LEFT: {
 		const int from = app->heat_anchor >= 0 ? app->heat_anchor : app->step - 1;
@@ -449,6 +749,10 @@ static unsigned apply_key(struct app *app, uint32_t key)
 	case ACT_QUIT:
 		if (key == KEYC_ESC && app->overview) {
 			app->overview = false; /* Esc closes the overview first */
+			break;
+		}
+		if (key == KEYC_ESC && app->walk != WALK_NONE) {
+			app->walk = WALK_NONE; /* then leaves the walked list */
 			break;
 		}
 		if (key == KEYC_ESC && app->selected >= 0) {

@@ -6,10 +6,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "h2o/text.h"
+
 static const struct {
 	uint32_t code;
 	const char *name;
 } names[] = {{KEYC_SPACE, "space"},
+             /* The list's separator cannot name itself there. */
+             {',', "comma"},
 #define X(code, name) {KEYC_##code, name},
              KEY_NAMES(X)
 #undef X
@@ -20,9 +24,14 @@ uint32_t keys_parse(const char *name)
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcmp(name, names[i].name) == 0)
 			return names[i].code;
-	/* A single printable ASCII character names itself. */
+	/* A single printable character names itself: ASCII, or one UTF-8
+	 * sequence (so a search can be typed in any script). */
 	if (name[0] > ' ' && name[0] < 0x7F && name[1] == '\0')
 		return (unsigned char)name[0];
+	uint32_t cp;
+	const size_t len = text_decode(name, strlen(name), &cp);
+	if (len > 1 && name[len] == '\0' && cp >= 0xA0 && !(text_class(cp) & TEXT_CONTROL))
+		return cp;
 	return KEYC_NONE;
 }
 
@@ -44,9 +53,13 @@ const char *keys_name(uint32_t key, char *buf, size_t size)
 			return buf;
 		}
 	}
-	if (key > ' ' && key < 0x7F)
+	if (key > ' ' && key < 0x7F) {
 		snprintf(buf, size, "%c", (char)key);
-	else
+	} else if (key >= 0xA0 && key < KEYC_BASE && (key < 0xD800 || key > 0xDFFF) &&
+	           !(text_class(key) & TEXT_CONTROL) && size > 4) {
+		const size_t len = text_encode(key, buf);
+		buf[len] = '\0';
+	} else
 		snprintf(buf, size, "U+%04X", (unsigned)key);
 	return buf;
 }

@@ -85,8 +85,10 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 		if (*name)
 			len += snprintf(right + len, sizeof right - (size_t)len, " %.16s", name);
 	}
-	snprintf(right + len, sizeof right - (size_t)len, "  heavy %d + recent %d  dim %d  ",
-	         app->b.heavy, app->b.recent, v->sc->dim);
+	char heavy[32], recent[32], dim[32];
+	snprintf(right + len, sizeof right - (size_t)len, "  heavy %s + recent %s  dim %s  ",
+	         view_format_count(app->b.heavy, heavy), view_format_count(app->b.recent, recent),
+	         view_format_count(v->sc->dim, dim));
 	const int rw = frame_text_width(right, f->ascii);
 	const int x = r.x + r.w - rw > r.x ? r.x + r.w - rw : r.x;
 	frame_text(f, x, r.y, r.w - (x - r.x), right, STYLE_LABEL);
@@ -138,15 +140,16 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 			used += frame_text(f, x0 + used, r.y, w - used, words.note, STYLE_NORMAL);
 	} else {
 		used += frame_text(f, x0, r.y, w, token, STYLE_NEW);
+		char a[32], b[32];
 		if (budget >= v->n)
 			snprintf(rest, sizeof rest,
-			         " arrives. The budget (%d) covers all %d tokens: H2O never evicts "
+			         " arrives. The budget (%s) covers all %s tokens: H2O never evicts "
 			         "here",
-			         budget, v->n);
+			         view_format_count(budget, a), view_format_count(v->n, b));
 		else if (v->t <= budget)
 			snprintf(rest, sizeof rest,
-			         " arrives: %d of %d slots used, nothing to evict yet", v->t,
-			         budget);
+			         " arrives: %s of %s slots used, nothing to evict yet",
+			         view_format_count(v->t, a), view_format_count(budget, b));
 		else
 			snprintf(rest, sizeof rest, " arrives; nothing is evicted");
 		used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
@@ -169,12 +172,15 @@ static const char *plural(int n, const char *one, const char *many)
 static int status_part(char *buf, size_t size, const char *name, const struct step_metrics *m,
                        bool full_form)
 {
+	char tokens[32], kv[32];
+	view_format_count(m->tokens, tokens);
+	view_format_count(m->kv, kv);
 	int len;
 	if (full_form)
-		len = snprintf(buf, size, "%s %d %s, %ld KV", name, m->tokens,
-		               plural(m->tokens, "token", "tokens"), m->kv);
+		len = snprintf(buf, size, "%s %s %s, %s KV", name, tokens,
+		               plural(m->tokens, "token", "tokens"), kv);
 	else
-		len = snprintf(buf, size, "%s %d/%ld KV", name, m->tokens, m->kv);
+		len = snprintf(buf, size, "%s %s/%s KV", name, tokens, kv);
 	if (m->has_out)
 		len += snprintf(buf + len, size - (size_t)len,
 		                full_form ? "  out err %.4f  cos %.4f" : " err %.4f cos %.4f",
@@ -197,6 +203,9 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 	const struct step_metrics *h = &s->c[POLICY_H2O].m, *full = &s->c[POLICY_FULL].m;
 	const enum policy_id cmp = v->app->compare;
 	const double share = 100.0 * (double)h->kv / (double)full->kv;
+	char tokens[32], kv[32];
+	view_format_count(full->tokens, tokens);
+	view_format_count(full->kv, kv);
 	/* The long form, and a short one for narrow terminals. */
 	for (int pass = 0; pass < 2; pass++) {
 		const bool long_form = pass == 0;
@@ -208,11 +217,11 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 		}
 		if (long_form)
 			snprintf(buf + len, sizeof buf - (size_t)len,
-			         "   full %d %s, %ld KV (H2O holds %.0f%%)", full->tokens,
-			         plural(full->tokens, "token", "tokens"), full->kv, share);
+			         "   full %s %s, %s KV (H2O holds %.0f%%)", tokens,
+			         plural(full->tokens, "token", "tokens"), kv, share);
 		else
-			snprintf(buf + len, sizeof buf - (size_t)len, "  full %d/%ld KV",
-			         full->tokens, full->kv);
+			snprintf(buf + len, sizeof buf - (size_t)len, "  full %s/%s KV", tokens,
+			         kv);
 		if (frame_text_width(buf, f->ascii) <= w)
 			break;
 	}
@@ -220,20 +229,37 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 }
 
 /* The hint line: a few actions, each with its keys from the binding table. */
-static const struct {
+struct hint {
 	enum app_action a, b;
 	const char *label;
-} hints[] = {
+};
+
+static const struct hint hints[] = {
         {ACT_PREV, ACT_NEXT, "step"},
         {ACT_COMPARE, ACT_NONE, "compare"},
         {ACT_HELP, ACT_NONE, "help"},
         {ACT_QUIT, ACT_NONE, "quit"},
+        {ACT_WALK, ACT_NONE, "walk"},
+        {ACT_SEARCH, ACT_NONE, "search"},
         {ACT_FIRST, ACT_LAST, "ends"},
         {ACT_PAGE_PREV, ACT_PAGE_NEXT, "10"},
         {ACT_HEAVY_DEC, ACT_HEAVY_INC, "heavy"},
         {ACT_RECENT_DEC, ACT_RECENT_INC, "recent"},
         {ACT_METRIC, ACT_NONE, "plot"},
         {ACT_PLAY, ACT_NONE, "play"},
+};
+
+/* While a list is walked, the keys that move through it. */
+static const struct hint walk_hints[] = {
+        {ACT_SELECT_PREV, ACT_SELECT_NEXT, "row"},
+        {ACT_PAGE_PREV, ACT_PAGE_NEXT, "10 rows"},
+        {ACT_FIRST, ACT_LAST, "ends"},
+        {ACT_SEARCH, ACT_NONE, "search"},
+        {ACT_SEARCH_NEXT, ACT_SEARCH_PREV, "match"},
+        {ACT_POSITION, ACT_NONE, "position"},
+        {ACT_SORT, ACT_NONE, "sort"},
+        {ACT_WALK, ACT_NONE, "next list"},
+        {ACT_PREV, ACT_NEXT, "step"},
 };
 
 /* How a key looks in hints: arrows and short names. */
@@ -244,6 +270,10 @@ static const char *key_label(const struct frame *f, uint32_t key, char *buf, siz
 		return f->ascii ? "Right" : "\u2192";
 	case KEYC_LEFT:
 		return f->ascii ? "Left" : "\u2190";
+	case KEYC_UP:
+		return f->ascii ? "Up" : "\u2191";
+	case KEYC_DOWN:
+		return f->ascii ? "Down" : "\u2193";
 	case KEYC_HOME:
 		return "Home";
 	case KEYC_END:
@@ -268,12 +298,54 @@ static uint32_t first_key(enum app_action action)
 	return KEYC_NONE;
 }
 
+/* HINTS from column X to END, each whole or not at all (a key without
+ * its word says nothing). */
+static void draw_hints(struct frame *f, int x, int y, int end, const struct hint *hints,
+                       size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		char b1[16], b2[16], text[64];
+		const char *k1 = key_label(f, first_key(hints[i].a), b1, sizeof b1);
+		const char *k2 = hints[i].b != ACT_NONE
+		                         ? key_label(f, first_key(hints[i].b), b2, sizeof b2)
+		                         : "";
+		snprintf(text, sizeof text, "%s%s%s %s", k1, *k2 ? " " : "", k2, hints[i].label);
+		if (x + frame_text_width(text, f->ascii) > end)
+			return;
+		x += frame_text(f, x, y, end - x, k1, STYLE_KEY);
+		if (*k2) {
+			x += frame_text(f, x, y, end - x, " ", STYLE_NORMAL);
+			x += frame_text(f, x, y, end - x, k2, STYLE_KEY);
+		}
+		x += frame_printf(f, x, y, end - x, STYLE_DIM, " %s", hints[i].label) + 2;
+	}
+}
+
+/* What is being typed, and what Enter will do with it. */
+static void draw_entry(const struct app *app, struct frame *f, struct rect r)
+{
+	static const char *const what[] = {
+	        [ENTRY_STEP] = "go to step: ",
+	        [ENTRY_POSITION] = "go to position: ",
+	        [ENTRY_SEARCH] = "search token text: ",
+	};
+	static const char *const then[] = {
+	        [ENTRY_STEP] = "_   Enter jumps, Esc cancels",
+	        [ENTRY_POSITION] = "_   Enter selects it in its list, Esc cancels",
+	        [ENTRY_SEARCH] = "_   Enter finds it (alone: the last search again), Esc cancels",
+	};
+	const int x = r.x + 1, w = r.w - 2;
+	int used = frame_text(f, x, r.y, w, what[app->entering], STYLE_KEY);
+	/* Typed text is drawn as scene text is: whatever the keyboard sent. */
+	used += frame_text(f, x + used, r.y, w - used, app->entry, STYLE_KEY);
+	frame_text(f, x + used, r.y, w - used, then[app->entering], STYLE_KEY);
+}
+
 void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const struct app *app = v->app;
-	if (app->entering) {
-		frame_printf(f, r.x + 1, r.y, r.w - 2, STYLE_KEY,
-		             "go to step: %s_   Enter jumps, Esc cancels", app->entry);
+	if (app->entering != ENTRY_NONE) {
+		draw_entry(app, f, r);
 		return;
 	}
 	if (app->notice[0]) {
@@ -282,18 +354,24 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	}
 	int x = r.x + 1;
 	const int end = r.x + r.w - 1;
-	for (size_t i = 0; i < sizeof hints / sizeof hints[0] && x < end; i++) {
-		char b1[16], b2[16];
-		x += frame_text(f, x, r.y, end - x,
-		                key_label(f, first_key(hints[i].a), b1, sizeof b1), STYLE_KEY);
-		if (hints[i].b != ACT_NONE) {
-			x += frame_text(f, x, r.y, end - x, " ", STYLE_NORMAL);
-			x += frame_text(f, x, r.y, end - x,
-			                key_label(f, first_key(hints[i].b), b2, sizeof b2),
-			                STYLE_KEY);
-		}
-		x += frame_printf(f, x, r.y, end - x, STYLE_DIM, " %s  ", hints[i].label);
+	if (app->walk == WALK_NONE) {
+		draw_hints(f, x, r.y, end, hints, sizeof hints / sizeof hints[0]);
+		return;
 	}
+	/* Which list, in which order, and where the selection is in it. */
+	const struct app_list *l = &app->list;
+	char at[32], of[32], buf[128];
+	const int place = app->selected >= 0 && app->selected < v->n ? l->index[app->selected] : -1;
+	view_format_count(l->len, of);
+	if (place >= 0)
+		snprintf(buf, sizeof buf, "%s list by %s, row %s of %s  ", policies[l->p]->name,
+		         l->sort == SORT_SCORE ? "score" : "position",
+		         view_format_count(place + 1, at), of);
+	else
+		snprintf(buf, sizeof buf, "%s list by %s, %s rows  ", policies[l->p]->name,
+		         l->sort == SORT_SCORE ? "score" : "position", of);
+	x += frame_text(f, x, r.y, end - x, buf, STYLE_LABEL);
+	draw_hints(f, x, r.y, end, walk_hints, sizeof walk_hints / sizeof walk_hints[0]);
 }
 
 /* The most tokens policy P holds over a scene of N. */

@@ -1,27 +1,34 @@
 /*
  * view_cache: the H2O cache panel and, beside it, the compared policy.
  *
- * The H2O side lists the cache after this step's eviction in its HEAVY and
- * RECENT regions, then the EVICTED tokens (newest first). Beside it the
- * full cache shows the same position on the same row, so each row compares
- * the two caches' scores for one token; any other policy shows its own
- * cache the same way H2O does, in its own regions (sinks, window, kept by
- * attention). When a section has more tokens than rows it shows the most
- * telling ones (the highest scores; the newest; the latest evicted) and
- * says how many it left out.
+ * One policy leads the rows: H2O, or the panel being walked (app.h, enum
+ * app_walk). Its list (app.list) gives the sections — its regions (HEAVY
+ * and RECENT for H2O), then EVICTED — and their order; the other panel
+ * shows the same position on the same row, as that policy holds it (kept,
+ * with its score, or evicted, with why), so each row compares one token
+ * across the rule.
+ *
+ * Unwalked, the panel is a summary: when a section has more tokens than
+ * rows it shows the most telling ones (the highest scores; the newest; the
+ * latest evicted — or, sorted by score, the highest of each) and says how
+ * many it left out; the selected token always stays on screen. Walked, the
+ * list is shown whole and scrolls so that the selection sits in the
+ * middle, the top row naming the section the rows below belong to.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "view_panels.h"
 
 enum row_kind { ROW_SECTION, ROW_TOKEN, ROW_MORE };
-/* The policy's regions in policy_region order, then its evictions. */
+/* The policy's regions in policy_region order, then its evictions: the
+ * sections of an app_list. */
 enum section {
-	SEC_OLD = POLICY_REGION_OLD,
-	SEC_RECENT = POLICY_REGION_RECENT,
-	SEC_EVICTED,
-	SEC_COUNT
+	SEC_OLD = APP_SEC_OLD,
+	SEC_RECENT = APP_SEC_RECENT,
+	SEC_EVICTED = APP_SEC_EVICTED,
+	SEC_COUNT = APP_SEC_COUNT
 };
 
 struct row {
@@ -61,19 +68,40 @@ static struct cols layout(int x, int w, int n)
 	return c;
 }
 
-/* One half of the panel: which policy, where. */
+/* One half of the panel: which policy, where, and whether it leads. */
 struct side {
 	enum policy_id p;
 	struct cols c;
+	bool lead;
 };
 
-/* An index into a cache with its score, so that qsort needs no context. */
+static int by_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static int section_count(const struct app_list *l, int s)
+{
+	return l->start[s + 1] - l->start[s];
+}
+
+/* A policy's named regions, and its evictions unless it keeps everything. */
+static bool section_shown(const struct view *v, enum policy_id p, int s)
+{
+	return s == SEC_EVICTED ? policy_capacity(p, &v->app->b) >= 0
+	                        : policies[p]->region_name[s] != NULL;
+}
+
+static double kept_score(const struct view *v, enum policy_id p, int pos);
+
+/* An index into a section with its score, so that qsort needs no context. */
 struct ranked {
 	double score;
 	int i;
 };
 
-/* Higher scores first; on a tie the lower index (position). */
+/* Higher scores first; on a tie the lower index (in position order, the
+ * lower position). */
 static int by_score_desc(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
@@ -82,93 +110,87 @@ static int by_score_desc(const void *a, const void *b)
 	return x->i - y->i;
 }
 
-/* The first SHOWN of entries 0..COUNT-1 of SCORE by score (highest first,
- * the lower index on a tie) into ITEMS; when out of memory, the first
- * SHOWN entries. */
-static void highest(const double *score, int count, int shown, int *items)
+/* Of the COUNT kept positions SEC (in position order), the SHOWN with the
+ * highest scores, in position order, into ITEMS; when out of memory, the
+ * first SHOWN. */
+static void highest(const struct view *v, const int *sec, int count, int shown, int *items)
 {
 	struct ranked *r = malloc((size_t)count * sizeof *r);
-	for (int i = 0; i < count; i++) {
-		items[i] = i;
-		if (r)
-			r[i] = (struct ranked){score[i], i};
-	}
+	for (int i = 0; i < shown; i++)
+		items[i] = sec[i];
 	if (!r)
 		return;
+	for (int i = 0; i < count; i++)
+		r[i] = (struct ranked){kept_score(v, v->app->list.p, sec[i]), i};
 	qsort(r, (size_t)count, sizeof *r, by_score_desc);
-	for (int i = 0; i < shown; i++)
-		items[i] = r[i].i;
+	int *idx = malloc((size_t)shown * sizeof *idx);
+	if (idx) {
+		for (int i = 0; i < shown; i++)
+			idx[i] = r[i].i;
+		qsort(idx, (size_t)shown, sizeof *idx, by_int);
+		for (int i = 0; i < shown; i++)
+			items[i] = sec[idx[i]];
+	}
+	free(idx);
 	free(r);
 }
 
-static int by_int(const void *a, const void *b)
+/* Where POS stands in the leading list, or -1. */
+static int list_index(const struct view *v, int pos)
 {
-	return *(const int *)a - *(const int *)b;
+	return pos >= 0 && pos < v->n ? v->app->list.index[pos] : -1;
 }
 
-/* How many kept positions of policy P sit in each region. */
-static void count_regions(const struct view *v, enum policy_id p, int count[SEC_COUNT])
-{
-	const int len = engine_len(v->e, p);
-	const int *pos = engine_positions(v->e, p);
-	count[SEC_OLD] = count[SEC_RECENT] = 0;
-	for (int i = 0; i < len; i++)
-		count[timeline_region(v->tl, p, v->t, pos[i]) == REGION_RECENT ? SEC_RECENT
-		                                                               : SEC_OLD]++;
-	count[SEC_EVICTED] = v->t > 0 ? timeline_evictions_until(v->tl, p, v->t) : 0;
-}
+/* Positions by their place in the leading list. */
+struct by_place {
+	int place, pos;
+};
 
-/* A policy's named regions, and its evictions unless it keeps everything. */
-static bool section_shown(const struct view *v, enum policy_id p, enum section s)
+static int by_place_asc(const void *a, const void *b)
 {
-	return s == SEC_EVICTED ? policy_capacity(p, &v->app->b) >= 0
-	                        : policies[p]->region_name[s] != NULL;
+	return ((const struct by_place *)a)->place - ((const struct by_place *)b)->place;
 }
-
-static double kept_score(const struct view *v, enum policy_id p, int pos);
 
 /* The selected token stays on screen: if its section left it out, it takes
- * the place of the least telling token shown (the lowest score, the oldest
- * recent one, the earliest eviction). */
-static void keep_selected(const struct view *v, enum section s, int *items, int shown)
+ * the place of the least telling token shown (by position: the lowest
+ * score, the oldest recent one, the earliest eviction; by score, the
+ * lowest), and the rows keep the list's order. */
+static void keep_selected(const struct view *v, int s, int *items, int shown)
 {
-	const int sel = v->app->selected;
-	if (sel < 0 || shown <= 0)
-		return;
-	const enum region r = timeline_region(v->tl, POLICY_H2O, v->t, sel);
-	const enum section want = r == REGION_OLD       ? SEC_OLD
-	                          : r == REGION_RECENT  ? SEC_RECENT
-	                          : r == REGION_EVICTED ? SEC_EVICTED
-	                                                : SEC_COUNT;
-	if (want != s)
+	const struct app_list *l = &v->app->list;
+	const int sel = v->app->selected, at = list_index(v, sel);
+	if (at < l->start[s] || at >= l->start[s + 1] || shown <= 0)
 		return;
 	for (int i = 0; i < shown; i++)
 		if (items[i] == sel)
 			return;
-	if (s == SEC_RECENT) {
-		items[0] = sel; /* older than every recent token shown */
-	} else if (s == SEC_OLD) {
-		/* Replace the lowest score, then restore position order. */
-		int low = 0;
+	int out = shown - 1;
+	if (l->sort == SORT_POSITION && s == SEC_RECENT) {
+		out = 0;
+	} else if (l->sort == SORT_POSITION && s == SEC_OLD) {
+		out = 0;
 		for (int i = 1; i < shown; i++)
-			if (kept_score(v, POLICY_H2O, items[i]) <=
-			    kept_score(v, POLICY_H2O, items[low]))
-				low = i;
-		items[low] = sel;
-		qsort(items, (size_t)shown, sizeof *items, by_int);
-	} else {
-		items[shown - 1] = sel;
+			if (kept_score(v, l->p, items[i]) <= kept_score(v, l->p, items[out]))
+				out = i;
 	}
+	items[out] = sel;
+	struct by_place *bp = malloc((size_t)shown * sizeof *bp);
+	if (!bp)
+		return;
+	for (int i = 0; i < shown; i++)
+		bp[i] = (struct by_place){list_index(v, items[i]), items[i]};
+	qsort(bp, (size_t)shown, sizeof *bp, by_place_asc);
+	for (int i = 0; i < shown; i++)
+		items[i] = bp[i].pos;
+	free(bp);
 }
 
-/* Rows for H rows of policy P's panel body: section headers, tokens,
- * "more" lines. SCRATCH holds at least n ints. */
-static int build_rows(const struct view *v, enum policy_id p, struct row *rows, int h, int *scratch)
+/* The summary: H rows of section headers, tokens and "more" lines for the
+ * leading list. ITEMS holds at least n ints. */
+static int summary_rows(const struct view *v, struct row *rows, int h, int *items)
 {
-	const int len = engine_len(v->e, p);
-	const int *pos = engine_positions(v->e, p);
-	int count[SEC_COUNT];
-	count_regions(v, p, count);
+	const struct app_list *l = &v->app->list;
+	const enum policy_id p = l->p;
 
 	/* Share the rows out one at a time, round robin, after the headers. */
 	int avail = h, give[SEC_COUNT] = {0};
@@ -177,7 +199,7 @@ static int build_rows(const struct view *v, enum policy_id p, struct row *rows, 
 	for (bool more = true; more && avail > 0;) {
 		more = false;
 		for (int s = 0; s < SEC_COUNT && avail > 0; s++) {
-			if (section_shown(v, p, s) && give[s] < count[s]) {
+			if (section_shown(v, p, s) && give[s] < section_count(l, s)) {
 				give[s]++;
 				avail--;
 				more = true;
@@ -193,39 +215,69 @@ static int build_rows(const struct view *v, enum policy_id p, struct row *rows, 
 		/* A cut section gives one of its rows to a "more" line, unless
 		 * it has only one: then a token says more than the count the
 		 * section header already gives. */
-		const bool cut = give[s] < count[s] && give[s] > 1;
+		const int count = section_count(l, s);
+		const bool cut = give[s] < count && give[s] > 1;
 		const int shown = cut ? give[s] - 1 : give[s];
-		int *items = scratch;
-		if (s == SEC_OLD) {
-			/* The highest scores, in position order. Old positions
-			 * lead the cache, the recent ones close it. */
-			if (shown < count[s])
-				highest(engine_scores(v->e, p), count[s], shown, items);
-			else
-				for (int i = 0; i < count[s]; i++)
-					items[i] = i;
-			qsort(items, (size_t)(shown > 0 ? shown : 0), sizeof *items, by_int);
-			for (int i = 0; i < shown; i++)
-				items[i] = pos[items[i]];
-		} else if (s == SEC_RECENT) {
-			for (int i = 0; i < shown; i++)
-				items[i] = pos[len - shown + i];
-		} else {
-			const int n_ev = count[SEC_EVICTED];
-			for (int i = 0; i < shown; i++)
-				items[i] = timeline_eviction(v->tl, p, n_ev - 1 - i)->pos;
-		}
-		if (p == POLICY_H2O)
-			keep_selected(v, s, items, shown);
-		/* Recent keeps its newest rows, so its "more" line goes first. */
-		const struct row more = {.kind = ROW_MORE, .sec = s, .more = count[s] - shown};
-		if (cut && s == SEC_RECENT)
+		const int *sec = l->pos + l->start[s];
+		/* By position the old region shows its highest scores and the
+		 * recent one its newest tokens; otherwise a section's list
+		 * already starts with what tells most. */
+		const bool newest = l->sort == SORT_POSITION && s == SEC_RECENT;
+		if (l->sort == SORT_POSITION && s == SEC_OLD && shown < count)
+			highest(v, sec, count, shown, items);
+		else
+			memcpy(items, newest ? sec + count - shown : sec,
+			       (size_t)shown * sizeof *items);
+		keep_selected(v, s, items, shown);
+		/* The newest recent rows close the list: their "more" line
+		 * (the older ones) goes first. */
+		const struct row more = {.kind = ROW_MORE, .sec = s, .more = count - shown};
+		if (cut && newest)
 			rows[nrows++] = more;
 		for (int i = 0; i < shown; i++)
 			rows[nrows++] = (struct row){.kind = ROW_TOKEN, .sec = s, .pos = items[i]};
-		if (cut && s != SEC_RECENT)
+		if (cut && !newest)
 			rows[nrows++] = more;
 	}
+	return nrows;
+}
+
+/* The walked list: every shown section's header and all its tokens, H
+ * rows of them around the selection. When the rows start inside a
+ * section, the top row names it instead of showing its token (which the
+ * row above the selection never is). */
+static int walk_rows(const struct view *v, struct row *rows, int h)
+{
+	const struct app_list *l = &v->app->list;
+	int total = 0, sel_row = -1;
+	const int at = list_index(v, v->app->selected);
+	for (int s = 0; s < SEC_COUNT; s++) {
+		if (!section_shown(v, l->p, s))
+			continue;
+		if (at >= l->start[s] && at < l->start[s + 1])
+			sel_row = total + 1 + at - l->start[s];
+		total += 1 + section_count(l, s);
+	}
+	int first = 0;
+	if (total > h && sel_row >= 0) {
+		first = sel_row - (h - 1) / 2;
+		first = first > total - h ? total - h : first;
+		first = first < 0 ? 0 : first;
+	}
+	int nrows = 0, row = 0;
+	for (int s = 0; s < SEC_COUNT && nrows < h; s++) {
+		if (!section_shown(v, l->p, s))
+			continue;
+		if (row >= first)
+			rows[nrows++] = (struct row){.kind = ROW_SECTION, .sec = s};
+		row++;
+		for (int i = l->start[s]; i < l->start[s + 1] && nrows < h; i++, row++)
+			if (row >= first)
+				rows[nrows++] =
+				        (struct row){.kind = ROW_TOKEN, .sec = s, .pos = l->pos[i]};
+	}
+	if (first > 0 && h >= 3 && nrows > 0 && rows[0].kind == ROW_TOKEN)
+		rows[0] = (struct row){.kind = ROW_SECTION, .sec = rows[0].sec};
 	return nrows;
 }
 
@@ -255,12 +307,35 @@ static double kept_score(const struct view *v, enum policy_id p, int pos)
 
 static const enum frame_style section_style[SEC_COUNT] = {STYLE_HEAVY, STYLE_RECENT, STYLE_EVICTED};
 
-static void draw_numbers(struct frame *f, const struct cols *c, int y, double score, double attn,
-                         enum frame_style style)
+/* Decimals that tell X from OTHER apart: two, or as many more (up to six)
+ * as it takes. It is the rule of policy_word_cutoff, so that an evicted
+ * token's score beside "< 0.188" reads 0.187, never 0.19. */
+static int pair_decimals(double x, double other)
 {
-	frame_printf(f, c->score, y, SCORE_W, style, "%*.2f", SCORE_W, score);
+	char a[48], b[48];
+	int digits = 2;
+	for (; digits < 6 && x != other; digits++) {
+		snprintf(a, sizeof a, "%.*f", digits, x);
+		snprintf(b, sizeof b, "%.*f", digits, other);
+		if (strcmp(a, b) != 0)
+			break;
+	}
+	return digits;
+}
+
+/* The score right-aligned in its column (reaching left when it needs more
+ * room) and this step's attention; returns the column the score's digits
+ * start at. */
+static int draw_numbers(struct frame *f, const struct cols *c, int y, double score, int decimals,
+                        double attn, enum frame_style style)
+{
+	char buf[48];
+	const int len = snprintf(buf, sizeof buf, "%.*f", decimals, score);
+	const int x = c->score + SCORE_W - len;
+	frame_text(f, x, y, len, buf, style);
 	if (attn >= 0.0)
 		frame_printf(f, c->attn, y, ATTN_W, STYLE_DIM, "+%.2f", attn);
+	return x;
 }
 
 static void draw_token_head(const struct view *v, struct frame *f, const struct cols *c, int y,
@@ -270,54 +345,68 @@ static void draw_token_head(const struct view *v, struct frame *f, const struct 
 	frame_text(f, c->text, y, c->text_w, v->sc->text[pos], style);
 }
 
-/* Why an evicted token went, in the bar column, in its policy's words. */
+/* Why an evicted token went, in the bar column up to column END, in its
+ * policy's words. */
 static void draw_why(const struct view *v, struct frame *f, const struct side *sd, int y,
-                     const struct eviction *ev)
+                     const struct eviction *ev, int end)
 {
 	const struct cols *c = &sd->c;
+	const int w = end - 1 - c->bar;
 	struct policy_words words;
 	view_word_eviction(v, sd->p, ev, POLICY_VOICE_BRIEF, &words);
 	char tail[128];
 	int used = 0;
 	if (words.cutoff_pos >= 0) {
-		used = frame_text(f, c->bar, y, c->bar_w, words.before, STYLE_EVICTED);
-		used += frame_text(f, c->bar + used, y, c->bar_w - used,
-		                   v->sc->text[words.cutoff_pos], STYLE_EVICTED);
+		used = frame_text(f, c->bar, y, w, words.before, STYLE_EVICTED);
+		used += frame_text(f, c->bar + used, y, w - used, v->sc->text[words.cutoff_pos],
+		                   STYLE_EVICTED);
 		snprintf(tail, sizeof tail, "%s at step %d", words.after, ev->step);
 	} else {
 		snprintf(tail, sizeof tail, "%s at step %d", words.before, ev->step);
 	}
-	frame_text(f, c->bar + used, y, c->bar_w - used, tail, STYLE_EVICTED);
+	frame_text(f, c->bar + used, y, w - used, tail, STYLE_EVICTED);
 }
 
-/* Mark the selected token's row: a glyph for the text, reverse video for
- * the terminal. */
+/* Mark the selected token's row on the leading side: a glyph for the
+ * text, reverse video for the terminal. */
 static void mark_selected(const struct view *v, struct frame *f, const struct side *sd, int y,
                           int pos)
 {
-	if (sd->p != POLICY_H2O || pos != v->app->selected)
+	if (!sd->lead || pos != v->app->selected)
 		return;
 	frame_style(f, sd->c.mark, y, sd->c.attn + ATTN_W - sd->c.mark, STYLE_SELECT);
 	frame_put(f, sd->c.mark, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);
 }
 
+/* POS as side SD's policy holds it: kept in a region, with its score bar,
+ * or evicted, with why. The full cache keeps everything, plainly. */
 static void draw_token_row(const struct view *v, struct frame *f, const struct side *sd, int y,
-                           const struct row *row, double bar_max)
+                           int pos, double bar_max)
 {
 	const struct cols *c = &sd->c;
-	const int pos = row->pos;
-	if (row->sec == SEC_EVICTED) {
+	const enum region reg = timeline_region(v->tl, sd->p, v->t, pos);
+	if (reg == REGION_EVICTED) {
 		const struct eviction *ev = timeline_eviction_of(v->tl, sd->p, pos, v->t);
 		const bool now = ev && ev->step == v->t;
 		if (now)
 			frame_put(f, c->mark, y, frame_glyph(f, GLYPH_GONE), STYLE_GONE);
 		draw_token_head(v, f, c, y, pos, now ? STYLE_GONE : STYLE_EVICTED);
-		if (ev)
-			draw_why(v, f, sd, y, ev);
-		draw_numbers(f, c, y, ev ? ev->score : 0.0, now ? ev->weight : -1.0, STYLE_EVICTED);
+		if (!ev)
+			return;
+		/* Compared on its score, it shows the digits the cut-off does. */
+		const int decimals = ev->cutoff_pos >= 0 && !policies[sd->p]->by_weight
+		                             ? pair_decimals(ev->score, ev->cutoff_value)
+		                             : 2;
+		const int x = draw_numbers(f, c, y, ev->score, decimals, now ? ev->weight : -1.0,
+		                           STYLE_EVICTED);
+		draw_why(v, f, sd, y, ev, x < c->score ? x : c->score);
 		return;
 	}
-	const enum frame_style style = section_style[row->sec];
+	if (reg == REGION_NONE)
+		return;
+	const enum frame_style style = sd->p == POLICY_FULL   ? STYLE_NORMAL
+	                               : reg == REGION_RECENT ? STYLE_RECENT
+	                                                      : STYLE_HEAVY;
 	const struct step_summary *s = v->t > 0 ? timeline_summary(v->tl, v->t) : NULL;
 	if (pos == v->t - 1)
 		frame_put(f, c->mark, y, frame_glyph(f, GLYPH_NEW), STYLE_NEW);
@@ -326,19 +415,7 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 	draw_token_head(v, f, c, y, pos, pos == v->t - 1 ? STYLE_NEW : style);
 	const double score = kept_score(v, sd->p, pos);
 	frame_bar(f, c->bar, y, c->bar_w, score, bar_max, style);
-	draw_numbers(f, c, y, score, step_weight(v, sd->p, pos), STYLE_NORMAL);
-}
-
-/* The full cache beside H2O: POS on H2O's row, whatever H2O did with it. */
-static void draw_mirror_row(const struct view *v, struct frame *f, const struct cols *c, int y,
-                            int pos, double bar_max)
-{
-	const double score = kept_score(v, POLICY_FULL, pos);
-	if (pos == v->t - 1)
-		frame_put(f, c->mark, y, frame_glyph(f, GLYPH_NEW), STYLE_NEW);
-	draw_token_head(v, f, c, y, pos, pos == v->t - 1 ? STYLE_NEW : STYLE_NORMAL);
-	frame_bar(f, c->bar, y, c->bar_w, score, bar_max, STYLE_NORMAL);
-	draw_numbers(f, c, y, score, step_weight(v, POLICY_FULL, pos), STYLE_NORMAL);
+	draw_numbers(f, c, y, score, 2, step_weight(v, sd->p, pos), STYLE_NORMAL);
 }
 
 /* What a cut section left out: "… 1,980 earlier evictions, from step 5". */
@@ -347,7 +424,9 @@ static void draw_more(const struct view *v, struct frame *f, const struct side *
 {
 	char n[32], buf[96];
 	view_format_count(row->more, n);
-	if (row->sec == SEC_RECENT)
+	if (v->app->list.sort == SORT_SCORE)
+		snprintf(buf, sizeof buf, "%s more with lower scores", n);
+	else if (row->sec == SEC_RECENT)
 		snprintf(buf, sizeof buf, "%s older", n);
 	else if (row->sec == SEC_OLD)
 		snprintf(buf, sizeof buf, "%s more with lower scores", n);
@@ -358,12 +437,12 @@ static void draw_more(const struct view *v, struct frame *f, const struct side *
 	frame_text(f, sd->c.pos + 2, y, sd->c.w - 4, buf, STYLE_DIM);
 }
 
+/* The leading side's section header: its name, how many it holds and, where
+ * the rule has one, its budget. */
 static void draw_section_row(const struct view *v, struct frame *f, const struct side *sd, int y,
                              const struct row *row)
 {
-	int count[SEC_COUNT];
-	count_regions(v, sd->p, count);
-	/* The budget of each region, where the rule has one. */
+	const struct app_list *l = &v->app->list;
 	const int limit =
 	        row->sec == SEC_EVICTED
 	                ? -1
@@ -375,10 +454,45 @@ static void draw_section_row(const struct view *v, struct frame *f, const struct
 	char a[32], b2[32];
 	if (limit >= 0)
 		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s of %s",
-		             view_format_count(count[row->sec], a), view_format_count(limit, b2));
+		             view_format_count(section_count(l, row->sec), a),
+		             view_format_count(limit, b2));
 	else
 		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s",
-		             view_format_count(count[row->sec], a));
+		             view_format_count(section_count(l, row->sec), a));
+}
+
+/* The other side, on a section header of the leading one: how many of the
+ * section's tokens it keeps and how many it evicted ("1 kept, 1 evicted",
+ * a zero left out). Nothing for a cache that keeps them all. */
+static void draw_follow_section(const struct view *v, struct frame *f, const struct side *sd, int y,
+                                int first, const struct row *row)
+{
+	if (policy_capacity(sd->p, &v->app->b) < 0)
+		return;
+	const struct app_list *l = &v->app->list;
+	int kept = 0, gone = 0;
+	for (int i = l->start[row->sec]; i < l->start[row->sec + 1]; i++) {
+		if (timeline_region(v->tl, sd->p, v->t, l->pos[i]) == REGION_EVICTED)
+			gone++;
+		else
+			kept++;
+	}
+	char a[32], b[32], buf[96] = "of these: ";
+	view_format_count(kept, a);
+	view_format_count(gone, b);
+	const size_t len = strlen(buf);
+	if (kept && gone)
+		snprintf(buf + len, sizeof buf - len, "%s kept, %s evicted", a, b);
+	else if (kept || gone)
+		snprintf(buf + len, sizeof buf - len, "%s %s", kept ? a : b,
+		         kept ? "kept" : "evicted");
+	else
+		return;
+	/* The first row leaves room for the column labels; short of it the
+	 * counts go without their "of these". */
+	const int w = (y == first ? sd->c.score - 1 : sd->c.x + sd->c.w - 1) - sd->c.mark;
+	const char *text = frame_text_width(buf, f->ascii) <= w ? buf : buf + len;
+	frame_text(f, sd->c.mark, y, w, text, STYLE_DIM);
 }
 
 static void draw_column_labels(struct frame *f, const struct cols *c, int y)
@@ -392,33 +506,45 @@ static void draw_title(const struct view *v, struct frame *f, const struct side 
 {
 	const struct cache_summary *cs = v->t > 0 ? &timeline_summary(v->tl, v->t)->c[sd->p] : NULL;
 	const int w = sd->c.w - 2, x = sd->c.mark;
+	/* The walked panel says so before its title. */
+	if (sd->lead && v->app->walk != WALK_NONE)
+		frame_put(f, sd->c.x, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);
 	int used = frame_text(f, x, y, w, policies[sd->p]->title, STYLE_LABEL);
-	const long tokens = cs ? cs->m.tokens : 0, kv = cs ? cs->m.kv : 0;
+	char tokens[32], kv[32], cap[32], shared[32];
+	view_format_count(cs ? cs->m.tokens : 0, tokens);
+	view_format_count(cs ? cs->m.kv : 0, kv);
 	const int capacity = policy_capacity(sd->p, &v->app->b);
 	if (capacity < 0)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %ld tokens, %ld KV",
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s tokens, %s KV",
 		                     tokens, kv);
 	else
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
-		                     "  %ld of %d tokens, %ld KV", tokens, capacity, kv);
+		                     "  %s of %s tokens, %s KV", tokens,
+		                     view_format_count(capacity, cap), kv);
 	/* What it shares with H2O, unless it keeps everything anyway. */
 	if (sd->p != POLICY_H2O && capacity >= 0 && cs)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, ", %d shared with H2O",
-		                     cs->m.overlap_h2o);
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, ", %s shared with H2O",
+		                     view_format_count(cs->m.overlap_h2o, shared));
 	if (sd->p != POLICY_H2O && bar_max > 0.0)
 		frame_printf(f, x + used, y, w - used, STYLE_DIM, "  bars to %.2f", bar_max);
 }
 
-/* The largest score a token row will draw: one scale for both halves, so
- * bars compare across the rule. */
-static double rows_max(const struct view *v, const struct side *sd, const struct row *rows,
-                       int nrows, double max)
+/* The largest score a kept token of either side draws on these rows: one
+ * scale for both halves, so bars compare across the rule. */
+static double rows_max(const struct view *v, const struct side *sides, const struct row *rows,
+                       int nrows)
 {
+	double max = 0.0;
 	for (int i = 0; i < nrows; i++) {
-		if (rows[i].kind != ROW_TOKEN || rows[i].sec == SEC_EVICTED)
+		if (rows[i].kind != ROW_TOKEN)
 			continue;
-		const double s = kept_score(v, sd->p, rows[i].pos);
-		max = s > max ? s : max;
+		for (int k = 0; k < 2; k++) {
+			const enum region r = timeline_region(v->tl, sides[k].p, v->t, rows[i].pos);
+			if (r != REGION_OLD && r != REGION_RECENT)
+				continue;
+			const double s = kept_score(v, sides[k].p, rows[i].pos);
+			max = s > max ? s : max;
+		}
 	}
 	return max;
 }
@@ -431,74 +557,54 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 	 * bars on either side of the rule. */
 	const int lw = v->split - r.x, rw = r.x + r.w - v->split - 1;
 	const int w = lw < rw ? lw : rw;
-	const struct side left = {POLICY_H2O, layout(r.x, w, v->n)};
-	const struct side right = {v->app->compare, layout(v->split + 1, w, v->n)};
-	const bool mirror = right.p == POLICY_FULL;
+	const enum policy_id lead = v->app->list.p;
+	const struct side sides[2] = {
+	        {POLICY_H2O, layout(r.x, w, v->n), lead == POLICY_H2O},
+	        {v->app->compare, layout(v->split + 1, w, v->n), lead != POLICY_H2O},
+	};
 	for (int y = r.y; y < r.y + r.h; y++)
 		frame_put(f, v->split, y, frame_glyph(f, GLYPH_VLINE), STYLE_BORDER);
 
 	const int body = r.h - 1;
-	struct row *lrows = malloc((size_t)body * sizeof *lrows);
-	struct row *rrows = malloc((size_t)body * sizeof *rrows);
-	int *scratch = malloc(((size_t)v->n + 1) * sizeof *scratch);
-	if (!lrows || !rrows || !scratch) {
-		free(lrows);
-		free(rrows);
-		free(scratch);
+	struct row *rows = malloc((size_t)body * sizeof *rows);
+	int *items = malloc(((size_t)v->n + 1) * sizeof *items);
+	if (!rows || !items) {
+		free(rows);
+		free(items);
 		frame_text(f, r.x + 1, r.y, r.w - 2, "out of memory", STYLE_WARN);
 		return;
 	}
 	/* At step 0 there is nothing to list. */
-	const int nl = v->t > 0 ? build_rows(v, POLICY_H2O, lrows, body, scratch) : 0;
-	const int nr = v->t == 0 ? 0 : mirror ? nl : build_rows(v, right.p, rrows, body, scratch);
-	const struct row *rr = mirror ? lrows : rrows;
-
-	double bar_max = rows_max(v, &left, lrows, nl, 0.0);
-	if (mirror) {
-		for (int i = 0; i < nl; i++)
-			if (lrows[i].kind == ROW_TOKEN) {
-				const double s = kept_score(v, POLICY_FULL, lrows[i].pos);
-				bar_max = s > bar_max ? s : bar_max;
-			}
-	} else {
-		bar_max = rows_max(v, &right, rrows, nr, bar_max);
-	}
-
-	draw_title(v, f, &left, r.y, bar_max);
-	draw_title(v, f, &right, r.y, bar_max);
-	for (int i = 0; i < nl; i++) {
+	const int nrows = v->t == 0                   ? 0
+	                  : v->app->walk != WALK_NONE ? walk_rows(v, rows, body)
+	                                              : summary_rows(v, rows, body, items);
+	const double bar_max = rows_max(v, sides, rows, nrows);
+	for (int k = 0; k < 2; k++)
+		draw_title(v, f, &sides[k], r.y, bar_max);
+	for (int i = 0; i < nrows; i++) {
 		const int y = r.y + 1 + i;
-		const struct row *row = &lrows[i];
-		if (row->kind == ROW_SECTION) {
-			draw_section_row(v, f, &left, y, row);
-		} else if (row->kind == ROW_MORE) {
-			draw_more(v, f, &left, y, row);
-		} else {
-			draw_token_row(v, f, &left, y, row, bar_max);
-			mark_selected(v, f, &left, y, row->pos);
-			if (mirror)
-				draw_mirror_row(v, f, &right.c, y, row->pos, bar_max);
+		const struct row *row = &rows[i];
+		for (int k = 0; k < 2; k++) {
+			const struct side *sd = &sides[k];
+			if (row->kind == ROW_TOKEN) {
+				draw_token_row(v, f, sd, y, row->pos, bar_max);
+				mark_selected(v, f, sd, y, row->pos);
+			} else if (row->kind == ROW_SECTION) {
+				if (sd->lead)
+					draw_section_row(v, f, sd, y, row);
+				else
+					draw_follow_section(v, f, sd, y, r.y + 1, row);
+			} else if (sd->lead) {
+				draw_more(v, f, sd, y, row);
+			}
 		}
 	}
-	for (int i = 0; i < nr && !mirror; i++) {
-		const int y = r.y + 1 + i;
-		const struct row *row = &rr[i];
-		if (row->kind == ROW_SECTION)
-			draw_section_row(v, f, &right, y, row);
-		else if (row->kind == ROW_MORE)
-			draw_more(v, f, &right, y, row);
-		else
-			draw_token_row(v, f, &right, y, row, bar_max);
-	}
-	/* Column labels on the first section row of each half. */
-	if (nl > 0)
-		draw_column_labels(f, &left.c, r.y + 1);
-	if (nr > 0)
-		draw_column_labels(f, &right.c, r.y + 1);
+	/* Column labels on the first row of each half. */
+	for (int k = 0; k < 2 && nrows > 0; k++)
+		draw_column_labels(f, &sides[k].c, r.y + 1);
 	if (v->t == 0)
-		frame_text(f, left.c.mark, r.y + 1, left.c.w - 2, "(empty: no token has arrived)",
-		           STYLE_DIM);
-	free(lrows);
-	free(rrows);
-	free(scratch);
+		frame_text(f, sides[0].c.mark, r.y + 1, sides[0].c.w - 2,
+		           "(empty: no token has arrived)", STYLE_DIM);
+	free(rows);
+	free(items);
 }

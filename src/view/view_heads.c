@@ -60,8 +60,9 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 	const int top = app->head >= rows ? app->head - rows + 1 : 0;
 	for (int h = top; h < app->heads && y < r.y + 2 + rows; h++, y++) {
 		const struct timeline *tl = app->tls[h];
+		/* Heads count from 1, as the header's "head 2/8" does. */
 		frame_printf(f, r.x + 1, y, NAME_W - 1, h == app->head ? STYLE_SELECT : STYLE_DIM,
-		             "%2d %s", h, heads_name(app->scene, h));
+		             "%2d %s", h + 1, heads_name(app->scene, h));
 		if (timeline_built(tl) < v->t) {
 			/* Its build has not reached this step yet. */
 			frame_text(f, x0, y, cols, "computing\u2026", STYLE_DIM);

@@ -5,8 +5,8 @@
  *
  * A row per step (the latest steps, the current one last), a column per
  * position. The scale is absolute and logarithmic: a weight has one level
- * (half a decade: below 0.0003, to 0.001, 0.003, 0.01, 0.03, 0.1, 0.3 and
- * above), so one colour and one glyph, whatever the size of the terminal and
+ * (about half a decade: below 0.0003, to 0.001, 0.003, 0.01, 0.03, 0.1, 0.3
+ * and above), so one colour and one glyph, whatever the size of the terminal and
  * whatever else is on screen; the legend on the rule says so. A full block
  * (@ in ASCII) is 0.3 and more: attention that dominates its row. Where columns
  * are wide enough the weight is printed after its glyph. A position a cache
@@ -35,10 +35,10 @@
 #define MAX_PINS      3
 #define PIN_WEIGHT    0.1 /* a weight that earns a column of its own */
 
-/* The level boundaries: every half decade from 10^-3.5 to 10^-0.5. */
+/* The level boundaries: 1 and 3 in every decade from 0.0003 to 0.3 (each
+ * level about half a decade), exactly the numbers the legend prints. */
 static const double heat_edges[VIEW_HEAT_LEVELS - 1] = {
-        3.1622776601683794e-4, 1e-3, 3.1622776601683794e-3, 1e-2,
-        3.1622776601683794e-2, 1e-1, 3.1622776601683794e-1,
+        3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1,
 };
 
 int view_heat_level(double w)
@@ -302,7 +302,8 @@ static void draw_half(const struct view *v, struct frame *f, const struct heat_c
 	const int first_step = v->t - (rows - 1) + 1 > 1 ? v->t - (rows - 1) + 1 : 1;
 	for (int s = first_step, y = y0 + 1; s <= v->t; s++, y++) {
 		const enum frame_style style = s == v->t ? STYLE_NEW : STYLE_DIM;
-		frame_printf(f, x + 1, y, h->step_w, style, "%*d", h->step_w, s);
+		/* Labelled by the token the step appended: its position. */
+		frame_printf(f, x + 1, y, h->step_w, style, "%*d", h->step_w, s - 1);
 		frame_text(f, x + 2 + h->step_w, y, h->text_w, v->sc->text[s - 1], style);
 		for (int i = 0; i < h->pins; i++)
 			draw_cell(f, x + h->label_w + i * h->pin_w, y, h->pin_w > 2 ? h->pin_w : 1,
@@ -335,6 +336,7 @@ static void draw_half(const struct view *v, struct frame *f, const struct heat_c
 void panel_heat_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	static const char *const labels[] = {
+	        "attention: a row per step (its new token), a column per position",
 	        "attention: a row per step, a column per position",
 	        "attention: a row per step",
 	        "attention",

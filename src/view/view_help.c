@@ -39,6 +39,7 @@ static void keys_of(enum app_action action, char *buf, size_t size)
 }
 
 static const char *const legend[] = {
+        "Positions count from 0; steps and heads from 1 (step t appends position t-1)",
         "HEAVY: old tokens kept for their accumulated attention (score)",
         "RECENT: the newest tokens, always kept; EVICTED: removed for good",
         "+attn: attention this step; score = old score + attention",
@@ -151,12 +152,20 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const int n_actions = ACT_COUNT - 1;
 	const char *watch = v->sc->watch;
-	/* A paragraph gets a wider box: rows are what the keys leave it. */
-	const int max_w = *watch ? 100 : 76;
-	const int w = r.w < max_w ? r.w : max_w;
-	const int watch_rows = *watch ? 2 + count_lines(watch, w - 4, f->ascii) : 0;
-	/* Borders and keys always; the paragraph next; the legend if room is left. */
-	const int base_h = n_actions + 2;
+	/* One column of keys when it leaves room for the rest, else two in a
+	 * wider box: every key is always listed. A paragraph gets a wider
+	 * box: rows are what the keys leave it. */
+	int cols = 1, w = r.w < (*watch ? 100 : 76) ? r.w : (*watch ? 100 : 76);
+	int watch_rows = *watch ? 2 + count_lines(watch, w - 4, f->ascii) : 0;
+	if (n_actions + 2 + watch_rows + LEGEND_ROWS > r.h) {
+		cols = 2;
+		w = r.w < 140 ? r.w : 140;
+		watch_rows = *watch ? 2 + count_lines(watch, w - 4, f->ascii) : 0;
+	}
+	const int key_rows = (n_actions + cols - 1) / cols;
+	/* Borders, keys and the policies c goes through always; the paragraph
+	 * next; the legend if room is left. */
+	const int base_h = key_rows + 3;
 	const bool with_legend = base_h + watch_rows + LEGEND_ROWS <= r.h || !*watch;
 	const int want_h = base_h + watch_rows + (with_legend ? LEGEND_ROWS : 0);
 	const int h = want_h < r.h ? want_h : r.h;
@@ -177,14 +186,36 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 	frame_text(f, x0 + 2, y0, w - 4, " keys (q quits, any other key closes this help) ",
 	           STYLE_LABEL);
 
-	const int keys_w = 20, bottom = y0 + h - 1;
-	int y = y0 + 1;
-	for (int a = 1; a < ACT_COUNT && y < bottom; a++, y++) {
+	/* Two columns keep a gap of two between them, and each its keys as
+	 * wide as its widest list of them. */
+	const int col_w = w - 4, bottom = y0 + h - 1;
+	int keys_w[2] = {cols == 1 ? 20 : 0, 0};
+	for (int a = 1; a < ACT_COUNT && cols > 1; a++) {
 		char keys[64];
 		keys_of((enum app_action)a, keys, sizeof keys);
-		frame_text(f, x0 + 2, y, keys_w, keys, STYLE_KEY);
-		frame_text(f, x0 + 2 + keys_w + 1, y, w - keys_w - 5, app_action_help(a),
-		           STYLE_NORMAL);
+		const int col = (a - 1) / key_rows, kw = frame_text_width(keys, f->ascii);
+		keys_w[col] = kw > keys_w[col] ? (kw < 20 ? kw : 20) : keys_w[col];
+	}
+	/* The texts share what the keys leave, equally. */
+	const int text_w =
+	        cols == 1 ? col_w - keys_w[0] - 1 : (w - 4 - 2 - keys_w[0] - keys_w[1] - 2) / 2;
+	for (int a = 1; a < ACT_COUNT; a++) {
+		const int col = (a - 1) / key_rows, y = y0 + 1 + (a - 1) % key_rows;
+		const int x = x0 + 2 + (col ? keys_w[0] + 1 + text_w + 2 : 0);
+		if (y >= bottom)
+			continue;
+		char keys[64];
+		keys_of((enum app_action)a, keys, sizeof keys);
+		frame_text(f, x, y, keys_w[col], keys, STYLE_KEY);
+		frame_text(f, x + keys_w[col] + 1, y, text_w, app_action_help(a), STYLE_NORMAL);
+	}
+	int y = y0 + 1 + key_rows;
+	/* The policies by name, whole: a key's text may be cut to its column. */
+	if (y < bottom) {
+		char names[256], line[320];
+		snprintf(line, sizeof line, "c compares H2O with each in turn: %s",
+		         app_comparable_names(names, sizeof names));
+		frame_text(f, x0 + 2, y++, w - 4, line, STYLE_DIM);
 	}
 	if (with_legend) {
 		y++;

@@ -120,9 +120,11 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 		for (int i = 0; i < engine_len(v->e, POLICY_H2O); i++)
 			if (kp[i] == pos)
 				score = engine_scores(v->e, POLICY_H2O)[i];
+		char at[32], all[32];
 		frame_printf(f, x, y, w, region == REGION_RECENT ? STYLE_RECENT : STYLE_HEAVY,
-		             "kept, %s: score %.2f, rank %d of %d",
-		             region == REGION_RECENT ? "recent" : "heavy", score, rank, of);
+		             "kept, %s: score %.2f, rank %s of %s",
+		             region == REGION_RECENT ? "recent" : "heavy", score,
+		             view_format_count(rank, at), view_format_count(of, all));
 	}
 	if (++y >= r.y + r.h)
 		return;
@@ -161,10 +163,13 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 		return;
 	score_history(v, pos, score);
 	if (y + 2 < r.y + r.h) {
-		frame_text(f, x, y, 14, "H2O score", STYLE_DIM);
-		frame_printf(f, x + w - 14, y, 14, STYLE_DIM, "%14s", "");
-		draw_sparkline(v, f, x + 14, y + 1, w - 14, score, pos);
-		frame_printf(f, x, y + 1, 13, STYLE_DIM, "%.2f at %d", score[v->t], v->t);
+		/* The score now, and the step it is at: "1.58 at step 5". */
+		char now[48];
+		const int now_w = snprintf(now, sizeof now, "%.2f at step %d", score[v->t], v->t);
+		const int spark = now_w + 1 > 14 ? now_w + 1 : 14;
+		frame_text(f, x, y, spark, "H2O score", STYLE_DIM);
+		draw_sparkline(v, f, x + spark, y + 1, w - spark, score, pos);
+		frame_text(f, x, y + 1, spark - 1, now, STYLE_DIM);
 	}
 	free(score);
 }

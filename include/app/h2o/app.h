@@ -7,6 +7,11 @@
  * function: a key in, the state changed, flags out that say what the caller
  * must do. The view draws an app; the backends feed it keys. Nothing here
  * touches a terminal.
+ *
+ * Numbering, everywhere a number names something: positions count from 0
+ * (the order of the scene), steps from 1 (step t appends position t - 1;
+ * step 0 is the empty cache), heads from 1 on screen (app.head is 0-based
+ * inside).
  */
 #ifndef H2O_APP_H
 #define H2O_APP_H
@@ -23,35 +28,41 @@ struct timeline;
 /* Actions: X(name, help text). The help overlay lists them in this order.
  * COMPARE's help goes on with the policies it cycles through, from the
  * POLICIES table (app_action_help). */
-#define APP_ACTIONS(X)                                                           \
-	X(NEXT, "one step forward")                                              \
-	X(PREV, "one step back")                                                 \
-	X(FIRST, "first step (step 0, the empty cache)")                         \
-	X(LAST, "last step")                                                     \
-	X(PAGE_NEXT, "ten steps forward")                                        \
-	X(PAGE_PREV, "ten steps back")                                           \
-	X(DIGIT, "type a step number, then Enter to jump to it")                 \
-	X(GOTO, "jump to a step: type its number, then Enter")                   \
-	X(HEAVY_DEC, "heavy budget down (recomputes, keeps the step)")           \
-	X(HEAVY_INC, "heavy budget up (recomputes, keeps the step)")             \
-	X(RECENT_DEC, "recent budget down (recomputes, keeps the step)")         \
-	X(RECENT_INC, "recent budget up (recomputes, keeps the step)")           \
-	X(COMPARE, "compare H2O with the next policy")                           \
-	X(METRIC, "plot output error or attention recall")                       \
-	X(PLAY, "play / pause automatic stepping")                               \
-	X(FASTER, "play faster")                                                 \
-	X(SLOWER, "play slower")                                                 \
-	X(SELECT_PREV, "select the token above in the H2O panel (inspector)")    \
-	X(SELECT_NEXT, "select the token below in the H2O panel (inspector)")    \
-	X(HEAT_LEFT, "scroll the heat rows ten positions left")                  \
-	X(HEAT_RIGHT, "scroll the heat rows right (back to following the step)") \
-	X(HEAT_SELECTED, "scroll the heat rows to the selected token")           \
-	X(HEAD_NEXT, "show the next attention head")                             \
-	X(HEAD_PREV, "show the previous attention head")                         \
-	X(OVERVIEW, "all heads at a glance: what each keeps, and its recall")    \
-	X(MAP, "cache map: what each cache keeps, every position")               \
-	X(HELP, "show / hide this help")                                         \
-	X(QUIT, "quit (Esc first closes help, cancels a number or the selection)")
+#define APP_ACTIONS(X)                                       \
+	X(NEXT, "one step forward")                          \
+	X(PREV, "one step back")                             \
+	X(FIRST, "step 0; in a walked list, its top")        \
+	X(LAST, "last step; in a walked list, its end")      \
+	X(PAGE_NEXT, "ten steps on; walked: ten rows down")  \
+	X(PAGE_PREV, "ten steps back; walked: ten rows up")  \
+	X(DIGIT, "type a step number, Enter jumps")          \
+	X(GOTO, "jump to a step: its number, Enter")         \
+	X(HEAVY_DEC, "heavy budget down (keeps the step)")   \
+	X(HEAVY_INC, "heavy budget up (keeps the step)")     \
+	X(RECENT_DEC, "recent budget down (keeps the step)") \
+	X(RECENT_INC, "recent budget up (keeps the step)")   \
+	X(COMPARE, "compare H2O with the next policy")       \
+	X(METRIC, "plot output error or recall")             \
+	X(PLAY, "play / pause automatic stepping")           \
+	X(FASTER, "play faster")                             \
+	X(SLOWER, "play slower")                             \
+	X(SELECT_PREV, "select the token above (inspector)") \
+	X(SELECT_NEXT, "select the token below (inspector)") \
+	X(WALK, "walk a list: H2O's, the other, off")        \
+	X(SORT, "sort lists by score or position")           \
+	X(SEARCH, "search token text, Enter finds it")       \
+	X(SEARCH_NEXT, "next match of the search")           \
+	X(SEARCH_PREV, "previous match of the search")       \
+	X(POSITION, "go to a position: its number, Enter")   \
+	X(HEAT_LEFT, "heat rows ten positions left")         \
+	X(HEAT_RIGHT, "heat rows right, back to the step")   \
+	X(HEAT_SELECTED, "heat rows to the selected token")  \
+	X(HEAD_NEXT, "next attention head")                  \
+	X(HEAD_PREV, "previous attention head")              \
+	X(OVERVIEW, "all heads at a glance, with recall")    \
+	X(MAP, "cache map: every position, what each keeps") \
+	X(HELP, "show / hide this help")                     \
+	X(QUIT, "quit (Esc first closes what is open)")
 
 enum app_action {
 	ACT_NONE,
@@ -99,6 +110,12 @@ enum app_action {
 	X('k', SELECT_PREV)       \
 	X(KEYC_DOWN, SELECT_NEXT) \
 	X('j', SELECT_NEXT)       \
+	X('w', WALK)              \
+	X('s', SORT)              \
+	X('/', SEARCH)            \
+	X('n', SEARCH_NEXT)       \
+	X('N', SEARCH_PREV)       \
+	X('#', POSITION)          \
 	X('<', HEAT_LEFT)         \
 	X('>', HEAT_RIGHT)        \
 	X('f', HEAT_SELECTED)     \
@@ -127,37 +144,87 @@ enum {
 /* What the plot row draws over the timeline. */
 enum app_metric { METRIC_OUT_ERR, METRIC_RECALL };
 
+/* Which cache panel is walked: its list shown whole, scrolling under the
+ * selection, and leading the rows of both panels. */
+enum app_walk { WALK_NONE, WALK_H2O, WALK_COMPARED };
+
+/* The order of each section of a list. By position: the kept tokens in
+ * the order they came, the evicted ones latest eviction first. By score:
+ * highest first (an evicted token by its score when it went), a tie
+ * keeping the lower position first. */
+enum app_sort { SORT_POSITION, SORT_SCORE };
+
+/* What is being typed on the hint line. */
+enum app_entry { ENTRY_NONE, ENTRY_STEP, ENTRY_POSITION, ENTRY_SEARCH };
+
+#define APP_ENTRY_MAX 64 /* bytes of typed text, with its NUL */
+
+/* Rows PgUp and PgDn move through a walked list: ten, as they move ten
+ * steps otherwise. (The app does not know the panel's height: that is the
+ * view's, and the view only reads the app.) */
+#define APP_LIST_PAGE 10
+
+/* The sections of a cache list: the policy's two regions in policy_region
+ * order, then its evictions. */
+enum app_section { APP_SEC_OLD, APP_SEC_RECENT, APP_SEC_EVICTED, APP_SEC_COUNT };
+
+/*
+ * A cache's list at the shown step: every position that has arrived, kept
+ * or evicted, section by section, each in the app's sort order. It is the
+ * order the selection moves in, the search walks and a walked panel
+ * scrolls through. POS[start[s] .. start[s + 1]) is section s; INDEX[pos]
+ * is where POS holds pos, or -1 (not arrived).
+ */
+struct app_list {
+	enum policy_id p;
+	int len;
+	int start[APP_SEC_COUNT + 1];
+	int *pos;   /* [n] */
+	int *index; /* [n] */
+	/* What it was built for (app.c rebuilds it when these change). */
+	int step;
+	enum app_sort sort;
+	const struct timeline *tl;
+	bool valid;
+};
+
 struct app {
 	const struct scene *scene;
-	struct timeline *tl;        /* the shown head's, for the current budgets */
-	int heads;                  /* attention heads of the scene */
-	int head;                   /* the head shown, 0..heads-1 */
-	struct scene *views;        /* [heads]: each head as a scene (heads.h) */
-	struct timeline **tls;      /* [heads]: each head's timeline */
+	struct timeline *tl;     /* the shown head's, for the current budgets */
+	int heads;               /* attention heads of the scene */
+	int head;                /* the head shown, 0..heads-1 */
+	struct scene *views;     /* [heads]: each head as a scene (heads.h) */
+	struct timeline **tls;   /* [heads]: each head's timeline */
 	struct timeline_pool *pool; /* their builds, when in the background */
-	bool overview;              /* the all-heads overview instead of the panels */
-	bool map;                   /* the cache map instead of the heat rows */
-	struct policy_budget b;     /* the current budgets */
-	int sinks_given;            /* sinks asked for, or -1 for the default */
-	enum policy_id compare;     /* the policy beside H2O */
-	enum app_metric metric;     /* what the plot row shows */
-	int step;                   /* 0..app_built() */
-	int goal;                   /* a step to go to once the timelines reach it, or -1 */
-	bool background;            /* timelines built by threads of their own */
-	bool was_building;          /* at the last tick (or since a build began) */
-	bool help;                  /* help overlay shown */
-	int selected;               /* position in the inspector, or -1 */
-	int heat_anchor;  /* position the heat rows keep in view, or -1 to follow the step */
-	bool playing;     /* automatic stepping */
-	int speed;        /* index into APP_SPEEDS */
-	bool entering;    /* typing a step number */
-	char entry[12];   /* the digits typed so far */
-	char notice[160]; /* a one-off message for the next frame */
+	bool overview;           /* the all-heads overview instead of the panels */
+	bool map;                /* the cache map instead of the heat rows */
+	struct policy_budget b;  /* the current budgets */
+	int sinks_given;         /* sinks asked for, or -1 for the default */
+	enum policy_id compare;  /* the policy beside H2O */
+	enum app_metric metric;  /* what the plot row shows */
+	int step;                /* 0..app_built() */
+	int goal;                /* a step to go to once the timelines reach it, or -1 */
+	bool background;         /* timelines built by threads of their own */
+	bool was_building;       /* at the last tick (or since a build began) */
+	bool help;               /* help overlay shown */
+	int selected;            /* position in the inspector, or -1 */
+	int heat_anchor;         /* position the heat rows keep in view, or -1 to follow the step */
+	enum app_walk walk;      /* the panel walked, if any */
+	enum app_sort sort;      /* the order of the lists */
+	bool playing;            /* automatic stepping */
+	int speed;               /* index into APP_SPEEDS */
+	enum app_entry entering; /* what is being typed, if anything */
+	char entry[APP_ENTRY_MAX]; /* the text typed so far (UTF-8) */
+	char query[APP_ENTRY_MAX]; /* the last search, for n and N */
+	char notice[160];          /* a one-off message for the next frame */
 	/* The shown step as the view reads it: the evicting caches at step
-	 * (timeline_seek_lite of tl) and its record (NULL at step 0). Every
-	 * update function refreshes them, so that drawing changes nothing. */
+	 * (timeline_seek_lite of tl) and its record (NULL at step 0), and the
+	 * list of the leading policy (app_lead) at that step. Every update
+	 * function refreshes them, so that drawing changes nothing. */
 	const struct engine *shown;
 	const struct step_record *shown_rec;
+	struct app_list list;
+	double *scratch; /* [n]: scores while sorting the list */
 };
 
 /* Set up APP for SCENE with budgets HEAVY and RECENT (building the
@@ -195,6 +262,14 @@ const struct app_binding *app_bindings(size_t *count);
 enum app_action app_action_of(uint32_t key);
 /* The help text of an action, valid until the next call on this thread. */
 const char *app_action_help(enum app_action action);
+
+/* The policy whose list leads the rows of both cache panels: the walked
+ * one, else H2O. */
+enum policy_id app_lead(const struct app *app);
+
+/* Whether position POS's text contains the search QUERY, ASCII letters
+ * matched in either case. */
+bool app_matches(const struct app *app, int pos, const char *query);
 
 /* Whether policy P can stand beside H2O: every policy but H2O itself. */
 bool app_comparable(enum policy_id p);

@@ -4,8 +4,10 @@
  * A key is a code: a printable key is its Unicode code point, every other
  * key a KEYC_ value above the Unicode range. Each key has one name, used by
  * --keys, the help overlay and the hint line: a printable key is named by
- * its character ("q", "]", "?"), the others by the lower-case names of the
- * KEY_NAMES table ("right", "pgdn", "space"). Actions and their bindings
+ * its character ("q", "]", "?", or one UTF-8 character such as "é"), the
+ * others by the lower-case names of the KEY_NAMES table ("right", "pgdn"),
+ * and space and the comma, which --keys cannot write as themselves, by
+ * "space" and "comma". Actions and their bindings
  * live in the APP_ACTIONS and APP_BINDINGS tables of app.h, so the key
  * handler, --keys and the help overlay cannot drift apart.
  */
@@ -43,8 +45,8 @@ enum keycode {
 #undef X
 };
 
-/* Parse one key name ("right", "space", "q", "]"). Returns KEYC_NONE for a
- * name that is not a key. */
+/* Parse one key name ("right", "space", "comma", "q", "]", "é"). Returns
+ * KEYC_NONE for a name that is not a key. */
 uint32_t keys_parse(const char *name);
 
 /* The name of a key, as keys_parse takes it, in BUF (at least 16 bytes).
