@@ -115,7 +115,6 @@ static void free_timelines(const struct app *app, struct timeline **tls, struct 
 	free(tls);
 }
 
-
 enum policy_id app_lead(const struct app *app)
 {
 	return app->walk == WALK_COMPARED ? app->compare : POLICY_H2O;

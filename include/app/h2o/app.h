@@ -190,24 +190,24 @@ struct app_list {
 
 struct app {
 	const struct scene *scene;
-	struct timeline *tl;     /* the shown head's, for the current budgets */
-	int heads;               /* attention heads of the scene */
-	int head;                /* the head shown, 0..heads-1 */
-	struct scene *views;     /* [heads]: each head as a scene (heads.h) */
-	struct timeline **tls;   /* [heads]: each head's timeline */
+	struct timeline *tl;        /* the shown head's, for the current budgets */
+	int heads;                  /* attention heads of the scene */
+	int head;                   /* the head shown, 0..heads-1 */
+	struct scene *views;        /* [heads]: each head as a scene (heads.h) */
+	struct timeline **tls;      /* [heads]: each head's timeline */
 	struct timeline_pool *pool; /* their builds, when in the background */
-	bool overview;           /* the all-heads overview instead of the panels */
-	bool map;                /* the cache map instead of the heat rows */
-	struct policy_budget b;  /* the current budgets */
-	int sinks_given;         /* sinks asked for, or -1 for the default */
-	enum policy_id compare;  /* the policy beside H2O */
-	enum app_metric metric;  /* what the plot row shows */
-	int step;                /* 0..app_built() */
-	int goal;                /* a step to go to once the timelines reach it, or -1 */
-	bool background;         /* timelines built by threads of their own */
-	bool was_building;       /* at the last tick (or since a build began) */
-	bool help;               /* help overlay shown */
-	int selected;            /* position in the inspector, or -1 */
+	bool overview;              /* the all-heads overview instead of the panels */
+	bool map;                   /* the cache map instead of the heat rows */
+	struct policy_budget b;     /* the current budgets */
+	int sinks_given;            /* sinks asked for, or -1 for the default */
+	enum policy_id compare;     /* the policy beside H2O */
+	enum app_metric metric;     /* what the plot row shows */
+	int step;                   /* 0..app_built() */
+	int goal;                   /* a step to go to once the timelines reach it, or -1 */
+	bool background;            /* timelines built by threads of their own */
+	bool was_building;          /* at the last tick (or since a build began) */
+	bool help;                  /* help overlay shown */
+	int selected;               /* position in the inspector, or -1 */
 	int heat_anchor;         /* position the heat rows keep in view, or -1 to follow the step */
 	enum app_walk walk;      /* the panel walked, if any */
 	enum app_sort sort;      /* the order of the lists */
