@@ -1,0 +1,86 @@
+/*
+ * model_kernel_body: the panel kernel, included by model_kernel.c once per
+ * instruction set with KATTR (its target attribute), KNAME(x) (the name
+ * with the set's suffix) and KPAIR (up to how many inputs two panels go at
+ * once: as many accumulators as the registers hold).
+ *
+ * Lane r of an accumulator sums row r of its panel: acc += w * x[j] for
+ * j = 0, 1, ..., a multiply and an add (never fused, -ffp-contract=off),
+ * which is what a plain dot product does with that row.
+ */
+
+KATTR static inline __attribute__((always_inline)) void KNAME(tile)(const float *a, size_t cols,
+                                                                    const float *const *x,
+                                                                    const int np, const int two,
+                                                                    float (*res)[MODEL_PANEL])
+{
+	const float *b = a + cols * MODEL_PANEL;
+	v16 s0[MODEL_GROUP], s1[MODEL_GROUP];
+
+	for (int p = 0; p < np; p++) {
+		s0[p] = (v16){0};
+		s1[p] = (v16){0};
+	}
+	for (size_t j = 0; j < cols; j++) {
+		const v16 wa = *(const v16a *)(const void *)(a + j * MODEL_PANEL);
+		v16 wb = wa;
+		if (two)
+			wb = *(const v16a *)(const void *)(b + j * MODEL_PANEL);
+		for (int p = 0; p < np; p++) {
+			const float xj = x[p][j];
+			s0[p] += wa * xj;
+			if (two)
+				s1[p] += wb * xj;
+		}
+	}
+	for (int p = 0; p < np; p++) {
+		memcpy(res[p], &s0[p], sizeof s0[p]);
+		if (two)
+			memcpy(res[MODEL_GROUP + p], &s1[p], sizeof s1[p]);
+	}
+}
+
+#define KTILE(NP, TWO)                                                                        \
+	KATTR static void KNAME(tile_##NP##_##TWO)(                                           \
+	        const float *a, size_t cols, const float *const *x, float(*res)[MODEL_PANEL]) \
+	{                                                                                     \
+		KNAME(tile)(a, cols, x, NP, TWO, res);                                        \
+	}
+#define KTILES(NP) KTILE(NP, 0) KTILE(NP, 1)
+KTILES(1)
+KTILES(2)
+KTILES(3)
+KTILES(4)
+KTILES(5)
+KTILES(6)
+KTILES(7)
+KTILES(8)
+#undef KTILES
+#undef KTILE
+
+KATTR static void KNAME(panels)(const struct packed *w, int pa, int pb, const float *const *x,
+                                float *const *out, int np)
+{
+	typedef void (*tile_fn)(const float *, size_t, const float *const *, float(*)[MODEL_PANEL]);
+	static const tile_fn tiles[2][MODEL_GROUP] = {
+	        {KNAME(tile_1_0), KNAME(tile_2_0), KNAME(tile_3_0), KNAME(tile_4_0),
+	         KNAME(tile_5_0), KNAME(tile_6_0), KNAME(tile_7_0), KNAME(tile_8_0)},
+	        {KNAME(tile_1_1), KNAME(tile_2_1), KNAME(tile_3_1), KNAME(tile_4_1),
+	         KNAME(tile_5_1), KNAME(tile_6_1), KNAME(tile_7_1), KNAME(tile_8_1)},
+	};
+	const size_t cols = (size_t)w->cols;
+	float res[2 * MODEL_GROUP][MODEL_PANEL];
+
+	for (int p = pa; p < pb;) {
+		const int two = np <= KPAIR && p + 1 < pb;
+		tiles[two][np - 1](w->w + (size_t)p * cols * MODEL_PANEL, cols, x, res);
+		for (int t = 0; t <= two; t++) {
+			const int r0 = (p + t) * MODEL_PANEL;
+			const int nr = w->rows - r0 < MODEL_PANEL ? w->rows - r0 : MODEL_PANEL;
+			for (int q = 0; q < np; q++)
+				memcpy(out[q] + r0, res[t * MODEL_GROUP + q],
+				       (size_t)nr * sizeof(float));
+		}
+		p += 1 + two;
+	}
+}
