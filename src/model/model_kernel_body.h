@@ -2,7 +2,8 @@
  * model_kernel_body: the panel kernel, included by model_kernel.c once per
  * instruction set with KATTR (its target attribute), KNAME(x) (the name
  * with the set's suffix) and KPAIR (up to how many inputs two panels go at
- * once: as many accumulators as the registers hold).
+ * once: as many accumulators as the registers hold). Results go through a
+ * 64-byte aligned buffer.
  *
  * Lane r of an accumulator sums row r of its panel: acc += w * x[j] for
  * j = 0, 1, ..., a multiply and an add (never fused, -ffp-contract=off),
@@ -34,9 +35,9 @@ KATTR static inline __attribute__((always_inline)) void KNAME(tile)(const float 
 		}
 	}
 	for (int p = 0; p < np; p++) {
-		memcpy(res[p], &s0[p], sizeof s0[p]);
+		*(v16a *)(void *)res[p] = s0[p];
 		if (two)
-			memcpy(res[MODEL_GROUP + p], &s1[p], sizeof s1[p]);
+			*(v16a *)(void *)res[MODEL_GROUP + p] = s1[p];
 	}
 }
 
@@ -69,7 +70,7 @@ KATTR static void KNAME(panels)(const struct packed *w, int pa, int pb, const fl
 	         KNAME(tile_5_1), KNAME(tile_6_1), KNAME(tile_7_1), KNAME(tile_8_1)},
 	};
 	const size_t cols = (size_t)w->cols;
-	float res[2 * MODEL_GROUP][MODEL_PANEL];
+	_Alignas(64) float res[2 * MODEL_GROUP][MODEL_PANEL];
 
 	for (int p = pa; p < pb;) {
 		const int two = np <= KPAIR && p + 1 < pb;
