@@ -18,11 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One layer's key/value head's cache: N slots of capacity seq_len. */
+/* One layer's key/value head's cache: N slots of capacity seq_len. The
+ * keys twice: as rows, and in tiles of MODEL_PANEL slots for the scores
+ * (model_impl.h, scores_fn). */
 struct cache {
 	int n;
 	int *pos;
 	float *k, *v; /* head_size floats per slot */
+	float *kt;    /* head_size x MODEL_PANEL floats per tile */
 };
 
 struct llama_run {
@@ -44,10 +47,11 @@ struct llama_run *llama_run_new(const struct llama_model *m)
 	const struct llama_config *c = &m->c;
 	const size_t S = (size_t)c->seq_len, hs = (size_t)c->head_size, D = (size_t)c->dim;
 	const size_t caches = (size_t)c->n_layers * (size_t)c->n_kv_heads;
+	const size_t tiles = (size_t)packed_panels(c->seq_len) * MODEL_PANEL * hs;
 	/* The loader proved this fits the limits (llama.c, run_bytes). */
-	const size_t floats = 2 * caches * S * hs + (size_t)c->n_layers * (size_t)c->n_heads * S +
-	                      (size_t)c->n_layers * D + 7 * D + 2 * (size_t)c->hidden_dim +
-	                      (size_t)c->vocab_size;
+	const size_t floats =
+	        caches * (2 * S * hs + tiles) + (size_t)c->n_layers * (size_t)c->n_heads * S +
+	        (size_t)c->n_layers * D + 7 * D + 2 * (size_t)c->hidden_dim + (size_t)c->vocab_size;
 	struct llama_run *r = calloc(1, sizeof *r);
 	if (r == NULL)
 		return NULL;
@@ -64,7 +68,8 @@ struct llama_run *llama_run_new(const struct llama_model *m)
 		r->cache[i].pos = r->ipos + i * S;
 		r->cache[i].k = f;
 		r->cache[i].v = f + S * hs;
-		f += 2 * S * hs;
+		r->cache[i].kt = f + 2 * S * hs;
+		f += 2 * S * hs + tiles;
 	}
 #define TAKE(field, count)    \
 	do {                  \
@@ -105,6 +110,15 @@ void llama_run_reset(struct llama_run *r)
 	for (int i = 0; i < c->n_layers * c->n_kv_heads; i++)
 		r->cache[i].n = 0;
 	r->pos = -1;
+}
+
+/* Slot S's key K into the tiles. */
+static void put_tile(struct cache *ca, int s, const float *k, size_t hs)
+{
+	float *t =
+	        ca->kt + (size_t)(s / MODEL_PANEL) * hs * MODEL_PANEL + (size_t)(s % MODEL_PANEL);
+	for (size_t i = 0; i < hs; i++)
+		t[i * MODEL_PANEL] = k[i];
 }
 
 static struct cache *cache_of(const struct llama_run *r, int layer, int kv_head)
@@ -169,6 +183,7 @@ void llama_run_keep(struct llama_run *r, int layer, int kv_head, const unsigned 
 			ca->pos[n] = ca->pos[i];
 			memcpy(ca->k + (size_t)n * hs, ca->k + (size_t)i * hs, hs * sizeof(float));
 			memcpy(ca->v + (size_t)n * hs, ca->v + (size_t)i * hs, hs * sizeof(float));
+			put_tile(ca, n, ca->k + (size_t)n * hs, hs);
 			for (int h = kv_head * kv_mul; h < (kv_head + 1) * kv_mul; h++) {
 				float *w = (float *)llama_run_weights(r, layer, h);
 				w[n] = w[i];
@@ -253,29 +268,18 @@ static void attend(struct llama_run *r, int layer, int g, int pos)
 	ca->pos[s] = pos;
 	memcpy(ca->k + (size_t)s * (size_t)hs, r->k + g * hs, (size_t)hs * sizeof(float));
 	memcpy(ca->v + (size_t)s * (size_t)hs, r->v + g * hs, (size_t)hs * sizeof(float));
+	put_tile(ca, s, r->k + g * hs, (size_t)hs);
 
 	for (int h = g * kv_mul; h < (g + 1) * kv_mul; h++) {
 		float *q = r->q + h * hs;
 		float *att = (float *)llama_run_weights(r, layer, h);
 		rope(r, q);
 		memcpy((float *)llama_run_query(r, layer, h), q, (size_t)hs * sizeof(float));
-		for (int t = 0; t < ca->n; t++) {
-			const float *k = ca->k + (size_t)t * (size_t)hs;
-			float score = 0.0f;
-			for (int i = 0; i < hs; i++)
-				score += q[i] * k[i];
-			score /= sqrtf(hs);
-			att[t] = score;
-		}
+		/* run.c: score = sum of q[i] * k[i], then score /= sqrtf(head_size);
+		 * xb[i] = sum over t of att[t] * v[t][i]; the kernels do just that. */
+		r->m->k.scores(ca->kt, ca->n, q, hs, att);
 		softmax(att, ca->n);
-		float *xb = r->xb + h * hs;
-		memset(xb, 0, (size_t)hs * sizeof(float));
-		for (int t = 0; t < ca->n; t++) {
-			const float *v = ca->v + (size_t)t * (size_t)hs;
-			const float a = att[t];
-			for (int i = 0; i < hs; i++)
-				xb[i] += a * v[i];
-		}
+		r->m->k.values(att, ca->v, ca->n, hs, r->xb + h * hs);
 	}
 }
 
@@ -353,7 +357,7 @@ int llama_step(const struct llama_model *m, struct llama_run *r, int token, int 
 /* ---- several runs: panels, on two threads ---------------------------------- */
 
 /* A step of several runs uses the helper from this many multiplies on. */
-#define MODEL_THREADS_WORK 1e6
+#define MODEL_THREADS_WORK 4e6
 
 /* Up to three products of the same input width, for every run. */
 struct products {
@@ -386,7 +390,7 @@ static void products_part(struct batch *b, int part)
 		const int z = to - base < np ? to - base : np;
 		for (int r0 = 0; a < z && r0 < b->n; r0 += MODEL_GROUP) {
 			const int g = b->n - r0 < MODEL_GROUP ? b->n - r0 : MODEL_GROUP;
-			b->m->panels(pr->w[i], a, z, pr->in + r0, pr->out[i] + r0, g);
+			b->m->k.panels(pr->w[i], a, z, pr->in + r0, pr->out[i] + r0, g);
 		}
 		base += np;
 	}

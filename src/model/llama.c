@@ -64,10 +64,11 @@ static uint64_t model_floats(const struct llama_config *c)
 static uint64_t run_bytes(const struct llama_config *c)
 {
 	const uint64_t L = (uint64_t)c->n_layers, S = (uint64_t)c->seq_len;
-	const uint64_t slots = L * (uint64_t)c->n_kv_heads * S;
-	return 4 * (slots + 2 * slots * (uint64_t)c->head_size + L * (uint64_t)c->n_heads * S +
-	            L * (uint64_t)c->dim + 7 * (uint64_t)c->dim + 2 * (uint64_t)c->hidden_dim +
-	            (uint64_t)c->vocab_size);
+	const uint64_t caches = L * (uint64_t)c->n_kv_heads, slots = caches * S;
+	const uint64_t tiles = caches * (uint64_t)packed_panels(c->seq_len) * MODEL_PANEL;
+	return 4 * (slots + (2 * slots + tiles) * (uint64_t)c->head_size +
+	            L * (uint64_t)c->n_heads * S + L * (uint64_t)c->dim + 7 * (uint64_t)c->dim +
+	            2 * (uint64_t)c->hidden_dim + (uint64_t)c->vocab_size);
 }
 
 static int check_header(const unsigned char *h, uint64_t len, struct llama_config *c, char *err)
@@ -292,7 +293,7 @@ static int load(struct source *s, uint64_t len, struct llama_model **out)
 		llama_free(m);
 		return -1;
 	}
-	m->panels = model_pick_kernel(NULL);
+	model_pick_kernels(&m->k);
 	m->threads = LLAMA_THREADS_AUTO;
 	m->pool = model_pool_new(); /* NULL: batches run on the calling thread */
 	*out = m;

@@ -44,8 +44,22 @@ static inline float packed_at(const struct packed *m, int i, int j)
 typedef void (*panels_fn)(const struct packed *w, int pa, int pb, const float *const *x,
                           float *const *out, int np);
 
-/* The widest kernel this processor runs, and its name. */
-panels_fn model_pick_kernel(const char **name);
+/* ATT[t] = (Q . k_t) / sqrtf(HS) for the N slots of key tiles KT: tile
+ * t / MODEL_PANEL holds HS rows of MODEL_PANEL lanes, slot t in lane
+ * t % MODEL_PANEL; each summed from i = 0 up. */
+typedef void (*scores_fn)(const float *kt, int n, const float *q, int hs, float *att);
+/* OUT[i] = sum over t < N of A[t] * V[t * HS + i], summed from t = 0 up. */
+typedef void (*values_fn)(const float *a, const float *v, int n, int hs, float *out);
+
+struct kernels {
+	const char *name;
+	panels_fn panels;
+	scores_fn scores;
+	values_fn values;
+};
+
+/* The widest kernels this processor runs. */
+void model_pick_kernels(struct kernels *k);
 
 struct layer_weights {
 	const float *rms_att, *rms_ffn; /* dim each */
@@ -60,7 +74,7 @@ struct llama_model {
 	struct packed emb, cls; /* the same matrix when the classifier is shared */
 	struct layer_weights *layers;
 	const float *rms_final;
-	panels_fn panels;
+	struct kernels k;
 	enum llama_threads threads;
 	struct model_pool *pool; /* NULL when it could not be made */
 };

@@ -11,11 +11,14 @@
  */
 #include "model_impl.h"
 
+#include <math.h>
 #include <string.h>
 
 #if defined(__GNUC__)
 typedef float v16 __attribute__((vector_size(4 * MODEL_PANEL)));
-typedef float v16a __attribute__((vector_size(4 * MODEL_PANEL), may_alias));
+typedef float v16a __attribute__((vector_size(4 * MODEL_PANEL), aligned(4), may_alias));
+typedef float v8 __attribute__((vector_size(2 * MODEL_PANEL)));
+typedef float v8a __attribute__((vector_size(2 * MODEL_PANEL), aligned(4), may_alias));
 
 #if defined(__x86_64__) || defined(__i386__)
 #define KATTR    __attribute__((target("avx512f")))
@@ -42,25 +45,28 @@ typedef float v16a __attribute__((vector_size(4 * MODEL_PANEL), may_alias));
 #undef KNAME
 #undef KPAIR
 
-panels_fn model_pick_kernel(const char **name)
+void model_pick_kernels(struct kernels *k)
 {
-	const char *n = "generic vectors";
-	panels_fn f = panels_base;
+	k->name = "generic vectors";
+	k->panels = panels_base;
+	k->scores = scores_base;
+	k->values = values_base;
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f")) {
-		n = "AVX-512";
-		f = panels_avx512;
+		k->name = "AVX-512";
+		k->panels = panels_avx512;
+		k->scores = scores_avx512;
+		k->values = values_avx512;
 	} else if (__builtin_cpu_supports("avx2")) {
-		n = "AVX2";
-		f = panels_avx2;
+		k->name = "AVX2";
+		k->panels = panels_avx2;
+		k->scores = scores_avx2;
+		k->values = values_avx2;
 	} else {
-		n = "SSE2";
+		k->name = "SSE2";
 	}
 #endif
-	if (name != NULL)
-		*name = n;
-	return f;
 }
 
 #else
@@ -78,10 +84,32 @@ static void panels_plain(const struct packed *w, int pa, int pb, const float *co
 		}
 }
 
-panels_fn model_pick_kernel(const char **name)
+static void scores_plain(const float *kt, int n, const float *q, int hs, float *att)
 {
-	if (name != NULL)
-		*name = "plain loops";
-	return panels_plain;
+	for (int t = 0; t < n; t++) {
+		const float *tile = kt + (size_t)(t / MODEL_PANEL) * (size_t)hs * MODEL_PANEL;
+		float score = 0.0f;
+		for (int i = 0; i < hs; i++)
+			score += q[i] * tile[(size_t)i * MODEL_PANEL + (size_t)(t % MODEL_PANEL)];
+		att[t] = score / sqrtf((float)hs);
+	}
+}
+
+static void values_plain(const float *a, const float *v, int n, int hs, float *out)
+{
+	for (int i = 0; i < hs; i++) {
+		float acc = 0.0f;
+		for (int t = 0; t < n; t++)
+			acc += a[t] * v[(size_t)t * (size_t)hs + (size_t)i];
+		out[i] = acc;
+	}
+}
+
+void model_pick_kernels(struct kernels *k)
+{
+	k->name = "plain loops";
+	k->panels = panels_plain;
+	k->scores = scores_plain;
+	k->values = values_plain;
 }
 #endif

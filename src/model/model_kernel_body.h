@@ -85,3 +85,54 @@ KATTR static void KNAME(panels)(const struct packed *w, int pa, int pb, const fl
 		p += 1 + two;
 	}
 }
+
+/*
+ * Attention scores of query Q against the N slots of key tiles KT (16 slots
+ * a tile, each tile HS rows of 16 lanes): lane t sums q[i] * k_t[i] from
+ * i = 0 up and divides by sqrtf(HS), run.c's arithmetic for each slot.
+ */
+KATTR static void KNAME(scores)(const float *kt, int n, const float *q, int hs, float *att)
+{
+	const float div = sqrtf((float)hs);
+	_Alignas(64) float tmp[MODEL_PANEL];
+
+	for (int t0 = 0; t0 < n; t0 += MODEL_PANEL) {
+		const float *tile = kt + (size_t)(t0 / MODEL_PANEL) * (size_t)hs * MODEL_PANEL;
+		v16 acc = (v16){0};
+		for (int i = 0; i < hs; i++)
+			acc += *(const v16a *)(const void *)(tile + (size_t)i * MODEL_PANEL) * q[i];
+		acc = acc / div;
+		*(v16a *)(void *)tmp = acc;
+		const int k = n - t0 < MODEL_PANEL ? n - t0 : MODEL_PANEL;
+		memcpy(att + t0, tmp, (size_t)k * sizeof(float));
+	}
+}
+
+/* OUT[i] = sum over t < N of A[t] * V[t][i] (rows of HS floats), summed
+ * from t = 0 up, for each i: lanes over i. */
+KATTR static void KNAME(values)(const float *a, const float *v, int n, int hs, float *out)
+{
+	int i0 = 0;
+	for (; i0 + MODEL_PANEL <= hs; i0 += MODEL_PANEL) {
+		v16 acc = (v16){0};
+		for (int t = 0; t < n; t++)
+			acc += *(const v16a *)(const void *)(v + (size_t)t * (size_t)hs +
+			                                     (size_t)i0) *
+			       a[t];
+		memcpy(out + i0, &acc, sizeof acc);
+	}
+	for (; i0 + MODEL_PANEL / 2 <= hs; i0 += MODEL_PANEL / 2) {
+		v8 acc = (v8){0};
+		for (int t = 0; t < n; t++)
+			acc += *(const v8a *)(const void *)(v + (size_t)t * (size_t)hs +
+			                                    (size_t)i0) *
+			       a[t];
+		memcpy(out + i0, &acc, sizeof acc);
+	}
+	for (; i0 < hs; i0++) {
+		float acc = 0.0f;
+		for (int t = 0; t < n; t++)
+			acc += a[t] * v[(size_t)t * (size_t)hs + (size_t)i0];
+		out[i0] = acc;
+	}
+}
