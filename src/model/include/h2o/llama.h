@@ -22,8 +22,12 @@
  * in the same order (RMSNorm with eps 1e-5, RoPE, softmax with expf,
  * SwiGLU, every dot product summed from index 0 up), so that a run that
  * never evicts gives run.c's logits bit for bit when both are built with
- * -ffp-contract=off. The attention weights a step exposes are those floats,
- * exactly as they multiplied the value rows.
+ * -ffp-contract=off (and the same libm: expf, powf, cosf, sinf). The
+ * attention weights a step exposes are those floats, exactly as they
+ * multiplied the value rows.
+ *
+ * The accessors below take a layer in [0, n_layers), a query head in
+ * [0, n_heads) and a key/value head in [0, n_kv_heads), and do not check.
  *
  * llama_step_batch runs several runs at the same position at once (one per
  * eviction policy, say), passing each weight matrix once for all of them,
