@@ -15,7 +15,9 @@ and NumPy (Debian: apt-get install python3-numpy).
         PREFIX_q.npy (L, H, n, d), PREFIX_k.npy and PREFIX_v.npy (L, G, n, d):
         each layer's attention inputs, q and k after RoPE, float32, C order;
         PREFIX.json: the tokens' text and ids, the prompt length, the shape.
-        With --generate N, N greedy tokens follow the prompt.
+        With --generate N, N greedy tokens follow the prompt. With --scene L H,
+        also an h2o-tui scene of layer L, query head H: PREFIX_L<L>H<H>.json
+        and its (n, d) q, k, v files (k and v of the head's kv head).
     llama2c.py fixture CHECKPOINT TOKENIZER (--out FILE | --check FILE)
         write (or compare with) tests/model/stories260K_logits.txt
 
@@ -26,6 +28,7 @@ probabilities of the forward pass itself.
 import argparse
 import json
 import math
+import os
 import struct
 import sys
 
@@ -265,6 +268,27 @@ def compare_fixture(new, old, tol=2e-6):
     return None
 
 
+def write_scene(a, ck, q, k, v, texts):
+    """One query head as an h2o-tui scene (docs/scene-format.md, .npy files)."""
+    layer, head = a.scene
+    if not (0 <= layer < ck.n_layers and 0 <= head < ck.n_heads):
+        raise SystemExit(f"--scene: layer 0..{ck.n_layers - 1}, head 0..{ck.n_heads - 1}")
+    g = head // (ck.n_heads // ck.n_kv_heads)
+    base = f"{a.out}_L{layer}H{head}"
+    name = os.path.basename(base)
+    for part, x in (("q", q[layer, head]), ("k", k[layer, g]), ("v", v[layer, g])):
+        np.save(f"{base}_{part}.npy", np.ascontiguousarray(x))
+    scene = {"title": f"{os.path.basename(a.checkpoint)}, layer {layer}, head {head}",
+             "description": f"query head {head} reads key/value head {g}; "
+                            f"{len(texts)} tokens of tools/llama2c.py trace",
+             "heavy": a.heavy, "recent": a.recent, "dim": ck.head_size,
+             "q": f"{name}_q.npy", "k": f"{name}_k.npy", "v": f"{name}_v.npy",
+             "text": [t if t.strip() else repr(t) for t in texts]}
+    with open(base + ".json", "w") as f:
+        json.dump(scene, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -282,6 +306,10 @@ def main(argv):
     p.add_argument("--text", required=True)
     p.add_argument("--out", required=True, help="writes OUT_q.npy, OUT_k.npy, OUT_v.npy, OUT.json")
     p.add_argument("--generate", type=int, default=0, help="greedy tokens after the prompt")
+    p.add_argument("--scene", type=int, nargs=2, metavar=("LAYER", "HEAD"),
+                   help="also write an h2o-tui scene of one query head")
+    p.add_argument("--heavy", type=int, default=16, help="the scene's heavy budget")
+    p.add_argument("--recent", type=int, default=16, help="the scene's recent budget")
     p = sub.add_parser("fixture", help="the test fixture of tests/model")
     p.add_argument("checkpoint")
     p.add_argument("tokenizer")
@@ -321,6 +349,8 @@ def main(argv):
         with open(f"{a.out}.json", "w") as f:
             json.dump(meta, f, indent=1, ensure_ascii=False)
             f.write("\n")
+        if a.scene:
+            write_scene(a, ck, q32, k32, v32, texts)
         print(f"{len(ids)} tokens ({len(prompt)} of prompt); attention from q and k matches "
               f"the forward pass to {exact:.1e} (float64), {rounded:.1e} (float32)",
               file=sys.stderr)
