@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define HEADER_BYTES 28
 
@@ -254,6 +255,24 @@ static int read_weights(struct source *s, struct llama_model *m)
 	return read_matrix(s, at, &m->cls, c->vocab_size, D, "classifier", -1);
 }
 
+/* The weights' block: 64-byte aligned, and in huge pages where the system
+ * gives them on request: a step streams every weight, and 4 KiB pages would
+ * cost a TLB miss every 4 KiB. */
+static float *alloc_weights(size_t bytes)
+{
+#if defined(MADV_HUGEPAGE)
+	const size_t huge = (size_t)2 << 20;
+	if (bytes >= huge) {
+		const size_t size = (bytes + huge - 1) / huge * huge;
+		float *p = aligned_alloc(huge, size);
+		if (p != NULL)
+			madvise(p, size, MADV_HUGEPAGE); /* only a hint: failure is fine */
+		return p;
+	}
+#endif
+	return aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
 static int load(struct source *s, uint64_t len, struct llama_model **out)
 {
 	unsigned char h[HEADER_BYTES];
@@ -276,7 +295,7 @@ static int load(struct source *s, uint64_t len, struct llama_model **out)
 	m->c = c;
 	const size_t bytes = (size_t)model_floats(&c) * sizeof(float);
 	const size_t widest = (size_t)(c.hidden_dim > c.dim ? c.hidden_dim : c.dim);
-	m->mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
+	m->mem = alloc_weights(bytes);
 	m->layers = calloc((size_t)c.n_layers, sizeof *m->layers);
 	s->tmp = malloc(widest * MODEL_PANEL * sizeof(float));
 	if (m->mem == NULL || m->layers == NULL || s->tmp == NULL) {

@@ -18,6 +18,8 @@ KATTR static inline __attribute__((always_inline)) void KNAME(tile)(const float 
 	const float *b = a + cols * MODEL_PANEL;
 	v16 s0[MODEL_GROUP], s1[MODEL_GROUP];
 
+	/* Unrolled, so that the accumulators stay in registers. */
+#pragma GCC unroll 8
 	for (int p = 0; p < np; p++) {
 		s0[p] = (v16){0};
 		s1[p] = (v16){0};
@@ -27,6 +29,7 @@ KATTR static inline __attribute__((always_inline)) void KNAME(tile)(const float 
 		v16 wb = wa;
 		if (two)
 			wb = *(const v16a *)(const void *)(b + j * MODEL_PANEL);
+#pragma GCC unroll 8
 		for (int p = 0; p < np; p++) {
 			const float xj = x[p][j];
 			s0[p] += wa * xj;
@@ -34,6 +37,7 @@ KATTR static inline __attribute__((always_inline)) void KNAME(tile)(const float 
 				s1[p] += wb * xj;
 		}
 	}
+#pragma GCC unroll 8
 	for (int p = 0; p < np; p++) {
 		*(v16a *)(void *)res[p] = s0[p];
 		if (two)
