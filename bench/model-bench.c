@@ -234,29 +234,18 @@ static double run_peer_once(const char *peer, const char *ckpt, const char *tok,
 	return tps;
 }
 
-static double run_peer(const char *peer, const char *ckpt, const char *tok, int tokens, int reps)
-{
-	double best = 0;
-	for (int i = 0; i < reps; i++) {
-		const double t = run_peer_once(peer, ckpt, tok, tokens);
-		best = t > best ? t : best;
-	}
-	return best;
-}
+/* What run.c is given, when it runs. */
+struct peer {
+	const char *path, *ckpt, *tok;
+};
 
-static double best_of(const struct llama_model *m, int P, int tokens, int window, int plain,
-                      int reps)
-{
-	double best = 0;
-	for (int i = 0; i < reps; i++) {
-		const double t = bench(m, P, tokens, window, plain);
-		best = t > best ? t : best;
-	}
-	return best;
-}
-
+/*
+ * The cases on M, REPS times over: each repetition runs run.c once (PEER,
+ * when not NULL) and then every case once, so that both meet the same
+ * load; each figure is its best repetition. BW > 0: the read bandwidth.
+ */
 static void report(const char *name, const struct llama_model *m, int tokens, int reps, double bw,
-                   double peer)
+                   const struct peer *peer)
 {
 	const struct llama_config *c = llama_model_config(m);
 	const double weights = (double)c->n_layers * c->dim *
@@ -271,21 +260,37 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 	        {"batch, P = 5", 5, 0, 0},
 	        {"batch, P = 5, window 64", 5, 64, 0},
 	};
+	enum { NCASES = sizeof cases / sizeof cases[0] };
+	double best[NCASES] = {0}, peer_tps = 0;
 
-	printf("\n%s: %.2fM weights (%.1f MB as float32), %d tokens from position 0\n", name,
-	       weights / 1e6, weights * 4 / 1e6, tokens);
+	for (int rep = 0; rep < reps; rep++) {
+		if (peer != NULL) {
+			const double t = run_peer_once(peer->path, peer->ckpt, peer->tok, tokens);
+			peer_tps = t > peer_tps ? t : peer_tps;
+		}
+		for (int k = 0; k < NCASES; k++) {
+			const int n = cases[k].plain && weights > 1e7 ? tokens / 4 : tokens;
+			const double t = bench(m, cases[k].P, n, cases[k].window, cases[k].plain);
+			best[k] = t > best[k] ? t : best[k];
+		}
+	}
+
+	printf("\n%s: %.2fM weights (%.1f MB as float32), %d tokens from position 0, best of %d\n",
+	       name, weights / 1e6, weights * 4 / 1e6, tokens, reps);
+	if (peer != NULL && peer_tps > 0)
+		printf("  run.c (%s), greedy from BOS: %.1f tok/s\n", peer->path, peer_tps);
+	else if (peer != NULL)
+		printf("  run.c (%s): no \"achieved tok/s\" line\n", peer->path);
 	printf("  %-26s %12s %10s %12s %10s\n", "case", "passes/s", "ms/step", "weights GB/s",
 	       "GFLOP/s");
-	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-		const int n = cases[k].plain && weights > 1e7 ? tokens / 4 : tokens;
-		const double pps = best_of(m, cases[k].P, n, cases[k].window, cases[k].plain, reps);
-		const double steps = pps / cases[k].P;
+	for (int k = 0; k < NCASES; k++) {
+		const double pps = best[k], steps = pps / cases[k].P;
 		/* A batch reads each weight once a step; llama_step once a run. */
 		const double reads = cases[k].plain ? pps : steps;
 		printf("  %-26s %12.0f %10.3f %12.2f %10.2f", cases[k].what, pps, 1e3 / steps,
 		       reads * weights * 4 / 1e9, pps * weights * 2 / 1e9);
-		if (peer > 0 && !cases[k].plain)
-			printf("   %.1fx run.c", pps / peer);
+		if (peer_tps > 0)
+			printf("   %.1fx run.c", pps / peer_tps);
 		printf("\n");
 	}
 	if (bw > 0)
@@ -329,7 +334,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", path, err);
 		return 1;
 	}
-	report("stories260K", m, tokens, reps, 0, 0);
+	report("stories260K", m, tokens, reps, 0, NULL);
 	llama_free(m);
 
 	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -349,16 +354,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", ckpt, err);
 		rc = 1;
 	} else {
-		double peer_tps = 0;
-		if (peer != NULL) {
-			peer_tps = run_peer(peer, ckpt, tok, tokens, reps);
-			if (peer_tps > 0)
-				printf("\nrun.c (%s) on the random 15M checkpoint: %.1f tok/s\n",
-				       peer, peer_tps);
-			else
-				printf("\nrun.c (%s): no \"achieved tok/s\" line\n", peer);
-		}
-		report("random 15M shape", m, tokens, reps, bw, peer_tps);
+		const struct peer p = {peer, ckpt, tok};
+		report("random 15M shape", m, tokens, reps, bw, peer != NULL ? &p : NULL);
 		llama_free(m);
 	}
 	unlink(ckpt);

@@ -174,23 +174,34 @@ void llama_run_keep(struct llama_run *r, int layer, int kv_head, const unsigned 
 	const size_t hs = (size_t)c->head_size;
 	const int kv_mul = c->n_heads / c->n_kv_heads;
 	struct cache *ca = cache_of(r, layer, kv_head);
-	int n = 0;
+	int first = 0;
 
-	for (int i = 0; i < ca->n; i++) {
-		if (!keep[i])
+	while (first < ca->n && keep[first])
+		first++;
+	/* Each run of kept slots after the first eviction moves as a block. */
+	int n = first;
+	for (int i = first; i < ca->n;) {
+		if (!keep[i]) {
+			i++;
 			continue;
-		if (n != i) {
-			ca->pos[n] = ca->pos[i];
-			memcpy(ca->k + (size_t)n * hs, ca->k + (size_t)i * hs, hs * sizeof(float));
-			memcpy(ca->v + (size_t)n * hs, ca->v + (size_t)i * hs, hs * sizeof(float));
-			put_tile(ca, n, ca->k + (size_t)n * hs, hs);
-			for (int h = kv_head * kv_mul; h < (kv_head + 1) * kv_mul; h++) {
-				float *w = (float *)llama_run_weights(r, layer, h);
-				w[n] = w[i];
-			}
 		}
-		n++;
+		int j = i;
+		while (j < ca->n && keep[j])
+			j++;
+		const size_t len = (size_t)(j - i);
+		memmove(ca->pos + n, ca->pos + i, len * sizeof *ca->pos);
+		memmove(ca->k + (size_t)n * hs, ca->k + (size_t)i * hs, len * hs * sizeof(float));
+		memmove(ca->v + (size_t)n * hs, ca->v + (size_t)i * hs, len * hs * sizeof(float));
+		for (int h = kv_head * kv_mul; h < (kv_head + 1) * kv_mul; h++) {
+			float *w = (float *)llama_run_weights(r, layer, h);
+			memmove(w + n, w + i, len * sizeof *w);
+		}
+		n += (int)len;
+		i = j;
 	}
+	/* The tiles from the first slot that moved on. */
+	for (int s = first; s < n; s++)
+		put_tile(ca, s, ca->k + (size_t)s * hs, hs);
 	ca->n = n;
 }
 
