@@ -10,8 +10,9 @@ packages="meson ninja-build gcc pkg-config libcjson-dev libncurses-dev libcmocka
 # clang's libFuzzer (its runtime is libclang-rt-14-dev, which clang only
 # recommends), checks with strace that nothing writes a file, and checks
 # the formatting with clang-format (Debian 12's is version 14, the one the
-# root .clang-format is written for).
-[ -z "${CI:-}" ] || packages="$packages valgrind clang libclang-rt-14-dev strace clang-format"
+# root .clang-format is written for), and checks the model's test fixture
+# against the NumPy forward pass of tools/llama2c.py.
+[ -z "${CI:-}" ] || packages="$packages valgrind clang libclang-rt-14-dev strace clang-format python3-numpy"
 
 missing=""
 for p in $packages; do

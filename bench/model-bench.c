@@ -1,0 +1,365 @@
+/*
+ * model-bench: how many forward passes per second the model stage runs
+ * (src/model/), alone and in batches of runs, beside llama2.c's run.c.
+ *
+ * A forward pass is one token of one run; passes per second are tokens x
+ * runs / time. Cases: stories260K (models/) and a checkpoint of the 15M
+ * shape (dim 288, 6 layers, 6 heads, 6 kv heads, hidden 768, vocab 32000,
+ * seq 256) whose seeded random weights the bench writes to a temporary
+ * file, for P = 1 and P = 5 runs that never evict (run.c's work), and
+ * P = 5 runs that keep a window of 64 positions. llama_step (the plain,
+ * one-thread path) runs too, once per model.
+ *
+ * With --peer PATH, run.c built from llama2.c (gcc -O3 -march=native -o
+ * /tmp/runc run.c -lm) generates greedily from the same 15M checkpoint
+ * (with a tokenizer of 32000 dummy pieces, written beside it) and its own
+ * "achieved tok/s" is printed with the ratio. A memory read probe says how
+ * close the batch comes to the weights' bandwidth bound. Every figure is
+ * the best of REPS runs (3 unless --reps says): other work on the machine
+ * only ever slows a run down.
+ *
+ * Usage: model-bench [--peer PATH] [--tokens N] [--reps N] [SOURCE_ROOT]
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "h2o/llama.h"
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform in [-a, a). */
+static float rng_float(uint64_t *s, float a)
+{
+	return a * ((float)(rng_next(s) >> 40) / 8388608.0f - 1.0f);
+}
+
+static int put_floats(FILE *f, uint64_t *s, size_t n, float a, float fixed)
+{
+	float buf[4096];
+	while (n > 0) {
+		const size_t k = n < 4096 ? n : 4096;
+		for (size_t i = 0; i < k; i++)
+			buf[i] = a > 0 ? rng_float(s, a) : fixed;
+		if (fwrite(buf, sizeof(float), k, f) != k)
+			return -1;
+		n -= k;
+	}
+	return 0;
+}
+
+/* The 15M shape with random weights; the embedding (the classifier) row of
+ * BOS is zero so that greedy generation never stops at it. */
+static int write_15m(const char *path)
+{
+	const int32_t h[7] = {288, 768, 6, 6, 6, 32000, 256};
+	const size_t D = 288, H = 768, L = 6, V = 32000, S = 256, hs = 48;
+	const float a = 1.0f / 17.0f; /* about 1 / sqrt(dim) */
+	uint64_t s = 0x9E3779B97F4A7C15ULL;
+	FILE *f = fopen(path, "wb");
+	if (f == NULL)
+		return -1;
+	int rc = fwrite(h, sizeof h, 1, f) == 1 ? 0 : -1;
+	rc |= put_floats(f, &s, D, a, 0);             /* token 0 */
+	rc |= put_floats(f, &s, D, 0, 0);             /* token 1, BOS */
+	rc |= put_floats(f, &s, (V - 2) * D, a, 0);   /* the others */
+	rc |= put_floats(f, &s, L * D, 0, 1);         /* rms_att */
+	rc |= put_floats(f, &s, L * D * D * 4, a, 0); /* wq wk wv wo */
+	rc |= put_floats(f, &s, L * D, 0, 1);         /* rms_ffn */
+	rc |= put_floats(f, &s, L * H * D * 3, a, 0); /* w1 w2 w3 */
+	rc |= put_floats(f, &s, D, 0, 1);             /* rms_final */
+	rc |= put_floats(f, &s, S * hs, 0, 0);        /* RoPE tables */
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* A tokenizer.bin of 32000 pieces "t0", "t1", ... for run.c. */
+static int write_tokenizer(const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	if (f == NULL)
+		return -1;
+	const int32_t max_len = 8;
+	int rc = fwrite(&max_len, 4, 1, f) == 1 ? 0 : -1;
+	for (int i = 0; i < 32000 && rc == 0; i++) {
+		char piece[16];
+		const float score = 0;
+		const int32_t n = snprintf(piece, sizeof piece, "t%d", i);
+		if (fwrite(&score, 4, 1, f) != 1 || fwrite(&n, 4, 1, f) != 1 ||
+		    fwrite(piece, 1, (size_t)n, f) != (size_t)n)
+			rc = -1;
+	}
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* P runs over TOKENS positions of a fixed token pattern; WINDOW > 0 keeps
+ * that many newest positions in every cache. Returns passes per second. */
+static double bench(const struct llama_model *m, int P, int tokens, int window, int plain)
+{
+	const struct llama_config *c = llama_model_config(m);
+	struct llama_run *runs[8];
+	int tok[8];
+	unsigned char *keep = malloc((size_t)c->seq_len);
+
+	if (keep == NULL)
+		return 0;
+	for (int i = 0; i < P; i++) {
+		runs[i] = llama_run_new(m);
+		if (runs[i] == NULL) {
+			fprintf(stderr, "model-bench: out of memory\n");
+			exit(1);
+		}
+	}
+	const double t0 = now();
+	for (int p = 0; p < tokens; p++) {
+		for (int i = 0; i < P; i++)
+			tok[i] = (p * 7 + i * 13 + 3) % c->vocab_size;
+		if (plain) {
+			for (int i = 0; i < P; i++)
+				llama_step(m, runs[i], tok[i], p);
+		} else if (llama_step_batch(m, runs, P, tok, p) != 0) {
+			fprintf(stderr, "model-bench: a step failed\n");
+			exit(1);
+		}
+		if (window <= 0)
+			continue;
+		for (int i = 0; i < P; i++)
+			for (int l = 0; l < c->n_layers; l++)
+				for (int g = 0; g < c->n_kv_heads; g++) {
+					const int n = llama_run_len(runs[i], l, g);
+					const int *pos = llama_run_positions(runs[i], l, g);
+					for (int s = 0; s < n; s++)
+						keep[s] = p - pos[s] < window;
+					llama_run_keep(runs[i], l, g, keep);
+				}
+	}
+	const double dt = now() - t0;
+	for (int i = 0; i < P; i++)
+		llama_run_free(runs[i]);
+	free(keep);
+	return (double)tokens * P / dt;
+}
+
+/* ---- the memory bound ------------------------------------------------------ */
+
+struct probe {
+	const uint64_t *a;
+	size_t n;
+	uint64_t sum;
+};
+
+static void *probe_part(void *arg)
+{
+	struct probe *p = arg;
+	uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	for (size_t i = 0; i + 4 <= p->n; i += 4) {
+		s0 += p->a[i];
+		s1 += p->a[i + 1];
+		s2 += p->a[i + 2];
+		s3 += p->a[i + 3];
+	}
+	p->sum = s0 + s1 + s2 + s3;
+	return NULL;
+}
+
+/* Bytes per second two threads read from a buffer far larger than the
+ * caches (0 when it cannot be measured). */
+static double read_bandwidth(void)
+{
+	const size_t n = (size_t)256 << 17; /* 256 MiB of uint64 */
+	uint64_t *a = malloc(n * sizeof *a);
+	if (a == NULL)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		a[i] = i;
+	double best = 0;
+	for (int rep = 0; rep < 3; rep++) {
+		struct probe p[2] = {{a, n / 2, 0}, {a + n / 2, n / 2, 0}};
+		pthread_t th;
+		const double t0 = now();
+		if (pthread_create(&th, NULL, probe_part, &p[1]) != 0) {
+			free(a);
+			return 0;
+		}
+		probe_part(&p[0]);
+		pthread_join(th, NULL);
+		const double bw = (double)n * sizeof *a / (now() - t0);
+		if (p[0].sum + p[1].sum == 0)
+			best = -1; /* keep the sums alive */
+		if (bw > best)
+			best = bw;
+	}
+	free(a);
+	return best;
+}
+
+/* run.c's own "achieved tok/s" on CKPT, or 0. */
+static double run_peer_once(const char *peer, const char *ckpt, const char *tok, int tokens)
+{
+	char cmd[3 * 4200];
+	if (strchr(peer, '\'') || strchr(ckpt, '\'') || strchr(tok, '\''))
+		return 0;
+	snprintf(cmd, sizeof cmd, "'%s' '%s' -z '%s' -n %d -t 0 -s 1 2>&1 >/dev/null", peer, ckpt,
+	         tok, tokens);
+	FILE *p = popen(cmd, "r");
+	if (p == NULL)
+		return 0;
+	char line[512];
+	double tps = 0;
+	while (fgets(line, sizeof line, p) != NULL)
+		if (sscanf(line, "achieved tok/s: %lf", &tps) == 1)
+			break;
+	pclose(p);
+	return tps;
+}
+
+/* What run.c is given, when it runs. */
+struct peer {
+	const char *path, *ckpt, *tok;
+};
+
+/*
+ * The cases on M, REPS times over: each repetition runs run.c once (PEER,
+ * when not NULL) and then every case once, so that both meet the same
+ * load; each figure is its best repetition. BW > 0: the read bandwidth.
+ */
+static void report(const char *name, const struct llama_model *m, int tokens, int reps, double bw,
+                   const struct peer *peer)
+{
+	const struct llama_config *c = llama_model_config(m);
+	const double weights = (double)c->n_layers * c->dim *
+	                               (2.0 * c->dim + 2.0 * c->kv_dim + 3.0 * c->hidden_dim) +
+	                       (double)c->vocab_size * c->dim;
+	const struct {
+		const char *what;
+		int P, window, plain;
+	} cases[] = {
+	        {"llama_step, 1 run", 1, 0, 1},
+	        {"batch, P = 1", 1, 0, 0},
+	        {"batch, P = 5", 5, 0, 0},
+	        {"batch, P = 5, window 64", 5, 64, 0},
+	};
+	enum { NCASES = sizeof cases / sizeof cases[0] };
+	double best[NCASES] = {0}, peer_tps = 0;
+
+	for (int rep = 0; rep < reps; rep++) {
+		if (peer != NULL) {
+			const double t = run_peer_once(peer->path, peer->ckpt, peer->tok, tokens);
+			peer_tps = t > peer_tps ? t : peer_tps;
+		}
+		for (int k = 0; k < NCASES; k++) {
+			const int n = cases[k].plain && weights > 1e7 ? tokens / 4 : tokens;
+			const double t = bench(m, cases[k].P, n, cases[k].window, cases[k].plain);
+			best[k] = t > best[k] ? t : best[k];
+		}
+	}
+
+	printf("\n%s: %.2fM weights (%.1f MB as float32), %d tokens from position 0, best of %d\n",
+	       name, weights / 1e6, weights * 4 / 1e6, tokens, reps);
+	if (peer != NULL && peer_tps > 0)
+		printf("  run.c (%s), greedy from BOS: %.1f tok/s\n", peer->path, peer_tps);
+	else if (peer != NULL)
+		printf("  run.c (%s): no \"achieved tok/s\" line\n", peer->path);
+	printf("  %-26s %12s %10s %12s %10s\n", "case", "passes/s", "ms/step", "weights GB/s",
+	       "GFLOP/s");
+	for (int k = 0; k < NCASES; k++) {
+		const double pps = best[k], steps = pps / cases[k].P;
+		/* A batch reads each weight once a step; llama_step once a run. */
+		const double reads = cases[k].plain ? pps : steps;
+		printf("  %-26s %12.0f %10.3f %12.2f %10.2f", cases[k].what, pps, 1e3 / steps,
+		       reads * weights * 4 / 1e9, pps * weights * 2 / 1e9);
+		if (peer_tps > 0)
+			printf("   %.1fx run.c", pps / peer_tps);
+		printf("\n");
+	}
+	if (bw > 0)
+		printf("  memory read bandwidth (two threads, 256 MiB): %.1f GB/s: a batch step of "
+		       "this model takes at least %.3f ms to read its weights\n",
+		       bw / 1e9, weights * 4 / bw * 1e3);
+}
+
+int main(int argc, char **argv)
+{
+	const char *peer = NULL, *root = ".";
+	int tokens = 256, reps = 3;
+	char err[LLAMA_ERR_MAX];
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--peer") == 0 && i + 1 < argc)
+			peer = argv[++i];
+		else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
+			tokens = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (argv[i][0] != '-')
+			root = argv[i];
+		else {
+			fprintf(stderr, "usage: model-bench [--peer PATH] [--tokens N] [--reps N] "
+			                "[SOURCE_ROOT]\n");
+			return 2;
+		}
+	}
+	if (tokens < 1 || tokens > 256 || reps < 1 || reps > 100) {
+		fprintf(stderr, "model-bench: --tokens must be 1 to 256, --reps 1 to 100\n");
+		return 2;
+	}
+
+	const double bw = read_bandwidth();
+
+	char path[4096];
+	struct llama_model *m;
+	snprintf(path, sizeof path, "%s/models/stories260K/stories260K.bin", root);
+	if (llama_load(path, &m, err) != 0) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		return 1;
+	}
+	report("stories260K", m, tokens, reps, 0, NULL);
+	llama_free(m);
+
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char dir[4096], ckpt[4200], tok[4200];
+	snprintf(dir, sizeof dir, "%s/model-bench.XXXXXX", tmp);
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "model-bench: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	snprintf(ckpt, sizeof ckpt, "%s/random15M.bin", dir);
+	snprintf(tok, sizeof tok, "%s/tokenizer.bin", dir);
+	int rc = 0;
+	if (write_15m(ckpt) != 0 || write_tokenizer(tok) != 0) {
+		fprintf(stderr, "model-bench: cannot write %s\n", dir);
+		rc = 1;
+	} else if (llama_load(ckpt, &m, err) != 0) {
+		fprintf(stderr, "%s: %s\n", ckpt, err);
+		rc = 1;
+	} else {
+		const struct peer p = {peer, ckpt, tok};
+		report("random 15M shape", m, tokens, reps, bw, peer != NULL ? &p : NULL);
+		llama_free(m);
+	}
+	unlink(ckpt);
+	unlink(tok);
+	rmdir(dir);
+	return rc;
+}

@@ -1,0 +1,154 @@
+/*
+ * llama: a llama2.c checkpoint's forward pass, with KV caches that the
+ * caller evicts from.
+ *
+ * A model is loaded once from untrusted bytes (llama_load,
+ * llama_load_bytes): every header field and size is checked before
+ * anything is allocated, the file must be exactly as long as its header
+ * says, and every weight must be finite. Errors fill the caller's buffer
+ * with one line saying what is wrong; nothing here prints or exits.
+ *
+ * A run (struct llama_run) is one sequence through the model: its KV caches
+ * and activations. Each step feeds one token at one position: every layer
+ * appends the token's key and value rows to each of its key/value heads'
+ * caches and attends over what those caches hold, and the last layer's
+ * output gives the logits. Between steps the caller may evict from any
+ * cache (llama_run_keep), per layer and key/value head, as an eviction
+ * policy does: the next step of every layer sees only what was kept. A key
+ * is rotated (RoPE) by its own position when it is cached, so an evicted
+ * neighbour never moves it.
+ *
+ * Arithmetic: float32 throughout, the very operations of llama2.c's run.c
+ * in the same order (RMSNorm with eps 1e-5, RoPE, softmax with expf,
+ * SwiGLU, every dot product summed from index 0 up), so that a run that
+ * never evicts gives run.c's logits bit for bit when both are built with
+ * -ffp-contract=off (and the same libm: expf, powf, cosf, sinf). The
+ * attention weights a step exposes are those floats, exactly as they
+ * multiplied the value rows.
+ *
+ * The accessors below take a layer in [0, n_layers), a query head in
+ * [0, n_heads) and a key/value head in [0, n_kv_heads), and do not check.
+ *
+ * llama_step_batch runs several runs at the same position at once (one per
+ * eviction policy, say), passing each weight matrix once for all of them,
+ * on two threads when that pays. Each run's results are bit-identical to
+ * llama_step's: the same sums in the same order, only interleaved.
+ *
+ * Checkpoints are little-endian, as llama2.c writes them.
+ */
+#ifndef H2O_LLAMA_H
+#define H2O_LLAMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The size of an error buffer, terminator included. */
+#define LLAMA_ERR_MAX 256
+
+/* Limits on a checkpoint's header, checked before any allocation. */
+#define LLAMA_MAX_DIM    8192
+#define LLAMA_MAX_HIDDEN 65536
+#define LLAMA_MAX_LAYERS 256
+#define LLAMA_MAX_HEADS  256
+#define LLAMA_MAX_VOCAB  1048576
+#define LLAMA_MAX_SEQ    65536
+/* At most this many float32 weights in a checkpoint (16 GiB). */
+#define LLAMA_MAX_WEIGHTS ((size_t)1 << 32)
+
+/* At most this many runs in one llama_step_batch. */
+#define LLAMA_MAX_BATCH 64
+
+/* A checkpoint's header, with what follows from it. */
+struct llama_config {
+	int dim;        /* model width */
+	int hidden_dim; /* FFN width */
+	int n_layers;
+	int n_heads;    /* query heads */
+	int n_kv_heads; /* key/value heads; query head h reads h / (n_heads / n_kv_heads) */
+	int vocab_size;
+	int seq_len;            /* positions 0 .. seq_len - 1 */
+	int head_size;          /* dim / n_heads */
+	int kv_dim;             /* n_kv_heads * head_size */
+	bool shared_classifier; /* the classifier is the token embedding */
+};
+
+struct llama_model;
+struct llama_run;
+
+/* Load the checkpoint at PATH (a regular file, read whole into memory the
+ * model owns). 0 and *OUT on success; -1 with ERR filled on failure. */
+int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MAX]);
+/* The same from LEN bytes at DATA, which the model does not keep. */
+int llama_load_bytes(const void *data, size_t len, struct llama_model **out,
+                     char err[LLAMA_ERR_MAX]);
+void llama_free(struct llama_model *m);
+
+const struct llama_config *llama_model_config(const struct llama_model *m);
+
+/* Threads for llama_step_batch: LLAMA_THREADS_AUTO (the default: a helper
+ * thread on the second core once a step's matrices are large enough to pay
+ * for it), LLAMA_THREADS_ONE (the calling thread only) or LLAMA_THREADS_TWO
+ * (the helper for every step). Results never depend on it. Not to be
+ * changed while a step runs. */
+enum llama_threads { LLAMA_THREADS_AUTO, LLAMA_THREADS_ONE, LLAMA_THREADS_TWO };
+void llama_set_threads(struct llama_model *m, enum llama_threads mode);
+
+/* A run of M with empty caches, M to outlive it; NULL when out of memory.
+ * Its caches hold up to seq_len slots per layer and key/value head. */
+struct llama_run *llama_run_new(const struct llama_model *m);
+void llama_run_free(struct llama_run *r);
+/* Empty every cache: the next step may start again at any position. */
+void llama_run_reset(struct llama_run *r);
+
+/*
+ * Feed TOKEN at position POS to R (a run of M): 0 on success, -1 (and
+ * nothing changed) when TOKEN is not in [0, vocab_size), POS not in
+ * [0, seq_len) or not after the previous step's position, or R not a run
+ * of M. On one thread, whatever llama_set_threads says.
+ */
+int llama_step(const struct llama_model *m, struct llama_run *r, int token, int pos);
+/*
+ * llama_step for each of the N distinct runs RUNS[i] of M with TOKENS[i],
+ * all at position POS; each weight matrix is passed once for up to eight
+ * runs. 0 on success; -1 (and nothing changed) when any llama_step would
+ * fail or a run appears twice. Calls on one model from several threads at
+ * once are safe (those that find the helper busy use their own thread).
+ */
+int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs, int n,
+                     const int *tokens, int pos);
+
+/* After a step: the vocab_size logits. */
+const float *llama_logits(const struct llama_run *r);
+/* The position of the last step, -1 before the first. */
+int llama_run_pos(const struct llama_run *r);
+
+/*
+ * The cache of layer LAYER, key/value head KV_HEAD: the number of slots it
+ * holds and their positions, ascending; their key rows (after RoPE) and
+ * value rows, head_size floats each, slot after slot. Valid until the next
+ * step, keep or reset.
+ */
+int llama_run_len(const struct llama_run *r, int layer, int kv_head);
+const int *llama_run_positions(const struct llama_run *r, int layer, int kv_head);
+const float *llama_run_keys(const struct llama_run *r, int layer, int kv_head);
+const float *llama_run_values(const struct llama_run *r, int layer, int kv_head);
+
+/*
+ * The last step's attention in layer LAYER, query head HEAD: its softmax
+ * weights, one float per slot of the cache that head reads (kv head
+ * HEAD / (n_heads / n_kv_heads)), in the order of llama_run_positions; they
+ * are the floats that multiplied the value rows and sum to 1 up to
+ * rounding. After a keep on that cache, the kept slots' weights, in order.
+ * And the head's query row (after RoPE), head_size floats.
+ */
+const float *llama_run_weights(const struct llama_run *r, int layer, int head);
+const float *llama_run_query(const struct llama_run *r, int layer, int head);
+
+/*
+ * Evict from the cache of layer LAYER, key/value head KV_HEAD: keep only
+ * the slots i < llama_run_len for which KEEP[i] != 0, in their order. The
+ * next step of that layer attends over what is kept.
+ */
+void llama_run_keep(struct llama_run *r, int layer, int kv_head, const unsigned char *keep);
+
+#endif

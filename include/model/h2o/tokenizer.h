@@ -1,0 +1,71 @@
+/*
+ * tokenizer: llama2.c's tokenizer.bin, and its encode and decode.
+ *
+ * The file is untrusted: an int32 maximum piece length (1 to
+ * LLAMA_TOK_MAX_PIECE), then for each of the model's vocab_size tokens a
+ * float32 merge score (finite), an int32 byte length (0 to the maximum)
+ * and that many bytes, which may be any bytes at all; nothing may follow.
+ * Errors fill the caller's buffer with one line; nothing prints or exits.
+ *
+ * Encoding is run.c's: an optional BOS (1), the dummy-prefix piece " "
+ * when the text is not empty, then each UTF-8 character (up to four bytes)
+ * as its piece, or as byte pieces <0xNN> when the vocabulary has no such
+ * piece, then merges of the best-scoring adjacent pair (the first of
+ * equals, scores above -1e10 only) until no pair is a piece; an optional
+ * EOS (2). Two differences, for untrusted vocabularies only: pieces are
+ * compared as byte strings of their own length (run.c stops at a NUL), a
+ * piece present twice is found as its lowest id, and a byte's piece is
+ * found by its text <0xNN> rather than assumed at id NN + 3 (the same in
+ * llama2.c's vocabularies).
+ */
+#ifndef H2O_TOKENIZER_H
+#define H2O_TOKENIZER_H
+
+#include <stddef.h>
+
+#include "h2o/llama.h"
+
+/* The longest piece a tokenizer may declare, in bytes. */
+#define LLAMA_TOK_MAX_PIECE 4096
+
+#define LLAMA_TOKEN_BOS 1
+#define LLAMA_TOKEN_EOS 2
+
+struct llama_tokenizer;
+
+/* Load the tokenizer at PATH (a regular file) for a vocabulary of
+ * VOCAB_SIZE tokens (the model's). 0 and *OUT, or -1 with ERR filled. */
+int llama_tokenizer_load(const char *path, int vocab_size, struct llama_tokenizer **out,
+                         char err[LLAMA_ERR_MAX]);
+/* The same from LEN bytes at DATA, which the tokenizer does not keep. */
+int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
+                               struct llama_tokenizer **out, char err[LLAMA_ERR_MAX]);
+void llama_tokenizer_free(struct llama_tokenizer *t);
+
+int llama_tokenizer_vocab_size(const struct llama_tokenizer *t);
+
+/*
+ * Encode the LEN bytes of TEXT (any bytes, NUL included) into TOKENS, which
+ * has room for CAP ids; LEN + 3 always suffice. BOS and EOS (0 or 1) add
+ * those tokens. Returns the number of tokens, or -1 with ERR filled when
+ * CAP is too small or a byte has no piece <0xNN> to fall back on.
+ */
+int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos,
+                           int eos, int *tokens, int cap, char err[LLAMA_ERR_MAX]);
+
+/*
+ * The bytes TOKEN stands for after PREV (the token before it, or -1): its
+ * piece, without its leading space right after BOS, and a piece <0xNN> as
+ * the one raw byte NN. *LEN gets their number; NULL (and *LEN 0) for a
+ * token out of range. The bytes are raw, not NUL-terminated, valid while T
+ * lives; they may be control characters or broken UTF-8, so a caller that
+ * shows them escapes them itself.
+ */
+const char *llama_tokenizer_decode(const struct llama_tokenizer *t, int prev, int token,
+                                   size_t *len);
+
+/* The piece of TOKEN as stored (LEN bytes), NULL when out of range. */
+const char *llama_tokenizer_piece(const struct llama_tokenizer *t, int token, size_t *len);
+float llama_tokenizer_score(const struct llama_tokenizer *t, int token);
+
+#endif

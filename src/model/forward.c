@@ -1,0 +1,551 @@
+/*
+ * forward: runs, their KV caches, and the forward pass (llama.h).
+ *
+ * A step is llama2.c's forward() with the cache made of slots: each layer
+ * and key/value head holds (position, key row, value row) slots in
+ * ascending position order, the new token's appended at the end, and
+ * attention goes over the slots held, whatever was evicted in between.
+ * Every operation outside the matrix products is run.c's, in its order;
+ * llama_step and llama_step_batch share them (rmsnorm, rope_table,
+ * attend, swiglu) and differ only in how the products are scheduled: a
+ * plain dot product per output in llama_step, panels of sixteen rows for
+ * up to eight runs at once in the batch (model_kernel.c), summing each
+ * output in the same order, so both give the same bits.
+ */
+#include "model_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One layer's key/value head's cache: N slots of capacity seq_len. The
+ * keys twice: as rows, and in tiles of MODEL_PANEL slots for the scores
+ * (model_impl.h, scores_fn). */
+struct cache {
+	int n;
+	int *pos;
+	float *k, *v; /* head_size floats per slot */
+	float *kt;    /* head_size x MODEL_PANEL floats per tile */
+};
+
+struct llama_run {
+	const struct llama_model *m;
+	int pos;             /* the last step's, -1 before the first */
+	struct cache *cache; /* n_layers * n_kv_heads */
+	float *att;          /* n_layers * n_heads * seq_len weights */
+	float *query;        /* n_layers * dim, after RoPE */
+	float *x, *xb, *xb2, *q, *k, *v, *hb, *hb2, *logits;
+	float *fcr, *fci; /* this step's RoPE cos and sin, head_size / 2 each */
+	float *mem;
+	int *ipos;
+};
+
+/* ---- runs --------------------------------------------------------------- */
+
+struct llama_run *llama_run_new(const struct llama_model *m)
+{
+	const struct llama_config *c = &m->c;
+	const size_t S = (size_t)c->seq_len, hs = (size_t)c->head_size, D = (size_t)c->dim;
+	const size_t caches = (size_t)c->n_layers * (size_t)c->n_kv_heads;
+	const size_t tiles = (size_t)packed_panels(c->seq_len) * MODEL_PANEL * hs;
+	/* The loader proved this fits the limits (llama.c, run_bytes). */
+	const size_t floats =
+	        caches * (2 * S * hs + tiles) + (size_t)c->n_layers * (size_t)c->n_heads * S +
+	        (size_t)c->n_layers * D + 7 * D + 2 * (size_t)c->hidden_dim + (size_t)c->vocab_size;
+	struct llama_run *r = calloc(1, sizeof *r);
+	if (r == NULL)
+		return NULL;
+	r->m = m;
+	r->cache = calloc(caches, sizeof *r->cache);
+	r->mem = calloc(floats, sizeof *r->mem);
+	r->ipos = calloc(caches * S, sizeof *r->ipos);
+	if (r->cache == NULL || r->mem == NULL || r->ipos == NULL) {
+		llama_run_free(r);
+		return NULL;
+	}
+	float *f = r->mem;
+	for (size_t i = 0; i < caches; i++) {
+		r->cache[i].pos = r->ipos + i * S;
+		r->cache[i].k = f;
+		r->cache[i].v = f + S * hs;
+		r->cache[i].kt = f + 2 * S * hs;
+		f += 2 * S * hs + tiles;
+	}
+#define TAKE(field, count)    \
+	do {                  \
+		r->field = f; \
+		f += (count); \
+	} while (0)
+	TAKE(att, (size_t)c->n_layers * (size_t)c->n_heads * S);
+	TAKE(query, (size_t)c->n_layers * D);
+	TAKE(x, D);
+	TAKE(xb, D);
+	TAKE(xb2, D);
+	TAKE(q, D);
+	TAKE(k, (size_t)c->kv_dim);
+	TAKE(v, (size_t)c->kv_dim);
+	TAKE(fcr, hs / 2);
+	TAKE(fci, hs / 2);
+	TAKE(hb, (size_t)c->hidden_dim);
+	TAKE(hb2, (size_t)c->hidden_dim);
+	TAKE(logits, (size_t)c->vocab_size);
+#undef TAKE
+	llama_run_reset(r);
+	return r;
+}
+
+void llama_run_free(struct llama_run *r)
+{
+	if (r == NULL)
+		return;
+	free(r->ipos);
+	free(r->mem);
+	free(r->cache);
+	free(r);
+}
+
+void llama_run_reset(struct llama_run *r)
+{
+	const struct llama_config *c = &r->m->c;
+	for (int i = 0; i < c->n_layers * c->n_kv_heads; i++)
+		r->cache[i].n = 0;
+	r->pos = -1;
+}
+
+/* Slot S's key K into the tiles. */
+static void put_tile(struct cache *ca, int s, const float *k, size_t hs)
+{
+	float *t =
+	        ca->kt + (size_t)(s / MODEL_PANEL) * hs * MODEL_PANEL + (size_t)(s % MODEL_PANEL);
+	for (size_t i = 0; i < hs; i++)
+		t[i * MODEL_PANEL] = k[i];
+}
+
+static struct cache *cache_of(const struct llama_run *r, int layer, int kv_head)
+{
+	return &r->cache[layer * r->m->c.n_kv_heads + kv_head];
+}
+
+const float *llama_logits(const struct llama_run *r)
+{
+	return r->logits;
+}
+
+int llama_run_pos(const struct llama_run *r)
+{
+	return r->pos;
+}
+
+int llama_run_len(const struct llama_run *r, int layer, int kv_head)
+{
+	return cache_of(r, layer, kv_head)->n;
+}
+
+const int *llama_run_positions(const struct llama_run *r, int layer, int kv_head)
+{
+	return cache_of(r, layer, kv_head)->pos;
+}
+
+const float *llama_run_keys(const struct llama_run *r, int layer, int kv_head)
+{
+	return cache_of(r, layer, kv_head)->k;
+}
+
+const float *llama_run_values(const struct llama_run *r, int layer, int kv_head)
+{
+	return cache_of(r, layer, kv_head)->v;
+}
+
+const float *llama_run_weights(const struct llama_run *r, int layer, int head)
+{
+	const struct llama_config *c = &r->m->c;
+	return r->att + ((size_t)layer * (size_t)c->n_heads + (size_t)head) * (size_t)c->seq_len;
+}
+
+const float *llama_run_query(const struct llama_run *r, int layer, int head)
+{
+	const struct llama_config *c = &r->m->c;
+	return r->query + (size_t)layer * (size_t)c->dim + (size_t)head * (size_t)c->head_size;
+}
+
+void llama_run_keep(struct llama_run *r, int layer, int kv_head, const unsigned char *keep)
+{
+	const struct llama_config *c = &r->m->c;
+	const size_t hs = (size_t)c->head_size;
+	const int kv_mul = c->n_heads / c->n_kv_heads;
+	struct cache *ca = cache_of(r, layer, kv_head);
+	int first = 0;
+
+	while (first < ca->n && keep[first])
+		first++;
+	/* Each run of kept slots after the first eviction moves as a block. */
+	int n = first;
+	for (int i = first; i < ca->n;) {
+		if (!keep[i]) {
+			i++;
+			continue;
+		}
+		int j = i;
+		while (j < ca->n && keep[j])
+			j++;
+		const size_t len = (size_t)(j - i);
+		memmove(ca->pos + n, ca->pos + i, len * sizeof *ca->pos);
+		memmove(ca->k + (size_t)n * hs, ca->k + (size_t)i * hs, len * hs * sizeof(float));
+		memmove(ca->v + (size_t)n * hs, ca->v + (size_t)i * hs, len * hs * sizeof(float));
+		for (int h = kv_head * kv_mul; h < (kv_head + 1) * kv_mul; h++) {
+			float *w = (float *)llama_run_weights(r, layer, h);
+			memmove(w + n, w + i, len * sizeof *w);
+		}
+		n += (int)len;
+		i = j;
+	}
+	/* The tiles from the first slot that moved on. */
+	for (int s = first; s < n; s++)
+		put_tile(ca, s, ca->k + (size_t)s * hs, hs);
+	ca->n = n;
+}
+
+/* ---- run.c's operations --------------------------------------------------- */
+
+static void rmsnorm(float *o, const float *x, const float *weight, int size)
+{
+	float ss = 0.0f;
+	for (int j = 0; j < size; j++)
+		ss += x[j] * x[j];
+	ss /= size;
+	ss += 1e-5f;
+	ss = 1.0f / sqrtf(ss);
+	for (int j = 0; j < size; j++)
+		o[j] = weight[j] * (ss * x[j]);
+}
+
+static void softmax(float *x, int size)
+{
+	float max_val = x[0];
+	for (int i = 1; i < size; i++)
+		if (x[i] > max_val)
+			max_val = x[i];
+	float sum = 0.0f;
+	for (int i = 0; i < size; i++) {
+		x[i] = expf(x[i] - max_val);
+		sum += x[i];
+	}
+	for (int i = 0; i < size; i++)
+		x[i] /= sum;
+}
+
+/* The rotation of each pair of a head at position POS. */
+static void rope_table(struct llama_run *r, int pos)
+{
+	const int hs = r->m->c.head_size;
+	for (int i = 0; i < hs; i += 2) {
+		const float freq = 1.0f / powf(10000.0f, i / (float)hs);
+		const float val = pos * freq;
+		r->fcr[i / 2] = cosf(val);
+		r->fci[i / 2] = sinf(val);
+	}
+}
+
+static void rope(const struct llama_run *r, float *vec)
+{
+	for (int i = 0; i < r->m->c.head_size; i += 2) {
+		const float fcr = r->fcr[i / 2], fci = r->fci[i / 2];
+		const float v0 = vec[i], v1 = vec[i + 1];
+		vec[i] = v0 * fcr - v1 * fci;
+		vec[i + 1] = v0 * fci + v1 * fcr;
+	}
+}
+
+static void embed(const struct llama_model *m, int token, float *x)
+{
+	for (int j = 0; j < m->c.dim; j++)
+		x[j] = packed_at(&m->emb, token, j);
+}
+
+/*
+ * Layer LAYER, key/value head G of run R at position POS, once q, k and v
+ * are computed: rotate the group's query rows and its key row, append the
+ * slot, and attend each query head of the group over the slots held, into
+ * its part of xb.
+ */
+static void attend(struct llama_run *r, int layer, int g, int pos)
+{
+	const struct llama_config *c = &r->m->c;
+	const int hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads;
+	struct cache *ca = cache_of(r, layer, g);
+
+	rope(r, r->k + g * hs);
+	const int s = ca->n++;
+	ca->pos[s] = pos;
+	memcpy(ca->k + (size_t)s * (size_t)hs, r->k + g * hs, (size_t)hs * sizeof(float));
+	memcpy(ca->v + (size_t)s * (size_t)hs, r->v + g * hs, (size_t)hs * sizeof(float));
+	put_tile(ca, s, r->k + g * hs, (size_t)hs);
+
+	for (int h = g * kv_mul; h < (g + 1) * kv_mul; h++) {
+		float *q = r->q + h * hs;
+		float *att = (float *)llama_run_weights(r, layer, h);
+		rope(r, q);
+		memcpy((float *)llama_run_query(r, layer, h), q, (size_t)hs * sizeof(float));
+		/* run.c: score = sum of q[i] * k[i], then score /= sqrtf(head_size);
+		 * xb[i] = sum over t of att[t] * v[t][i]; the kernels do just that. */
+		r->m->k.scores(ca->kt, ca->n, q, hs, att);
+		softmax(att, ca->n);
+		r->m->k.values(att, ca->v, ca->n, hs, r->xb + h * hs);
+	}
+}
+
+static void add(float *x, const float *y, int n)
+{
+	for (int i = 0; i < n; i++)
+		x[i] += y[i];
+}
+
+static void swiglu(float *hb, const float *hb2, int n)
+{
+	for (int i = 0; i < n; i++) {
+		float val = hb[i];
+		val *= (1.0f / (1.0f + expf(-val)));
+		val *= hb2[i];
+		hb[i] = val;
+	}
+}
+
+static int check_step(const struct llama_model *m, const struct llama_run *r, int token, int pos)
+{
+	if (r == NULL || r->m != m || token < 0 || token >= m->c.vocab_size || pos < 0 ||
+	    pos >= m->c.seq_len || pos <= r->pos)
+		return -1;
+	return 0;
+}
+
+/* ---- one run: plain dot products ------------------------------------------ */
+
+static void matvec(float *out, const struct packed *w, const float *x)
+{
+	for (int i = 0; i < w->rows; i++) {
+		const float *row = w->w +
+		                   (size_t)(i / MODEL_PANEL) * (size_t)w->cols * MODEL_PANEL +
+		                   i % MODEL_PANEL;
+		float val = 0.0f;
+		for (int j = 0; j < w->cols; j++)
+			val += row[(size_t)j * MODEL_PANEL] * x[j];
+		out[i] = val;
+	}
+}
+
+int llama_step(const struct llama_model *m, struct llama_run *r, int token, int pos)
+{
+	const struct llama_config *c = &m->c;
+	const int D = c->dim;
+
+	if (check_step(m, r, token, pos) != 0)
+		return -1;
+	embed(m, token, r->x);
+	rope_table(r, pos);
+	for (int l = 0; l < c->n_layers; l++) {
+		const struct layer_weights *w = &m->layers[l];
+		rmsnorm(r->xb, r->x, w->rms_att, D);
+		matvec(r->q, &w->wq, r->xb);
+		matvec(r->k, &w->wk, r->xb);
+		matvec(r->v, &w->wv, r->xb);
+		for (int g = 0; g < c->n_kv_heads; g++)
+			attend(r, l, g, pos);
+		matvec(r->xb2, &w->wo, r->xb);
+		add(r->x, r->xb2, D);
+		rmsnorm(r->xb, r->x, w->rms_ffn, D);
+		matvec(r->hb, &w->w1, r->xb);
+		matvec(r->hb2, &w->w3, r->xb);
+		swiglu(r->hb, r->hb2, c->hidden_dim);
+		matvec(r->xb, &w->w2, r->hb);
+		add(r->x, r->xb, D);
+	}
+	rmsnorm(r->x, r->x, m->rms_final, D);
+	matvec(r->logits, &m->cls, r->x);
+	r->pos = pos;
+	return 0;
+}
+
+/* ---- several runs: panels, on two threads ---------------------------------- */
+
+/* A step of several runs uses the helper from this many multiplies on. */
+#define MODEL_THREADS_WORK 4e6
+
+/* Up to three products of the same input width, for every run. */
+struct products {
+	int nmat;
+	const struct packed *w[3];
+	float *out[3][LLAMA_MAX_BATCH];
+	const float *in[LLAMA_MAX_BATCH];
+	int total; /* panels of all the matrices */
+};
+
+struct batch {
+	const struct llama_model *m;
+	struct llama_run *const *runs;
+	int n, pos, layer;
+	struct products pr;
+	void (*job)(struct batch *b, int part);
+};
+
+/* Part PART of the products: the first or second half of all panels. */
+static void products_part(struct batch *b, int part)
+{
+	const struct products *pr = &b->pr;
+	const int half = (pr->total / 2 + 1) / 2 * 2; /* even: panels go in pairs */
+	const int from = part == 0 ? 0 : half, to = part == 0 ? half : pr->total;
+	int base = 0;
+
+	for (int i = 0; i < pr->nmat; i++) {
+		const int np = packed_panels(pr->w[i]->rows);
+		const int a = from > base ? from - base : 0;
+		const int z = to - base < np ? to - base : np;
+		for (int r0 = 0; a < z && r0 < b->n; r0 += MODEL_GROUP) {
+			const int g = b->n - r0 < MODEL_GROUP ? b->n - r0 : MODEL_GROUP;
+			b->m->k.panels(pr->w[i], a, z, pr->in + r0, pr->out[i] + r0, g);
+		}
+		base += np;
+	}
+}
+
+/* Part PART of the attention: half of the (run, kv head) pairs. */
+static void attention_part(struct batch *b, int part)
+{
+	const int G = b->m->c.n_kv_heads, items = b->n * G, half = (items + 1) / 2;
+	for (int i = part == 0 ? 0 : half; i < (part == 0 ? half : items); i++)
+		attend(b->runs[i / G], b->layer, i % G, b->pos);
+}
+
+static void run_part(void *arg, int part)
+{
+	struct batch *b = arg;
+	b->job(b, part);
+}
+
+static void run_job(struct batch *b, struct model_pool *pool, void (*job)(struct batch *, int))
+{
+	b->job = job;
+	if (pool != NULL) {
+		model_pool_run(pool, run_part, b);
+	} else {
+		job(b, 0);
+		job(b, 1);
+	}
+}
+
+/* The vectors of a run the products read and write. */
+enum vec { V_X, V_XB, V_XB2, V_Q, V_K, V_V, V_HB, V_HB2, V_LOGITS };
+
+static float *vec(struct llama_run *r, enum vec v)
+{
+	switch (v) {
+	case V_X:
+		return r->x;
+	case V_XB:
+		return r->xb;
+	case V_XB2:
+		return r->xb2;
+	case V_Q:
+		return r->q;
+	case V_K:
+		return r->k;
+	case V_V:
+		return r->v;
+	case V_HB:
+		return r->hb;
+	case V_HB2:
+		return r->hb2;
+	case V_LOGITS:
+		break;
+	}
+	return r->logits;
+}
+
+/* Set up the products of the NMAT matrices W into the runs' vectors OUT,
+ * from their vector IN. */
+static void products(struct batch *b, int nmat, const struct packed *const *w, const enum vec *out,
+                     enum vec in)
+{
+	struct products *pr = &b->pr;
+
+	pr->nmat = nmat;
+	pr->total = 0;
+	for (int i = 0; i < nmat; i++) {
+		pr->w[i] = w[i];
+		for (int r = 0; r < b->n; r++)
+			pr->out[i][r] = vec(b->runs[r], out[i]);
+		pr->total += packed_panels(w[i]->rows);
+	}
+	for (int r = 0; r < b->n; r++)
+		pr->in[r] = vec(b->runs[r], in);
+}
+
+static void product(struct batch *b, const struct packed *w, enum vec out, enum vec in)
+{
+	products(b, 1, &w, &out, in);
+}
+
+int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs, int n,
+                     const int *tokens, int pos)
+{
+	const struct llama_config *c = &m->c;
+	const int D = c->dim;
+
+	if (n < 1 || n > LLAMA_MAX_BATCH)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (check_step(m, runs[i], tokens[i], pos) != 0)
+			return -1;
+		for (int j = 0; j < i; j++)
+			if (runs[j] == runs[i])
+				return -1;
+	}
+
+	/* The helper pays once a step multiplies enough weights. */
+	const double work = (double)n * ((double)c->n_layers * D *
+	                                         (2.0 * D + 2.0 * c->kv_dim + 3.0 * c->hidden_dim) +
+	                                 (double)c->vocab_size * D);
+	struct model_pool *pool = NULL;
+	if (m->threads == LLAMA_THREADS_TWO ||
+	    (m->threads == LLAMA_THREADS_AUTO && work >= MODEL_THREADS_WORK))
+		pool = model_pool_acquire(m->pool) ? m->pool : NULL;
+
+	struct batch b = {.m = m, .runs = runs, .n = n, .pos = pos};
+	for (int i = 0; i < n; i++) {
+		embed(m, tokens[i], runs[i]->x);
+		rope_table(runs[i], pos);
+	}
+	for (int l = 0; l < c->n_layers; l++) {
+		const struct layer_weights *w = &m->layers[l];
+		b.layer = l;
+		for (int i = 0; i < n; i++)
+			rmsnorm(runs[i]->xb, runs[i]->x, w->rms_att, D);
+		const struct packed *qkv[3] = {&w->wq, &w->wk, &w->wv};
+		products(&b, 3, qkv, (const enum vec[]){V_Q, V_K, V_V}, V_XB);
+		run_job(&b, pool, products_part);
+		run_job(&b, pool, attention_part);
+		product(&b, &w->wo, V_XB2, V_XB);
+		run_job(&b, pool, products_part);
+		for (int i = 0; i < n; i++) {
+			add(runs[i]->x, runs[i]->xb2, D);
+			rmsnorm(runs[i]->xb, runs[i]->x, w->rms_ffn, D);
+		}
+		const struct packed *ffn[2] = {&w->w1, &w->w3};
+		products(&b, 2, ffn, (const enum vec[]){V_HB, V_HB2}, V_XB);
+		run_job(&b, pool, products_part);
+		for (int i = 0; i < n; i++)
+			swiglu(runs[i]->hb, runs[i]->hb2, c->hidden_dim);
+		product(&b, &w->w2, V_XB, V_HB);
+		run_job(&b, pool, products_part);
+		for (int i = 0; i < n; i++)
+			add(runs[i]->x, runs[i]->xb, D);
+	}
+	for (int i = 0; i < n; i++)
+		rmsnorm(runs[i]->x, runs[i]->x, m->rms_final, D);
+	product(&b, &m->cls, V_LOGITS, V_X);
+	run_job(&b, pool, products_part);
+	if (pool != NULL)
+		model_pool_release(pool);
+	for (int i = 0; i < n; i++)
+		runs[i]->pos = pos;
+	return 0;
+}

@@ -1,0 +1,100 @@
+/*
+ * model_impl: what the loader, the kernels and the forward pass share.
+ *
+ * Matrices are stored packed in panels of MODEL_PANEL rows: panel p holds
+ * rows MODEL_PANEL * p ... + MODEL_PANEL - 1, column after column, so that
+ * one column of a panel is MODEL_PANEL consecutive floats (64 bytes, one
+ * cache line, aligned). A vector kernel then computes MODEL_PANEL output
+ * rows at once, each lane summing its own row from column 0 up: the order
+ * of a plain dot product, lane by lane. Rows past the matrix's last are
+ * zeros and never written out.
+ */
+#ifndef H2O_MODEL_IMPL_H
+#define H2O_MODEL_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "h2o/llama.h"
+
+#define MODEL_PANEL 16
+/* Runs one pass over a matrix serves at once (its accumulators). */
+#define MODEL_GROUP 8
+
+struct packed {
+	const float *w; /* panels(rows) * cols * MODEL_PANEL floats, 64-byte aligned */
+	int rows, cols;
+};
+
+static inline int packed_panels(int rows)
+{
+	return (rows + MODEL_PANEL - 1) / MODEL_PANEL;
+}
+
+/* W[i][j] of a packed matrix. */
+static inline float packed_at(const struct packed *m, int i, int j)
+{
+	return m->w[((size_t)(i / MODEL_PANEL) * (size_t)m->cols + (size_t)j) * MODEL_PANEL +
+	            (size_t)(i % MODEL_PANEL)];
+}
+
+/* OUT[p][i] = sum over j of W[i][j] * X[p][j], summed from j = 0 up, for
+ * the rows of panels [PA, PB) and the NP <= MODEL_GROUP inputs. */
+typedef void (*panels_fn)(const struct packed *w, int pa, int pb, const float *const *x,
+                          float *const *out, int np);
+
+/* ATT[t] = (Q . k_t) / sqrtf(HS) for the N slots of key tiles KT: tile
+ * t / MODEL_PANEL holds HS rows of MODEL_PANEL lanes, slot t in lane
+ * t % MODEL_PANEL; each summed from i = 0 up. */
+typedef void (*scores_fn)(const float *kt, int n, const float *q, int hs, float *att);
+/* OUT[i] = sum over t < N of A[t] * V[t * HS + i], summed from t = 0 up. */
+typedef void (*values_fn)(const float *a, const float *v, int n, int hs, float *out);
+
+struct kernels {
+	const char *name;
+	panels_fn panels;
+	scores_fn scores;
+	values_fn values;
+};
+
+/* The widest kernels this processor runs. */
+void model_pick_kernels(struct kernels *k);
+
+struct layer_weights {
+	const float *rms_att, *rms_ffn; /* dim each */
+	struct packed wq, wk, wv, wo, w1, w2, w3;
+};
+
+struct model_pool;
+
+struct llama_model {
+	struct llama_config c;
+	float *mem;             /* every weight, one aligned block */
+	struct packed emb, cls; /* the same matrix when the classifier is shared */
+	struct layer_weights *layers;
+	const float *rms_final;
+	struct kernels k;
+	enum llama_threads threads;
+	struct model_pool *pool; /* NULL when it could not be made */
+};
+
+/* The helper thread for two-part jobs (model_pool.c). */
+struct model_pool *model_pool_new(void);
+void model_pool_free(struct model_pool *p);
+/* Take P for one batch: false when another batch holds it. */
+int model_pool_acquire(struct model_pool *p);
+void model_pool_release(struct model_pool *p);
+/* FN(ARG, 0) on this thread and FN(ARG, 1) on the helper (or here, when
+ * the helper cannot be started or is slow to take it). Both have returned
+ * when this does. The pool must be held. */
+void model_pool_run(struct model_pool *p, void (*fn)(void *arg, int part), void *arg);
+
+/* "what is wrong" into ERR (LLAMA_ERR_MAX bytes); returns -1. */
+int model_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Open PATH for reading if it is a regular file: 0 with *F and *SIZE, or
+ * -1 with ERR filled. A FIFO or device never blocks the open. */
+int model_open(const char *path, FILE **f, uint64_t *size, char *err);
+
+#endif

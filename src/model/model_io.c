@@ -1,0 +1,54 @@
+/*
+ * model_io: error lines and opening the files the model module reads.
+ */
+#include "model_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int model_fail(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, LLAMA_ERR_MAX, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int model_open(const char *path, FILE **f, uint64_t *size, char *err)
+{
+	struct stat st;
+
+	/* O_NONBLOCK: opening a FIFO with no writer would wait for one. */
+	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return model_fail(err, "cannot open: %s", strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		const int e = errno;
+		close(fd);
+		return model_fail(err, "cannot stat: %s", strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return model_fail(err, "not a regular file");
+	}
+	const int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+		const int e = errno;
+		close(fd);
+		return model_fail(err, "cannot read: %s", strerror(e));
+	}
+	*f = fdopen(fd, "rb");
+	if (*f == NULL) {
+		const int e = errno;
+		close(fd);
+		return model_fail(err, "cannot read: %s", strerror(e));
+	}
+	*size = (uint64_t)st.st_size;
+	return 0;
+}

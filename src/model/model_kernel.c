@@ -1,0 +1,115 @@
+/*
+ * model_kernel: matrix times up to MODEL_GROUP vectors over packed panels
+ * (model_impl.h), the one loop the forward pass spends its time in.
+ *
+ * With GCC or Clang a panel's column is a vector of MODEL_PANEL floats,
+ * split by the compiler into what the instruction set has: one AVX-512
+ * register, two AVX2 or four SSE2 ones. Each lane performs the operations
+ * of a plain dot product of its row, in its order, so every instruction
+ * set gives the same bits and the choice, made once per model when it is
+ * loaded, never shows in a result. Other compilers get the plain loop.
+ */
+#include "model_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+typedef float v16 __attribute__((vector_size(4 * MODEL_PANEL)));
+typedef float v16a __attribute__((vector_size(4 * MODEL_PANEL), aligned(4), may_alias));
+typedef float v8 __attribute__((vector_size(2 * MODEL_PANEL)));
+typedef float v8a __attribute__((vector_size(2 * MODEL_PANEL), aligned(4), may_alias));
+
+#if defined(__x86_64__) || defined(__i386__)
+#define KATTR    __attribute__((target("avx512f")))
+#define KNAME(x) x##_avx512
+#define KPAIR    8
+#include "model_kernel_body.h"
+#undef KATTR
+#undef KNAME
+#undef KPAIR
+#define KATTR    __attribute__((target("avx2")))
+#define KNAME(x) x##_avx2
+#define KPAIR    3
+#include "model_kernel_body.h"
+#undef KATTR
+#undef KNAME
+#undef KPAIR
+#endif
+
+#define KATTR
+#define KNAME(x) x##_base
+#define KPAIR    1
+#include "model_kernel_body.h"
+#undef KATTR
+#undef KNAME
+#undef KPAIR
+
+void model_pick_kernels(struct kernels *k)
+{
+	k->name = "generic vectors";
+	k->panels = panels_base;
+	k->scores = scores_base;
+	k->values = values_base;
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		k->name = "AVX-512";
+		k->panels = panels_avx512;
+		k->scores = scores_avx512;
+		k->values = values_avx512;
+	} else if (__builtin_cpu_supports("avx2")) {
+		k->name = "AVX2";
+		k->panels = panels_avx2;
+		k->scores = scores_avx2;
+		k->values = values_avx2;
+	} else {
+		k->name = "SSE2";
+	}
+#endif
+}
+
+#else
+
+static void panels_plain(const struct packed *w, int pa, int pb, const float *const *x,
+                         float *const *out, int np)
+{
+	const int end = pb * MODEL_PANEL < w->rows ? pb * MODEL_PANEL : w->rows;
+	for (int q = 0; q < np; q++)
+		for (int i = pa * MODEL_PANEL; i < end; i++) {
+			float val = 0.0f;
+			for (int j = 0; j < w->cols; j++)
+				val += packed_at(w, i, j) * x[q][j];
+			out[q][i] = val;
+		}
+}
+
+static void scores_plain(const float *kt, int n, const float *q, int hs, float *att)
+{
+	for (int t = 0; t < n; t++) {
+		const float *tile = kt + (size_t)(t / MODEL_PANEL) * (size_t)hs * MODEL_PANEL;
+		float score = 0.0f;
+		for (int i = 0; i < hs; i++)
+			score += q[i] * tile[(size_t)i * MODEL_PANEL + (size_t)(t % MODEL_PANEL)];
+		att[t] = score / sqrtf((float)hs);
+	}
+}
+
+static void values_plain(const float *a, const float *v, int n, int hs, float *out)
+{
+	for (int i = 0; i < hs; i++) {
+		float acc = 0.0f;
+		for (int t = 0; t < n; t++)
+			acc += a[t] * v[(size_t)t * (size_t)hs + (size_t)i];
+		out[i] = acc;
+	}
+}
+
+void model_pick_kernels(struct kernels *k)
+{
+	k->name = "plain loops";
+	k->panels = panels_plain;
+	k->scores = scores_plain;
+	k->values = values_plain;
+}
+#endif

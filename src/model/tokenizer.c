@@ -1,0 +1,366 @@
+/*
+ * tokenizer: llama2.c's tokenizer.bin, encode and decode (tokenizer.h).
+ *
+ * Loading walks the bytes once to check them (every length against the
+ * declared maximum and what is left of the file, every score finite,
+ * nothing after the last piece) before allocating: the pieces then take
+ * at most the file's own size. Lookups go through the pieces sorted as
+ * byte strings, equal ones by id, so a piece is found as its lowest id.
+ *
+ * Encoding keeps, for each adjacent pair, the id of the piece the two
+ * make (or -1), and recomputes only the two pairs beside a merge: the
+ * same merges as run.c's rescan of every pair, in the same order.
+ */
+#include "h2o/tokenizer.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+struct entry {
+	const char *s;
+	uint32_t len;
+	int id;
+};
+
+struct llama_tokenizer {
+	int vocab_size, max_len;
+	float *scores;
+	struct entry *piece;  /* by id */
+	struct entry *sorted; /* by bytes, then id */
+	char *bytes;
+	int byte_id[256]; /* the id of <0xNN>, -1 when there is none */
+	int space_id;     /* the id of " ", -1 when there is none */
+	unsigned char byte_value[256];
+};
+
+static int32_t le32(const unsigned char *b)
+{
+	const uint32_t u =
+	        (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	int32_t v;
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
+static int compare_entries(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+	const uint32_t n = a->len < b->len ? a->len : b->len;
+	const int c = n ? memcmp(a->s, b->s, n) : 0;
+	if (c != 0)
+		return c;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* The lowest id whose piece is the LEN bytes at S, or -1. */
+static int lookup(const struct llama_tokenizer *t, const char *s, size_t len)
+{
+	const struct entry key = {.s = s, .len = (uint32_t)len, .id = -1};
+	size_t lo = 0, hi = (size_t)t->vocab_size;
+
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if (compare_entries(&t->sorted[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < (size_t)t->vocab_size && t->sorted[lo].len == len &&
+	    (len == 0 || memcmp(t->sorted[lo].s, s, len) == 0))
+		return t->sorted[lo].id;
+	return -1;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* The byte a piece <0xNN> stands for, or -1. */
+static int byte_piece(const char *s, size_t len)
+{
+	if (len != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
+		return -1;
+	const int hi = hex_digit(s[3]), lo = hex_digit(s[4]);
+	return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
+                               struct llama_tokenizer **out, char err[LLAMA_ERR_MAX])
+{
+	const unsigned char *b = data;
+
+	*out = NULL;
+	if (vocab_size < 1 || vocab_size > LLAMA_MAX_VOCAB)
+		return model_fail(err, "vocabulary of %d tokens, must be 1 to %d", vocab_size,
+		                  LLAMA_MAX_VOCAB);
+	if (len < 4)
+		return model_fail(err, "file is %zu bytes, shorter than its 4-byte header", len);
+	const int max_len = le32(b);
+	if (max_len < 1 || max_len > LLAMA_TOK_MAX_PIECE)
+		return model_fail(err, "max token length (byte 0): %d, must be 1 to %d", max_len,
+		                  LLAMA_TOK_MAX_PIECE);
+
+	/* Check everything before allocating anything. */
+	size_t at = 4;
+	for (int i = 0; i < vocab_size; i++) {
+		if (len - at < 8)
+			return model_fail(err,
+			                  "token %d (byte %zu): the file ends before its score and "
+			                  "length (%d tokens expected)",
+			                  i, at, vocab_size);
+		float score;
+		memcpy(&score, b + at, sizeof score);
+		const int32_t n = le32(b + at + 4);
+		if (!isfinite(score))
+			return model_fail(err, "token %d (byte %zu): score is not finite", i, at);
+		if (n < 0 || n > max_len)
+			return model_fail(
+			        err,
+			        "token %d (byte %zu): length %ld, must be 0 to the max token "
+			        "length %d",
+			        i, at + 4, (long)n, max_len);
+		at += 8;
+		if ((size_t)n > len - at)
+			return model_fail(
+			        err,
+			        "token %d (byte %zu): its %ld bytes run past the end of the "
+			        "file (%zu bytes)",
+			        i, at, (long)n, len);
+		at += (size_t)n;
+	}
+	if (at != len)
+		return model_fail(err, "byte %zu: %zu bytes after the last of %d tokens", at,
+		                  len - at, vocab_size);
+
+	struct llama_tokenizer *t = calloc(1, sizeof *t);
+	if (t == NULL)
+		return model_fail(err, "out of memory");
+	t->vocab_size = vocab_size;
+	t->max_len = max_len;
+	t->scores = malloc((size_t)vocab_size * sizeof *t->scores);
+	t->piece = malloc((size_t)vocab_size * sizeof *t->piece);
+	t->sorted = malloc((size_t)vocab_size * sizeof *t->sorted);
+	t->bytes = malloc(len);
+	if (t->scores == NULL || t->piece == NULL || t->sorted == NULL || t->bytes == NULL) {
+		llama_tokenizer_free(t);
+		return model_fail(err, "out of memory");
+	}
+	memcpy(t->bytes, b, len);
+	at = 4;
+	for (int i = 0; i < vocab_size; i++) {
+		memcpy(&t->scores[i], b + at, sizeof(float));
+		t->piece[i].len = (uint32_t)le32(b + at + 4);
+		t->piece[i].s = t->bytes + at + 8;
+		t->piece[i].id = i;
+		at += 8 + t->piece[i].len;
+	}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	for (int i = 0; i < vocab_size; i++) {
+		uint32_t u;
+		memcpy(&u, &t->scores[i], 4);
+		u = __builtin_bswap32(u);
+		memcpy(&t->scores[i], &u, 4);
+	}
+#endif
+	memcpy(t->sorted, t->piece, (size_t)vocab_size * sizeof *t->sorted);
+	qsort(t->sorted, (size_t)vocab_size, sizeof *t->sorted, compare_entries);
+	for (int i = 0; i < 256; i++) {
+		char name[7];
+		snprintf(name, sizeof name, "<0x%02X>", i);
+		t->byte_id[i] = lookup(t, name, 6);
+		t->byte_value[i] = (unsigned char)i;
+	}
+	t->space_id = lookup(t, " ", 1);
+	*out = t;
+	return 0;
+}
+
+int llama_tokenizer_load(const char *path, int vocab_size, struct llama_tokenizer **out,
+                         char err[LLAMA_ERR_MAX])
+{
+	FILE *f;
+	uint64_t size;
+
+	*out = NULL;
+	if (vocab_size < 1 || vocab_size > LLAMA_MAX_VOCAB)
+		return model_fail(err, "vocabulary of %d tokens, must be 1 to %d", vocab_size,
+		                  LLAMA_MAX_VOCAB);
+	if (model_open(path, &f, &size, err) != 0)
+		return -1;
+	const uint64_t most = 4 + (uint64_t)vocab_size * (8 + LLAMA_TOK_MAX_PIECE);
+	if (size > most) {
+		fclose(f);
+		return model_fail(err, "file is %llu bytes, more than %d tokens can take",
+		                  (unsigned long long)size, vocab_size);
+	}
+	unsigned char *buf = malloc(size ? (size_t)size : 1);
+	if (buf == NULL) {
+		fclose(f);
+		return model_fail(err, "out of memory for %llu bytes", (unsigned long long)size);
+	}
+	int rc = 0;
+	if (fread(buf, 1, (size_t)size, f) != (size_t)size)
+		rc = model_fail(err, "the file ended while being read");
+	else if (fgetc(f) != EOF)
+		rc = model_fail(err, "the file grew while being read");
+	fclose(f);
+	if (rc == 0)
+		rc = llama_tokenizer_load_bytes(buf, (size_t)size, vocab_size, out, err);
+	free(buf);
+	return rc;
+}
+
+void llama_tokenizer_free(struct llama_tokenizer *t)
+{
+	if (t == NULL)
+		return;
+	free(t->bytes);
+	free(t->sorted);
+	free(t->piece);
+	free(t->scores);
+	free(t);
+}
+
+int llama_tokenizer_vocab_size(const struct llama_tokenizer *t)
+{
+	return t->vocab_size;
+}
+
+const char *llama_tokenizer_piece(const struct llama_tokenizer *t, int token, size_t *len)
+{
+	if (token < 0 || token >= t->vocab_size) {
+		*len = 0;
+		return NULL;
+	}
+	*len = t->piece[token].len;
+	return t->piece[token].s;
+}
+
+float llama_tokenizer_score(const struct llama_tokenizer *t, int token)
+{
+	return token < 0 || token >= t->vocab_size ? NAN : t->scores[token];
+}
+
+const char *llama_tokenizer_decode(const struct llama_tokenizer *t, int prev, int token,
+                                   size_t *len)
+{
+	const char *s = llama_tokenizer_piece(t, token, len);
+	if (s == NULL)
+		return NULL;
+	/* After BOS, SentencePiece drops the leading space. */
+	if (prev == LLAMA_TOKEN_BOS && *len > 0 && s[0] == ' ') {
+		s++;
+		(*len)--;
+	}
+	const int byte = byte_piece(s, *len);
+	if (byte >= 0) {
+		*len = 1;
+		return (const char *)&t->byte_value[byte];
+	}
+	return s;
+}
+
+/* The id of the piece that pieces A and B make together, or -1. */
+static int pair_id(const struct llama_tokenizer *t, int a, int b, char *buf)
+{
+	const struct entry *pa = &t->piece[a], *pb = &t->piece[b];
+	memcpy(buf, pa->s, pa->len);
+	memcpy(buf + pa->len, pb->s, pb->len);
+	return lookup(t, buf, (size_t)pa->len + pb->len);
+}
+
+int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos,
+                           int eos, int *tokens, int cap, char err[LLAMA_ERR_MAX])
+{
+	int n = 0;
+
+#define PUSH(id)                                                            \
+	do {                                                                \
+		if (n >= cap)                                               \
+			return model_fail(err, "more than %d tokens", cap); \
+		tokens[n++] = (id);                                         \
+	} while (0)
+
+	if (bos)
+		PUSH(LLAMA_TOKEN_BOS);
+	if (len > 0 && t->space_id >= 0)
+		PUSH(t->space_id);
+
+	/* Each UTF-8 character, up to four bytes, as its piece or its bytes. */
+	char ch[4];
+	size_t cl = 0;
+	for (size_t i = 0; i < len; i++) {
+		const unsigned char c = (unsigned char)text[i];
+		if ((c & 0xC0) != 0x80)
+			cl = 0;
+		ch[cl++] = (char)c;
+		if (i + 1 < len && ((unsigned char)text[i + 1] & 0xC0) == 0x80 && cl < 4)
+			continue;
+		const int id = lookup(t, ch, cl);
+		if (id >= 0) {
+			PUSH(id);
+		} else {
+			for (size_t j = 0; j < cl; j++) {
+				const int b = (unsigned char)ch[j];
+				if (t->byte_id[b] < 0)
+					return model_fail(
+					        err,
+					        "byte 0x%02X at offset %zu has no piece <0x%02X>",
+					        b, i + 1 - cl + j, b);
+				PUSH(t->byte_id[b]);
+			}
+		}
+		cl = 0;
+	}
+
+	/* Merge the best pair until none is a piece. The pair of the dummy
+	 * prefix and the first character merges too, as in run.c. */
+	char *buf = malloc(2 * (size_t)t->max_len);
+	int *pair = malloc((size_t)(n > 1 ? n - 1 : 1) * sizeof *pair);
+	if (buf == NULL || pair == NULL) {
+		free(buf);
+		free(pair);
+		return model_fail(err, "out of memory");
+	}
+	for (int i = 0; i + 1 < n; i++)
+		pair[i] = pair_id(t, tokens[i], tokens[i + 1], buf);
+	for (;;) {
+		float best_score = -1e10f;
+		int best = -1;
+		for (int i = 0; i + 1 < n; i++)
+			if (pair[i] >= 0 && t->scores[pair[i]] > best_score) {
+				best_score = t->scores[pair[i]];
+				best = i;
+			}
+		if (best < 0)
+			break;
+		tokens[best] = pair[best];
+		memmove(tokens + best + 1, tokens + best + 2,
+		        (size_t)(n - best - 2) * sizeof *tokens);
+		memmove(pair + best, pair + best + 1, (size_t)(n - best - 2) * sizeof *pair);
+		n--;
+		if (best > 0)
+			pair[best - 1] = pair_id(t, tokens[best - 1], tokens[best], buf);
+		if (best + 1 < n)
+			pair[best] = pair_id(t, tokens[best], tokens[best + 1], buf);
+	}
+	free(buf);
+	free(pair);
+	if (eos)
+		PUSH(LLAMA_TOKEN_EOS);
+#undef PUSH
+	return n;
+}
