@@ -24,7 +24,7 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map search, or
+#   resize small hostile hostile_more ascii clocale map search building, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -34,7 +34,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search"
+CASES+=" clocale map search building"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -465,6 +465,24 @@ case_search() {
 		key_check 5 -l s && key_check 6 -l s && key_check 7 Enter && key_check 8 -l n &&
 		key_check 9 -l '#' && key_check 10 -l 1 && key_check 11 -l 9 && key_check 12 -l 9 &&
 		key_check 13 -l 9 && key_check 14 Enter && key_check 15 PageUp && key_check 16 -l w
+}
+
+# A long scene of many heads while it builds: the header says how far the
+# shown head has come and how long it has left, and q ends the program at
+# once however many heads are building (a pool of a thread per core, each
+# build called off between tiles of keys; a thread per head once made
+# quitting wait tens of seconds for every one of them).
+case_building() {
+	start_shell || return 1
+	cat >"$TMP/long.json" <<'EOF2'
+{"title": "Many heads, long", "heavy": 32, "recent": 32, "dim": 8, "heads": 32,
+ "generate": {"count": 60000, "seed": 5, "text": "a b c d e f g h",
+              "locality": {"strength": 3, "width": 6}}}
+EOF2
+	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/long.json"; echo "exit=$?"'
+	wait_line 'step 0/60000  computing [0-9]+%, [0-9].* left' || return 1
+	tm send-keys -t "$PANE" -l q
+	check_shell_back 0
 }
 
 run_case() {

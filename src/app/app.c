@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "h2o/heads.h"
 #include "h2o/keys.h"
@@ -77,6 +78,31 @@ static struct policy_budget budget_of(int heavy, int recent, int sinks_given, in
 	        .sinks = policy_sinks_for(sinks_given, heavy + recent),
 	        .n = n,
 	};
+}
+
+/* The monotonic clock in seconds: when builds began and ticks came, for
+ * the time a build has left (the view only reads what the app keeps). */
+static double seconds_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double app_time_left(const struct app *app)
+{
+	const int built = app_built(app), n = app->scene->n;
+	const double elapsed = app->clock - app->build_began;
+	if (built <= 0 || built >= n || elapsed < 1.0 || !timeline_building(app->tl))
+		return -1;
+	/* Step t costs the full cache t keys and each cache that evicts at
+	 * most B + 1: steps 1..t cost about t^2 / 2 + (POLICY_COUNT - 1) *
+	 * (B + 1) * t keys, and the rest of the scene what that leaves. */
+	const double cap = (double)app->b.heavy + app->b.recent + 1;
+	const double per = (POLICY_COUNT - 1) * (cap < n ? cap : n);
+	const double done = (double)built * built / 2 + per * built;
+	const double all = (double)n * n / 2 + per * n;
+	return elapsed * (all - done) / done;
 }
 
 /* Every head's timeline for budget B into TLS (and, in the background,
@@ -276,6 +302,7 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 	/* A tick comes at least once: the first frame may show a build
 	 * that has ended since. */
 	app->was_building = background;
+	app->build_began = app->clock = seconds_now();
 	return 0;
 }
 
@@ -364,6 +391,7 @@ static void rebudget(struct app *app, int heavy, int recent)
 	app->list.valid = false;
 	app->b = b;
 	app->was_building = app->background;
+	app->build_began = app->clock = seconds_now();
 	go(app, app->goal >= 0 ? app->goal : app->step);
 	snprintf(app->notice, sizeof app->notice, "budgets now heavy %d + recent %d: recomputed",
 	         heavy, recent);
@@ -786,6 +814,7 @@ void app_goto(struct app *app, int step)
 
 static unsigned tick(struct app *app)
 {
+	app->clock = seconds_now();
 	const bool building = app_building(app);
 	const int built = app_built(app);
 	/* While a build runs, and once after, its progress is shown. */

@@ -66,15 +66,33 @@ static void draw_too_small(struct frame *f)
 	}
 }
 
+void view_format_duration(double seconds, char *buf, size_t size)
+{
+	const long s = (long)(seconds + 0.5);
+	if (s < 60)
+		snprintf(buf, size, "%ld s", s);
+	else if (s < 3600)
+		snprintf(buf, size, "%ld min %02ld s", s / 60, s % 60);
+	else
+		snprintf(buf, size, "%ld h %02ld min", s / 3600, s % 3600 / 60);
+}
+
 void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const struct app *app = v->app;
 	char right[160];
 	int len = snprintf(right, sizeof right, "step %d/%d", v->t, v->n);
-	if (v->built < v->n)
+	if (v->built < v->n) {
 		len += snprintf(right + len, sizeof right - (size_t)len,
 		                app_building(app) ? "  computing %d%%" : "  out of memory at %d%%",
 		                (int)((long)v->built * 100 / v->n));
+		const double left = app_time_left(app);
+		if (left >= 0) {
+			char t[32];
+			view_format_duration(left, t, sizeof t);
+			len += snprintf(right + len, sizeof right - (size_t)len, ", %s left", t);
+		}
+	}
 	if (app->playing)
 		len += snprintf(right + len, sizeof right - (size_t)len, "  playing %d ms/step",
 		                app_tick_ms(app));

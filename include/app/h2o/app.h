@@ -217,6 +217,9 @@ struct app {
 	char entry[APP_ENTRY_MAX]; /* the text typed so far (UTF-8) */
 	char query[APP_ENTRY_MAX]; /* the last search, for n and N */
 	char notice[160];          /* a one-off message for the next frame */
+	/* The clock (seconds, monotonic) when the builds began and at the
+	 * last tick: the time a build has taken so far, for its time left. */
+	double build_began, clock;
 	/* The shown step as the view reads it: the evicting caches at step
 	 * (timeline_seek_lite of tl) and its record (NULL at step 0), and the
 	 * list of the leading policy (app_lead) at that step. Every update
@@ -239,6 +242,10 @@ int app_init(struct app *app, const struct scene *scene, int heavy, int recent, 
  * and every budget change builds the same way. */
 int app_init_background(struct app *app, const struct scene *scene, int heavy, int recent,
                         int sinks, enum policy_id compare);
+
+/* The seconds the shown head's build still needs at the rate so far, or
+ * -1 when it is not building or has not run long enough to tell. */
+double app_time_left(const struct app *app);
 
 /* The steps the shown head's timeline has built (n once it is done), and
  * whether any head's is still building. In the background the shown head
