@@ -32,7 +32,7 @@ static inline int recent_len(const struct engine *e)
 
 #define EPS 1e-12
 
-/* The explainer's rows 1-5 (spec §2), and two free rows. */
+/* The explainer's rows 1-5 (design §2), and two free rows. */
 static const double cat_rows[] = {
         1.00,                                     /* The */
         0.45, 0.55,                               /* cat */

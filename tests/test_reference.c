@@ -1,7 +1,7 @@
 /*
  * The optimised engine against a straightforward one.
  *
- * The reference below is spec §2 written the plain way: per step and per
+ * The reference below is design §2 written the plain way: per step and per
  * cache, every logit from the scene (a dot product in index order), the
  * softmax with a sequential sum, the output, the scores, and each policy's
  * rule re-derived by sorting. It shares nothing with src/ but the scene

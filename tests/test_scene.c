@@ -1,5 +1,5 @@
 /*
- * test_scene: scene loading (src/scene.c) and the JSON locator (src/jsonloc.c).
+ * test_scene: scene loading (src/scene/) and the JSON locator (src/scene/jsonloc.c).
  *
  * Good scenes are checked field by field (inline, generated and from .npy
  * files); every bad scene under tests/bad/

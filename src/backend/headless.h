@@ -1,6 +1,6 @@
 /*
  * headless: the screen's frames as text, for tests and for people without a
- * terminal (spec §4).
+ * terminal (design §4).
  *
  * Each frame is a line "--- step T/N ---" (after a key: "--- step T/N after
  * KEY ---") followed by exactly ROWS lines of the frame, trailing spaces

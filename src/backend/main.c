@@ -1,5 +1,5 @@
 /*
- * main: the command line (spec §4). Parses options, loads the scene and
+ * main: the command line (design §4). Parses options, loads the scene and
  * hands over to the trace, the headless frames or the terminal.
  *
  * Exit status: 0 success, 2 bad usage, 3 bad scene, 4 out of memory.

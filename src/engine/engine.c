@@ -1,5 +1,5 @@
 /*
- * engine: spec §2, one step at a time, for every policy's cache.
+ * engine: design §2, one step at a time, for every policy's cache.
  *
  * Every cache is kept in ascending position order, so "the recent newest
  * positions" are the tail of its arrays and every sum runs in position

@@ -3,7 +3,7 @@
  *
  * Every function here returns, for every number, exactly the bits the C
  * library's exp returns (engine_exp.c checks that before it uses vectors,
- * and calls exp itself otherwise), so weights stay spec §2's exp(l - max)
+ * and calls exp itself otherwise), so weights stay design §2's exp(l - max)
  * / sum whichever is used. The engine and the timeline must take every exp
  * of a weight from here, so that a weight recomputed later is the one
  * computed first.

@@ -1,5 +1,5 @@
 /*
- * engine_figures: the figures of one cache at one step (spec §2
+ * engine_figures: the figures of one cache at one step (design §2
  * "Figures"), measured against the full cache and H2O.
  */
 #include <math.h>

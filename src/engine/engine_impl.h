@@ -8,7 +8,7 @@
  *                      lookahead, batches of steps with outputs
  *   engine_full.c      the full cache: blocks of steps (blocked causal
  *                      attention), its scores, lazy or not
- *   engine_figures.c   a step's figures (spec §2 "Figures")
+ *   engine_figures.c   a step's figures (design §2 "Figures")
  *   engine_snapshot.c  snapshots and restores
  *   engine_logit.c     one logit, one weight, a set of keys (for the
  *                      timeline's recomputations)

@@ -300,7 +300,7 @@ void kernel_softmax_scores(double *x, int len, double *max, double *sum, const d
 {
 	const struct kernel_set *k = kernels();
 	const double m = k->max(x, len);
-	/* The sum is a chain in index order, as spec §2 writes it. */
+	/* The sum is a chain in index order, as design §2 writes it. */
 	const double s = engine_exp_row_sum(x, len, m);
 	k->div_add(x, len, s, prev, score);
 	*max = m;

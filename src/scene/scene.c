@@ -1,5 +1,5 @@
 /*
- * scene: reading, checking and converting a scene file (spec §3).
+ * scene: reading, checking and converting a scene file (design §3).
  *
  * The file is untrusted, so loading goes in three passes and allocates for
  * the scene only in the last: cJSON parses the text; the checks walk the

@@ -1,5 +1,5 @@
 /*
- * trace: spec §5, one JSON object per step.
+ * trace: design §5, one JSON object per step.
  */
 #include "h2o/trace.h"
 
@@ -123,7 +123,7 @@ static void put_metrics(FILE *out, const struct step_metrics *m)
 	fprintf(out, ", \"overlap_h2o\": %d}", m->overlap_h2o);
 }
 
-/* The full cache's object (spec §5). */
+/* The full cache's object (design §5). */
 static void put_full(FILE *out, const struct scene *sc, const struct cache_record *f)
 {
 	put_numbers(out, "attn", f->attn, f->n_attended);
@@ -135,7 +135,7 @@ static void put_full(FILE *out, const struct scene *sc, const struct cache_recor
 	}
 }
 
-/* Policy P's object for one head: the full cache as spec §5 has it, H2O
+/* Policy P's object for one head: the full cache as design §5 has it, H2O
  * with its regions, the others with their own figures. With several heads
  * every object carries its head's figures. */
 static void put_policy(FILE *out, const struct heads_run *run, int h, enum policy_id p)

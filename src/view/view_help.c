@@ -3,7 +3,7 @@
  *
  * Below the keys come a legend of the panels and, when the scene has a
  * "watch" paragraph (a lesson's "what to watch"), that paragraph wrapped by
- * words. Every key is always listed (spec §7); when the screen is short the
+ * words. Every key is always listed (design §7); when the screen is short the
  * paragraph keeps its room before the legend does, since it is the one
  * thing in the overlay that belongs to this scene. The paragraph is scene
  * text, so it is drawn only through frame_text and measured only with

@@ -45,7 +45,7 @@
 #define FUZZ_KEYS 12
 
 /*
- * KNOWN BUG, reported on issue 7 (src/scene.c or src/engine.c): the loader
+ * KNOWN BUG, reported on issue 7 (src/scene/ or src/engine/): the loader
  * takes any finite number, but a logit scale * q.k or a squared norm of v
  * can overflow to infinity, and the engine then computes NaN attention,
  * scores, recall and cosines: the trace prints "-nan" (not JSON), the

@@ -1,7 +1,7 @@
 /*
  * engine: every policy's cache, stepped one token at a time.
  *
- * This is spec §2 to the letter, for the full cache, the H2O cache and the
+ * This is design §2 to the letter, for the full cache, the H2O cache and the
  * other policies of policy.h side by side. Step t appends token p = t - 1
  * to every cache, computes each cache's attention with a softmax over the
  * positions it holds, the outputs and the accumulated scores, and then lets
@@ -23,7 +23,7 @@
  * position and costs O(n * dim) per step; it computes many future steps at
  * once (blocked causal attention, on two threads where that pays). Neither
  * changes a result: every weight, sum and output is summed in the same
- * order as engine_logit and spec §2 write it, by one thread.
+ * order as engine_logit and design §2 write it, by one thread.
  */
 #ifndef H2O_ENGINE_H
 #define H2O_ENGINE_H
@@ -35,7 +35,7 @@
 
 struct scene;
 
-/* Figures of one cache at one step (spec §2 "Figures"). */
+/* Figures of one cache at one step (design §2 "Figures"). */
 struct step_metrics {
 	int tokens;         /* held after this step's eviction */
 	long kv;            /* tokens * 2 * dim */

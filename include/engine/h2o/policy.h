@@ -1,7 +1,7 @@
 /*
  * policy: the eviction policies a cache can follow, side by side.
  *
- * Every policy runs its own cache through spec §2 steps 1-5 (append,
+ * Every policy runs its own cache through design §2 steps 1-5 (append,
  * logits, softmax over what it holds, output, its own accumulated scores)
  * and then evicts by its own rule with the same total budget B = heavy +
  * recent. A policy is a const struct holding everything the rest of the

@@ -1,7 +1,7 @@
 /*
  * scene: a scene file loaded into plain structs.
  *
- * A scene is the untrusted JSON file a user points the tool at (spec §3): the
+ * A scene is the untrusted JSON file a user points the tool at (design §3): the
  * budgets, the vector size and, per token, its text and either q/k/v vectors
  * (a vector scene) or a row of given attention weights (an attention scene).
  * A vector scene may instead be generated from a seeded model ("generate",

@@ -1,5 +1,5 @@
 /*
- * trace: the JSON Lines record of every step (spec §5).
+ * trace: the JSON Lines record of every step (design §5).
  *
  * One object per step, written as the engine produces it. Numbers are
  * printed with the fewest digits that read back to the same double, so a
@@ -16,7 +16,7 @@
 struct progress;
 struct scene;
 
-/* Write the trace of SCENE with budget B to OUT: spec §5's keys, and beside
+/* Write the trace of SCENE with budget B to OUT: design §5's keys, and beside
  * "h2o" and "full" one key per other policy of policy.h. Returns 0, or -1
  * when out of memory or OUT fails. */
 int trace_write(const struct scene *scene, const struct policy_budget *b, FILE *out,
