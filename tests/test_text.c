@@ -235,6 +235,18 @@ static void test_glyphs(void **state)
 	                "b",
 	                false, &used); /* ZWSP + b */
 	assert_int_equal(g.cp[0], 'b');
+	/* A deceptive code point without a width is dropped too, never
+	 * attached (the Arabic letter mark, a bidi control; the combining
+	 * grapheme joiner); one with a width shows as U+FFFD (a Hangul
+	 * filler, which draws as a blank). */
+	g = first_glyph("a\xd8\x9c", false, &used); /* a + ALM */
+	assert_int_equal(g.comb, 0);
+	assert_int_equal(used, 3);
+	g = first_glyph("e\xcd\x8fx", false, &used); /* e + CGJ */
+	assert_int_equal(g.comb, 0);
+	g = first_glyph("\xe3\x85\xa4", false, &used); /* U+3164 */
+	assert_int_equal(g.cp[0], TEXT_REPLACEMENT);
+	assert_int_equal(g.width, 1);
 	/* ASCII: '?' for anything else, marks dropped. */
 	g = first_glyph("\xe7\x8c\xab", true, &used);
 	assert_int_equal(g.cp[0], '?');

@@ -155,6 +155,14 @@ static bool is_invisible(uint32_t cp)
 	return (text_class(cp) & TEXT_INVISIBLE) != 0;
 }
 
+/* Deceptive (it can hide or reorder text around it), but not one of the
+ * replacement character's own: drawn as U+FFFD, or dropped when it has
+ * no width, so that no cell carries it to the terminal. */
+static bool is_deceptive(uint32_t cp)
+{
+	return cp != TEXT_REPLACEMENT && (text_class(cp) & TEXT_DECEPTIVE) != 0;
+}
+
 /*
  * Zero-width code points are attached to the unit before (one combining
  * mark) or dropped, so a unit always has a width. A code point wcwidth
@@ -186,7 +194,7 @@ bool text_next_glyph(const char **s, const char *end, bool ascii, struct text_gl
 			int w = is_invisible(cp) ? 0 : wcwidth((wchar_t)cp);
 			if (w == 0)
 				continue; /* handled by the look-ahead below */
-			if (w < 0) {
+			if (w < 0 || is_deceptive(cp)) {
 				cp = TEXT_REPLACEMENT;
 				w = 1;
 			}
@@ -200,7 +208,8 @@ bool text_next_glyph(const char **s, const char *end, bool ascii, struct text_gl
 			if (next < 0xA0 || wcwidth((wchar_t)next) != 0)
 				break;
 			*s += len;
-			if (!is_invisible(next) && g->n == 1 && g->comb == 0 && g->cp[0] >= 0x20)
+			if (!is_invisible(next) && !is_deceptive(next) && g->n == 1 && g->comb == 0 &&
+			    g->cp[0] >= 0x20)
 				g->comb = next;
 		}
 		return true;

@@ -52,7 +52,10 @@ size_t text_encode(uint32_t cp, char out[4]);
  *
  *   frames     TEXT_CONTROL shown escaped (^[, ^?, <9B>), TEXT_INVISIBLE
  *              dropped: a cell must know its columns, and terminals
- *              disagree on those of an invisible code point.
+ *              disagree on those of an invisible code point; the rest of
+ *              TEXT_DECEPTIVE dropped when it has no width and drawn as
+ *              U+FFFD when it has one, so no cell can hide, blank out or
+ *              reorder what a screen shows.
  *   trace      TEXT_CONTROL only: JSON allows every other code point raw
  *              and a JSON reader must get the token's text back; a control
  *              could act on the terminal that shows the file.
@@ -103,8 +106,9 @@ struct text_glyph {
 /*
  * Read the next unit of [*S, END) into *G and move *S past it; returns
  * false at the end. C0 controls show as ^X (DEL as ^?), C1 controls as
- * <XX>, invalid bytes and code points wcwidth gives no width as U+FFFD;
- * TEXT_INVISIBLE code points are dropped, and so is every zero-width code
+ * <XX>, invalid bytes, code points wcwidth gives no width and deceptive
+ * ones with a width as U+FFFD; TEXT_INVISIBLE code points and deceptive
+ * ones without a width are dropped, and so is every zero-width code
  * point after a glyph but the first combining mark, which goes into COMB.
  * With ASCII every other non-ASCII glyph is '?' and zero-width code points
  * are dropped. A unit always has a width, so a string's width is the sum.
