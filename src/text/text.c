@@ -208,8 +208,8 @@ bool text_next_glyph(const char **s, const char *end, bool ascii, struct text_gl
 			if (next < 0xA0 || wcwidth((wchar_t)next) != 0)
 				break;
 			*s += len;
-			if (!is_invisible(next) && !is_deceptive(next) && g->n == 1 && g->comb == 0 &&
-			    g->cp[0] >= 0x20)
+			if (!is_invisible(next) && !is_deceptive(next) && g->n == 1 &&
+			    g->comb == 0 && g->cp[0] >= 0x20)
 				g->comb = next;
 		}
 		return true;
