@@ -88,6 +88,7 @@ run 0 --trace "$s/cat_sat_qkv.json"
 run 0 --report "$s/cat_sat.json"
 run 0 --report --json "$s/cat_sat.json"
 run 0 --budget-sweep "$s/cat_sat.json"
+run 0 --budget-sweep 2,0.5 --target err=0.1 --per-head "$s/cat_sat_qkv.json"
 run 3 --headless "$s/k_length.json"
 run 3 --trace "$s/no-such-scene.json"
 run 2 "$s/cat_sat.json" # interactive, but stdout is no terminal
