@@ -34,7 +34,7 @@
 enum { EXIT_USAGE = 2, EXIT_SCENE = 3, EXIT_MEMORY = 4 };
 
 struct options {
-	bool headless, ascii, trace, report, json, quiet;
+	bool headless, ascii, trace, report, json, csv, quiet;
 	bool per_head; /* --per-head: the report's rows per head */
 	double split;  /* --split: heavy's fraction of a swept budget; -1: not given */
 	const char *split_arg;
@@ -120,6 +120,8 @@ static void usage(FILE *out)
 	      "                      default), err=0.1 (at most) or cos=0.99 (at least)\n"
 	      "  --per-head          with --report or --budget-sweep: a row per head too\n"
 	      "  --json              with --report or --budget-sweep: one JSON object\n"
+	      "  --csv               with --report: a CSV row per step and policy; with\n"
+	      "                      --budget-sweep: per budget and policy\n"
 	      "  --max-memory SIZE   refuse a run that would need more memory than SIZE\n"
 	      "                      (e.g. 16G; default: what the machine has free)\n"
 	      "  --quiet             no progress on stderr for --report, --trace, --budget-sweep\n"
@@ -220,6 +222,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_TARGET,
 		OPT_PER_HEAD,
 		OPT_JSON,
+		OPT_CSV,
 		OPT_SIZE,
 		OPT_ASCII,
 		OPT_TRACE,
@@ -247,6 +250,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"per-head", no_argument, NULL, OPT_PER_HEAD},
 	        {"json", no_argument, NULL, OPT_JSON},
+	        {"csv", no_argument, NULL, OPT_CSV},
 	        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
 	        {"quiet", no_argument, NULL, OPT_QUIET},
 	        {"allow-paths", no_argument, NULL, OPT_ALLOW_PATHS},
@@ -359,6 +363,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_JSON:
 			o->json = true;
 			break;
+		case OPT_CSV:
+			o->csv = true;
+			break;
 		case OPT_MAX_MEMORY:
 			if (!parse_bytes(optarg, &o->max_memory))
 				return usage_error(
@@ -399,6 +406,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		                   "choose one of --headless, --trace, --report, --budget-sweep");
 	if (o->json && !o->report && !o->sweep)
 		return usage_error("%s", "--json goes with --report or --budget-sweep");
+	if (o->csv && !o->report && !o->sweep)
+		return usage_error("%s", "--csv goes with --report or --budget-sweep");
+	if (o->csv && o->json)
+		return usage_error("%s", "choose one of --json, --csv");
 	if (o->target_given && !o->report && !o->sweep)
 		return usage_error("%s", "--target goes with --report or --budget-sweep");
 	if (o->per_head && !o->report && !o->sweep)
@@ -631,8 +642,10 @@ int main(int argc, char **argv)
 		snprintf(split_source, sizeof split_source, "heavy %d : recent %d", heavy, recent);
 		split = (struct report_split){(double)heavy / (heavy + recent), split_source};
 	}
-	const enum report_format format = o.json ? REPORT_JSON : REPORT_TEXT;
-	const unsigned keep = o.per_head ? REPORT_KEEP_HEADS : 0;
+	const enum report_format format = o.json ? REPORT_JSON : o.csv ? REPORT_CSV : REPORT_TEXT;
+	/* The report's CSV is its steps. */
+	const unsigned keep =
+	        (o.per_head ? REPORT_KEEP_HEADS : 0) | (o.report && o.csv ? REPORT_KEEP_STEPS : 0);
 
 	int *budgets = NULL, count = 0;
 	if (o.sweep)

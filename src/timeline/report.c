@@ -109,8 +109,10 @@ void report_run_done(struct report_run *run)
 {
 	free(run->head_sum);
 	free(run->steps);
+	free(run->head_steps);
 	run->head_sum = NULL;
 	run->steps = NULL;
+	run->head_steps = NULL;
 }
 
 int report_measure(const struct scene *sc, const struct policy_budget *b,
@@ -127,7 +129,11 @@ int report_measure(const struct scene *sc, const struct policy_budget *b,
 	if (keep & REPORT_KEEP_STEPS) {
 		run->steps =
 		        calloc((size_t)(sc->n > 0 ? sc->n : 1) * POLICY_COUNT, sizeof *run->steps);
-		if (!run->steps) {
+		if (run->head_sum)
+			run->head_steps =
+			        calloc((size_t)(sc->n > 0 ? sc->n : 1) * run->heads * POLICY_COUNT,
+			               sizeof *run->head_steps);
+		if (!run->steps || (run->head_sum && !run->head_steps)) {
 			report_run_done(run);
 			return -1;
 		}
@@ -146,9 +152,14 @@ int report_measure(const struct scene *sc, const struct policy_budget *b,
 			summary_add(&run->sum[p], &m, target, step);
 			if (run->steps)
 				run->steps[(size_t)(step - 1) * POLICY_COUNT + p] = m;
-			for (int h = 0; run->head_sum && h < hr.count; h++)
+			for (int h = 0; run->head_sum && h < hr.count; h++) {
 				summary_add(&run->head_sum[(size_t)h * POLICY_COUNT + p],
 				            &hr.rec[h].c[p].m, target, step);
+				if (run->head_steps)
+					run->head_steps[((size_t)(step - 1) * run->heads + h) *
+					                        POLICY_COUNT +
+					                p] = hr.rec[h].c[p].m;
+			}
 		}
 	}
 	heads_run_done(&hr);
@@ -266,10 +277,100 @@ static void put_json_target(FILE *out, const struct report_target *t)
 	        figure_info[t->figure].key, figure_info[t->figure].high ? "true" : "false", v);
 }
 
+/* A CSV number: exact (%.17g, as the JSON), empty when the scene has no
+ * values to measure it on. */
+static void put_csv_number(FILE *out, bool has, double v)
+{
+	if (has)
+		fprintf(out, ",%.17g", v);
+	else
+		fputc(',', out);
+}
+
+static void put_csv_step(FILE *out, int step, enum policy_id p, const char *head,
+                         const struct step_metrics *m)
+{
+	fprintf(out, "%d,%s", step, policies[p]->name);
+	if (head)
+		fprintf(out, ",%s", head);
+	fprintf(out, ",%d,%ld", m->tokens, m->kv);
+	put_csv_number(out, m->has_out, m->out_err);
+	put_csv_number(out, m->has_out, m->out_cos);
+	fprintf(out, ",%.17g,%d\n", m->attn_recall, m->overlap_h2o);
+}
+
+/* A row per step and policy, then per head with PER_HEAD. */
+static int put_csv_run(const struct report_run *run, bool per_head, FILE *out)
+{
+	if (!run->steps)
+		return -1;
+	per_head = per_head && run->head_steps && run->heads > 1;
+	fprintf(out, "step,policy%s,tokens,kv,out_err,out_cos,attn_recall,overlap_h2o\n",
+	        per_head ? ",head" : "");
+	for (int t = 1; t <= run->scene->n; t++) {
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			put_csv_step(out, t, (enum policy_id)p, per_head ? "all" : NULL,
+			             &run->steps[(size_t)(t - 1) * POLICY_COUNT + p]);
+			for (int h = 0; per_head && h < run->heads; h++) {
+				char head[16];
+				snprintf(head, sizeof head, "%d", h);
+				put_csv_step(out, t, (enum policy_id)p, head,
+				             &run->head_steps[((size_t)(t - 1) * run->heads + h) *
+				                                      POLICY_COUNT +
+				                              p]);
+			}
+		}
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+static void put_csv_summary(FILE *out, const struct scene *sc, const struct report_summary *f)
+{
+	fprintf(out, ",%d,%ld", f->tokens, f->kv);
+	put_csv_number(out, sc->v != NULL, f->err_sum / sc->n);
+	put_csv_number(out, sc->v != NULL, f->err_max);
+	put_csv_number(out, sc->v != NULL, f->cos_sum / sc->n);
+	fprintf(out, ",%.17g,", f->recall_sum / sc->n);
+	if (f->first_miss)
+		fprintf(out, "%d", f->first_miss);
+	fputc('\n', out);
+}
+
+/* A row per budget and policy, then per head with PER_HEAD. */
+static int put_csv_sweep(const struct report_sweep *sw, bool per_head, FILE *out)
+{
+	per_head = per_head && sw->runs[0].head_sum && sw->runs[0].heads > 1;
+	fprintf(out,
+	        "budget,heavy,recent,sinks,policy%s,tokens,kv,mean_out_err,max_out_err,"
+	        "mean_out_cos,mean_attn_recall,first_loss_step\n",
+	        per_head ? ",head" : "");
+	for (int i = 0; i < sw->count; i++) {
+		const struct report_run *run = &sw->runs[i];
+		const struct policy_budget *b = &run->budget;
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			for (int h = -1; h < (per_head ? run->heads : 0); h++) {
+				fprintf(out, "%d,%d,%d,%d,%s", sw->budgets[i], b->heavy, b->recent,
+				        b->sinks, policies[p]->name);
+				if (per_head && h < 0)
+					fputs(",all", out);
+				else if (per_head)
+					fprintf(out, ",%d", h);
+				put_csv_summary(
+				        out, run->scene,
+				        h < 0 ? &run->sum[p]
+				              : &run->head_sum[(size_t)h * POLICY_COUNT + p]);
+			}
+		}
+	}
+	return ferror(out) ? -1 : 0;
+}
+
 int report_print(const struct report_run *run, enum report_format format, bool per_head, FILE *out)
 {
 	const struct scene *sc = run->scene;
 	const struct policy_budget *b = &run->budget;
+	if (format == REPORT_CSV)
+		return put_csv_run(run, per_head, out);
 	if (format == REPORT_JSON) {
 		fprintf(out, "{\"tokens\": %d, ", sc->n);
 		put_json_target(out, &run->target);
@@ -391,6 +492,8 @@ int report_sweep_print(const struct report_sweep *sw, enum report_format format,
 	const struct scene *sc = sw->runs[0].scene;
 	const struct report_target *t = &sw->runs[0].target;
 	const bool json = format == REPORT_JSON;
+	if (format == REPORT_CSV)
+		return put_csv_sweep(sw, per_head, out);
 	if (json) {
 		fprintf(out, "{\"tokens\": %d, ", sc->n);
 		put_json_target(out, t);

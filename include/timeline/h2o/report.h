@@ -75,7 +75,8 @@ struct report_summary {
 /* What to keep beside the summaries. */
 enum {
 	REPORT_KEEP_HEADS = 1u << 0, /* a summary per head */
-	REPORT_KEEP_STEPS = 1u << 1, /* every step's figures (over all heads) */
+	REPORT_KEEP_STEPS = 1u << 1, /* every step's figures (over all heads;
+	                                * per head too with REPORT_KEEP_HEADS) */
 };
 
 /* One run of the engine over a scene at one budget. */
@@ -87,6 +88,7 @@ struct report_run {
 	struct report_summary sum[POLICY_COUNT];
 	struct report_summary *head_sum; /* [h * POLICY_COUNT + p], or NULL */
 	struct step_metrics *steps;      /* [(t - 1) * POLICY_COUNT + p], or NULL */
+	struct step_metrics *head_steps; /* [((t - 1) * heads + h) * POLICY_COUNT + p], or NULL */
 };
 
 /* Run the engine over SCENE at budget B (every head), keeping what KEEP
@@ -131,10 +133,12 @@ int report_sweep_measure(const struct scene *scene, const int *budgets, int coun
 void report_sweep_done(struct report_sweep *sweep);
 
 /* The output formats. */
-enum report_format { REPORT_TEXT, REPORT_JSON };
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_CSV };
 
 /* Write RUN (or SWEEP) in FORMAT; PER_HEAD adds a row (or an object) per
- * head when RUN kept them. Return 0, or -1 when OUT fails. */
+ * head when RUN kept them. The CSV of a run has a row per step and policy
+ * (and head, with PER_HEAD) and needs the steps kept; the sweep's, a row
+ * per budget and policy. Return 0, or -1 when OUT fails. */
 int report_print(const struct report_run *run, enum report_format format, bool per_head, FILE *out);
 int report_sweep_print(const struct report_sweep *sweep, enum report_format format, bool per_head,
                        FILE *out);
