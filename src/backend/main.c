@@ -24,6 +24,7 @@
 #include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "headless.h"
+#include "h2o/plot.h"
 #include "h2o/policy.h"
 #include "h2o/report.h"
 #include "h2o/scene.h"
@@ -35,8 +36,9 @@ enum { EXIT_USAGE = 2, EXIT_SCENE = 3, EXIT_MEMORY = 4 };
 
 struct options {
 	bool headless, ascii, trace, report, json, csv, quiet;
-	bool per_head; /* --per-head: the report's rows per head */
-	double split;  /* --split: heavy's fraction of a swept budget; -1: not given */
+	bool per_head;    /* --per-head: the report's rows per head */
+	const char *plot; /* --plot FILE, or NULL */
+	double split;     /* --split: heavy's fraction of a swept budget; -1: not given */
 	const char *split_arg;
 	struct report_target target; /* --target */
 	bool target_given;
@@ -119,6 +121,8 @@ static void usage(FILE *out)
 	      "  --target FIG=VALUE  the report's and the sweep's target: recall=0.95 (the\n"
 	      "                      default), err=0.1 (at most) or cos=0.99 (at least)\n"
 	      "  --per-head          with --report or --budget-sweep: a row per head too\n"
+	      "  --plot FILE         with --report or --budget-sweep: also draw the figures\n"
+	      "                      into FILE (.svg, .png or .pdf), the one file written\n"
 	      "  --json              with --report or --budget-sweep: one JSON object\n"
 	      "  --csv               with --report: a CSV row per step and policy; with\n"
 	      "                      --budget-sweep: per budget and policy\n"
@@ -221,6 +225,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_SPLIT,
 		OPT_TARGET,
 		OPT_PER_HEAD,
+		OPT_PLOT,
 		OPT_JSON,
 		OPT_CSV,
 		OPT_SIZE,
@@ -249,6 +254,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"split", required_argument, NULL, OPT_SPLIT},
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"per-head", no_argument, NULL, OPT_PER_HEAD},
+	        {"plot", required_argument, NULL, OPT_PLOT},
 	        {"json", no_argument, NULL, OPT_JSON},
 	        {"csv", no_argument, NULL, OPT_CSV},
 	        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
@@ -360,6 +366,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_PER_HEAD:
 			o->per_head = true;
 			break;
+		case OPT_PLOT:
+			if (plot_format_of(optarg) < 0)
+				return usage_error("--plot: expected a file name ending in .svg, "
+				                   ".png or .pdf, got '%s'",
+				                   optarg);
+			o->plot = optarg;
+			break;
 		case OPT_JSON:
 			o->json = true;
 			break;
@@ -412,6 +425,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "choose one of --json, --csv");
 	if (o->target_given && !o->report && !o->sweep)
 		return usage_error("%s", "--target goes with --report or --budget-sweep");
+	if (o->plot && !o->report && !o->sweep)
+		return usage_error("%s", "--plot goes with --report or --budget-sweep");
 	if (o->per_head && !o->report && !o->sweep)
 		return usage_error("%s", "--per-head goes with --report or --budget-sweep");
 	if (o->split >= 0 && !o->sweep)
@@ -568,6 +583,26 @@ static int refuse_if_too_large(const struct options *o, const struct scene *scen
 	return EXIT_MEMORY;
 }
 
+/* --plot: draw RUN (or SWEEP) into the file, and say on stderr what it
+ * drew (unless --quiet). The one file this program writes. Returns 0, or
+ * 1 when the file cannot be written. */
+static int write_plot(const struct options *o, const struct report_run *run,
+                      const struct report_sweep *sweep)
+{
+	char err[256];
+	struct plot_info info;
+	const int rc = run ? plot_report(run, o->plot, &info, err, sizeof err)
+	                   : plot_sweep(sweep, o->plot, &info, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "h2o-tui: %s: %s\n", o->plot, err);
+		return 1;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "h2o-tui: wrote %s: %d panel%s of %d curves, one per policy\n",
+		        o->plot, info.panels, info.panels == 1 ? "" : "s", info.curves);
+	return 0;
+}
+
 /* Display widths need a UTF-8 LC_CTYPE; the user's own is kept when it is
  * one. Returns whether the user's locale was UTF-8. */
 static bool setup_locale(bool keep_user_ctype)
@@ -643,9 +678,9 @@ int main(int argc, char **argv)
 		split = (struct report_split){(double)heavy / (heavy + recent), split_source};
 	}
 	const enum report_format format = o.json ? REPORT_JSON : o.csv ? REPORT_CSV : REPORT_TEXT;
-	/* The report's CSV is its steps. */
-	const unsigned keep =
-	        (o.per_head ? REPORT_KEEP_HEADS : 0) | (o.report && o.csv ? REPORT_KEEP_STEPS : 0);
+	/* The report's CSV and plot are its steps. */
+	const unsigned keep = (o.per_head ? REPORT_KEEP_HEADS : 0) |
+	                      (o.report && (o.csv || o.plot) ? REPORT_KEEP_STEPS : 0);
 
 	int *budgets = NULL, count = 0;
 	if (o.sweep)
@@ -674,6 +709,8 @@ int main(int argc, char **argv)
 			rc = report_print(&run, format, o.per_head, stdout) < 0
 			             ? mode_failed("computing the report")
 			             : 0;
+			if (rc == 0 && o.plot)
+				rc = write_plot(&o, &run, NULL);
 			report_run_done(&run);
 		}
 		progress_done(&meter, pr);
@@ -688,6 +725,8 @@ int main(int argc, char **argv)
 			rc = report_sweep_print(&sw, format, o.per_head, stdout) < 0
 			             ? mode_failed("computing the budget sweep")
 			             : 0;
+			if (rc == 0 && o.plot)
+				rc = write_plot(&o, NULL, &sw);
 			report_sweep_done(&sw);
 		}
 		progress_done(&meter, pr);
