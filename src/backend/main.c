@@ -552,14 +552,16 @@ static void progress_done(const struct meter *m, const struct progress *p)
 		fputs("\r\033[K", stderr);
 }
 
-/* The run of MODE needs more memory than it may take: one line naming the
- * figure and the option, EXIT_MEMORY. Returns -1 when it fits. */
+/* The run of MODE, with EXTRA bytes of the report's kept figures, needs
+ * more memory than it may take: one line naming the figure and the
+ * option, EXIT_MEMORY. Returns -1 when it fits. */
 static int refuse_if_too_large(const struct options *o, const struct scene *scene,
                                const struct policy_budget *b, enum cost_mode mode,
-                               const int *budgets, int count)
+                               const int *budgets, int count, double extra)
 {
 	const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	const struct cost c = cost_of(scene, b, mode, budgets, count, cores > 0 ? (int)cores : 1);
+	struct cost c = cost_of(scene, b, mode, budgets, count, cores > 0 ? (int)cores : 1);
+	c.bytes += extra;
 	const double limit = o->max_memory > 0 ? o->max_memory : cost_available_memory();
 	if (limit <= 0 || c.bytes <= limit)
 		return -1;
@@ -690,7 +692,10 @@ int main(int argc, char **argv)
 	                            : o.sweep  ? COST_SWEEP
 	                                       : COST_SCREENS;
 	if (rc < 0)
-		rc = refuse_if_too_large(&o, scene, &b, mode, budgets, count);
+		rc = refuse_if_too_large(&o, scene, &b, mode, budgets, count,
+		                         o.report  ? report_keep_bytes(scene, keep)
+		                         : o.sweep ? count * report_keep_bytes(scene, keep)
+		                                   : 0);
 	struct meter meter;
 	struct progress progress;
 	if (rc >= 0) {

@@ -115,6 +115,18 @@ void report_run_done(struct report_run *run)
 	run->head_steps = NULL;
 }
 
+double report_keep_bytes(const struct scene *sc, unsigned keep)
+{
+	const double heads = heads_count(sc), n = sc->n > 0 ? sc->n : 1;
+	double bytes = 0;
+	if (keep & REPORT_KEEP_HEADS)
+		bytes += heads * POLICY_COUNT * sizeof(struct report_summary);
+	if (keep & REPORT_KEEP_STEPS)
+		bytes += n * POLICY_COUNT * sizeof(struct step_metrics) *
+		         (keep & REPORT_KEEP_HEADS ? 1 + heads : 1);
+	return bytes;
+}
+
 int report_measure(const struct scene *sc, const struct policy_budget *b,
                    const struct report_target *target, unsigned keep, struct report_run *run,
                    const struct progress *pr, double done, double total)

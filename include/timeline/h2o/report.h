@@ -98,6 +98,9 @@ int report_measure(const struct scene *scene, const struct policy_budget *b,
                    const struct report_target *target, unsigned keep, struct report_run *run,
                    const struct progress *progress, double done, double total);
 void report_run_done(struct report_run *run);
+/* The bytes report_measure allocates on SCENE for KEEP (for a run larger
+ * than the machine can hold, refused before it starts). */
+double report_keep_bytes(const struct scene *scene, unsigned keep);
 
 /* The mean of figure F in S over N steps. */
 double report_summary_mean(const struct report_summary *s, enum report_figure f, int n);
