@@ -24,6 +24,7 @@
 #include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "headless.h"
+#include "h2o/plot.h"
 #include "h2o/policy.h"
 #include "h2o/report.h"
 #include "h2o/scene.h"
@@ -34,7 +35,13 @@
 enum { EXIT_USAGE = 2, EXIT_SCENE = 3, EXIT_MEMORY = 4 };
 
 struct options {
-	bool headless, ascii, trace, report, json, quiet;
+	bool headless, ascii, trace, report, json, csv, quiet;
+	bool per_head;    /* --per-head: the report's rows per head */
+	const char *plot; /* --plot FILE, or NULL */
+	double split;     /* --split: heavy's fraction of a swept budget; -1: not given */
+	const char *split_arg;
+	struct report_target target; /* --target */
+	bool target_given;
 	bool allow_paths;  /* a scene may name files outside its folder */
 	double max_memory; /* bytes a run may take; 0: what the machine has free */
 	const char *keys;
@@ -107,8 +114,18 @@ static void usage(FILE *out)
 	fputs("  --sinks N           StreamingLLM's attention sinks (default max(1, min(4, B/4)))\n"
 	      "  --report            print every policy's figures over the scene and exit\n"
 	      "  --budget-sweep[=LIST]  the report for each total budget B of LIST\n"
-	      "                      (comma-separated; default 1..n, or powers of two past 64)\n"
+	      "                      (comma-separated; default 1..n, or powers of two past 64;\n"
+	      "                      0.1 is a tenth of the tokens; also --budget-sweep LIST)\n"
+	      "  --split R           with --budget-sweep: heavy's fraction of B (default 0.5,\n"
+	      "                      or the ratio of --heavy and --recent when given)\n"
+	      "  --target FIG=VALUE  the report's and the sweep's target: recall=0.95 (the\n"
+	      "                      default), err=0.1 (at most) or cos=0.99 (at least)\n"
+	      "  --per-head          with --report or --budget-sweep: a row per head too\n"
+	      "  --plot FILE         with --report or --budget-sweep: also draw the figures\n"
+	      "                      into FILE (.svg, .png or .pdf), the one file written\n"
 	      "  --json              with --report or --budget-sweep: one JSON object\n"
+	      "  --csv               with --report: a CSV row per step and policy; with\n"
+	      "                      --budget-sweep: per budget and policy\n"
 	      "  --max-memory SIZE   refuse a run that would need more memory than SIZE\n"
 	      "                      (e.g. 16G; default: what the machine has free)\n"
 	      "  --quiet             no progress on stderr for --report, --trace, --budget-sweep\n"
@@ -189,6 +206,12 @@ static bool parse_bytes(const char *s, double *out)
 	return true;
 }
 
+/* Whether S looks like --budget-sweep's LIST: digits, '.' and ','. */
+static bool is_list(const char *s)
+{
+	return *s && strspn(s, "0123456789.,") == strlen(s) && strpbrk(s, "0123456789");
+}
+
 /* Returns -1 when parsing went on to the end, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -199,7 +222,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_SINKS,
 		OPT_REPORT,
 		OPT_SWEEP,
+		OPT_SPLIT,
+		OPT_TARGET,
+		OPT_PER_HEAD,
+		OPT_PLOT,
 		OPT_JSON,
+		OPT_CSV,
 		OPT_SIZE,
 		OPT_ASCII,
 		OPT_TRACE,
@@ -223,7 +251,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"sinks", required_argument, NULL, OPT_SINKS},
 	        {"report", no_argument, NULL, OPT_REPORT},
 	        {"budget-sweep", optional_argument, NULL, OPT_SWEEP},
+	        {"split", required_argument, NULL, OPT_SPLIT},
+	        {"target", required_argument, NULL, OPT_TARGET},
+	        {"per-head", no_argument, NULL, OPT_PER_HEAD},
+	        {"plot", required_argument, NULL, OPT_PLOT},
 	        {"json", no_argument, NULL, OPT_JSON},
+	        {"csv", no_argument, NULL, OPT_CSV},
 	        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
 	        {"quiet", no_argument, NULL, OPT_QUIET},
 	        {"allow-paths", no_argument, NULL, OPT_ALLOW_PATHS},
@@ -236,6 +269,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	                      .heavy = -1,
 	                      .recent = -1,
 	                      .sinks = -1,
+	                      .split = -1,
+	                      .target = REPORT_DEFAULT_TARGET,
 	                      .compare = COMPARE_DEFAULT};
 	opterr = 0;
 	int c;
@@ -301,10 +336,48 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->report = true;
 			break;
 		case OPT_SWEEP:
+			/* "--budget-sweep 64": the list as the next argument,
+			 * when it is one and no file has that name. */
+			if (!optarg && optind < argc && is_list(argv[optind]) &&
+			    access(argv[optind], F_OK) != 0)
+				optarg = argv[optind++];
 			o->sweep = optarg ? optarg : "";
+			break;
+		case OPT_SPLIT: {
+			char *end;
+			errno = 0;
+			o->split = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->split >= 0 && o->split <= 1))
+				return usage_error("--split: expected heavy's fraction of the "
+				                   "budget, from 0 to "
+				                   "1, got '%s'",
+				                   optarg);
+			o->split_arg = optarg;
+			break;
+		}
+		case OPT_TARGET:
+			if (!report_target_parse(optarg, &o->target))
+				return usage_error(
+				        "--target: expected recall=R or cos=C (0 to 1) or err=E (0 "
+				        "or more), got '%s'",
+				        optarg);
+			o->target_given = true;
+			break;
+		case OPT_PER_HEAD:
+			o->per_head = true;
+			break;
+		case OPT_PLOT:
+			if (plot_format_of(optarg) < 0)
+				return usage_error("--plot: expected a file name ending in .svg, "
+				                   ".png or .pdf, got '%s'",
+				                   optarg);
+			o->plot = optarg;
 			break;
 		case OPT_JSON:
 			o->json = true;
+			break;
+		case OPT_CSV:
+			o->csv = true;
 			break;
 		case OPT_MAX_MEMORY:
 			if (!parse_bytes(optarg, &o->max_memory))
@@ -346,12 +419,28 @@ static int parse_options(int argc, char **argv, struct options *o)
 		                   "choose one of --headless, --trace, --report, --budget-sweep");
 	if (o->json && !o->report && !o->sweep)
 		return usage_error("%s", "--json goes with --report or --budget-sweep");
+	if (o->csv && !o->report && !o->sweep)
+		return usage_error("%s", "--csv goes with --report or --budget-sweep");
+	if (o->csv && o->json)
+		return usage_error("%s", "choose one of --json, --csv");
+	if (o->target_given && !o->report && !o->sweep)
+		return usage_error("%s", "--target goes with --report or --budget-sweep");
+	if (o->plot && !o->report && !o->sweep)
+		return usage_error("%s", "--plot goes with --report or --budget-sweep");
+	if (o->per_head && !o->report && !o->sweep)
+		return usage_error("%s", "--per-head goes with --report or --budget-sweep");
+	if (o->split >= 0 && !o->sweep)
+		return usage_error("%s", "--split goes with --budget-sweep");
+	if (o->split >= 0 && (o->heavy >= 0 || o->recent >= 0))
+		return usage_error("%s", "--split and --heavy/--recent both split the budget: "
+		                         "give one of them");
 	return -1;
 }
 
 /* --budget-sweep's LIST ("" for 1..n, or powers of two and n past 64
- * tokens) into *BUDGETS (COUNT of them, to free). Returns -1, or the exit
- * status of a bad list. */
+ * tokens) into *BUDGETS (COUNT of them, to free). An entry with a '.' is
+ * a fraction of the token count (0 < f <= 1), rounded, at least 1.
+ * Returns -1, or the exit status of a bad list. */
 static int sweep_budgets(const struct scene *scene, const char *list, int **budgets, int *count)
 {
 	const int n = scene->n;
@@ -368,12 +457,22 @@ static int sweep_budgets(const struct scene *scene, const char *list, int **budg
 		for (const char *p = list; *p; k++) {
 			char *end;
 			errno = 0;
-			const long b = strtol(p, &end, 10);
+			const size_t len = strcspn(p, ",");
+			const bool fraction = memchr(p, '.', len) != NULL;
+			long b = -1;
+			if (fraction) {
+				const double f = strtod(p, &end);
+				if (!errno && end != p && f > 0 && f <= 1)
+					b = lround(f * n) > 1 ? lround(f * n) : 1;
+			} else {
+				b = strtol(p, &end, 10);
+			}
 			if (errno || end == p || (*end && *end != ',') || b < 1 ||
 			    b > SCENE_MAX_BUDGET || k >= n + 63) {
 				free(out);
 				return usage_error(
-				        "--budget-sweep: expected budgets from 1 to 1000000, "
+				        "--budget-sweep: expected budgets from 1 to 1000000, or "
+				        "fractions of the tokens (0 to 1, e.g. 0.1), "
 				        "comma-separated, got '%s'",
 				        list);
 			}
@@ -453,14 +552,16 @@ static void progress_done(const struct meter *m, const struct progress *p)
 		fputs("\r\033[K", stderr);
 }
 
-/* The run of MODE needs more memory than it may take: one line naming the
- * figure and the option, EXIT_MEMORY. Returns -1 when it fits. */
+/* The run of MODE, with EXTRA bytes of the report's kept figures, needs
+ * more memory than it may take: one line naming the figure and the
+ * option, EXIT_MEMORY. Returns -1 when it fits. */
 static int refuse_if_too_large(const struct options *o, const struct scene *scene,
                                const struct policy_budget *b, enum cost_mode mode,
-                               const int *budgets, int count)
+                               const int *budgets, int count, double extra)
 {
 	const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	const struct cost c = cost_of(scene, b, mode, budgets, count, cores > 0 ? (int)cores : 1);
+	struct cost c = cost_of(scene, b, mode, budgets, count, cores > 0 ? (int)cores : 1);
+	c.bytes += extra;
 	const double limit = o->max_memory > 0 ? o->max_memory : cost_available_memory();
 	if (limit <= 0 || c.bytes <= limit)
 		return -1;
@@ -482,6 +583,26 @@ static int refuse_if_too_large(const struct options *o, const struct scene *scen
 		        "has free; --max-memory SIZE raises the limit\n",
 		        o->scene, need, what, have);
 	return EXIT_MEMORY;
+}
+
+/* --plot: draw RUN (or SWEEP) into the file, and say on stderr what it
+ * drew (unless --quiet). The one file this program writes. Returns 0, or
+ * 1 when the file cannot be written. */
+static int write_plot(const struct options *o, const struct report_run *run,
+                      const struct report_sweep *sweep)
+{
+	char err[256];
+	struct plot_info info;
+	const int rc = run ? plot_report(run, o->plot, &info, err, sizeof err)
+	                   : plot_sweep(sweep, o->plot, &info, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "h2o-tui: %s: %s\n", o->plot, err);
+		return 1;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "h2o-tui: wrote %s: %d panel%s of %d curves, one per policy\n",
+		        o->plot, info.panels, info.panels == 1 ? "" : "s", info.curves);
+	return 0;
 }
 
 /* Display widths need a UTF-8 LC_CTYPE; the user's own is kept when it is
@@ -541,6 +662,27 @@ int main(int argc, char **argv)
 	        .sinks = policy_sinks_for(o.sinks, heavy + recent),
 	        .n = scene->n,
 	};
+	if (o.target.figure != REPORT_RECALL && !scene->v) {
+		scene_free(scene);
+		return usage_error("--target %s: the scene has no values, so no output to "
+		                   "compare: use recall",
+		                   report_figure_word(o.target.figure));
+	}
+	/* The sweep splits each budget as --split says, or as --heavy and
+	 * --recent do. */
+	char split_source[64];
+	struct report_split split = {.heavy = 0.5};
+	if (o.split >= 0) {
+		snprintf(split_source, sizeof split_source, "--split %.40s", o.split_arg);
+		split = (struct report_split){o.split, split_source};
+	} else if (o.heavy >= 0 || o.recent >= 0) {
+		snprintf(split_source, sizeof split_source, "heavy %d : recent %d", heavy, recent);
+		split = (struct report_split){(double)heavy / (heavy + recent), split_source};
+	}
+	const enum report_format format = o.json ? REPORT_JSON : o.csv ? REPORT_CSV : REPORT_TEXT;
+	/* The report's CSV and plot are its steps. */
+	const unsigned keep = (o.per_head ? REPORT_KEEP_HEADS : 0) |
+	                      (o.report && (o.csv || o.plot) ? REPORT_KEEP_STEPS : 0);
 
 	int *budgets = NULL, count = 0;
 	if (o.sweep)
@@ -550,7 +692,10 @@ int main(int argc, char **argv)
 	                            : o.sweep  ? COST_SWEEP
 	                                       : COST_SCREENS;
 	if (rc < 0)
-		rc = refuse_if_too_large(&o, scene, &b, mode, budgets, count);
+		rc = refuse_if_too_large(&o, scene, &b, mode, budgets, count,
+		                         o.report  ? report_keep_bytes(scene, keep)
+		                         : o.sweep ? count * report_keep_bytes(scene, keep)
+		                                   : 0);
 	struct meter meter;
 	struct progress progress;
 	if (rc >= 0) {
@@ -562,16 +707,33 @@ int main(int argc, char **argv)
 	} else if (o.report) {
 		const struct progress *pr =
 		        progress_for(&o, &meter, &progress, "computing the report");
-		rc = report_write(scene, &b, o.json, stdout, pr) < 0
-		             ? mode_failed("computing the report")
-		             : 0;
+		struct report_run run;
+		if (report_measure(scene, &b, &o.target, keep, &run, pr, 0, scene->n) < 0) {
+			rc = out_of_memory("computing the report");
+		} else {
+			rc = report_print(&run, format, o.per_head, stdout) < 0
+			             ? mode_failed("computing the report")
+			             : 0;
+			if (rc == 0 && o.plot)
+				rc = write_plot(&o, &run, NULL);
+			report_run_done(&run);
+		}
 		progress_done(&meter, pr);
 	} else if (o.sweep) {
 		const struct progress *pr =
 		        progress_for(&o, &meter, &progress, "computing the budget sweep");
-		rc = report_sweep(scene, budgets, count, o.sinks, o.json, stdout, pr) < 0
-		             ? mode_failed("computing the budget sweep")
-		             : 0;
+		struct report_sweep sw;
+		if (report_sweep_measure(scene, budgets, count, &split, o.sinks, &o.target, keep,
+		                         &sw, pr) < 0) {
+			rc = out_of_memory("computing the budget sweep");
+		} else {
+			rc = report_sweep_print(&sw, format, o.per_head, stdout) < 0
+			             ? mode_failed("computing the budget sweep")
+			             : 0;
+			if (rc == 0 && o.plot)
+				rc = write_plot(&o, NULL, &sw);
+			report_sweep_done(&sw);
+		}
 		progress_done(&meter, pr);
 	} else {
 		struct app app;

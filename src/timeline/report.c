@@ -5,92 +5,268 @@
 
 #include "h2o/cost.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "h2o/engine.h"
 #include "h2o/heads.h"
 #include "h2o/scene.h"
 
-struct figures {
-	int tokens;
-	long kv;
-	double err_sum, err_max, recall_sum;
-	int first_loss; /* first step with recall < REPORT_LOSS_RECALL, 0 if none */
+static const struct {
+	const char *word, *key;
+	bool high; /* the larger the better */
+} figure_info[REPORT_FIGURE_COUNT] = {
+#define X(id, word, high, key) [id] = {word, key, high},
+        REPORT_FIGURES
+#undef X
 };
 
-/* Run the engine over the scene (every head) and fill FIG for every
- * policy, from each step's figures over all heads. */
-static int measure(const struct scene *sc, const struct policy_budget *b,
-                   struct figures fig[POLICY_COUNT], const struct progress *pr, double done,
-                   double total)
+const char *report_figure_word(enum report_figure f)
 {
-	struct heads_run run;
-	if (heads_run_init(&run, sc, b) < 0)
-		return -1;
-	for (int p = 0; p < POLICY_COUNT; p++)
-		fig[p] = (struct figures){0};
-	while (heads_run_step(&run)) {
-		progress_tell(pr, done + run.rec[0].step, total);
-		for (int p = 0; p < POLICY_COUNT; p++) {
-			struct step_metrics m;
-			heads_run_total(&run, (enum policy_id)p, &m);
-			struct figures *f = &fig[p];
-			f->tokens = m.tokens;
-			f->kv = m.kv;
-			f->err_sum += m.out_err;
-			f->err_max = m.out_err > f->err_max ? m.out_err : f->err_max;
-			f->recall_sum += m.attn_recall;
-			if (!f->first_loss && m.attn_recall < REPORT_LOSS_RECALL)
-				f->first_loss = run.rec[0].step;
+	return figure_info[f].word;
+}
+
+const char *report_figure_key(enum report_figure f)
+{
+	return figure_info[f].key;
+}
+
+bool report_target_parse(const char *s, struct report_target *t)
+{
+	const char *eq = strchr(s, '=');
+	if (!eq)
+		return false;
+	for (int f = 0; f < REPORT_FIGURE_COUNT; f++) {
+		const size_t len = strlen(figure_info[f].word);
+		if ((size_t)(eq - s) != len || strncmp(s, figure_info[f].word, len) != 0)
+			continue;
+		char *end;
+		errno = 0;
+		const double v = strtod(eq + 1, &end);
+		if (errno || end == eq + 1 || *end || !isfinite(v) || v < 0 ||
+		    (f != REPORT_ERR && v > 1))
+			return false;
+		*t = (struct report_target){(enum report_figure)f, v};
+		return true;
+	}
+	return false;
+}
+
+double report_figure_of(enum report_figure f, const struct step_metrics *m)
+{
+	switch (f) {
+	case REPORT_ERR:
+		return m->out_err;
+	case REPORT_COS:
+		return m->out_cos;
+	default:
+		return m->attn_recall;
+	}
+}
+
+bool report_target_missed(const struct report_target *t, double value)
+{
+	return figure_info[t->figure].high ? value < t->value : value > t->value;
+}
+
+void report_target_text(const struct report_target *t, char *buf, int size)
+{
+	snprintf(buf, (size_t)size, "%s %s %g", figure_info[t->figure].word,
+	         figure_info[t->figure].high ? ">=" : "<=", t->value);
+}
+
+/* "recall < 0.95": what a step that misses T shows. */
+static void miss_text(const struct report_target *t, char *buf, int size)
+{
+	snprintf(buf, (size_t)size, "%s %s %g", figure_info[t->figure].word,
+	         figure_info[t->figure].high ? "<" : ">", t->value);
+}
+
+double report_summary_mean(const struct report_summary *s, enum report_figure f, int n)
+{
+	const double sum = f == REPORT_ERR   ? s->err_sum
+	                   : f == REPORT_COS ? s->cos_sum
+	                                     : s->recall_sum;
+	return sum / n;
+}
+
+static void summary_add(struct report_summary *f, const struct step_metrics *m,
+                        const struct report_target *t, int step)
+{
+	f->tokens = m->tokens;
+	f->kv = m->kv;
+	f->err_sum += m->out_err;
+	f->err_max = m->out_err > f->err_max ? m->out_err : f->err_max;
+	f->cos_sum += m->out_cos;
+	f->recall_sum += m->attn_recall;
+	if (!f->first_miss && report_target_missed(t, report_figure_of(t->figure, m)))
+		f->first_miss = step;
+}
+
+void report_run_done(struct report_run *run)
+{
+	free(run->head_sum);
+	free(run->steps);
+	free(run->head_steps);
+	run->head_sum = NULL;
+	run->steps = NULL;
+	run->head_steps = NULL;
+}
+
+double report_keep_bytes(const struct scene *sc, unsigned keep)
+{
+	const double heads = heads_count(sc), n = sc->n > 0 ? sc->n : 1;
+	double bytes = 0;
+	if (keep & REPORT_KEEP_HEADS)
+		bytes += heads * POLICY_COUNT * sizeof(struct report_summary);
+	if (keep & REPORT_KEEP_STEPS)
+		bytes += n * POLICY_COUNT * sizeof(struct step_metrics) *
+		         (keep & REPORT_KEEP_HEADS ? 1 + heads : 1);
+	return bytes;
+}
+
+int report_measure(const struct scene *sc, const struct policy_budget *b,
+                   const struct report_target *target, unsigned keep, struct report_run *run,
+                   const struct progress *pr, double done, double total)
+{
+	*run = (struct report_run){.scene = sc, .budget = *b, .target = *target};
+	run->heads = heads_count(sc);
+	if (keep & REPORT_KEEP_HEADS) {
+		run->head_sum = calloc((size_t)run->heads * POLICY_COUNT, sizeof *run->head_sum);
+		if (!run->head_sum)
+			return -1;
+	}
+	if (keep & REPORT_KEEP_STEPS) {
+		run->steps =
+		        calloc((size_t)(sc->n > 0 ? sc->n : 1) * POLICY_COUNT, sizeof *run->steps);
+		if (run->head_sum)
+			run->head_steps =
+			        calloc((size_t)(sc->n > 0 ? sc->n : 1) * run->heads * POLICY_COUNT,
+			               sizeof *run->head_steps);
+		if (!run->steps || (run->head_sum && !run->head_steps)) {
+			report_run_done(run);
+			return -1;
 		}
 	}
-	heads_run_done(&run);
+	struct heads_run hr;
+	if (heads_run_init(&hr, sc, b) < 0) {
+		report_run_done(run);
+		return -1;
+	}
+	while (heads_run_step(&hr)) {
+		const int step = hr.rec[0].step;
+		progress_tell(pr, done + step, total);
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			struct step_metrics m;
+			heads_run_total(&hr, (enum policy_id)p, &m);
+			summary_add(&run->sum[p], &m, target, step);
+			if (run->steps)
+				run->steps[(size_t)(step - 1) * POLICY_COUNT + p] = m;
+			for (int h = 0; run->head_sum && h < hr.count; h++) {
+				summary_add(&run->head_sum[(size_t)h * POLICY_COUNT + p],
+				            &hr.rec[h].c[p].m, target, step);
+				if (run->head_steps)
+					run->head_steps[((size_t)(step - 1) * run->heads + h) *
+					                        POLICY_COUNT +
+					                p] = hr.rec[h].c[p].m;
+			}
+		}
+	}
+	heads_run_done(&hr);
 	return 0;
 }
 
-static void put_table_head(FILE *out, bool values)
+static int loss_width(const struct report_target *t)
 {
-	fprintf(out, "%-10s %6s %7s %9s", "policy", "budget", "tokens", "KV");
-	if (values)
-		fprintf(out, " %10s %10s", "mean err", "max err");
-	fprintf(out, " %11s %12s\n", "mean recall", "recall < 0.9");
+	char miss[48];
+	miss_text(t, miss, sizeof miss);
+	const int w = (int)strlen(miss);
+	return w > 12 ? w : 12;
 }
 
-static void put_table_row(FILE *out, const struct scene *sc, const struct policy_budget *b,
-                          enum policy_id p, const struct figures *f)
+static void put_table_head(FILE *out, const struct report_run *run)
 {
+	char miss[48];
+	miss_text(&run->target, miss, sizeof miss);
+	fprintf(out, "%-10s %6s %7s %9s", "policy", "budget", "tokens", "KV");
+	if (run->scene->v)
+		fprintf(out, " %10s %10s", "mean err", "max err");
+	if (run->scene->v && run->target.figure == REPORT_COS)
+		fprintf(out, " %10s", "mean cos");
+	fprintf(out, " %11s %*s\n", "mean recall", loss_width(&run->target), miss);
+}
+
+static void put_table_row(FILE *out, const struct report_run *run, const char *name,
+                          enum policy_id p, const struct report_summary *f)
+{
+	const struct scene *sc = run->scene;
 	char budget[16], loss[24];
-	const int capacity = policy_capacity(p, b);
+	const int capacity = policy_capacity(p, &run->budget);
 	if (capacity < 0)
 		snprintf(budget, sizeof budget, "all");
 	else
 		snprintf(budget, sizeof budget, "%d", capacity);
-	if (f->first_loss)
-		snprintf(loss, sizeof loss, "step %d", f->first_loss);
+	if (f->first_miss)
+		snprintf(loss, sizeof loss, "step %d", f->first_miss);
 	else
 		snprintf(loss, sizeof loss, "never");
-	fprintf(out, "%-10s %6s %7d %9ld", policies[p]->name, budget, f->tokens, f->kv);
+	fprintf(out, "%-10s %6s %7d %9ld", name, budget, f->tokens, f->kv);
 	if (sc->v)
 		fprintf(out, " %10.4f %10.4f", f->err_sum / sc->n, f->err_max);
-	fprintf(out, " %11.4f %12s\n", f->recall_sum / sc->n, loss);
+	if (sc->v && run->target.figure == REPORT_COS)
+		fprintf(out, " %10.4f", f->cos_sum / sc->n);
+	fprintf(out, " %11.4f %*s\n", f->recall_sum / sc->n, loss_width(&run->target), loss);
 }
 
-static void put_json_policies(FILE *out, const struct scene *sc, const struct figures *fig)
+static void put_table(FILE *out, const struct report_run *run, bool per_head)
+{
+	put_table_head(out, run);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		put_table_row(out, run, policies[p]->name, (enum policy_id)p, &run->sum[p]);
+		for (int h = 0; per_head && run->head_sum && run->heads > 1 && h < run->heads;
+		     h++) {
+			char name[24];
+			snprintf(name, sizeof name, "  head %d", h);
+			put_table_row(out, run, name, (enum policy_id)p,
+			              &run->head_sum[(size_t)h * POLICY_COUNT + p]);
+		}
+	}
+}
+
+static void put_json_summary(FILE *out, const struct scene *sc, const struct report_summary *f)
+{
+	fprintf(out, "\"tokens\": %d, \"kv\": %ld", f->tokens, f->kv);
+	if (sc->v)
+		fprintf(out, ", \"mean_out_err\": %.17g, \"max_out_err\": %.17g",
+		        f->err_sum / sc->n, f->err_max);
+	fprintf(out, ", \"mean_attn_recall\": %.17g, \"first_loss_step\": ", f->recall_sum / sc->n);
+	if (f->first_miss)
+		fprintf(out, "%d", f->first_miss);
+	else
+		fputs("null", out);
+	if (sc->v)
+		fprintf(out, ", \"mean_out_cos\": %.17g", f->cos_sum / sc->n);
+}
+
+static void put_json_policies(FILE *out, const struct report_run *run, bool per_head)
 {
 	fputs("[", out);
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		const struct figures *f = &fig[p];
-		fprintf(out, "%s{\"name\": \"%s\", \"tokens\": %d, \"kv\": %ld", p ? ", " : "",
-		        policies[p]->name, f->tokens, f->kv);
-		if (sc->v)
-			fprintf(out, ", \"mean_out_err\": %.17g, \"max_out_err\": %.17g",
-			        f->err_sum / sc->n, f->err_max);
-		fprintf(out, ", \"mean_attn_recall\": %.17g, \"first_loss_step\": ",
-		        f->recall_sum / sc->n);
-		if (f->first_loss)
-			fprintf(out, "%d}", f->first_loss);
-		else
-			fputs("null}", out);
+		fprintf(out, "%s{\"name\": \"%s\", ", p ? ", " : "", policies[p]->name);
+		put_json_summary(out, run->scene, &run->sum[p]);
+		if (per_head && run->head_sum && run->heads > 1) {
+			fputs(", \"heads\": [", out);
+			for (int h = 0; h < run->heads; h++) {
+				fputs(h ? ", {" : "{", out);
+				put_json_summary(out, run->scene,
+				                 &run->head_sum[(size_t)h * POLICY_COUNT + p]);
+				fputc('}', out);
+			}
+			fputc(']', out);
+		}
+		fputc('}', out);
 	}
 	fputs("]", out);
 }
@@ -101,113 +277,294 @@ static void put_json_budget(FILE *out, const struct policy_budget *b)
 	        b->heavy + b->recent, b->heavy, b->recent, b->sinks);
 }
 
-int report_write(const struct scene *sc, const struct policy_budget *b, bool json, FILE *out,
-                 const struct progress *pr)
+static void put_json_target(FILE *out, const struct report_target *t)
 {
-	struct figures fig[POLICY_COUNT];
-	if (measure(sc, b, fig, pr, 0, sc->n) < 0)
+	/* The value as the user wrote it (0.95), unless that does not read
+	 * back to the same double. */
+	char v[32];
+	snprintf(v, sizeof v, "%.15g", t->value);
+	if (strtod(v, NULL) != t->value)
+		snprintf(v, sizeof v, "%.17g", t->value);
+	fprintf(out, "\"target\": {\"figure\": \"%s\", \"at_least\": %s, \"value\": %s}",
+	        figure_info[t->figure].key, figure_info[t->figure].high ? "true" : "false", v);
+}
+
+/* A CSV number: exact (%.17g, as the JSON), empty when the scene has no
+ * values to measure it on. */
+static void put_csv_number(FILE *out, bool has, double v)
+{
+	if (has)
+		fprintf(out, ",%.17g", v);
+	else
+		fputc(',', out);
+}
+
+static void put_csv_step(FILE *out, int step, enum policy_id p, const char *head,
+                         const struct step_metrics *m)
+{
+	fprintf(out, "%d,%s", step, policies[p]->name);
+	if (head)
+		fprintf(out, ",%s", head);
+	fprintf(out, ",%d,%ld", m->tokens, m->kv);
+	put_csv_number(out, m->has_out, m->out_err);
+	put_csv_number(out, m->has_out, m->out_cos);
+	fprintf(out, ",%.17g,%d\n", m->attn_recall, m->overlap_h2o);
+}
+
+/* A row per step and policy, then per head with PER_HEAD. */
+static int put_csv_run(const struct report_run *run, bool per_head, FILE *out)
+{
+	if (!run->steps)
 		return -1;
-	if (json) {
-		fprintf(out, "{\"tokens\": %d, \"budget\": ", sc->n);
-		put_json_budget(out, b);
-		fputs(", \"policies\": ", out);
-		put_json_policies(out, sc, fig);
-		fputs("}\n", out);
-		return ferror(out) ? -1 : 0;
+	per_head = per_head && run->head_steps && run->heads > 1;
+	fprintf(out, "step,policy%s,tokens,kv,out_err,out_cos,attn_recall,overlap_h2o\n",
+	        per_head ? ",head" : "");
+	for (int t = 1; t <= run->scene->n; t++) {
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			put_csv_step(out, t, (enum policy_id)p, per_head ? "all" : NULL,
+			             &run->steps[(size_t)(t - 1) * POLICY_COUNT + p]);
+			for (int h = 0; per_head && h < run->heads; h++) {
+				char head[16];
+				snprintf(head, sizeof head, "%d", h);
+				put_csv_step(out, t, (enum policy_id)p, head,
+				             &run->head_steps[((size_t)(t - 1) * run->heads + h) *
+				                                      POLICY_COUNT +
+				                              p]);
+			}
+		}
 	}
-	fprintf(out,
-	        "%d tokens, budget %d (heavy %d + recent %d, %d sinks), loss = recall < %.1f\n\n",
-	        sc->n, b->heavy + b->recent, b->heavy, b->recent, b->sinks, REPORT_LOSS_RECALL);
-	put_table_head(out, sc->v != NULL);
-	for (int p = 0; p < POLICY_COUNT; p++)
-		put_table_row(out, sc, b, (enum policy_id)p, &fig[p]);
 	return ferror(out) ? -1 : 0;
 }
 
-static struct policy_budget sweep_budget(const struct scene *sc, int total, int sinks)
+static void put_csv_summary(FILE *out, const struct scene *sc, const struct report_summary *f)
 {
+	fprintf(out, ",%d,%ld", f->tokens, f->kv);
+	put_csv_number(out, sc->v != NULL, f->err_sum / sc->n);
+	put_csv_number(out, sc->v != NULL, f->err_max);
+	put_csv_number(out, sc->v != NULL, f->cos_sum / sc->n);
+	fprintf(out, ",%.17g,", f->recall_sum / sc->n);
+	if (f->first_miss)
+		fprintf(out, "%d", f->first_miss);
+	fputc('\n', out);
+}
+
+/* A row per budget and policy, then per head with PER_HEAD. */
+static int put_csv_sweep(const struct report_sweep *sw, bool per_head, FILE *out)
+{
+	per_head = per_head && sw->runs[0].head_sum && sw->runs[0].heads > 1;
+	fprintf(out,
+	        "budget,heavy,recent,sinks,policy%s,tokens,kv,mean_out_err,max_out_err,"
+	        "mean_out_cos,mean_attn_recall,first_loss_step\n",
+	        per_head ? ",head" : "");
+	for (int i = 0; i < sw->count; i++) {
+		const struct report_run *run = &sw->runs[i];
+		const struct policy_budget *b = &run->budget;
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			for (int h = -1; h < (per_head ? run->heads : 0); h++) {
+				fprintf(out, "%d,%d,%d,%d,%s", sw->budgets[i], b->heavy, b->recent,
+				        b->sinks, policies[p]->name);
+				if (per_head && h < 0)
+					fputs(",all", out);
+				else if (per_head)
+					fprintf(out, ",%d", h);
+				put_csv_summary(
+				        out, run->scene,
+				        h < 0 ? &run->sum[p]
+				              : &run->head_sum[(size_t)h * POLICY_COUNT + p]);
+			}
+		}
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+int report_print(const struct report_run *run, enum report_format format, bool per_head, FILE *out)
+{
+	const struct scene *sc = run->scene;
+	const struct policy_budget *b = &run->budget;
+	if (format == REPORT_CSV)
+		return put_csv_run(run, per_head, out);
+	if (format == REPORT_JSON) {
+		fprintf(out, "{\"tokens\": %d, ", sc->n);
+		put_json_target(out, &run->target);
+		fputs(", \"budget\": ", out);
+		put_json_budget(out, b);
+		fputs(", \"policies\": ", out);
+		put_json_policies(out, run, per_head);
+		fputs("}\n", out);
+		return ferror(out) ? -1 : 0;
+	}
+	char miss[48];
+	miss_text(&run->target, miss, sizeof miss);
+	fprintf(out, "%d tokens, budget %d (heavy %d + recent %d, %d sinks), loss = %s\n\n", sc->n,
+	        b->heavy + b->recent, b->heavy, b->recent, b->sinks, miss);
+	put_table(out, run, per_head);
+	return ferror(out) ? -1 : 0;
+}
+
+int report_write(const struct scene *sc, const struct policy_budget *b, bool json, FILE *out,
+                 const struct progress *pr)
+{
+	struct report_run run;
+	const struct report_target target = REPORT_DEFAULT_TARGET;
+	if (report_measure(sc, b, &target, 0, &run, pr, 0, sc->n) < 0)
+		return -1;
+	const int rc = report_print(&run, json ? REPORT_JSON : REPORT_TEXT, false, out);
+	report_run_done(&run);
+	return rc;
+}
+
+struct policy_budget report_sweep_budget(const struct scene *sc, int total,
+                                         const struct report_split *split, int sinks)
+{
+	/* A fraction written in decimal (0.3) is a little off in binary;
+	 * 1e-9 keeps floor(10 * 0.3) at 3. */
+	int heavy = (int)floor(total * split->heavy + 1e-9);
+	heavy = heavy < 0 ? 0 : heavy > total ? total : heavy;
 	return (struct policy_budget){
-	        .heavy = total / 2,
-	        .recent = total - total / 2,
+	        .heavy = heavy,
+	        .recent = total - heavy,
 	        .sinks = policy_sinks_for(sinks, total),
 	        .n = sc->n,
 	};
 }
 
-/* Every budget is measured before a line is written, so running out of
- * memory (-1) leaves no partial table behind. */
-int report_sweep(const struct scene *sc, const int *budgets, int count, int sinks, bool json,
-                 FILE *out, const struct progress *pr)
+void report_sweep_done(struct report_sweep *sw)
 {
-	/* POLICY_COUNT figures per budget. */
-	struct figures *all = malloc((size_t)(count > 0 ? count : 1) * POLICY_COUNT * sizeof *all);
-	if (!all)
+	for (int i = 0; sw->runs && i < sw->count; i++)
+		report_run_done(&sw->runs[i]);
+	free(sw->runs);
+	free(sw->budgets);
+	sw->runs = NULL;
+	sw->budgets = NULL;
+}
+
+int report_sweep_measure(const struct scene *sc, const int *budgets, int count,
+                         const struct report_split *split, int sinks,
+                         const struct report_target *target, unsigned keep, struct report_sweep *sw,
+                         const struct progress *pr)
+{
+	*sw = (struct report_sweep){.split = *split};
+	sw->runs = calloc((size_t)(count > 0 ? count : 1), sizeof *sw->runs);
+	sw->budgets = malloc((size_t)(count > 0 ? count : 1) * sizeof *sw->budgets);
+	if (!sw->runs || !sw->budgets) {
+		report_sweep_done(sw);
 		return -1;
+	}
 	for (int i = 0; i < count; i++) {
-		const struct policy_budget b = sweep_budget(sc, budgets[i], sinks);
-		if (measure(sc, &b, &all[(size_t)i * POLICY_COUNT], pr, (double)i * sc->n,
-		            (double)count * sc->n) < 0) {
-			free(all);
+		const struct policy_budget b = report_sweep_budget(sc, budgets[i], split, sinks);
+		if (report_measure(sc, &b, target, keep, &sw->runs[i], pr, (double)i * sc->n,
+		                   (double)count * sc->n) < 0) {
+			report_sweep_done(sw);
 			return -1;
 		}
+		sw->budgets[i] = budgets[i];
+		sw->count = i + 1;
 	}
-	/* The smallest budget at which each policy's mean recall reaches
-	 * REPORT_GOOD_RECALL, or 0. */
-	int good[POLICY_COUNT] = {0};
-	/* A policy that keeps everything needs no budget: the text leaves
-	 * it out of that line. */
-	bool unlimited[POLICY_COUNT] = {0};
-	if (json)
-		fprintf(out, "{\"tokens\": %d, \"sweep\": [", sc->n);
-	else
-		fprintf(out, "%d tokens; H2O splits a budget B into heavy B/2 + recent B - B/2\n\n",
-		        sc->n);
 	for (int i = 0; i < count; i++) {
-		const int total = budgets[i];
-		const struct policy_budget b = sweep_budget(sc, total, sinks);
-		const struct figures *fig = &all[(size_t)i * POLICY_COUNT];
+		const struct report_run *run = &sw->runs[i];
 		for (int p = 0; p < POLICY_COUNT; p++) {
-			if (!good[p] && fig[p].recall_sum / sc->n >= REPORT_GOOD_RECALL)
-				good[p] = total;
-			unlimited[p] = policy_capacity((enum policy_id)p, &b) < 0;
+			const double mean =
+			        report_summary_mean(&run->sum[p], target->figure, sc->n);
+			if (!report_target_missed(target, mean) &&
+			    (!sw->good[p] || budgets[i] < sw->good[p]))
+				sw->good[p] = budgets[i];
+			sw->unlimited[p] = policy_capacity((enum policy_id)p, &run->budget) < 0;
 		}
+	}
+	return 0;
+}
+
+static void put_json_good(FILE *out, const char *key, const struct report_sweep *sw)
+{
+	fprintf(out, ", \"%s\": {", key);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		fprintf(out, "%s\"%s\": ", p ? ", " : "", policies[p]->name);
+		if (sw->good[p])
+			fprintf(out, "%d", sw->good[p]);
+		else
+			fputs("null", out);
+	}
+	fputc('}', out);
+}
+
+static void put_split_text(FILE *out, const struct report_sweep *sw)
+{
+	if (!sw->split.source)
+		fputs("H2O splits a budget B into heavy B/2 + recent B - B/2", out);
+	else
+		fprintf(out, "H2O splits a budget B into heavy floor(%g B) + recent the rest (%s)",
+		        sw->split.heavy, sw->split.source);
+}
+
+int report_sweep_print(const struct report_sweep *sw, enum report_format format, bool per_head,
+                       FILE *out)
+{
+	if (sw->count < 1)
+		return 0;
+	const struct scene *sc = sw->runs[0].scene;
+	const struct report_target *t = &sw->runs[0].target;
+	const bool json = format == REPORT_JSON;
+	if (format == REPORT_CSV)
+		return put_csv_sweep(sw, per_head, out);
+	if (json) {
+		fprintf(out, "{\"tokens\": %d, ", sc->n);
+		put_json_target(out, t);
+		fputs(", \"sweep\": [", out);
+	} else {
+		fprintf(out, "%d tokens; ", sc->n);
+		put_split_text(out, sw);
+		fputs("\n\n", out);
+	}
+	for (int i = 0; i < sw->count; i++) {
+		const struct report_run *run = &sw->runs[i];
+		const struct policy_budget *b = &run->budget;
 		if (json) {
 			fputs(i ? ", {\"budget\": " : "{\"budget\": ", out);
-			put_json_budget(out, &b);
+			put_json_budget(out, b);
 			fputs(", \"policies\": ", out);
-			put_json_policies(out, sc, fig);
+			put_json_policies(out, run, per_head);
 			fputc('}', out);
 			continue;
 		}
-		fprintf(out, "B = %d (heavy %d + recent %d, %d sinks)\n", total, b.heavy, b.recent,
-		        b.sinks);
-		put_table_head(out, sc->v != NULL);
-		for (int p = 0; p < POLICY_COUNT; p++)
-			put_table_row(out, sc, &b, (enum policy_id)p, &fig[p]);
+		fprintf(out, "B = %d (heavy %d + recent %d, %d sinks)\n", sw->budgets[i], b->heavy,
+		        b->recent, b->sinks);
+		put_table(out, run, per_head);
 		fputc('\n', out);
 	}
-	free(all);
+	char good[48];
+	report_target_text(t, good, sizeof good);
 	if (json) {
-		fputs("], \"budget_for_recall_0.95\": {", out);
-		for (int p = 0; p < POLICY_COUNT; p++) {
-			fprintf(out, "%s\"%s\": ", p ? ", " : "", policies[p]->name);
-			if (good[p])
-				fprintf(out, "%d", good[p]);
-			else
-				fputs("null", out);
-		}
-		fputs("}}\n", out);
+		fputc(']', out);
+		/* Also under the key that came before targets, when it is the
+		 * default target it names. */
+		if (t->figure == REPORT_RECALL && t->value == 0.95)
+			put_json_good(out, "budget_for_recall_0.95", sw);
+		put_json_good(out, "budget_for_target", sw);
+		fputs("}\n", out);
 		return ferror(out) ? -1 : 0;
 	}
-	fprintf(out, "smallest budget with mean recall >= %.2f:", REPORT_GOOD_RECALL);
+	fprintf(out, "smallest budget with mean %s:", good);
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		if (unlimited[p])
+		if (sw->unlimited[p])
 			continue;
-		if (good[p])
-			fprintf(out, "  %s %d", policies[p]->name, good[p]);
+		if (sw->good[p])
+			fprintf(out, "  %s %d", policies[p]->name, sw->good[p]);
 		else
 			fprintf(out, "  %s none", policies[p]->name);
 	}
 	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
+}
+
+int report_sweep(const struct scene *sc, const int *budgets, int count, int sinks, bool json,
+                 FILE *out, const struct progress *pr)
+{
+	struct report_sweep sw;
+	const struct report_split split = {.heavy = 0.5};
+	const struct report_target target = REPORT_DEFAULT_TARGET;
+	if (report_sweep_measure(sc, budgets, count, &split, sinks, &target, 0, &sw, pr) < 0)
+		return -1;
+	const int rc = report_sweep_print(&sw, json ? REPORT_JSON : REPORT_TEXT, false, out);
+	report_sweep_done(&sw);
+	return rc;
 }

@@ -1,11 +1,15 @@
 /*
- * report: every policy's figures over a whole scene, as a table or JSON.
+ * report: every policy's figures over a whole scene, as a table, JSON or
+ * CSV.
  *
  * The report runs the engine once and summarises each policy: its budget,
  * what it holds at the end, its mean and worst output error, its mean
- * attention recall and the first step at which it lost more than 10% of
- * the full cache's attention mass. The budget sweep repeats that for a list
- * of budgets, so a user can read off the budget each policy needs.
+ * attention recall and the first step at which it missed the target (a
+ * figure and a threshold: recall >= 0.95 unless the user names another).
+ * The budget sweep repeats that for a list of budgets and names, for each
+ * policy, the smallest budget whose mean meets the same target. The
+ * measured figures are kept in a struct report_run, so that a writer
+ * (text, JSON, CSV here; the plot above this stage) can read them.
  */
 #ifndef H2O_REPORT_H
 #define H2O_REPORT_H
@@ -13,25 +17,142 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "h2o/engine.h"
 #include "h2o/policy.h"
 
 struct progress;
 struct scene;
 
-/* The recall below which a policy counts as having lost attention. */
-#define REPORT_LOSS_RECALL 0.9
-/* The mean recall the sweep looks for. */
-#define REPORT_GOOD_RECALL 0.95
+/* The figures a target can name, with the word the command line and the
+ * text use for each, the direction that is good, and the JSON/CSV key of
+ * its per-step value. */
+#define REPORT_FIGURES                                  \
+	X(REPORT_RECALL, "recall", true, "attn_recall") \
+	X(REPORT_ERR, "err", false, "out_err")          \
+	X(REPORT_COS, "cos", true, "out_cos")
 
-/* Write the report of SCENE at budget B (JSON when JSON), telling PROGRESS
- * (NULL: no one) step by step. Returns 0, or -1 when out of memory or OUT
- * fails. */
+enum report_figure {
+#define X(id, word, high, key) id,
+	REPORT_FIGURES
+#undef X
+	        REPORT_FIGURE_COUNT
+};
+
+/* A target: FIGURE at least VALUE (recall, cos) or at most VALUE (err).
+ * A step misses it when its figure is on the wrong side; a budget meets
+ * it when the policy's mean over the steps is on the right side. */
+struct report_target {
+	enum report_figure figure;
+	double value;
+};
+
+/* The default target, and the one the sweep's JSON also names by its
+ * older key "budget_for_recall_0.95". */
+#define REPORT_DEFAULT_TARGET ((struct report_target){REPORT_RECALL, 0.95})
+
+/* Parse "recall=0.95", "err=0.1", "cos=0.99" into *T. Recall and cos
+ * take 0..1, err any number >= 0. False when S is none of them. */
+bool report_target_parse(const char *s, struct report_target *t);
+/* "recall", "err", "cos". */
+const char *report_figure_word(enum report_figure f);
+/* "attn_recall", "out_err", "out_cos". */
+const char *report_figure_key(enum report_figure f);
+/* Whether a per-step VALUE misses target T. */
+bool report_target_missed(const struct report_target *t, double value);
+/* The value of figure F in M. */
+double report_figure_of(enum report_figure f, const struct step_metrics *m);
+/* "recall >= 0.95", "err <= 0.1" into BUF. */
+void report_target_text(const struct report_target *t, char *buf, int size);
+
+/* One policy's figures over a scene (over all heads, or one head). */
+struct report_summary {
+	int tokens;
+	long kv;
+	double err_sum, err_max, cos_sum, recall_sum;
+	int first_miss; /* first step that missed the target, 0 if none */
+};
+
+/* What to keep beside the summaries. */
+enum {
+	REPORT_KEEP_HEADS = 1u << 0, /* a summary per head */
+	REPORT_KEEP_STEPS = 1u << 1, /* every step's figures (over all heads;
+	                                * per head too with REPORT_KEEP_HEADS) */
+};
+
+/* One run of the engine over a scene at one budget. */
+struct report_run {
+	const struct scene *scene;
+	struct policy_budget budget;
+	struct report_target target;
+	int heads;
+	struct report_summary sum[POLICY_COUNT];
+	struct report_summary *head_sum; /* [h * POLICY_COUNT + p], or NULL */
+	struct step_metrics *steps;      /* [(t - 1) * POLICY_COUNT + p], or NULL */
+	struct step_metrics *head_steps; /* [((t - 1) * heads + h) * POLICY_COUNT + p], or NULL */
+};
+
+/* Run the engine over SCENE at budget B (every head), keeping what KEEP
+ * asks for; PROGRESS (NULL: no one) is told DONE + step of TOTAL. Returns
+ * 0, or -1 when out of memory (nothing to free then). */
+int report_measure(const struct scene *scene, const struct policy_budget *b,
+                   const struct report_target *target, unsigned keep, struct report_run *run,
+                   const struct progress *progress, double done, double total);
+void report_run_done(struct report_run *run);
+/* The bytes report_measure allocates on SCENE for KEEP (for a run larger
+ * than the machine can hold, refused before it starts). */
+double report_keep_bytes(const struct scene *scene, unsigned keep);
+
+/* The mean of figure F in S over N steps. */
+double report_summary_mean(const struct report_summary *s, enum report_figure f, int n);
+
+/* How the sweep turns a total budget B into heavy and recent. */
+struct report_split {
+	double heavy;       /* heavy's fraction: heavy = floor(B * heavy) */
+	const char *source; /* what the user gave ("--split 0.25"), or NULL */
+};
+
+/* The budget of the sweep for a total of TOTAL. */
+struct policy_budget report_sweep_budget(const struct scene *scene, int total,
+                                         const struct report_split *split, int sinks);
+
+/* The sweep: a run per total budget. */
+struct report_sweep {
+	int count;
+	int *budgets;
+	struct report_run *runs;
+	struct report_split split;
+	int good[POLICY_COUNT];       /* smallest budget meeting the target, 0: none */
+	bool unlimited[POLICY_COUNT]; /* keeps everything: needs no budget */
+};
+
+/* Measure SCENE for each total budget of BUDGETS (COUNT of them, copied),
+ * split by SPLIT, StreamingLLM keeping SINKS sinks (-1: its default).
+ * Every budget is measured before anything is written, so running out of
+ * memory (-1, nothing to free) leaves no partial output behind. */
+int report_sweep_measure(const struct scene *scene, const int *budgets, int count,
+                         const struct report_split *split, int sinks,
+                         const struct report_target *target, unsigned keep,
+                         struct report_sweep *sweep, const struct progress *progress);
+void report_sweep_done(struct report_sweep *sweep);
+
+/* The output formats. */
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_CSV };
+
+/* Write RUN (or SWEEP) in FORMAT; PER_HEAD adds a row (or an object) per
+ * head when RUN kept them. The CSV of a run has a row per step and policy
+ * (and head, with PER_HEAD) and needs the steps kept; the sweep's, a row
+ * per budget and policy. Return 0, or -1 when OUT fails. */
+int report_print(const struct report_run *run, enum report_format format, bool per_head, FILE *out);
+int report_sweep_print(const struct report_sweep *sweep, enum report_format format, bool per_head,
+                       FILE *out);
+
+/* The report of SCENE at budget B with the default target, as a table or
+ * JSON (measure and print in one). Returns 0, or -1 when out of memory or
+ * OUT fails. */
 int report_write(const struct scene *scene, const struct policy_budget *b, bool json, FILE *out,
                  const struct progress *progress);
-
-/* The same for each total budget of BUDGETS (COUNT of them): H2O splits a
- * budget B into heavy B / 2 and recent B - B / 2, StreamingLLM keeps
- * SINKS sinks (-1: its default). */
+/* The sweep with the default target, H2O splitting B into heavy B / 2 and
+ * recent B - B / 2. */
 int report_sweep(const struct scene *scene, const int *budgets, int count, int sinks, bool json,
                  FILE *out, const struct progress *progress);
 

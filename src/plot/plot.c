@@ -1,0 +1,509 @@
+/*
+ * plot: figures of the report drawn with cairo (see plot.h).
+ */
+#include "h2o/plot.h"
+
+#include <cairo.h>
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <fontconfig/fontconfig.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "h2o/policy.h"
+#include "h2o/scene.h"
+#include "h2o/text.h"
+
+/* A colour per policy, in the order of POLICIES (Tableau's ten, grey left
+ * out: greys are the axes', the grid's and the target's). */
+static const double palette[][3] = {
+        {0.122, 0.467, 0.706}, {0.839, 0.153, 0.157}, {0.173, 0.627, 0.173},
+        {1.000, 0.498, 0.055}, {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294},
+        {0.890, 0.467, 0.761}, {0.737, 0.741, 0.133}, {0.090, 0.745, 0.812},
+};
+#define PALETTE_SIZE ((int)(sizeof palette / sizeof palette[0]))
+
+/* Sizes in points (pixels in a PNG). */
+enum { WIDTH = 900, LEGEND_W = 140, MARGIN_L = 80, MARGIN_R = 30, TITLE_H = 70, BOTTOM = 60 };
+
+int plot_format_of(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	if (!dot || strchr(dot, '/'))
+		return -1;
+	if (!strcasecmp(dot, ".png"))
+		return PLOT_PNG;
+	if (!strcasecmp(dot, ".svg"))
+		return PLOT_SVG;
+	if (!strcasecmp(dot, ".pdf"))
+		return PLOT_PDF;
+	return -1;
+}
+
+struct canvas {
+	cairo_surface_t *surface;
+	cairo_t *cr;
+	enum plot_format format;
+	const char *path;
+};
+
+static int failed(char *err, int size, const char *what, cairo_status_t status)
+{
+	snprintf(err, (size_t)size, "%s: %s", what, cairo_status_to_string(status));
+	return -1;
+}
+
+static int canvas_open(struct canvas *c, const char *path, double w, double h, char *err, int size)
+{
+	const int format = plot_format_of(path);
+	if (format < 0) {
+		snprintf(err, (size_t)size, "not .svg, .png or .pdf");
+		return -1;
+	}
+	*c = (struct canvas){.format = (enum plot_format)format, .path = path};
+	switch (c->format) {
+	case PLOT_PNG:
+		c->surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
+		break;
+	case PLOT_SVG:
+		c->surface = cairo_svg_surface_create(path, w, h);
+		break;
+	case PLOT_PDF:
+		c->surface = cairo_pdf_surface_create(path, w, h);
+		break;
+	}
+	const cairo_status_t status = cairo_surface_status(c->surface);
+	if (status != CAIRO_STATUS_SUCCESS) {
+		cairo_surface_destroy(c->surface);
+		return failed(err, size, "cannot write", status);
+	}
+	c->cr = cairo_create(c->surface);
+	cairo_set_source_rgb(c->cr, 1, 1, 1);
+	cairo_paint(c->cr);
+	cairo_select_font_face(c->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+	                       CAIRO_FONT_WEIGHT_NORMAL);
+	return 0;
+}
+
+/* Finish the drawing and write the file. */
+static int canvas_close(struct canvas *c, char *err, int size)
+{
+	cairo_status_t status = cairo_status(c->cr);
+	cairo_destroy(c->cr);
+	if (status == CAIRO_STATUS_SUCCESS && c->format == PLOT_PNG)
+		status = cairo_surface_write_to_png(c->surface, c->path);
+	cairo_surface_finish(c->surface);
+	if (status == CAIRO_STATUS_SUCCESS)
+		status = cairo_surface_status(c->surface);
+	cairo_surface_destroy(c->surface);
+	/* A plot is drawn once a run: give back cairo's and fontconfig's
+	 * caches, which the sanitizer and valgrind runs would otherwise
+	 * report as leaks. */
+	cairo_debug_reset_static_data();
+	FcFini();
+	return status == CAIRO_STATUS_SUCCESS ? 0 : failed(err, size, "cannot write", status);
+}
+
+/* ---- text ----------------------------------------------------------------- */
+
+struct buf {
+	char s[512];
+	size_t n;
+};
+
+static void buf_put(void *ctx, const char *p, size_t n)
+{
+	struct buf *b = ctx;
+	if (n > sizeof b->s - 1 - b->n)
+		n = sizeof b->s - 1 - b->n;
+	memcpy(b->s + b->n, p, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+/* Scene text as a message shows it: valid UTF-8, controls and deceptive
+ * code points escaped, at most about 120 bytes. */
+static void safe_text(const char *s, struct buf *out)
+{
+	out->n = 0;
+	out->s[0] = '\0';
+	const size_t len = strlen(s);
+	if (text_escape(s, len, 120, TEXT_ESCAPE_MESSAGE, buf_put, out) < len)
+		buf_put(out, "...", 3);
+}
+
+/* Text at X, Y: ALIGN 0 left, 0.5 centred, 1 right; VALIGN likewise
+ * (0 top, 0.5 middle, 1 baseline). */
+static void put_text(cairo_t *cr, double x, double y, double align, double valign, double size,
+                     const char *s)
+{
+	cairo_text_extents_t e;
+	cairo_set_font_size(cr, size);
+	cairo_text_extents(cr, s, &e);
+	cairo_move_to(cr, x - align * e.x_advance, y - (1 - valign) * e.y_bearing);
+	cairo_show_text(cr, s);
+}
+
+/* ---- axes ----------------------------------------------------------------- */
+
+struct axis {
+	double lo, hi;
+	bool log2; /* a budget axis that spans powers of two */
+};
+
+struct panel {
+	double x, y, w, h;
+	struct axis xa, ya;
+};
+
+static double axis_pos(const struct axis *a, double v)
+{
+	if (a->log2)
+		return (log2(v) - log2(a->lo)) / (log2(a->hi) - log2(a->lo));
+	return (v - a->lo) / (a->hi - a->lo);
+}
+
+static double panel_x(const struct panel *p, double v)
+{
+	return p->x + axis_pos(&p->xa, v) * p->w;
+}
+
+static double panel_y(const struct panel *p, double v)
+{
+	return p->y + p->h - axis_pos(&p->ya, v) * p->h;
+}
+
+/* A tick step of 1, 2 or 5 times a power of ten, about six ticks over
+ * [LO, HI]. */
+static double tick_step(double lo, double hi)
+{
+	const double raw = (hi - lo) / 6;
+	const double mag = pow(10, floor(log10(raw)));
+	const double f = raw / mag;
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+/* [LO, HI] padded to whole ticks around DATA's range. */
+static struct axis value_axis(double lo, double hi)
+{
+	if (!(hi - lo > 1e-9)) {
+		const double pad = fabs(hi) > 1e-9 ? fabs(hi) * 0.05 : 0.05;
+		lo -= pad;
+		hi += pad;
+	}
+	const double step = tick_step(lo, hi);
+	return (struct axis){floor(lo / step + 1e-9) * step, ceil(hi / step - 1e-9) * step, false};
+}
+
+static void set_grey(cairo_t *cr, double g)
+{
+	cairo_set_source_rgb(cr, g, g, g);
+}
+
+static void draw_frame(cairo_t *cr, const struct panel *p, const char *xlabel, const char *ylabel)
+{
+	char label[32];
+	cairo_set_line_width(cr, 1);
+	/* The grid and the ticks' labels. */
+	const double ys = tick_step(p->ya.lo, p->ya.hi);
+	for (double v = p->ya.lo; v <= p->ya.hi + ys * 1e-6; v += ys) {
+		const double y = panel_y(p, v);
+		set_grey(cr, 0.88);
+		cairo_move_to(cr, p->x, y);
+		cairo_line_to(cr, p->x + p->w, y);
+		cairo_stroke(cr);
+		set_grey(cr, 0.2);
+		snprintf(label, sizeof label, "%g", fabs(v) < ys * 1e-6 ? 0.0 : v);
+		put_text(cr, p->x - 6, y, 1, 0.5, 11, label);
+	}
+	if (p->xa.log2) {
+		for (double v = 1; v <= p->xa.hi * 1.0001; v *= 2) {
+			if (v < p->xa.lo * 0.9999)
+				continue;
+			const double x = panel_x(p, v);
+			set_grey(cr, 0.88);
+			cairo_move_to(cr, x, p->y);
+			cairo_line_to(cr, x, p->y + p->h);
+			cairo_stroke(cr);
+			set_grey(cr, 0.2);
+			snprintf(label, sizeof label, "%g", v);
+			put_text(cr, x, p->y + p->h + 6, 0.5, 0, 11, label);
+		}
+	} else {
+		const double xs = tick_step(p->xa.lo, p->xa.hi);
+		const double step = xs < 1 ? 1 : xs; /* steps and budgets are whole */
+		for (double v = ceil(p->xa.lo / step) * step; v <= p->xa.hi + step * 1e-6;
+		     v += step) {
+			const double x = panel_x(p, v);
+			set_grey(cr, 0.88);
+			cairo_move_to(cr, x, p->y);
+			cairo_line_to(cr, x, p->y + p->h);
+			cairo_stroke(cr);
+			set_grey(cr, 0.2);
+			snprintf(label, sizeof label, "%g", v);
+			put_text(cr, x, p->y + p->h + 6, 0.5, 0, 11, label);
+		}
+	}
+	set_grey(cr, 0);
+	cairo_rectangle(cr, p->x, p->y, p->w, p->h);
+	cairo_stroke(cr);
+	put_text(cr, p->x + p->w / 2, p->y + p->h + 24, 0.5, 0, 12, xlabel);
+	cairo_save(cr);
+	cairo_translate(cr, p->x - 56, p->y + p->h / 2);
+	cairo_rotate(cr, -M_PI / 2);
+	put_text(cr, 0, 0, 0.5, 0.5, 12, ylabel);
+	cairo_restore(cr);
+}
+
+/* The curve of policy P through COUNT points, clipped to the panel. */
+static void draw_curve(cairo_t *cr, const struct panel *pa, int p, const double *xs,
+                       const double *ys, int count, bool markers)
+{
+	cairo_save(cr);
+	cairo_rectangle(cr, pa->x, pa->y, pa->w, pa->h);
+	cairo_clip(cr);
+	const double *c = palette[p % PALETTE_SIZE];
+	cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+	cairo_set_line_width(cr, 1.8);
+	cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+	for (int i = 0; i < count; i++)
+		cairo_line_to(cr, panel_x(pa, xs[i]), panel_y(pa, ys[i]));
+	cairo_stroke(cr);
+	for (int i = 0; markers && i < count; i++) {
+		cairo_arc(cr, panel_x(pa, xs[i]), panel_y(pa, ys[i]), 3, 0, 2 * M_PI);
+		cairo_fill(cr);
+	}
+	cairo_restore(cr);
+}
+
+static void draw_target(cairo_t *cr, const struct panel *p, const struct report_target *t)
+{
+	char label[64];
+	report_target_text(t, label, sizeof label);
+	const double y = panel_y(p, t->value);
+	set_grey(cr, 0.35);
+	cairo_set_line_width(cr, 1.2);
+	const double dash[] = {6, 4};
+	cairo_set_dash(cr, dash, 2, 0);
+	cairo_move_to(cr, p->x, y);
+	cairo_line_to(cr, p->x + p->w, y);
+	cairo_stroke(cr);
+	cairo_set_dash(cr, NULL, 0, 0);
+	put_text(cr, p->x + p->w - 4, y - 3, 1, 1, 10, "target");
+	put_text(cr, p->x + 4, y - 3, 0, 1, 10, label);
+}
+
+/* The legend: a line and the name of every policy, from X, Y down. */
+static void draw_legend(cairo_t *cr, double x, double y)
+{
+	set_grey(cr, 0);
+	put_text(cr, x, y, 0, 1, 12, "policy");
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		const double ly = y + 20 + 18 * p;
+		const double *c = palette[p % PALETTE_SIZE];
+		cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+		cairo_set_line_width(cr, 2.5);
+		cairo_move_to(cr, x, ly - 4);
+		cairo_line_to(cr, x + 22, ly - 4);
+		cairo_stroke(cr);
+		set_grey(cr, 0);
+		put_text(cr, x + 28, ly, 0, 1, 12, policies[p]->name);
+	}
+}
+
+static void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle)
+{
+	struct buf title;
+	safe_text(sc->title, &title);
+	set_grey(cr, 0);
+	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+	put_text(cr, MARGIN_L, 30, 0, 1, 16, title.s);
+	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+	set_grey(cr, 0.3);
+	put_text(cr, MARGIN_L, 50, 0, 1, 12, subtitle);
+}
+
+/* ---- the report over its steps -------------------------------------------- */
+
+static const char *figure_label(enum report_figure f)
+{
+	switch (f) {
+	case REPORT_ERR:
+		return "output error ||o - o_full||";
+	case REPORT_COS:
+		return "output cosine";
+	default:
+		return "attention recall";
+	}
+}
+
+int plot_report(const struct report_run *run, const char *path, struct plot_info *info, char *err,
+                int size)
+{
+	const struct scene *sc = run->scene;
+	if (!run->steps || sc->n < 1) {
+		snprintf(err, (size_t)size, "no steps to plot");
+		return -1;
+	}
+	enum report_figure figs[REPORT_FIGURE_COUNT];
+	int panels = 0;
+	figs[panels++] = REPORT_RECALL;
+	if (sc->v) {
+		figs[panels++] = REPORT_ERR;
+		figs[panels++] = REPORT_COS;
+	}
+	enum { PANEL_H = 190, GAP = 60 };
+	const double height = TITLE_H + panels * PANEL_H + (panels - 1) * GAP + BOTTOM;
+	double *xs = malloc((size_t)sc->n * sizeof *xs), *ys = malloc((size_t)sc->n * sizeof *ys);
+	if (!xs || !ys) {
+		free(xs);
+		free(ys);
+		snprintf(err, (size_t)size, "out of memory");
+		return -1;
+	}
+	struct canvas c;
+	if (canvas_open(&c, path, WIDTH, height, err, size) < 0) {
+		free(xs);
+		free(ys);
+		return -1;
+	}
+	char subtitle[160];
+	snprintf(subtitle, sizeof subtitle,
+	         "%d tokens, budget %d (heavy %d + recent %d, %d sinks), every policy against the "
+	         "full cache",
+	         sc->n, run->budget.heavy + run->budget.recent, run->budget.heavy,
+	         run->budget.recent, run->budget.sinks);
+	draw_title(c.cr, sc, subtitle);
+	for (int t = 0; t < sc->n; t++)
+		xs[t] = t + 1;
+	for (int k = 0; k < panels; k++) {
+		const enum report_figure f = figs[k];
+		double lo = INFINITY, hi = -INFINITY;
+		for (size_t i = 0; i < (size_t)sc->n * POLICY_COUNT; i++) {
+			const double v = report_figure_of(f, &run->steps[i]);
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+		if (f == run->target.figure) {
+			lo = run->target.value < lo ? run->target.value : lo;
+			hi = run->target.value > hi ? run->target.value : hi;
+		}
+		struct panel pa = {
+		        .x = MARGIN_L,
+		        .y = TITLE_H + k * (PANEL_H + GAP),
+		        .w = WIDTH - MARGIN_L - MARGIN_R - LEGEND_W,
+		        .h = PANEL_H,
+		        .xa = {sc->n > 1 ? 1 : 0.5, sc->n > 1 ? sc->n : 1.5, false},
+		        .ya = value_axis(lo, hi),
+		};
+		draw_frame(c.cr, &pa, "step", figure_label(f));
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			for (int t = 0; t < sc->n; t++)
+				ys[t] = report_figure_of(f,
+				                         &run->steps[(size_t)t * POLICY_COUNT + p]);
+			draw_curve(c.cr, &pa, p, xs, ys, sc->n, sc->n == 1);
+		}
+		if (f == run->target.figure)
+			draw_target(c.cr, &pa, &run->target);
+	}
+	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14);
+	free(xs);
+	free(ys);
+	*info = (struct plot_info){panels, POLICY_COUNT};
+	return canvas_close(&c, err, size);
+}
+
+/* ---- the sweep -------------------------------------------------------------- */
+
+struct point {
+	double x, y;
+};
+
+static int by_x(const void *a, const void *b)
+{
+	const double x = ((const struct point *)a)->x, y = ((const struct point *)b)->x;
+	return (x > y) - (x < y);
+}
+
+int plot_sweep(const struct report_sweep *sw, const char *path, struct plot_info *info, char *err,
+               int size)
+{
+	if (sw->count < 1) {
+		snprintf(err, (size_t)size, "no budgets to plot");
+		return -1;
+	}
+	const struct scene *sc = sw->runs[0].scene;
+	const struct report_target *t = &sw->runs[0].target;
+	struct point *pts = malloc((size_t)sw->count * sizeof *pts);
+	double *xs = malloc((size_t)sw->count * sizeof *xs);
+	double *ys = malloc((size_t)sw->count * sizeof *ys);
+	if (!pts || !xs || !ys) {
+		free(pts);
+		free(xs);
+		free(ys);
+		snprintf(err, (size_t)size, "out of memory");
+		return -1;
+	}
+	double lo = t->value, hi = t->value, bmin = INFINITY, bmax = -INFINITY;
+	for (int i = 0; i < sw->count; i++) {
+		bmin = sw->budgets[i] < bmin ? sw->budgets[i] : bmin;
+		bmax = sw->budgets[i] > bmax ? sw->budgets[i] : bmax;
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			const double v = report_summary_mean(&sw->runs[i].sum[p], t->figure, sc->n);
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	}
+	struct canvas c;
+	if (canvas_open(&c, path, WIDTH, 560, err, size) < 0) {
+		free(pts);
+		free(xs);
+		free(ys);
+		return -1;
+	}
+	char subtitle[200], split[96];
+	if (sw->split.source)
+		snprintf(split, sizeof split, "heavy floor(%g B) (%s)", sw->split.heavy,
+		         sw->split.source);
+	else
+		snprintf(split, sizeof split, "heavy B/2");
+	snprintf(subtitle, sizeof subtitle,
+	         "budget sweep over %d tokens: the mean over the steps per budget B; H2O keeps %s",
+	         sc->n, split);
+	draw_title(c.cr, sc, subtitle);
+	/* Budgets that span powers of two read best on a log axis. */
+	const bool log_x = bmin >= 1 && bmax / bmin >= 32;
+	struct panel pa = {
+	        .x = MARGIN_L,
+	        .y = TITLE_H,
+	        .w = WIDTH - MARGIN_L - MARGIN_R - LEGEND_W,
+	        .h = 560 - TITLE_H - BOTTOM - 10,
+	        .xa = {bmax > bmin ? bmin : bmin - 0.5, bmax > bmin ? bmax : bmax + 0.5, log_x},
+	        .ya = value_axis(lo, hi),
+	};
+	char ylabel[64];
+	snprintf(ylabel, sizeof ylabel, "mean %s", figure_label(t->figure));
+	draw_frame(c.cr, &pa, log_x ? "total budget B (log scale)" : "total budget B", ylabel);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		for (int i = 0; i < sw->count; i++)
+			pts[i] = (struct point){
+			        sw->budgets[i],
+			        report_summary_mean(&sw->runs[i].sum[p], t->figure, sc->n)};
+		qsort(pts, (size_t)sw->count, sizeof *pts, by_x);
+		for (int i = 0; i < sw->count; i++) {
+			xs[i] = pts[i].x;
+			ys[i] = pts[i].y;
+		}
+		draw_curve(c.cr, &pa, p, xs, ys, sw->count, true);
+	}
+	draw_target(c.cr, &pa, t);
+	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14);
+	free(pts);
+	free(xs);
+	free(ys);
+	*info = (struct plot_info){1, POLICY_COUNT};
+	return canvas_close(&c, err, size);
+}

@@ -1,0 +1,106 @@
+#!/bin/sh
+# csv_test.sh: --csv holds the same numbers as --json.
+#
+# For --report, the CSV has a row per step and policy (and head): its last
+# step's tokens and KV, the means of its steps (summed in step order, as
+# the report sums them, so equal to the bit), the largest error and the
+# first step that misses the target must be the JSON's. For
+# --budget-sweep, each row per budget and policy (and head) must be the
+# JSON's figures of that budget. Python's csv and json modules read both;
+# without python3 the test skips (77).
+#
+# Usage: tests/csv_test.sh H2O_TUI   (from the source root, as Meson runs it)
+set -u
+command -v python3 >/dev/null 2>&1 || { echo "python3 not installed: skipped"; exit 77; }
+exec python3 - "$1" <<'PY'
+import csv, io, json, subprocess, sys
+
+bin = sys.argv[1]
+checked = 0
+
+
+def run(*args):
+    return subprocess.run([bin, *args], check=True, capture_output=True, text=True).stdout
+
+
+def num(s):
+    return None if s == "" else float(s)
+
+
+def same(what, a, b):
+    global checked
+    checked += 1
+    if a != b:
+        sys.exit(f"FAIL: {what}: CSV {a!r}, JSON {b!r}")
+
+
+def missed(target, v):
+    return v < target["value"] if target["at_least"] else v > target["value"]
+
+
+def check_report(args, per_head):
+    extra = ["--per-head"] if per_head else []
+    rows = list(csv.DictReader(io.StringIO(run("--report", "--csv", *extra, *args))))
+    js = json.loads(run("--report", "--json", *extra, *args))
+    target, n = js["target"], js["tokens"]
+    for pol in js["policies"]:
+        heads = [("all", pol)] if per_head and "heads" in pol else [(None, pol)]
+        heads += [(str(h), o) for h, o in enumerate(pol.get("heads", []))]
+        for head, want in heads:
+            mine = [r for r in rows if r["policy"] == pol["name"] and r.get("head") == head]
+            what = f"{' '.join(args)} {pol['name']} head {head}"
+            same(what + " steps", [int(r["step"]) for r in mine], list(range(1, n + 1)))
+            same(what + " tokens", int(mine[-1]["tokens"]), want["tokens"])
+            same(what + " kv", int(mine[-1]["kv"]), want["kv"])
+            for key, jkey in [("out_err", "mean_out_err"), ("out_cos", "mean_out_cos"),
+                              ("attn_recall", "mean_attn_recall")]:
+                if jkey not in want:
+                    same(what + " " + key + " empty", {r[key] for r in mine}, {""})
+                    continue
+                s = 0.0
+                for r in mine:
+                    s += float(r[key])
+                same(what + " mean " + key, s / n, want[jkey])
+            if "max_out_err" in want:
+                same(what + " max err", max(float(r["out_err"]) for r in mine),
+                     want["max_out_err"])
+            first = next((int(r["step"]) for r in mine
+                          if missed(target, float(r[target["figure"]]))), None)
+            same(what + " first loss", first, want["first_loss_step"])
+
+
+def check_sweep(args, per_head):
+    extra = ["--per-head"] if per_head else []
+    rows = list(csv.DictReader(io.StringIO(run("--budget-sweep", *args, "--csv", *extra))))
+    js = json.loads(run("--budget-sweep", *args, "--json", *extra))
+    expect = []
+    for entry in js["sweep"]:
+        b = entry["budget"]
+        for pol in entry["policies"]:
+            heads = [("all" if per_head and "heads" in pol else None, pol)]
+            heads += [(str(h), o) for h, o in enumerate(pol.get("heads", []))]
+            for head, want in heads:
+                expect.append((b["total"], b["heavy"], b["recent"], b["sinks"], pol["name"],
+                               head, want["tokens"], want["kv"], want.get("mean_out_err"),
+                               want.get("max_out_err"), want.get("mean_out_cos"),
+                               want["mean_attn_recall"], want["first_loss_step"]))
+    got = [(int(r["budget"]), int(r["heavy"]), int(r["recent"]), int(r["sinks"]), r["policy"],
+            r.get("head"), int(r["tokens"]), int(r["kv"]), num(r["mean_out_err"]),
+            num(r["max_out_err"]), num(r["mean_out_cos"]), float(r["mean_attn_recall"]),
+            None if r["first_loss_step"] == "" else int(r["first_loss_step"]))
+           for r in rows]
+    same(" ".join(args) + " sweep rows", got, expect)
+
+
+check_report(["scenes/cat_sat.json"], False)
+check_report(["--target", "err=0.05", "scenes/cat_sat_qkv.json"], False)
+check_report(["--target", "cos=0.999", "--heavy", "1", "scenes/cat_sat.json"], False)
+check_report(["scenes/lesson_01_heavy_recent.json"], False)
+check_report(["tests/scenes/two_heads.json"], True)
+check_report(["scenes/heads_8.json"], True)
+check_sweep(["1,2,0.5", "scenes/cat_sat_qkv.json"], False)
+check_sweep(["--target", "cos=0.99", "--split", "0.25", "scenes/cat_sat.json"], False)
+check_sweep(["1,3", "scenes/lesson_01_heavy_recent.json"], False)
+check_sweep(["1,2", "tests/scenes/two_heads.json"], True)
+print(f"{checked} figures equal")
+PY

@@ -1,0 +1,77 @@
+#!/bin/bash
+# plot_test.sh: --plot draws a real figure in the format its name asks for.
+#
+# For the report and the sweep, in PNG, SVG and PDF: the exit status is 0,
+# stdout is exactly what the same command prints without --plot, the file
+# starts with its format's signature, an SVG parses as XML (Python's
+# xml.etree; that part skips without python3) and holds as many distinct
+# curve colours as the scene has policies (axes, grid and target are grey),
+# and the line on stderr says so. A file that cannot be written is one
+# line on stderr and exit status 1.
+#
+# Usage: tests/plot_test.sh H2O_TUI   (from the source root, as Meson runs it)
+set -u
+export LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+policies=$("$bin" --report --csv scenes/cat_sat.json | awk -F, 'NR > 1 && $1 == 1' | wc -l)
+failed=0
+fail() {
+	echo "FAIL: $*"
+	failed=1
+}
+
+# check FILE MODE ARGS...: --plot FILE with MODE (--report or --budget-sweep...).
+check() {
+	local file=$tmp/$1
+	shift
+	"$bin" "$@" >"$tmp/plain" 2>/dev/null || fail "$*: without --plot"
+	if ! "$bin" --plot "$file" "$@" >"$tmp/out" 2>"$tmp/err"; then
+		fail "--plot $file $*: exit status $?: $(cat "$tmp/err")"
+		return
+	fi
+	cmp -s "$tmp/plain" "$tmp/out" || fail "--plot $file $*: stdout differs"
+	grep -q "of $policies curves, one per policy" "$tmp/err" ||
+		fail "--plot $file $*: stderr does not count $policies curves: $(cat "$tmp/err")"
+	case $file in
+	*.png) [ "$(head -c 8 "$file" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+		fail "$file: no PNG signature" ;;
+	*.pdf) [ "$(head -c 5 "$file")" = "%PDF-" ] || fail "$file: no PDF signature" ;;
+	*.svg)
+		command -v python3 >/dev/null 2>&1 || return
+		python3 - "$file" "$policies" <<'PY' || fail "$file: $*"
+import re, sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+if not root.tag.endswith("svg"):
+    sys.exit(f"root element {root.tag}")
+colours = set()
+for el in root.iter():
+    m = re.search(r"stroke:rgb\(([^)]*)\)", el.get("style", ""))
+    if m:
+        rgb = tuple(round(float(v.rstrip("%")), 1) for v in m.group(1).split(","))
+        if len(set(rgb)) > 1:  # not a grey
+            colours.add(rgb)
+if len(colours) != int(sys.argv[2]):
+    sys.exit(f"{len(colours)} curve colours, expected {sys.argv[2]}")
+PY
+		;;
+	esac
+}
+
+check report.png --report scenes/cat_sat_qkv.json
+check report.svg --report --target err=0.05 scenes/cat_sat_qkv.json
+check report.pdf --report scenes/lesson_01_heavy_recent.json
+check heads.svg --report --per-head tests/scenes/two_heads.json
+check hostile.svg --report tests/scenes/hostile_text.json
+check sweep.svg --budget-sweep 1,2,4,0.5 --json scenes/cat_sat.json
+check sweep.PNG --budget-sweep --csv scenes/cat_sat_qkv.json
+check sweep.pdf --budget-sweep=2,4 --target cos=0.99 scenes/cat_sat_qkv.json
+
+# A file that cannot be written: one line, exit 1.
+"$bin" --report --plot "$tmp/no/such/folder/x.svg" scenes/cat_sat.json >/dev/null 2>"$tmp/err"
+status=$?
+[ "$status" = 1 ] || fail "unwritable plot: exit status $status, expected 1"
+[ "$(wc -l <"$tmp/err")" = 1 ] || fail "unwritable plot: not one line: $(cat "$tmp/err")"
+[ "$failed" = 0 ] && echo "plots drawn, $policies curves each"
+exit "$failed"

@@ -1,0 +1,132 @@
+/*
+ * The report's vocabulary and measurements (src/timeline/report.c): the
+ * targets users type, the sweep's split of a budget, the smallest budget
+ * that meets a target, and the figures kept per head and per step.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+
+#include "h2o/heads.h"
+#include "h2o/report.h"
+#include "h2o/scene.h"
+
+static struct scene *load(const char *path)
+{
+	char err[SCENE_ERROR_MAX];
+	struct scene *sc;
+	assert_int_equal(scene_load_file(path, &sc, err), 0);
+	return sc;
+}
+
+static void test_target_parse(void **state)
+{
+	(void)state;
+	struct report_target t;
+	assert_true(report_target_parse("recall=0.95", &t));
+	assert_int_equal(t.figure, REPORT_RECALL);
+	assert_true(t.value == 0.95);
+	assert_true(report_target_parse("err=2.5", &t));
+	assert_int_equal(t.figure, REPORT_ERR);
+	assert_true(report_target_parse("cos=1", &t));
+	assert_int_equal(t.figure, REPORT_COS);
+	/* Recall and cosine are at most 1; nothing is negative or unknown. */
+	const char *bad[] = {"recall=1.5", "cos=1.01",   "err=-1",    "recall",
+	                     "recall=",    "ppl=3",      "recal=0.9", "recall=0.9x",
+	                     "=0.9",       "recall=nan", "err=inf"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_false(report_target_parse(bad[i], &t));
+	char text[48];
+	report_target_text(&(struct report_target){REPORT_ERR, 0.1}, text, sizeof text);
+	assert_string_equal(text, "err <= 0.1");
+	/* Recall and cosine are good high, error low. */
+	assert_true(report_target_missed(&(struct report_target){REPORT_RECALL, 0.9}, 0.89));
+	assert_false(report_target_missed(&(struct report_target){REPORT_RECALL, 0.9}, 0.9));
+	assert_true(report_target_missed(&(struct report_target){REPORT_ERR, 0.1}, 0.11));
+	assert_false(report_target_missed(&(struct report_target){REPORT_ERR, 0.1}, 0.1));
+}
+
+static void test_split(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/cat_sat.json");
+	const struct report_split half = {.heavy = 0.5};
+	for (int total = 1; total <= 9; total++) {
+		const struct policy_budget b = report_sweep_budget(sc, total, &half, -1);
+		assert_int_equal(b.heavy, total / 2);
+		assert_int_equal(b.recent, total - total / 2);
+	}
+	/* 10 * 0.3 is 3.0000000000000004 or 2.9999999999999996 in binary:
+	 * either way three heavy. */
+	const struct report_split tenths = {.heavy = 0.3};
+	assert_int_equal(report_sweep_budget(sc, 10, &tenths, -1).heavy, 3);
+	const struct report_split all = {.heavy = 1}, none = {.heavy = 0};
+	assert_int_equal(report_sweep_budget(sc, 7, &all, -1).recent, 0);
+	assert_int_equal(report_sweep_budget(sc, 7, &none, -1).heavy, 0);
+	scene_free(sc);
+}
+
+/* The smallest budget meeting the target is the smallest of the list,
+ * whatever its order. */
+static void test_sweep_smallest(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/cat_sat_qkv.json");
+	const struct report_split half = {.heavy = 0.5};
+	const struct report_target t = REPORT_DEFAULT_TARGET;
+	struct report_sweep up, down;
+	assert_int_equal(
+	        report_sweep_measure(sc, (const int[]){4, 5, 6, 7}, 4, &half, -1, &t, 0, &up, NULL),
+	        0);
+	assert_int_equal(report_sweep_measure(sc, (const int[]){7, 6, 5, 4}, 4, &half, -1, &t, 0,
+	                                      &down, NULL),
+	                 0);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		assert_int_equal(up.good[p], down.good[p]);
+	/* The golden sweep: every evicting policy first reaches 0.95 at 5. */
+	assert_int_equal(up.good[POLICY_H2O], 5);
+	report_sweep_done(&up);
+	report_sweep_done(&down);
+	scene_free(sc);
+}
+
+/* Kept steps add up to the summary, and heads to their own summaries. */
+static void test_kept(void **state)
+{
+	(void)state;
+	struct scene *sc = load("tests/scenes/two_heads.json");
+	const struct policy_budget b = {.heavy = 1, .recent = 1, .sinks = 1, .n = sc->n};
+	const struct report_target t = REPORT_DEFAULT_TARGET;
+	struct report_run run;
+	assert_int_equal(
+	        report_measure(sc, &b, &t, REPORT_KEEP_HEADS | REPORT_KEEP_STEPS, &run, NULL, 0, 1),
+	        0);
+	assert_int_equal(run.heads, heads_count(sc));
+	assert_true(run.heads > 1);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		double recall = 0, heads_tokens = 0;
+		for (int s = 0; s < sc->n; s++)
+			recall += run.steps[(size_t)s * POLICY_COUNT + p].attn_recall;
+		assert_true(recall == run.sum[p].recall_sum);
+		for (int h = 0; h < run.heads; h++)
+			heads_tokens += run.head_sum[(size_t)h * POLICY_COUNT + p].tokens;
+		assert_int_equal((int)heads_tokens, run.sum[p].tokens);
+	}
+	report_run_done(&run);
+	scene_free(sc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_target_parse),
+	        cmocka_unit_test(test_split),
+	        cmocka_unit_test(test_sweep_smallest),
+	        cmocka_unit_test(test_kept),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
