@@ -8,6 +8,8 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "h2o/app.h"
 #include "h2o/engine.h"
@@ -113,6 +115,39 @@ static void test_help_is_modal_and_quit(void **state)
 	assert_false(app.help);
 	assert_true(app_key(&app, 'q') & APP_QUIT);
 	assert_true(app_key(&app, KEYC_ESC) & APP_QUIT);
+	app_done(&app);
+	scene_free(sc);
+}
+
+/* e hides and shows a lesson's text, E shows all of it (and brings it
+ * back when hidden); a scene without one says so. */
+static void test_lesson_text(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	press(&app, "e");
+	assert_false(app.lesson_hidden);
+	assert_true(app.notice[0] != '\0');
+	app_done(&app);
+	free(sc->watch);
+	sc->watch = strdup("Watch the scores.");
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	assert_false(app.lesson_hidden);
+	assert_false(app.lesson_all);
+	press(&app, "E");
+	assert_true(app.lesson_all);
+	press(&app, "E");
+	assert_false(app.lesson_all);
+	press(&app, "e");
+	assert_true(app.lesson_hidden);
+	press(&app, "E");
+	assert_false(app.lesson_hidden);
+	assert_true(app.lesson_all);
+	press(&app, "e,e");
+	assert_false(app.lesson_hidden);
+	assert_int_equal(app.step, 0);
 	app_done(&app);
 	scene_free(sc);
 }
@@ -396,6 +431,7 @@ int main(void)
 	        cmocka_unit_test(test_search_and_position),
 	        cmocka_unit_test(test_heat_scroll),
 	        cmocka_unit_test(test_every_binding_has_help),
+	        cmocka_unit_test(test_lesson_text),
 	        cmocka_unit_test(test_background),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

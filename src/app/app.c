@@ -770,6 +770,19 @@ static unsigned apply_key(struct app *app, uint32_t key)
 	case ACT_MAP:
 		app->map = !app->map;
 		break;
+	case ACT_LESSON:
+	case ACT_LESSON_ALL:
+		if (!*app->scene->watch)
+			snprintf(app->notice, sizeof app->notice,
+			         "this scene has no lesson text (no \"watch\" paragraph)");
+		else if (action == ACT_LESSON)
+			app->lesson_hidden = !app->lesson_hidden;
+		else {
+			/* Asking for all of it shows it. */
+			app->lesson_all = app->lesson_hidden || !app->lesson_all;
+			app->lesson_hidden = false;
+		}
+		break;
 	case ACT_HELP:
 		app->help = true;
 		break;

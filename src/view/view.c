@@ -442,13 +442,16 @@ void view_draw(const struct app *app, struct frame *f)
 	v.e = app->shown;
 	v.rec = app->shown_rec;
 
-	/* Rows: header 2, rule, middle, rule, story, status, hints. The
+	/* Rows: header 2, rule, middle, the lesson text under its rule (when
+	 * the scene has one and it is shown), rule, story, status, hints. The
 	 * middle goes to the cache panels first, as much as the whole
 	 * timeline ever needs there (so the layout holds still while
 	 * stepping), then the plot when there is room (taller on a taller
 	 * terminal), keeping a third of the middle for the heat rows below
 	 * their rule (half for the cache map, which has more to show). */
-	const int middle_top = 3, middle_h = f->rows - 3 - 4;
+	const int lesson_h = view_lesson_rows(app, f->cols, f->rows, f->ascii);
+	const int middle_top = 3, middle_h = f->rows - 3 - 4 - lesson_h;
+	const int middle_end = middle_top + middle_h; /* the row after the middle */
 	int need_cache = 1 + 3 + held_most(app, POLICY_H2O, v.n) +
 	                 timeline_eviction_count(app->tl, POLICY_H2O);
 	/* The full cache beside H2O mirrors H2O's rows. */
@@ -489,23 +492,26 @@ void view_draw(const struct app *app, struct frame *f)
 	        /* The heat rows (or the map) draw their rule, with the legend. */
 	        {app->map ? panel_map_draw : panel_heat_draw,
 	         {0, heat_top - 1, f->cols, heat_h + 1}},
+	        {panel_lesson_draw, {0, middle_end, f->cols, lesson_h}},
 	        {panel_story_draw, {0, f->rows - 3, f->cols, 1}},
 	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
 	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},
 	};
 	bool panels_skip_middle = false;
 	view_rule(f, 0, 2, f->cols, NULL);
-	view_rule(f, 0, f->rows - 4, f->cols, NULL);
+	/* A lesson whose text is hidden says how to bring it back. */
+	view_rule(f, 0, f->rows - 4, f->cols,
+	          app->lesson_hidden && *app->scene->watch ? "e shows what to watch" : NULL);
 	if (app->overview) {
 		/* The overview takes the whole middle, heat rule included. */
-		for (int y = middle_top; y < f->rows - 4; y++)
+		for (int y = middle_top; y < middle_end; y++)
 			frame_fill(f, 0, y, f->cols, ' ', STYLE_NORMAL);
 		panel_overview_draw(&v, f, (struct rect){0, middle_top, f->cols, middle_h});
 		panels_skip_middle = true;
 	}
 	for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
-		if (!panels_skip_middle || panels[i].r.y < middle_top ||
-		    panels[i].r.y >= f->rows - 4)
+		if (panels[i].r.h > 0 && (!panels_skip_middle || panels[i].r.y < middle_top ||
+		                          panels[i].r.y >= middle_end))
 			panels[i].draw(&v, f, panels[i].r);
 	if (app->help)
 		panel_help_draw(&v, f, (struct rect){0, 0, f->cols, f->rows});

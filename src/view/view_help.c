@@ -51,13 +51,8 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
-/*
- * The next line of *AT in at most MAXW columns: whole words joined by one
- * space, a line break in the text ending the line. A word wider than a
- * line stands alone (frame_text cuts it with an ellipsis). Returns false
- * when nothing but blanks is left.
- */
-static bool wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size)
+/* view_panels.h says what it does. */
+bool view_wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size)
 {
 	const char *s = *at;
 	size_t len = 0;
@@ -99,12 +94,12 @@ static bool wrap_next(const char **at, int maxw, bool ascii, char *line, size_t 
 	return true;
 }
 
-static int count_lines(const char *text, int maxw, bool ascii)
+int view_wrap_count(const char *text, int maxw, bool ascii)
 {
 	char line[SCENE_MAX_WATCH_BYTES + 1];
 	int n = 0;
 
-	while (wrap_next(&text, maxw, ascii, line, sizeof line))
+	while (view_wrap_next(&text, maxw, ascii, line, sizeof line))
 		n++;
 	return n;
 }
@@ -133,11 +128,11 @@ static void draw_watch(struct frame *f, const char *watch, int x, int y, int bot
 	char line[SCENE_MAX_WATCH_BYTES + 1];
 
 	frame_text(f, x, y++, maxw, "what to watch", STYLE_LABEL);
-	while (y < bottom && wrap_next(&watch, maxw, f->ascii, line, sizeof line)) {
+	while (y < bottom && view_wrap_next(&watch, maxw, f->ascii, line, sizeof line)) {
 		char rest[sizeof line];
 		const char *more = watch;
 		const bool cut =
-		        y == bottom - 1 && wrap_next(&more, maxw, f->ascii, rest, sizeof rest);
+		        y == bottom - 1 && view_wrap_next(&more, maxw, f->ascii, rest, sizeof rest);
 		if (!cut) {
 			frame_text(f, x, y++, maxw, line, STYLE_NORMAL);
 			continue;
@@ -156,11 +151,11 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 	 * wider box: every key is always listed. A paragraph gets a wider
 	 * box: rows are what the keys leave it. */
 	int cols = 1, w = r.w < (*watch ? 100 : 76) ? r.w : (*watch ? 100 : 76);
-	int watch_rows = *watch ? 2 + count_lines(watch, w - 4, f->ascii) : 0;
+	int watch_rows = *watch ? 2 + view_wrap_count(watch, w - 4, f->ascii) : 0;
 	if (n_actions + 2 + watch_rows + LEGEND_ROWS > r.h) {
 		cols = 2;
 		w = r.w < 140 ? r.w : 140;
-		watch_rows = *watch ? 2 + count_lines(watch, w - 4, f->ascii) : 0;
+		watch_rows = *watch ? 2 + view_wrap_count(watch, w - 4, f->ascii) : 0;
 	}
 	const int key_rows = (n_actions + cols - 1) / cols;
 	/* Borders, keys and the policies c goes through always; the paragraph

@@ -61,6 +61,8 @@ struct timeline;
 	X(HEAD_PREV, "previous attention head")              \
 	X(OVERVIEW, "all heads at a glance, with recall")    \
 	X(MAP, "cache map: every position, what each keeps") \
+	X(LESSON, "lesson text: show / hide")                \
+	X(LESSON_ALL, "lesson text: all of it / a strip")    \
 	X(HELP, "show / hide this help")                     \
 	X(QUIT, "quit (Esc first closes what is open)")
 
@@ -123,6 +125,8 @@ enum app_action {
 	X(KEYC_BTAB, HEAD_PREV)   \
 	X('o', OVERVIEW)          \
 	X('M', MAP)               \
+	X('e', LESSON)            \
+	X('E', LESSON_ALL)        \
 	X('?', HELP)              \
 	X('q', QUIT)              \
 	X(KEYC_ESC, QUIT)
@@ -207,7 +211,11 @@ struct app {
 	bool background;            /* timelines built by threads of their own */
 	bool was_building;          /* at the last tick (or since a build began) */
 	bool help;                  /* help overlay shown */
-	int selected;               /* position in the inspector, or -1 */
+	/* The lesson text (the scene's "watch" paragraph) on the main screen:
+	 * hidden, or shown whole rather than in a strip of the few lines the
+	 * view gives it. */
+	bool lesson_hidden, lesson_all;
+	int selected;            /* position in the inspector, or -1 */
 	int heat_anchor;         /* position the heat rows keep in view, or -1 to follow the step */
 	enum app_walk walk;      /* the panel walked, if any */
 	enum app_sort sort;      /* the order of the lists */
