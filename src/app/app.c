@@ -772,9 +772,9 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		break;
 	case ACT_LESSON:
 	case ACT_LESSON_ALL:
-		if (!*app->scene->watch)
+		if (!*app->scene->watch && app->scene->n_notes == 0)
 			snprintf(app->notice, sizeof app->notice,
-			         "this scene has no lesson text (no \"watch\" paragraph)");
+			         "this scene has no lesson text (no \"watch\" or \"notes\")");
 		else if (action == ACT_LESSON)
 			app->lesson_hidden = !app->lesson_hidden;
 		else {

@@ -299,3 +299,50 @@ int scene_check_scale(const struct loader *ld, struct plan *p)
 	p->scale = f->node->valuedouble;
 	return 0;
 }
+
+/* KEY as a step number 1 .. N written plainly (no sign, no leading zero),
+ * or -1. */
+static long note_step(const char *key, int n)
+{
+	if (key == NULL || key[0] < '1' || key[0] > '9')
+		return -1;
+	long step = 0;
+	for (const char *c = key; *c; c++) {
+		if (*c < '0' || *c > '9' || step > n)
+			return -1;
+		step = step * 10 + (*c - '0');
+	}
+	return step <= n ? step : -1;
+}
+
+int scene_check_notes(const struct loader *ld, const struct plan *p)
+{
+	const struct field *fl = &p->root[R_NOTES];
+	if (fl->node == NULL)
+		return 0;
+	const struct where w = scene_where_field(&p->w_root, fl->index, "notes");
+	if (!cJSON_IsObject(fl->node))
+		return scene_fail_got(ld, &w, fl->node,
+		                      "expected an object of step notes, {\"STEP\": \"text\"}");
+	int index = 0;
+	for (const cJSON *m = fl->node->child; m != NULL; m = m->next, index++) {
+		char q[128];
+		jsonloc_quote(q, sizeof q, m->string, strlen(m->string), 40);
+		if (note_step(m->string, p->n) < 0)
+			return scene_fail_field(
+			        ld, &w, index,
+			        "expected a step number from 1 to %d as the key, got %s", p->n, q);
+		for (const cJSON *o = fl->node->child; o != m; o = o->next)
+			if (strcmp(o->string, m->string) == 0)
+				return scene_fail_field(ld, &w, index, "step %s has a note already",
+				                        m->string);
+		const struct where wm = scene_where_field(&w, index, m->string);
+		if (!cJSON_IsString(m))
+			return scene_fail_got(ld, &wm, m, "expected a string");
+		if (strlen(m->valuestring) > SCENE_MAX_WATCH_BYTES)
+			return scene_fail_value(ld, &wm,
+			                        "expected at most %d bytes of text, got %zu",
+			                        SCENE_MAX_WATCH_BYTES, strlen(m->valuestring));
+	}
+	return 0;
+}

@@ -501,7 +501,9 @@ void view_draw(const struct app *app, struct frame *f)
 	view_rule(f, 0, 2, f->cols, NULL);
 	/* A lesson whose text is hidden says how to bring it back. */
 	view_rule(f, 0, f->rows - 4, f->cols,
-	          app->lesson_hidden && *app->scene->watch ? "e shows what to watch" : NULL);
+	          app->lesson_hidden && (*app->scene->watch || app->scene->n_notes)
+	                  ? "e shows what to watch"
+	                  : NULL);
 	if (app->overview) {
 		/* The overview takes the whole middle, heat rule included. */
 		for (int y = middle_top; y < middle_end; y++)

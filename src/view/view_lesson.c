@@ -3,7 +3,8 @@
  * teaches without a key.
  *
  * A scene with a "watch" paragraph gets a rule labelled "what to watch"
- * above the story line and, below it, the paragraph wrapped by words: a
+ * above the story line and, below it, the paragraph wrapped by words (at a
+ * step with a note of its own, the note, under "at step N"): a
  * strip of a few lines (more on a taller terminal), or the whole of it
  * after E. A strip too short for the paragraph ends in an ellipsis and its
  * rule says which key shows the rest. The paragraph is scene text: it goes
@@ -34,13 +35,31 @@ static int text_width(int cols)
 	return cols - 2;
 }
 
-/* The lines the paragraph needs, and the lines it gets. */
+/* The text shown at STEP: its step note, or the watch paragraph. */
+static const char *lesson_text(const struct scene *sc, int step, bool *note)
+{
+	for (int i = 0; i < sc->n_notes; i++)
+		if (sc->note_step[i] == step) {
+			*note = true;
+			return sc->note_text[i];
+		}
+	*note = false;
+	return sc->watch;
+}
+
+/* The lines the longest of the texts needs (so that the layout holds
+ * still from step to step), and the lines the texts get. */
 static void lesson_lines(const struct app *app, int cols, int rows, bool ascii, int *need, int *get)
 {
+	const struct scene *sc = app->scene;
 	*need = *get = 0;
-	if (app->lesson_hidden || !*app->scene->watch)
+	if (app->lesson_hidden)
 		return;
-	*need = view_wrap_count(app->scene->watch, text_width(cols), ascii);
+	*need = view_wrap_count(sc->watch, text_width(cols), ascii);
+	for (int i = 0; i < sc->n_notes; i++) {
+		const int lines = view_wrap_count(sc->note_text[i], text_width(cols), ascii);
+		*need = lines > *need ? lines : *need;
+	}
 	const int most = app->lesson_all ? whole_lines(rows) : strip_lines(rows);
 	*get = *need < most ? *need : most;
 }
@@ -56,13 +75,20 @@ void panel_lesson_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	int need, get;
 	lesson_lines(v->app, f->cols, f->rows, f->ascii, &need, &get);
-	const bool cut = get < need;
-	view_rule(f, r.x, r.y, r.w,
-	          cut ? "what to watch (E: all of it, e hides)"
-	          : v->app->lesson_all && need > strip_lines(f->rows)
-	                  ? "what to watch (E: a strip, e hides)"
-	                  : "what to watch (e hides)");
-	const char *at = v->sc->watch;
+	bool note;
+	const char *at = lesson_text(v->sc, v->t, &note);
+	const bool cut = get < view_wrap_count(at, text_width(r.w), f->ascii);
+	const char *keys = cut ? "E: all of it, e hides"
+	                   : v->app->lesson_all && need > strip_lines(f->rows)
+	                           ? "E: a strip, e hides"
+	                           : "e hides";
+	char label[96];
+	if (note)
+		snprintf(label, sizeof label, "at step %d (%s)", v->t, keys);
+	else
+		snprintf(label, sizeof label, "%s (%s)", *at ? "what to watch" : "step notes",
+		         keys);
+	view_rule(f, r.x, r.y, r.w, label);
 	const int x = r.x + 1, maxw = text_width(r.w);
 	char line[SCENE_MAX_WATCH_BYTES + 1];
 	for (int i = 0; i < get && i + 1 < r.h; i++) {
