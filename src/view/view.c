@@ -14,6 +14,7 @@
 
 #include "h2o/heads.h"
 #include "h2o/keys.h"
+#include "h2o/lessons.h"
 #include "view_panels.h"
 
 void view_rule(struct frame *f, int x, int y, int w, const char *label)
@@ -81,7 +82,11 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const struct app *app = v->app;
 	char right[160];
-	int len = snprintf(right, sizeof right, "step %d/%d", v->t, v->n);
+	int len = 0;
+	if (app->lesson >= 0)
+		len += snprintf(right, sizeof right, "lesson %d of %d  ", app->lesson + 1,
+		                app->lessons->count);
+	len += snprintf(right + len, sizeof right - (size_t)len, "step %d/%d", v->t, v->n);
 	if (v->built < v->n) {
 		len += snprintf(right + len, sizeof right - (size_t)len,
 		                app_building(app) ? "  computing %d%%" : "  out of memory at %d%%",
@@ -300,6 +305,8 @@ static const char *key_label(const struct frame *f, uint32_t key, char *buf, siz
 		return "PgUp";
 	case KEYC_PGDN:
 		return "PgDn";
+	case ',':
+		return ","; /* "comma" only where a comma separates keys */
 	default:
 		return keys_name(key, buf, size);
 	}
@@ -317,9 +324,10 @@ static uint32_t first_key(enum app_action action)
 }
 
 /* HINTS from column X to END, each whole or not at all (a key without
- * its word says nothing). */
-static void draw_hints(struct frame *f, int x, int y, int end, const struct hint *hints,
-                       size_t count)
+ * its word says nothing). Returns the column after them (END once one did
+ * not fit, so that none after it is drawn). */
+static int draw_hints(struct frame *f, int x, int y, int end, const struct hint *hints,
+                      size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
 		char b1[16], b2[16], text[64];
@@ -329,7 +337,7 @@ static void draw_hints(struct frame *f, int x, int y, int end, const struct hint
 		                         : "";
 		snprintf(text, sizeof text, "%s%s%s %s", k1, *k2 ? " " : "", k2, hints[i].label);
 		if (x + frame_text_width(text, f->ascii) > end)
-			return;
+			return end;
 		x += frame_text(f, x, y, end - x, k1, STYLE_KEY);
 		if (*k2) {
 			x += frame_text(f, x, y, end - x, " ", STYLE_NORMAL);
@@ -337,6 +345,7 @@ static void draw_hints(struct frame *f, int x, int y, int end, const struct hint
 		}
 		x += frame_printf(f, x, y, end - x, STYLE_DIM, " %s", hints[i].label) + 2;
 	}
+	return x;
 }
 
 /* What is being typed, and what Enter will do with it. */
@@ -373,7 +382,12 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	int x = r.x + 1;
 	const int end = r.x + r.w - 1;
 	if (app->walk == WALK_NONE) {
-		draw_hints(f, x, r.y, end, hints, sizeof hints / sizeof hints[0]);
+		/* On the lesson path, the keys that walk it come after stepping. */
+		static const struct hint path[] = {{ACT_LESSON_PREV, ACT_LESSON_NEXT, "lesson"}};
+		const size_t skip = app->lesson >= 0 ? 1 : 0;
+		x = draw_hints(f, x, r.y, end, hints, skip);
+		x = draw_hints(f, x, r.y, end, path, skip);
+		draw_hints(f, x, r.y, end, hints + skip, sizeof hints / sizeof hints[0] - skip);
 		return;
 	}
 	/* Which list, in which order, and where the selection is in it. */
