@@ -108,10 +108,20 @@ static void test_help_is_modal_and_quit(void **state)
 	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
 	press(&app, "?");
 	assert_true(app.help);
-	assert_int_equal(app_key(&app, KEYC_RIGHT), APP_REDRAW); /* closes help */
+	assert_int_equal(app_key(&app, 'c'), APP_REDRAW); /* closes help */
+	assert_false(app.help);
+	assert_int_equal(app.compare, POLICY_FULL);
+	/* The keys that step turn its pages; past the last page it closes. */
+	press(&app, "?,right,space,left,pgdn,j");
+	assert_true(app.help);
+	assert_int_equal(app.help_page, 3);
+	press(&app, "k,k,k,k,up");
+	assert_int_equal(app.help_page, 0);
+	press(&app, "right,right,right,right");
 	assert_false(app.help);
 	assert_int_equal(app.step, 0);
 	press(&app, "?");
+	assert_int_equal(app.help_page, 0);
 	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
 	assert_false(app.help);
 	assert_true(app_key(&app, 'q') & APP_QUIT);

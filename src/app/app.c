@@ -682,7 +682,16 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		return APP_REDRAW;
 	const enum app_action action = app_action_of(key);
 	if (app->help) {
-		/* Help is modal: any key closes it, q still quits. */
+		/* Help is modal: the keys that step turn its pages (on past the
+		 * last closes it), q quits, any other key closes it. */
+		if (action == ACT_NEXT || action == ACT_PAGE_NEXT || action == ACT_SELECT_NEXT) {
+			app->help = ++app->help_page < APP_HELP_PAGES;
+			return APP_REDRAW;
+		}
+		if (action == ACT_PREV || action == ACT_PAGE_PREV || action == ACT_SELECT_PREV) {
+			app->help_page -= app->help_page > 0;
+			return APP_REDRAW;
+		}
 		app->help = false;
 		return action == ACT_QUIT && key != KEYC_ESC ? APP_QUIT : APP_REDRAW;
 	}
@@ -849,6 +858,7 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		break;
 	case ACT_HELP:
 		app->help = true;
+		app->help_page = 0;
 		break;
 	case ACT_QUIT:
 		if (key == KEYC_ESC && app->overview) {

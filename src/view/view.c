@@ -229,9 +229,21 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 	char tokens[32], kv[32];
 	view_format_count(full->tokens, tokens);
 	view_format_count(full->kv, kv);
-	/* The long form, and a short one for narrow terminals. */
-	for (int pass = 0; pass < 2; pass++) {
-		const bool long_form = pass == 0;
+	/* From the longest to the shortest, the first that fits: the long
+	 * figures, then the short ones, each with the share said in full,
+	 * then briefly; last, the short figures alone. */
+	static const struct {
+		bool long_form;
+		const char *full; /* the full cache's part, with the share */
+	} forms[] = {
+	        {true, "   full %s %s, %s KV  H2O holds %.0f%% of the full cache's memory"},
+	        {true, "   full %s %s, %s KV  H2O holds %.0f%% of full's memory"},
+	        {false, "  full %s/%s KV  H2O holds %.0f%% of the full cache's memory"},
+	        {false, "  full %s/%s KV  H2O holds %.0f%% of full's memory"},
+	        {false, "  full %s/%s KV"},
+	};
+	for (size_t form = 0; form < sizeof forms / sizeof forms[0]; form++) {
+		const bool long_form = forms[form].long_form;
 		int len = status_part(buf, sizeof buf, "H2O", h, long_form);
 		if (cmp != POLICY_FULL) {
 			len += snprintf(buf + len, sizeof buf - (size_t)len, "   ");
@@ -239,12 +251,11 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 			                   &s->c[cmp].m, long_form);
 		}
 		if (long_form)
-			snprintf(buf + len, sizeof buf - (size_t)len,
-			         "   full %s %s, %s KV (H2O holds %.0f%%)", tokens,
+			snprintf(buf + len, sizeof buf - (size_t)len, forms[form].full, tokens,
 			         plural(full->tokens, "token", "tokens"), kv, share);
 		else
-			snprintf(buf + len, sizeof buf - (size_t)len, "  full %s/%s KV", tokens,
-			         kv);
+			snprintf(buf + len, sizeof buf - (size_t)len, forms[form].full, tokens, kv,
+			         share);
 		if (frame_text_width(buf, f->ascii) <= w)
 			break;
 	}

@@ -142,6 +142,11 @@ enum {
 	APP_QUIT = 1u << 1,   /* the user asked to quit */
 };
 
+/* The help overlay's pages: the keys, how to read the screen (with the
+ * scene's lesson text), and two of words, every label and figure the
+ * screen shows defined in a sentence (view_help.c holds their text). */
+#define APP_HELP_PAGES 4
+
 /* Playing speeds, in milliseconds between steps. */
 #define APP_SPEEDS                               \
 	{                                        \
@@ -216,6 +221,7 @@ struct app {
 	bool background;            /* timelines built by threads of their own */
 	bool was_building;          /* at the last tick (or since a build began) */
 	bool help;                  /* help overlay shown */
+	int help_page;              /* its page, 0 .. APP_HELP_PAGES - 1 */
 	/* The lesson text (the scene's "watch" paragraph) on the main screen:
 	 * hidden, or shown whole rather than in a strip of the few lines the
 	 * view gives it. */
