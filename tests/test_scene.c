@@ -960,6 +960,11 @@ static void test_notes(void **state)
 	sc = load_ok("n.json", vector_scene);
 	assert_int_equal(sc->n_notes, 0);
 	scene_free(sc);
+	sc = load_ok("n.json", "{\"heavy\": 4, \"recent\": 4, \"dim\": 64, \"generate\": "
+	                       "{\"count\": 10, \"seed\": 1}, \"notes\": {\"10\": \"end\"}}");
+	assert_int_equal(sc->n_notes, 1);
+	assert_int_equal(sc->note_step[0], 10);
+	scene_free(sc);
 }
 
 /* Every scene shipped in scenes/ loads; lessons and generated scenes say

@@ -8,6 +8,7 @@
 #include "scene_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jsonloc.h"
@@ -324,25 +325,34 @@ int scene_check_notes(const struct loader *ld, const struct plan *p)
 	if (!cJSON_IsObject(fl->node))
 		return scene_fail_got(ld, &w, fl->node,
 		                      "expected an object of step notes, {\"STEP\": \"text\"}");
-	int index = 0;
-	for (const cJSON *m = fl->node->child; m != NULL; m = m->next, index++) {
+	/* The steps that have a note so far: a note twice is found at once
+	 * however many there are. */
+	unsigned char *seen = calloc((size_t)p->n + 1, 1);
+	if (seen == NULL)
+		return scene_fail_nomem(ld);
+	int index = 0, rc = 0;
+	for (const cJSON *m = fl->node->child; m != NULL && rc == 0; m = m->next, index++) {
 		char q[128];
 		jsonloc_quote(q, sizeof q, m->string, strlen(m->string), 40);
-		if (note_step(m->string, p->n) < 0)
-			return scene_fail_field(
+		const long step = note_step(m->string, p->n);
+		const struct where wm = scene_where_field(&w, index, m->string);
+		if (index == SCENE_MAX_NOTES)
+			rc = scene_fail_field(ld, &w, index, "expected at most %d notes",
+			                      SCENE_MAX_NOTES);
+		else if (step < 0)
+			rc = scene_fail_field(
 			        ld, &w, index,
 			        "expected a step number from 1 to %d as the key, got %s", p->n, q);
-		for (const cJSON *o = fl->node->child; o != m; o = o->next)
-			if (strcmp(o->string, m->string) == 0)
-				return scene_fail_field(ld, &w, index, "step %s has a note already",
-				                        m->string);
-		const struct where wm = scene_where_field(&w, index, m->string);
-		if (!cJSON_IsString(m))
-			return scene_fail_got(ld, &wm, m, "expected a string");
-		if (strlen(m->valuestring) > SCENE_MAX_WATCH_BYTES)
-			return scene_fail_value(ld, &wm,
-			                        "expected at most %d bytes of text, got %zu",
-			                        SCENE_MAX_WATCH_BYTES, strlen(m->valuestring));
+		else if (seen[step])
+			rc = scene_fail_field(ld, &w, index, "step %ld has a note already", step);
+		else if (!cJSON_IsString(m))
+			rc = scene_fail_got(ld, &wm, m, "expected a string");
+		else if (strlen(m->valuestring) > SCENE_MAX_WATCH_BYTES)
+			rc = scene_fail_value(ld, &wm, "expected at most %d bytes of text, got %zu",
+			                      SCENE_MAX_WATCH_BYTES, strlen(m->valuestring));
+		else
+			seen[step] = 1;
 	}
-	return 0;
+	free(seen);
+	return rc;
 }

@@ -25,6 +25,7 @@
 #define SCENE_MAX_BUDGET      1000000
 #define SCENE_MAX_TEXT_BYTES  4096
 #define SCENE_MAX_WATCH_BYTES 1000 /* also each step note */
+#define SCENE_MAX_NOTES       1000 /* step notes in a scene */
 /* Numbers in one of q, k, v (tokens x dim) of a generated or .npy scene,
  * whose size the file's own size does not bound: 256 MiB of doubles. */
 #define SCENE_MAX_VALUES (32L * 1024 * 1024)
