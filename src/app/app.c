@@ -341,8 +341,6 @@ void app_set_lessons(struct app *app, const struct lessons *lessons, int index)
 
 void app_done(struct app *app)
 {
-	scene_free(app->owned);
-	app->owned = NULL;
 	free_timelines(app, app->tls, app->pool);
 	free(app->views);
 	app->pool = NULL;
@@ -354,6 +352,9 @@ void app_done(struct app *app)
 	app->tl = NULL;
 	app->list = (struct app_list){0};
 	app->scratch = NULL;
+	/* Last: the timelines (and their builder threads) read it. */
+	scene_free(app->owned);
+	app->owned = NULL;
 }
 
 static int clamp(int v, int lo, int hi)
