@@ -45,6 +45,7 @@ static inline struct scene *fixture_base(int n, int dim, int heavy, int recent,
 	struct scene *sc = calloc(1, sizeof *sc);
 	sc->title = fixture_strdup("fixture");
 	sc->description = fixture_strdup("");
+	sc->watch = fixture_strdup(""); /* never NULL, as the loader promises */
 	sc->heavy = heavy;
 	sc->recent = recent;
 	sc->dim = dim;

@@ -8,10 +8,13 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "h2o/app.h"
 #include "h2o/engine.h"
 #include "h2o/keys.h"
+#include "h2o/lessons.h"
 #include "h2o/timeline.h"
 #include "scene_fixture.h"
 
@@ -105,14 +108,93 @@ static void test_help_is_modal_and_quit(void **state)
 	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
 	press(&app, "?");
 	assert_true(app.help);
-	assert_int_equal(app_key(&app, KEYC_RIGHT), APP_REDRAW); /* closes help */
+	assert_int_equal(app_key(&app, 'c'), APP_REDRAW); /* closes help */
+	assert_false(app.help);
+	assert_int_equal(app.compare, POLICY_FULL);
+	/* The keys that step turn its pages; past the last page it closes. */
+	press(&app, "?,right,space,left,pgdn,j");
+	assert_true(app.help);
+	assert_int_equal(app.help_page, 3);
+	press(&app, "k,k,k,k,up");
+	assert_int_equal(app.help_page, 0);
+	press(&app, "right,right,right,right");
 	assert_false(app.help);
 	assert_int_equal(app.step, 0);
 	press(&app, "?");
+	assert_int_equal(app.help_page, 0);
 	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
 	assert_false(app.help);
 	assert_true(app_key(&app, 'q') & APP_QUIT);
 	assert_true(app_key(&app, KEYC_ESC) & APP_QUIT);
+	app_done(&app);
+	scene_free(sc);
+}
+
+/* e hides and shows a lesson's text, E shows all of it (and brings it
+ * back when hidden); a scene without one says so. */
+static void test_lesson_text(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	press(&app, "e");
+	assert_false(app.lesson_hidden);
+	assert_true(app.notice[0] != '\0');
+	app_done(&app);
+	free(sc->watch);
+	sc->watch = strdup("Watch the scores.");
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	assert_false(app.lesson_hidden);
+	assert_false(app.lesson_all);
+	press(&app, "E");
+	assert_true(app.lesson_all);
+	press(&app, "E");
+	assert_false(app.lesson_all);
+	press(&app, "e");
+	assert_true(app.lesson_hidden);
+	press(&app, "E");
+	assert_false(app.lesson_hidden);
+	assert_true(app.lesson_all);
+	press(&app, "e,e");
+	assert_false(app.lesson_hidden);
+	assert_int_equal(app.step, 0);
+	app_done(&app);
+	scene_free(sc);
+}
+
+/* . and , walk the lesson path: a lesson that cannot be loaded leaves the
+ * scene shown, with a notice; a good one opens with its own budgets; off
+ * the path and at its ends the keys say so. */
+static void test_lesson_path(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	char dir[] = "scenes", bad[] = "no_such_lesson.json", good[] = "lesson_03_evict.json";
+	char *files[] = {bad, bad, good};
+	const struct lessons path = {dir, 3, files};
+	struct app app;
+	app_init(&app, sc, 2, 2, -1, POLICY_WINDOW);
+	press(&app, ".");
+	assert_non_null(strstr(app.notice, "not a lesson"));
+	app_set_lessons(&app, &path, 0);
+	press(&app, "comma");
+	assert_non_null(strstr(app.notice, "is the first"));
+	press(&app, "3,enter,.");
+	assert_ptr_equal(app.scene, sc);
+	assert_int_equal(app.lesson, 0);
+	assert_int_equal(app.step, 3);
+	assert_non_null(strstr(app.notice, "no_such_lesson.json"));
+	app_set_lessons(&app, &path, 1);
+	press(&app, ".");
+	assert_int_equal(app.lesson, 2);
+	assert_int_equal(app.step, 0);
+	assert_int_equal(app.scene->n, 7);
+	assert_int_equal(app.b.heavy, 2);
+	assert_int_equal(app.compare, POLICY_WINDOW);
+	press(&app, "end,.");
+	assert_non_null(strstr(app.notice, "is the last"));
+	assert_int_equal(app.step, 7);
 	app_done(&app);
 	scene_free(sc);
 }
@@ -396,6 +478,8 @@ int main(void)
 	        cmocka_unit_test(test_search_and_position),
 	        cmocka_unit_test(test_heat_scroll),
 	        cmocka_unit_test(test_every_binding_has_help),
+	        cmocka_unit_test(test_lesson_text),
+	        cmocka_unit_test(test_lesson_path),
 	        cmocka_unit_test(test_background),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

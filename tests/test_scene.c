@@ -942,6 +942,31 @@ static void test_watch(void **state)
 	scene_free(sc);
 }
 
+/* Step notes: in the file's order, each under its step; a generated
+ * scene may have them too. */
+static void test_notes(void **state)
+{
+	(void)state;
+	struct scene *sc = load_ok("n.json", "{\"notes\": {\"2\": \"b came\", \"1\": \"a\"}, "
+	                                     "\"heavy\": 1, \"recent\": 1, \"dim\": 1, "
+	                                     "\"tokens\": [{\"text\": \"a\", \"attn\": [1]}, "
+	                                     "{\"text\": \"b\", \"attn\": [0.5, 0.5]}]}");
+	assert_int_equal(sc->n_notes, 2);
+	assert_int_equal(sc->note_step[0], 2);
+	assert_string_equal(sc->note_text[0], "b came");
+	assert_int_equal(sc->note_step[1], 1);
+	assert_string_equal(sc->note_text[1], "a");
+	scene_free(sc);
+	sc = load_ok("n.json", vector_scene);
+	assert_int_equal(sc->n_notes, 0);
+	scene_free(sc);
+	sc = load_ok("n.json", "{\"heavy\": 4, \"recent\": 4, \"dim\": 64, \"generate\": "
+	                       "{\"count\": 10, \"seed\": 1}, \"notes\": {\"10\": \"end\"}}");
+	assert_int_equal(sc->n_notes, 1);
+	assert_int_equal(sc->note_step[0], 10);
+	scene_free(sc);
+}
+
 /* Every scene shipped in scenes/ loads; lessons and generated scenes say
  * what they are for. */
 static void test_shipped_scenes(void **state)
@@ -1258,6 +1283,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_npy_limits),
 	        cmocka_unit_test(test_paths),
 	        cmocka_unit_test(test_watch),
+	        cmocka_unit_test(test_notes),
 	        cmocka_unit_test(test_shipped_scenes),
 	        cmocka_unit_test(test_jsonloc_linecol),
 	        cmocka_unit_test(test_jsonloc_find),

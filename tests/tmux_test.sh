@@ -34,7 +34,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search building"
+CASES+=" clocale map search building lessons"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -130,7 +130,7 @@ headless() {
 	local args=(--headless --size "$size" ${OPTS:+"$OPTS"} ${HOPTS:+"$HOPTS"})
 	[ -n "$keys" ] && args+=(--keys "$keys")
 	rm -f "$TMP"/exp.*
-	(cd "$SRC" && "${PIN_ENV[@]}" "$BIN" "${args[@]}" "$SCENE") >"$TMP/headless" ||
+	(cd "$SRC" && "${PIN_ENV[@]}" "$BIN" "${args[@]}" ${SCENE:+"$SCENE"}) >"$TMP/headless" ||
 		{ fail "headless run failed: ${args[*]}"; return 1; }
 	awk -v rows="$rows" -v out="$TMP/exp." '
 		(NR - 1) % (rows + 1) == 0 {
@@ -481,6 +481,20 @@ case_building() {
 EOF2
 	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/long.json"; echo "exit=$?"'
 	wait_line 'step 0/60000  computing [0-9]+%, [0-9].* left' || return 1
+	tm send-keys -t "$PANE" -l q
+	check_shell_back 0
+}
+
+# Started without a scene, the first lesson; . and , walk the lesson path
+# (a new scene each time, in the same terminal), e hides the lesson text.
+case_lessons() {
+	start_shell || return 1
+	SCENE=''
+	type_line "$PREFIX"'sh "$H2O_TMP/run"; echo "exit=$?"'
+	headless "${COLS}x$ROWS" .,.,comma,e || return 1
+	wait_screen "$TMP/exp.0" "the first lesson, started without a scene" &&
+		key_check 1 -l . && key_check 2 -l . && key_check 3 -l , && key_check 4 -l e ||
+		return 1
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
 }

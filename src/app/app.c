@@ -10,6 +10,7 @@
 
 #include "h2o/heads.h"
 #include "h2o/keys.h"
+#include "h2o/lessons.h"
 #include "h2o/scene.h"
 #include "h2o/text.h"
 #include "h2o/timeline.h"
@@ -280,6 +281,7 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 	app->compare = compare;
 	app->selected = -1;
 	app->heat_anchor = -1;
+	app->lesson = -1;
 	app->metric = scene->v ? METRIC_OUT_ERR : METRIC_RECALL;
 	app->speed = APP_SPEED_DEFAULT;
 	app->heads = heads_count(scene);
@@ -331,6 +333,12 @@ bool app_building(const struct app *app)
 	return false;
 }
 
+void app_set_lessons(struct app *app, const struct lessons *lessons, int index)
+{
+	app->lessons = lessons;
+	app->lesson = lessons ? index : -1;
+}
+
 void app_done(struct app *app)
 {
 	free_timelines(app, app->tls, app->pool);
@@ -344,6 +352,9 @@ void app_done(struct app *app)
 	app->tl = NULL;
 	app->list = (struct app_list){0};
 	app->scratch = NULL;
+	/* Last: the timelines (and their builder threads) read it. */
+	scene_free(app->owned);
+	app->owned = NULL;
 }
 
 static int clamp(int v, int lo, int hi)
@@ -615,6 +626,54 @@ static void start_entry(struct app *app, enum app_entry what, const char *first)
 	snprintf(app->entry, sizeof app->entry, "%s", first);
 }
 
+/* Open lesson INDEX of the path in place of the scene shown, with its own
+ * budgets, keeping the compared policy and how the lesson text shows. A
+ * lesson that cannot be opened leaves everything as it was, with a notice
+ * saying why. */
+static void open_lesson(struct app *app, int index)
+{
+	char path[4096], err[SCENE_ERROR_MAX];
+	struct scene *sc;
+	lessons_path(app->lessons, index, path, sizeof path);
+	if (scene_load_file(path, &sc, err) != 0) {
+		snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1, err);
+		return;
+	}
+	struct app next;
+	if (init(&next, sc, sc->heavy, sc->recent, -1, app->compare, app->background) != 0) {
+		app_done(&next);
+		scene_free(sc);
+		snprintf(app->notice, sizeof app->notice,
+		         "lesson %d: out of memory while opening it", index + 1);
+		return;
+	}
+	next.owned = sc;
+	next.lessons = app->lessons;
+	next.lesson = index;
+	next.lesson_hidden = app->lesson_hidden;
+	next.lesson_all = app->lesson_all;
+	app_done(app);
+	*app = next;
+}
+
+static void lesson_by(struct app *app, int by)
+{
+	if (app->lesson < 0) {
+		snprintf(
+		        app->notice, sizeof app->notice,
+		        "this scene is not a lesson of scenes/lessons.txt (h2o-tui alone opens the "
+		        "first)");
+		return;
+	}
+	const int to = app->lesson + by, count = app->lessons->count;
+	if (to < 0 || to >= count) {
+		snprintf(app->notice, sizeof app->notice, "lesson %d of %d is the %s",
+		         app->lesson + 1, count, to < 0 ? "first" : "last");
+		return;
+	}
+	open_lesson(app, to);
+}
+
 static unsigned apply_key(struct app *app, uint32_t key)
 {
 	app->notice[0] = '\0';
@@ -624,7 +683,16 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		return APP_REDRAW;
 	const enum app_action action = app_action_of(key);
 	if (app->help) {
-		/* Help is modal: any key closes it, q still quits. */
+		/* Help is modal: the keys that step turn its pages (on past the
+		 * last closes it), q quits, any other key closes it. */
+		if (action == ACT_NEXT || action == ACT_PAGE_NEXT || action == ACT_SELECT_NEXT) {
+			app->help = ++app->help_page < APP_HELP_PAGES;
+			return APP_REDRAW;
+		}
+		if (action == ACT_PREV || action == ACT_PAGE_PREV || action == ACT_SELECT_PREV) {
+			app->help_page -= app->help_page > 0;
+			return APP_REDRAW;
+		}
 		app->help = false;
 		return action == ACT_QUIT && key != KEYC_ESC ? APP_QUIT : APP_REDRAW;
 	}
@@ -770,8 +838,28 @@ static unsigned apply_key(struct app *app, uint32_t key)
 	case ACT_MAP:
 		app->map = !app->map;
 		break;
+	case ACT_LESSON_NEXT:
+		lesson_by(app, +1);
+		break;
+	case ACT_LESSON_PREV:
+		lesson_by(app, -1);
+		break;
+	case ACT_LESSON:
+	case ACT_LESSON_ALL:
+		if (!*app->scene->watch && app->scene->n_notes == 0)
+			snprintf(app->notice, sizeof app->notice,
+			         "this scene has no lesson text (no \"watch\" or \"notes\")");
+		else if (action == ACT_LESSON)
+			app->lesson_hidden = !app->lesson_hidden;
+		else {
+			/* Asking for all of it shows it. */
+			app->lesson_all = app->lesson_hidden || !app->lesson_all;
+			app->lesson_hidden = false;
+		}
+		break;
 	case ACT_HELP:
 		app->help = true;
+		app->help_page = 0;
 		break;
 	case ACT_QUIT:
 		if (key == KEYC_ESC && app->overview) {

@@ -23,6 +23,7 @@
 #include "h2o/engine.h"
 #include "h2o/heads.h"
 #include "h2o/keys.h"
+#include "h2o/lessons.h"
 #include "headless.h"
 #include "h2o/plot.h"
 #include "h2o/policy.h"
@@ -402,10 +403,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
-		return usage_error("%s", optind >= argc ? "expected a scene file (SCENE.json)"
-		                                        : "expected exactly one scene file");
-	o->scene = argv[optind];
+	/* No scene: the first lesson of the lesson path (run). */
+	if (optind < argc - 1)
+		return usage_error("%s", "expected exactly one scene file");
+	o->scene = optind < argc ? argv[optind] : NULL;
 	if (o->keys && !o->headless)
 		return usage_error("%s", "--keys goes with --headless");
 	if (o->keys) {
@@ -640,20 +641,35 @@ int main(int argc, char **argv)
 	const bool utf8 = setup_locale(interactive);
 
 	char err[SCENE_ERROR_MAX];
+	/* The lesson path the scene is on, if any; without a scene, its first
+	 * lesson (the scenes' folder is the source tree's, H2O_SCENES_DIR). */
+	int lesson = -1;
+	struct lessons *lessons = NULL;
+	char first[4096];
+	if (!o.scene) {
+		if (lessons_load(H2O_SCENES_DIR, &lessons, err, sizeof err) < 0)
+			return usage_error("expected a scene file (SCENE.json); the lessons: %s",
+			                   err);
+		o.scene = lessons_path(lessons, lesson = 0, first, sizeof first);
+	} else
+		lessons = lessons_of_scene(o.scene, &lesson);
 	struct scene *scene;
 	const struct scene_options load = {.allow_paths = o.allow_paths};
 	if (scene_load_file_opts(o.scene, &load, &scene, err) < 0) {
 		fprintf(stderr, "%s\n", err);
+		lessons_free(lessons);
 		return EXIT_SCENE;
 	}
 	const int heavy = o.heavy >= 0 ? o.heavy : scene->heavy;
 	const int recent = o.recent >= 0 ? o.recent : scene->recent;
 	if (heavy + recent < 1) {
 		scene_free(scene);
+		lessons_free(lessons);
 		return usage_error("%s", "--heavy and --recent: heavy + recent must be at least 1");
 	}
 	if (o.sinks >= heavy + recent) {
 		scene_free(scene);
+		lessons_free(lessons);
 		return usage_error("%s", "--sinks: must be less than heavy + recent");
 	}
 	const struct policy_budget b = {
@@ -742,6 +758,8 @@ int main(int argc, char **argv)
 		const int ok = o.headless ? app_init(&app, scene, heavy, recent, o.sinks, o.compare)
 		                          : app_init_background(&app, scene, heavy, recent, o.sinks,
 		                                                o.compare);
+		if (ok >= 0)
+			app_set_lessons(&app, lessons, lesson);
 		if (ok < 0) {
 			rc = out_of_memory("building the timeline");
 		} else if (o.headless) {
@@ -757,5 +775,6 @@ int main(int argc, char **argv)
 		rc = 1;
 	free(budgets);
 	scene_free(scene);
+	lessons_free(lessons);
 	return rc;
 }

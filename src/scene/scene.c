@@ -198,6 +198,8 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 			rc = scene_check_text_source(&ld, &p);
 	}
 	if (rc == 0)
+		rc = scene_check_notes(&ld, &p);
+	if (rc == 0)
 		rc = scene_build(&ld, &p, out);
 	plan_done(&p);
 	cJSON_Delete(root);
@@ -335,6 +337,10 @@ void scene_free(struct scene *scene)
 	free(scene->title);
 	free(scene->description);
 	free(scene->watch);
+	for (int i = 0; i < scene->n_notes; i++)
+		free(scene->note_text[i]);
+	free(scene->note_text);
+	free(scene->note_step);
 	free(scene->q);
 	free(scene->k);
 	free(scene->v);

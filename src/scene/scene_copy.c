@@ -95,6 +95,25 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	} else {
 		sc->attn = alloc_doubles(heads, scene_attn_offset(p->n));
 	}
+	const cJSON *notes = p->root[R_NOTES].node;
+	const int n_notes = notes ? scene_count_children(notes) : 0;
+	if (n_notes > 0) {
+		sc->note_step = calloc((size_t)n_notes, sizeof *sc->note_step);
+		sc->note_text = calloc((size_t)n_notes, sizeof *sc->note_text);
+		if (!sc->note_step || !sc->note_text) {
+			scene_free(sc);
+			return NULL;
+		}
+		/* Checked: each key is a step number, each value a string. */
+		for (const cJSON *m = notes->child; m != NULL; m = m->next) {
+			sc->note_step[sc->n_notes] = atoi(m->string);
+			sc->note_text[sc->n_notes] = dup_string(m->valuestring);
+			if (!sc->note_text[sc->n_notes++]) {
+				scene_free(sc);
+				return NULL;
+			}
+		}
+	}
 	if (!start_head_names(p, sc)) {
 		scene_free(sc);
 		return NULL;

@@ -89,12 +89,13 @@ struct field {
 };
 
 /* X(ID, name): the root's fields. The order matters: title to watch are
- * the strings, title to scale the fields that belong at the root of a
+ * the strings (notes, after them, an object of strings), title to scale the fields that belong at the root of a
  * generated scene, q to v the .npy files. */
 #define ROOT_FIELDS(X)                \
 	X(TITLE, "title")             \
 	X(DESCRIPTION, "description") \
 	X(WATCH, "watch")             \
+	X(NOTES, "notes")             \
 	X(HEAVY, "heavy")             \
 	X(RECENT, "recent")           \
 	X(DIM, "dim")                 \
@@ -199,6 +200,9 @@ int scene_check_text(const struct loader *ld, const struct field *f, const struc
 /* scene_npy.c: the .npy files' headers and the root's "text". */
 int scene_check_npy(const struct loader *ld, struct plan *p);
 int scene_check_text_source(const struct loader *ld, struct plan *p);
+/* "notes": an object whose keys are step numbers 1 .. n and whose values
+ * are strings; checked once the scene's token count is known. */
+int scene_check_notes(const struct loader *ld, const struct plan *p);
 /* The next line of a "text" file from *AT (END is the end of the file). */
 const char *scene_next_line(const char **at, const char *end, size_t *len);
 

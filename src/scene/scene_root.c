@@ -8,6 +8,7 @@
 #include "scene_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jsonloc.h"
@@ -298,4 +299,60 @@ int scene_check_scale(const struct loader *ld, struct plan *p)
 		return scene_fail_got(ld, &w, f->node, "expected a number > 0 and at most 1e30");
 	p->scale = f->node->valuedouble;
 	return 0;
+}
+
+/* KEY as a step number 1 .. N written plainly (no sign, no leading zero),
+ * or -1. */
+static long note_step(const char *key, int n)
+{
+	if (key == NULL || key[0] < '1' || key[0] > '9')
+		return -1;
+	long step = 0;
+	for (const char *c = key; *c; c++) {
+		if (*c < '0' || *c > '9' || step > n)
+			return -1;
+		step = step * 10 + (*c - '0');
+	}
+	return step <= n ? step : -1;
+}
+
+int scene_check_notes(const struct loader *ld, const struct plan *p)
+{
+	const struct field *fl = &p->root[R_NOTES];
+	if (fl->node == NULL)
+		return 0;
+	const struct where w = scene_where_field(&p->w_root, fl->index, "notes");
+	if (!cJSON_IsObject(fl->node))
+		return scene_fail_got(ld, &w, fl->node,
+		                      "expected an object of step notes, {\"STEP\": \"text\"}");
+	/* The steps that have a note so far: a note twice is found at once
+	 * however many there are. */
+	unsigned char *seen = calloc((size_t)p->n + 1, 1);
+	if (seen == NULL)
+		return scene_fail_nomem(ld);
+	int index = 0, rc = 0;
+	for (const cJSON *m = fl->node->child; m != NULL && rc == 0; m = m->next, index++) {
+		char q[128];
+		jsonloc_quote(q, sizeof q, m->string, strlen(m->string), 40);
+		const long step = note_step(m->string, p->n);
+		const struct where wm = scene_where_field(&w, index, m->string);
+		if (index == SCENE_MAX_NOTES)
+			rc = scene_fail_field(ld, &w, index, "expected at most %d notes",
+			                      SCENE_MAX_NOTES);
+		else if (step < 0)
+			rc = scene_fail_field(
+			        ld, &w, index,
+			        "expected a step number from 1 to %d as the key, got %s", p->n, q);
+		else if (seen[step])
+			rc = scene_fail_field(ld, &w, index, "step %ld has a note already", step);
+		else if (!cJSON_IsString(m))
+			rc = scene_fail_got(ld, &wm, m, "expected a string");
+		else if (strlen(m->valuestring) > SCENE_MAX_WATCH_BYTES)
+			rc = scene_fail_value(ld, &wm, "expected at most %d bytes of text, got %zu",
+			                      SCENE_MAX_WATCH_BYTES, strlen(m->valuestring));
+		else
+			seen[step] = 1;
+	}
+	free(seen);
+	return rc;
 }

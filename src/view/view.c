@@ -14,6 +14,7 @@
 
 #include "h2o/heads.h"
 #include "h2o/keys.h"
+#include "h2o/lessons.h"
 #include "view_panels.h"
 
 void view_rule(struct frame *f, int x, int y, int w, const char *label)
@@ -81,7 +82,11 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const struct app *app = v->app;
 	char right[160];
-	int len = snprintf(right, sizeof right, "step %d/%d", v->t, v->n);
+	int len = 0;
+	if (app->lesson >= 0)
+		len += snprintf(right, sizeof right, "lesson %d of %d  ", app->lesson + 1,
+		                app->lessons->count);
+	len += snprintf(right + len, sizeof right - (size_t)len, "step %d/%d", v->t, v->n);
 	if (v->built < v->n) {
 		len += snprintf(right + len, sizeof right - (size_t)len,
 		                app_building(app) ? "  computing %d%%" : "  out of memory at %d%%",
@@ -224,9 +229,21 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 	char tokens[32], kv[32];
 	view_format_count(full->tokens, tokens);
 	view_format_count(full->kv, kv);
-	/* The long form, and a short one for narrow terminals. */
-	for (int pass = 0; pass < 2; pass++) {
-		const bool long_form = pass == 0;
+	/* From the longest to the shortest, the first that fits: the long
+	 * figures, then the short ones, each with the share said in full,
+	 * then briefly; last, the short figures alone. */
+	static const struct {
+		bool long_form;
+		const char *full; /* the full cache's part, with the share */
+	} forms[] = {
+	        {true, "   full %s %s, %s KV  H2O holds %.0f%% of the full cache's memory"},
+	        {true, "   full %s %s, %s KV  H2O holds %.0f%% of full's memory"},
+	        {false, "  full %s/%s KV  H2O holds %.0f%% of the full cache's memory"},
+	        {false, "  full %s/%s KV  H2O holds %.0f%% of full's memory"},
+	        {false, "  full %s/%s KV"},
+	};
+	for (size_t form = 0; form < sizeof forms / sizeof forms[0]; form++) {
+		const bool long_form = forms[form].long_form;
 		int len = status_part(buf, sizeof buf, "H2O", h, long_form);
 		if (cmp != POLICY_FULL) {
 			len += snprintf(buf + len, sizeof buf - (size_t)len, "   ");
@@ -234,12 +251,11 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 			                   &s->c[cmp].m, long_form);
 		}
 		if (long_form)
-			snprintf(buf + len, sizeof buf - (size_t)len,
-			         "   full %s %s, %s KV (H2O holds %.0f%%)", tokens,
+			snprintf(buf + len, sizeof buf - (size_t)len, forms[form].full, tokens,
 			         plural(full->tokens, "token", "tokens"), kv, share);
 		else
-			snprintf(buf + len, sizeof buf - (size_t)len, "  full %s/%s KV", tokens,
-			         kv);
+			snprintf(buf + len, sizeof buf - (size_t)len, forms[form].full, tokens, kv,
+			         share);
 		if (frame_text_width(buf, f->ascii) <= w)
 			break;
 	}
@@ -300,6 +316,8 @@ static const char *key_label(const struct frame *f, uint32_t key, char *buf, siz
 		return "PgUp";
 	case KEYC_PGDN:
 		return "PgDn";
+	case ',':
+		return ","; /* "comma" only where a comma separates keys */
 	default:
 		return keys_name(key, buf, size);
 	}
@@ -317,9 +335,10 @@ static uint32_t first_key(enum app_action action)
 }
 
 /* HINTS from column X to END, each whole or not at all (a key without
- * its word says nothing). */
-static void draw_hints(struct frame *f, int x, int y, int end, const struct hint *hints,
-                       size_t count)
+ * its word says nothing). Returns the column after them (END once one did
+ * not fit, so that none after it is drawn). */
+static int draw_hints(struct frame *f, int x, int y, int end, const struct hint *hints,
+                      size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
 		char b1[16], b2[16], text[64];
@@ -329,7 +348,7 @@ static void draw_hints(struct frame *f, int x, int y, int end, const struct hint
 		                         : "";
 		snprintf(text, sizeof text, "%s%s%s %s", k1, *k2 ? " " : "", k2, hints[i].label);
 		if (x + frame_text_width(text, f->ascii) > end)
-			return;
+			return end;
 		x += frame_text(f, x, y, end - x, k1, STYLE_KEY);
 		if (*k2) {
 			x += frame_text(f, x, y, end - x, " ", STYLE_NORMAL);
@@ -337,6 +356,7 @@ static void draw_hints(struct frame *f, int x, int y, int end, const struct hint
 		}
 		x += frame_printf(f, x, y, end - x, STYLE_DIM, " %s", hints[i].label) + 2;
 	}
+	return x;
 }
 
 /* What is being typed, and what Enter will do with it. */
@@ -373,7 +393,12 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	int x = r.x + 1;
 	const int end = r.x + r.w - 1;
 	if (app->walk == WALK_NONE) {
-		draw_hints(f, x, r.y, end, hints, sizeof hints / sizeof hints[0]);
+		/* On the lesson path, the keys that walk it come after stepping. */
+		static const struct hint path[] = {{ACT_LESSON_PREV, ACT_LESSON_NEXT, "lesson"}};
+		const size_t skip = app->lesson >= 0 ? 1 : 0;
+		x = draw_hints(f, x, r.y, end, hints, skip);
+		x = draw_hints(f, x, r.y, end, path, skip);
+		draw_hints(f, x, r.y, end, hints + skip, sizeof hints / sizeof hints[0] - skip);
 		return;
 	}
 	/* Which list, in which order, and where the selection is in it. */
@@ -442,13 +467,16 @@ void view_draw(const struct app *app, struct frame *f)
 	v.e = app->shown;
 	v.rec = app->shown_rec;
 
-	/* Rows: header 2, rule, middle, rule, story, status, hints. The
+	/* Rows: header 2, rule, middle, the lesson text under its rule (when
+	 * the scene has one and it is shown), rule, story, status, hints. The
 	 * middle goes to the cache panels first, as much as the whole
 	 * timeline ever needs there (so the layout holds still while
 	 * stepping), then the plot when there is room (taller on a taller
 	 * terminal), keeping a third of the middle for the heat rows below
 	 * their rule (half for the cache map, which has more to show). */
-	const int middle_top = 3, middle_h = f->rows - 3 - 4;
+	const int lesson_h = view_lesson_rows(app, f->cols, f->rows, f->ascii);
+	const int middle_top = 3, middle_h = f->rows - 3 - 4 - lesson_h;
+	const int middle_end = middle_top + middle_h; /* the row after the middle */
 	int need_cache = 1 + 3 + held_most(app, POLICY_H2O, v.n) +
 	                 timeline_eviction_count(app->tl, POLICY_H2O);
 	/* The full cache beside H2O mirrors H2O's rows. */
@@ -489,23 +517,28 @@ void view_draw(const struct app *app, struct frame *f)
 	        /* The heat rows (or the map) draw their rule, with the legend. */
 	        {app->map ? panel_map_draw : panel_heat_draw,
 	         {0, heat_top - 1, f->cols, heat_h + 1}},
+	        {panel_lesson_draw, {0, middle_end, f->cols, lesson_h}},
 	        {panel_story_draw, {0, f->rows - 3, f->cols, 1}},
 	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
 	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},
 	};
 	bool panels_skip_middle = false;
 	view_rule(f, 0, 2, f->cols, NULL);
-	view_rule(f, 0, f->rows - 4, f->cols, NULL);
+	/* A lesson whose text is hidden says how to bring it back. */
+	view_rule(f, 0, f->rows - 4, f->cols,
+	          app->lesson_hidden && (*app->scene->watch || app->scene->n_notes)
+	                  ? "e shows what to watch"
+	                  : NULL);
 	if (app->overview) {
 		/* The overview takes the whole middle, heat rule included. */
-		for (int y = middle_top; y < f->rows - 4; y++)
+		for (int y = middle_top; y < middle_end; y++)
 			frame_fill(f, 0, y, f->cols, ' ', STYLE_NORMAL);
 		panel_overview_draw(&v, f, (struct rect){0, middle_top, f->cols, middle_h});
 		panels_skip_middle = true;
 	}
 	for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
-		if (!panels_skip_middle || panels[i].r.y < middle_top ||
-		    panels[i].r.y >= f->rows - 4)
+		if (panels[i].r.h > 0 && (!panels_skip_middle || panels[i].r.y < middle_top ||
+		                          panels[i].r.y >= middle_end))
 			panels[i].draw(&v, f, panels[i].r);
 	if (app->help)
 		panel_help_draw(&v, f, (struct rect){0, 0, f->cols, f->rows});

@@ -44,12 +44,17 @@ struct cols {
 	int mark, pos, text, bar; /* x of each column */
 	int pos_w, text_w, bar_w;
 	int score, attn; /* x of the score and attention columns */
+	/* A lesson's sum, "1.40 + 0.20 = 1.60" (old score + attention = new
+	 * score), in place of the score and attention columns, from score. */
+	bool sum;
 };
 
 #define SCORE_W 7
 #define ATTN_W  6
+#define SUM_W   22 /* "%6.2f + %4.2f = %-6.2f" */
 
-static struct cols layout(int x, int w, int n)
+/* A half W wide of a scene of N tokens; SUM: show a lesson's sums. */
+static struct cols layout(int x, int w, int n, bool sum)
 {
 	struct cols c = {.x = x, .w = w};
 	c.pos_w = 1;
@@ -62,6 +67,11 @@ static struct cols layout(int x, int w, int n)
 	c.bar = c.text + c.text_w + 1;
 	c.attn = x + w - 1 - ATTN_W;
 	c.score = c.attn - 1 - SCORE_W;
+	/* The sum when it leaves the bars as much room as the text. */
+	if (sum && x + w - 1 - SUM_W - 1 - c.bar >= c.text_w) {
+		c.sum = true;
+		c.score = x + w - 1 - SUM_W;
+	}
 	c.bar_w = c.score - 1 - c.bar;
 	if (c.bar_w < 0)
 		c.bar_w = 0;
@@ -329,11 +339,18 @@ static int pair_decimals(double x, double other)
 static int draw_numbers(struct frame *f, const struct cols *c, int y, double score, int decimals,
                         double attn, enum frame_style style)
 {
-	char buf[48];
+	char buf[80];
+	if (c->sum && attn >= 0.0) {
+		const int len = snprintf(buf, sizeof buf, "%6.*f + %4.2f = %-6.*f", decimals,
+		                         score - attn, attn, decimals, score);
+		frame_text(f, c->score, y, len, buf, style);
+		return c->score;
+	}
 	const int len = snprintf(buf, sizeof buf, "%.*f", decimals, score);
-	const int x = c->score + SCORE_W - len;
+	/* Alone in a sum's place, the score stands under the sum's. */
+	const int x = c->sum ? c->score + SUM_W - 6 : c->score + SCORE_W - len;
 	frame_text(f, x, y, len, buf, style);
-	if (attn >= 0.0)
+	if (attn >= 0.0 && !c->sum)
 		frame_printf(f, c->attn, y, ATTN_W, STYLE_DIM, "+%.2f", attn);
 	return x;
 }
@@ -399,7 +416,10 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 		                             : 2;
 		const int x = draw_numbers(f, c, y, ev->score, decimals, now ? ev->weight : -1.0,
 		                           STYLE_EVICTED);
-		draw_why(v, f, sd, y, ev, x < c->score ? x : c->score);
+		/* The why has the room up to the numbers: a lone score in a sum's
+		 * place leaves it more. */
+		const int why_end = c->sum && x > c->score ? x - 1 : x < c->score ? x : c->score;
+		draw_why(v, f, sd, y, ev, why_end);
 		return;
 	}
 	if (reg == REGION_NONE)
@@ -497,6 +517,10 @@ static void draw_follow_section(const struct view *v, struct frame *f, const str
 
 static void draw_column_labels(struct frame *f, const struct cols *c, int y)
 {
+	if (c->sum) {
+		frame_text(f, c->score, y, SUM_W, "   old + attn = score", STYLE_DIM);
+		return;
+	}
 	frame_printf(f, c->score, y, SCORE_W, STYLE_DIM, "%*s", SCORE_W, "score");
 	frame_printf(f, c->attn, y, ATTN_W, STYLE_DIM, "%*s", ATTN_W, "+attn");
 }
@@ -558,9 +582,11 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 	const int lw = v->split - r.x, rw = r.x + r.w - v->split - 1;
 	const int w = lw < rw ? lw : rw;
 	const enum policy_id lead = v->app->list.p;
+	/* A lesson shows each score as its sum. */
+	const bool lesson = v->app->lesson >= 0;
 	const struct side sides[2] = {
-	        {POLICY_H2O, layout(r.x, w, v->n), lead == POLICY_H2O},
-	        {v->app->compare, layout(v->split + 1, w, v->n), lead != POLICY_H2O},
+	        {POLICY_H2O, layout(r.x, w, v->n, lesson), lead == POLICY_H2O},
+	        {v->app->compare, layout(v->split + 1, w, v->n, lesson), lead != POLICY_H2O},
 	};
 	for (int y = r.y; y < r.y + r.h; y++)
 		frame_put(f, v->split, y, frame_glyph(f, GLYPH_VLINE), STYLE_BORDER);

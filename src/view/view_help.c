@@ -1,13 +1,16 @@
 /*
- * view_help: the help overlay, listing every key from the binding table.
+ * view_help: the help overlay, in pages (APP_HELP_PAGES) the keys that
+ * step turn.
  *
- * Below the keys come a legend of the panels and, when the scene has a
- * "watch" paragraph (a lesson's "what to watch"), that paragraph wrapped by
- * words. Every key is always listed (design §7); when the screen is short the
- * paragraph keeps its room before the legend does, since it is the one
- * thing in the overlay that belongs to this scene. The paragraph is scene
- * text, so it is drawn only through frame_text and measured only with
- * frame_text_width; this file must never write scene bytes any other way.
+ * Page 1 lists every key from the binding table (design §7), in one column
+ * or two, so that all of them fit at 80x24. Page 2 says how to read the
+ * screen: a legend of the panels, the marks, and the scene's "watch"
+ * paragraph (a lesson's "what to watch") wrapped by words. Pages 3 and 4
+ * define every word and figure the screen shows, one plain sentence each
+ * (tests/glossary_test.sh checks that none is missing). A page taller than
+ * the screen ends in an ellipsis. The paragraph is scene text, so it is
+ * drawn only through frame_text and measured only with frame_text_width;
+ * this file must never write scene bytes any other way.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,7 +19,9 @@
 #include "h2o/keys.h"
 #include "view_panels.h"
 
-/* The keys of ACTION as --keys names ("right l space"); digits as "0-9". */
+/* The keys of ACTION as --keys names ("right l space"); digits as "0-9",
+ * and the two whose --keys names are not what the keyboard says as they
+ * are written there (Shift-Tab, the comma). */
 static void keys_of(enum app_action action, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -31,8 +36,10 @@ static void keys_of(enum app_action action, char *buf, size_t size)
 		if (b[i].action != action)
 			continue;
 		char name[16];
-		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "",
-		                        keys_name(b[i].key, name, sizeof name));
+		const char *shown = b[i].key == KEYC_BTAB ? "Shift-Tab"
+		                    : b[i].key == ','     ? ","
+		                                          : keys_name(b[i].key, name, sizeof name);
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "", shown);
 		if (len >= size)
 			break;
 	}
@@ -44,20 +51,55 @@ static const char *const legend[] = {
         "RECENT: the newest tokens, always kept; EVICTED: removed for good",
         "+attn: attention this step; score = old score + attention",
 };
-enum { LEGEND_ROWS = (int)(sizeof legend / sizeof legend[0]) + 2 }; /* blank, legend, marks */
+
+/* The words of pages 3 and 4: every label and figure the screen shows. */
+struct word {
+	const char *term, *meaning;
+};
+
+static const struct word words_caches[] = {
+        {"H2O CACHE", "what H2O keeps: its heavy and recent tokens, within the budget."},
+        {"FULL CACHE", "a cache that never evicts: the exact attention H2O is measured against."},
+        {"budget", "heavy + recent: the most tokens H2O may hold at once."},
+        {"HEAVY", "old tokens kept because their score is among the largest."},
+        {"RECENT", "the newest tokens, always kept, whatever their score."},
+        {"EVICTED", "tokens removed for good, with the step that removed them."},
+        {"score", "the attention a token has received, added up over every step so far."},
+        {"+attn", "the attention the token got at this step: old score + attn = new score."},
+        {"cut-off", "the lowest score kept as heavy; an old token below it is evicted."},
+        {"bars to", "the score a full-length bar stands for: every bar uses that scale."},
+        {"sinks", "StreamingLLM's first tokens, kept for good beside its recent window."},
+        {"shared", "beside another policy: the tokens both it and H2O hold."},
+        {"window", "a policy that keeps only the newest tokens (c compares it with H2O)."},
+        {"streaming", "StreamingLLM: a few sinks plus a recent window."},
+        {"tova", "TOVA: evicts the token this step's query attends to least."},
+};
+
+static const struct word words_figures[] = {
+        {"step t/n", "step t fed the token at position t - 1; step 0: the empty cache."},
+        {"token", "in the header, the position and text of this step's new token."},
+        {"tokens", "how many tokens a cache holds after this step's eviction."},
+        {"KV", "the numbers a cache stores: a key and a value row of dim a token."},
+        {"dim", "the length of one key or value row."},
+        {"H2O holds", "H2O's KV numbers as a share of the full cache's."},
+        {"out err", "how far H2O's output is from the full cache's (0 is exact); short: err."},
+        {"cos", "cosine of H2O's output against the full cache's; 1: same direction."},
+        {"recall", "the full cache's attention that falls on tokens H2O holds (1: none lost); "
+                   "short: rec."},
+        {"attention", "the heat rows: a row per step, a column per position."},
+        {"log scale", "heat glyphs step by tenfold weights: <.003, <.03, <.3, and >=.3."},
+        {"head", "an attention head: each has its own attention and H2O cache."},
+        {"watch", "\"what to watch\": a lesson's words on this scene (e hides them)."},
+        {"lesson", "the scenes of the lesson path, in order: . and , walk it."},
+};
 
 static bool is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
-/*
- * The next line of *AT in at most MAXW columns: whole words joined by one
- * space, a line break in the text ending the line. A word wider than a
- * line stands alone (frame_text cuts it with an ellipsis). Returns false
- * when nothing but blanks is left.
- */
-static bool wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size)
+/* view_panels.h says what it does. */
+bool view_wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size)
 {
 	const char *s = *at;
 	size_t len = 0;
@@ -99,12 +141,12 @@ static bool wrap_next(const char **at, int maxw, bool ascii, char *line, size_t 
 	return true;
 }
 
-static int count_lines(const char *text, int maxw, bool ascii)
+int view_wrap_count(const char *text, int maxw, bool ascii)
 {
 	char line[SCENE_MAX_WATCH_BYTES + 1];
 	int n = 0;
 
-	while (wrap_next(&text, maxw, ascii, line, sizeof line))
+	while (view_wrap_next(&text, maxw, ascii, line, sizeof line))
 		n++;
 	return n;
 }
@@ -126,51 +168,56 @@ static void draw_marks(struct frame *f, int x, int y, int right)
 	}
 }
 
-/* The "what to watch" paragraph in rows [Y, BOTTOM); a paragraph cut short
- * ends in an ellipsis. */
-static void draw_watch(struct frame *f, const char *watch, int x, int y, int bottom, int maxw)
+/* Rows of the text pages: a word and its meaning with a hanging indent,
+ * or (TERM NULL) a line of text wrapped by words. Counts rows from Y when
+ * F is NULL; else draws them above BOTTOM, and returns a row past BOTTOM
+ * when something did not fit. */
+#define TERM_W 11
+
+static int put_wrapped(struct frame *f, bool ascii, int x, int y, int bottom, int w,
+                       const char *term, const char *text, enum frame_style style)
 {
 	char line[SCENE_MAX_WATCH_BYTES + 1];
-
-	frame_text(f, x, y++, maxw, "what to watch", STYLE_LABEL);
-	while (y < bottom && wrap_next(&watch, maxw, f->ascii, line, sizeof line)) {
-		char rest[sizeof line];
-		const char *more = watch;
-		const bool cut =
-		        y == bottom - 1 && wrap_next(&more, maxw, f->ascii, rest, sizeof rest);
-		if (!cut) {
-			frame_text(f, x, y++, maxw, line, STYLE_NORMAL);
-			continue;
-		}
-		const int used = frame_text(f, x, y, maxw - 2, line, STYLE_NORMAL);
-		frame_put(f, x + used + 1, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
-		break;
+	const int tx = term ? x + TERM_W + 1 : x, tw = term ? w - TERM_W - 1 : w;
+	if (f && term && y < bottom)
+		frame_text(f, x, y, TERM_W, term, STYLE_KEY);
+	bool any = false;
+	while (view_wrap_next(&text, tw, ascii, line, sizeof line)) {
+		if (f && y < bottom)
+			frame_text(f, tx, y, tw, line, style);
+		y++;
+		any = true;
 	}
+	return any ? y : y + 1;
 }
 
-void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
+static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int page, int x, int y,
+                        int bottom, int w)
 {
-	const int n_actions = ACT_COUNT - 1;
-	const char *watch = v->sc->watch;
-	/* One column of keys when it leaves room for the rest, else two in a
-	 * wider box: every key is always listed. A paragraph gets a wider
-	 * box: rows are what the keys leave it. */
-	int cols = 1, w = r.w < (*watch ? 100 : 76) ? r.w : (*watch ? 100 : 76);
-	int watch_rows = *watch ? 2 + count_lines(watch, w - 4, f->ascii) : 0;
-	if (n_actions + 2 + watch_rows + LEGEND_ROWS > r.h) {
-		cols = 2;
-		w = r.w < 140 ? r.w : 140;
-		watch_rows = *watch ? 2 + count_lines(watch, w - 4, f->ascii) : 0;
+	if (page == 1) {
+		for (size_t i = 0; i < sizeof legend / sizeof legend[0]; i++)
+			y = put_wrapped(f, ascii, x, y, bottom, w, NULL, legend[i], STYLE_DIM);
+		if (f && y < bottom)
+			draw_marks(f, x, y, x + w);
+		y += 2;
+		const char *watch = v->sc->watch;
+		if (f && y < bottom)
+			frame_text(f, x, y, w, "what to watch", STYLE_LABEL);
+		y++;
+		return put_wrapped(f, ascii, x, y, bottom, w, NULL,
+		                   *watch ? watch : "This scene has no lesson text.", STYLE_NORMAL);
 	}
-	const int key_rows = (n_actions + cols - 1) / cols;
-	/* Borders, keys and the policies c goes through always; the paragraph
-	 * next; the legend if room is left. */
-	const int base_h = key_rows + 3;
-	const bool with_legend = base_h + watch_rows + LEGEND_ROWS <= r.h || !*watch;
-	const int want_h = base_h + watch_rows + (with_legend ? LEGEND_ROWS : 0);
-	const int h = want_h < r.h ? want_h : r.h;
-	const int x0 = r.x + (r.w - w) / 2, y0 = r.y + (r.h - h) / 2;
+	const struct word *words = page == 2 ? words_caches : words_figures;
+	const size_t count = page == 2 ? sizeof words_caches / sizeof words_caches[0]
+	                               : sizeof words_figures / sizeof words_figures[0];
+	for (size_t i = 0; i < count; i++)
+		y = put_wrapped(f, ascii, x, y, bottom, w, words[i].term, words[i].meaning,
+		                STYLE_NORMAL);
+	return y;
+}
 
+static void draw_box(struct frame *f, int x0, int y0, int w, int h, const char *title)
+{
 	for (int y = y0; y < y0 + h; y++)
 		frame_fill(f, x0, y, w, ' ', STYLE_NORMAL);
 	frame_put(f, x0, y0, frame_glyph(f, GLYPH_CORNER_TL), STYLE_BORDER);
@@ -183,9 +230,57 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 	frame_put(f, x0, y0 + h - 1, frame_glyph(f, GLYPH_CORNER_BL), STYLE_BORDER);
 	frame_fill(f, x0 + 1, y0 + h - 1, w - 2, frame_glyph(f, GLYPH_HLINE), STYLE_BORDER);
 	frame_put(f, x0 + w - 1, y0 + h - 1, frame_glyph(f, GLYPH_CORNER_BR), STYLE_BORDER);
-	frame_text(f, x0 + 2, y0, w - 4, " keys (q quits, any other key closes this help) ",
-	           STYLE_LABEL);
+	frame_text(f, x0 + 2, y0, w - 4, title, STYLE_LABEL);
+}
 
+static const char *const page_names[APP_HELP_PAGES] = {"keys", "reading the screen",
+                                                       "words: the caches", "words: the figures"};
+
+/* The box's title: the page, and the keys that turn pages. */
+static void page_title(int page, char *buf, size_t size)
+{
+	snprintf(buf, size, " help %d/%d: %s (%s, q quits, other keys close) ", page + 1,
+	         APP_HELP_PAGES, page_names[page],
+	         page + 1 < APP_HELP_PAGES ? "Space: next page" : "Space closes");
+}
+
+static void draw_text_page(const struct view *v, struct frame *f, struct rect r, int page)
+{
+	const int w = r.w < 100 ? r.w : 100;
+	const int rows = lay_out_page(v, NULL, f->ascii, page, 0, 0, 0, w - 4);
+	const int h = rows + 2 < r.h ? rows + 2 : r.h;
+	const int x0 = r.x + (r.w - w) / 2, y0 = r.y + (r.h - h) / 2;
+	char title[128];
+	page_title(page, title, sizeof title);
+	draw_box(f, x0, y0, w, h, title);
+	const int bottom = y0 + h - 1;
+	if (lay_out_page(v, f, f->ascii, page, x0 + 2, y0 + 1, bottom, w - 4) > bottom)
+		frame_put(f, x0 + w - 3, bottom - 1, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
+}
+
+void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	const int page = v->app->help_page;
+	if (page > 0 && page < APP_HELP_PAGES) {
+		draw_text_page(v, f, r, page);
+		return;
+	}
+	const int n_actions = ACT_COUNT - 1;
+	/* One column of keys when they fit, else two in a wider box: every
+	 * key is always listed. */
+	int cols = 1, w = r.w < 76 ? r.w : 76;
+	if (n_actions + 3 > r.h) {
+		cols = 2;
+		w = r.w < 140 ? r.w : 140;
+	}
+	const int key_rows = (n_actions + cols - 1) / cols;
+	/* Borders, keys and the policies c goes through. */
+	const int want_h = key_rows + 3;
+	const int h = want_h < r.h ? want_h : r.h;
+	const int x0 = r.x + (r.w - w) / 2, y0 = r.y + (r.h - h) / 2;
+	char title[128];
+	page_title(0, title, sizeof title);
+	draw_box(f, x0, y0, w, h, title);
 	/* Two columns keep a gap of two between them, and each its keys as
 	 * wide as its widest list of them. */
 	const int col_w = w - 4, bottom = y0 + h - 1;
@@ -215,15 +310,6 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		char names[256], line[320];
 		snprintf(line, sizeof line, "c compares H2O with each in turn: %s",
 		         app_comparable_names(names, sizeof names));
-		frame_text(f, x0 + 2, y++, w - 4, line, STYLE_DIM);
+		frame_text(f, x0 + 2, y, w - 4, line, STYLE_DIM);
 	}
-	if (with_legend) {
-		y++;
-		for (size_t i = 0; i < sizeof legend / sizeof legend[0] && y < bottom; i++, y++)
-			frame_text(f, x0 + 2, y, w - 4, legend[i], STYLE_DIM);
-		if (y < bottom)
-			draw_marks(f, x0 + 2, y++, x0 + w - 2);
-	}
-	if (*watch && y + 1 < bottom)
-		draw_watch(f, watch, x0 + 2, y + 1, bottom, w - 4);
 }

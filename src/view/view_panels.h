@@ -66,6 +66,23 @@ const char *view_format_count(long n, char *buf);
 /* SECONDS as "12 s", "3 min 05 s" or "2 h 10 min", into BUF. */
 void view_format_duration(double seconds, char *buf, size_t size);
 
+/*
+ * The next line of *AT in at most MAXW columns (view_help.c): whole words
+ * joined by one space, a line break in the text ending the line. A word
+ * wider than a line stands alone (frame_text cuts it with an ellipsis).
+ * Returns false when nothing but blanks is left. view_wrap_count counts
+ * the lines of TEXT so wrapped.
+ */
+bool view_wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size);
+int view_wrap_count(const char *text, int maxw, bool ascii);
+
+/* The lesson text (view_lesson.c): the scene's "watch" paragraph, on the
+ * main screen below its labelled rule. view_lesson_rows is the rows it
+ * takes at a frame of COLS x ROWS, its rule included (0 when hidden or the
+ * scene has none); panel_lesson_draw draws it there, rule first. */
+int view_lesson_rows(const struct app *app, int cols, int rows, bool ascii);
+panel_draw_fn panel_lesson_draw;
+
 /* A rule across r.w cells at row y, with an optional label near its left. */
 void view_rule(struct frame *f, int x, int y, int w, const char *label);
 

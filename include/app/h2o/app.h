@@ -22,6 +22,7 @@
 
 #include "h2o/policy.h"
 
+struct lessons;
 struct scene;
 struct timeline;
 
@@ -61,6 +62,10 @@ struct timeline;
 	X(HEAD_PREV, "previous attention head")              \
 	X(OVERVIEW, "all heads at a glance, with recall")    \
 	X(MAP, "cache map: every position, what each keeps") \
+	X(LESSON_NEXT, "next lesson: opens its scene")       \
+	X(LESSON_PREV, "previous lesson")                    \
+	X(LESSON, "lesson text: show / hide")                \
+	X(LESSON_ALL, "lesson text: all of it / a strip")    \
 	X(HELP, "show / hide this help")                     \
 	X(QUIT, "quit (Esc first closes what is open)")
 
@@ -123,6 +128,10 @@ enum app_action {
 	X(KEYC_BTAB, HEAD_PREV)   \
 	X('o', OVERVIEW)          \
 	X('M', MAP)               \
+	X('.', LESSON_NEXT)       \
+	X(',', LESSON_PREV)       \
+	X('e', LESSON)            \
+	X('E', LESSON_ALL)        \
 	X('?', HELP)              \
 	X('q', QUIT)              \
 	X(KEYC_ESC, QUIT)
@@ -132,6 +141,11 @@ enum {
 	APP_REDRAW = 1u << 0, /* the screen changed */
 	APP_QUIT = 1u << 1,   /* the user asked to quit */
 };
+
+/* The help overlay's pages: the keys, how to read the screen (with the
+ * scene's lesson text), and two of words, every label and figure the
+ * screen shows defined in a sentence (view_help.c holds their text). */
+#define APP_HELP_PAGES 4
 
 /* Playing speeds, in milliseconds between steps. */
 #define APP_SPEEDS                               \
@@ -207,7 +221,18 @@ struct app {
 	bool background;            /* timelines built by threads of their own */
 	bool was_building;          /* at the last tick (or since a build began) */
 	bool help;                  /* help overlay shown */
-	int selected;               /* position in the inspector, or -1 */
+	int help_page;              /* its page, 0 .. APP_HELP_PAGES - 1 */
+	/* The lesson text (the scene's "watch" paragraph) on the main screen:
+	 * hidden, or shown whole rather than in a strip of the few lines the
+	 * view gives it. */
+	bool lesson_hidden, lesson_all;
+	/* The lesson path (app_set_lessons), and the place of the scene shown
+	 * on it (-1 when it is not on it). A lesson opened by . or , is the
+	 * app's own scene (owned), freed when the next one opens. */
+	const struct lessons *lessons;
+	int lesson;
+	struct scene *owned;
+	int selected;            /* position in the inspector, or -1 */
 	int heat_anchor;         /* position the heat rows keep in view, or -1 to follow the step */
 	enum app_walk walk;      /* the panel walked, if any */
 	enum app_sort sort;      /* the order of the lists */
@@ -253,6 +278,10 @@ double app_time_left(const struct app *app);
  * (timeline_built). */
 int app_built(const struct app *app);
 bool app_building(const struct app *app);
+
+/* Put APP on the lesson path LESSONS (which outlives it) at lesson INDEX,
+ * the scene it shows: . and , then open the next and previous lessons. */
+void app_set_lessons(struct app *app, const struct lessons *lessons, int index);
 
 void app_done(struct app *app);
 

@@ -24,7 +24,8 @@
 #define SCENE_MAX_DIM         4096
 #define SCENE_MAX_BUDGET      1000000
 #define SCENE_MAX_TEXT_BYTES  4096
-#define SCENE_MAX_WATCH_BYTES 1000
+#define SCENE_MAX_WATCH_BYTES 1000 /* also each step note */
+#define SCENE_MAX_NOTES       1000 /* step notes in a scene */
 /* Numbers in one of q, k, v (tokens x dim) of a generated or .npy scene,
  * whose size the file's own size does not bound: 256 MiB of doubles. */
 #define SCENE_MAX_VALUES (32L * 1024 * 1024)
@@ -55,6 +56,11 @@ struct scene {
 	char *title;       /* never NULL; the file's base name when absent */
 	char *description; /* never NULL; "" when absent */
 	char *watch;       /* never NULL; "" when absent: what to watch, for help */
+	/* Step notes, in the file's order: note_text[i] is shown at step
+	 * note_step[i] (1..n, each at most once) in place of watch. */
+	int n_notes;
+	int *note_step;
+	char **note_text;
 	int heavy, recent; /* budgets, >= 0, heavy + recent >= 1 */
 	int dim;           /* size of a K or V row, >= 1 */
 	int n;             /* number of tokens, >= 1 */

@@ -1,0 +1,40 @@
+#!/bin/bash
+# Every word the screen uses as a label or a figure's name is defined in
+# the help's pages of words (pages 3 and 4): the labels are collected from
+# the frames of every shipped scene (its first and last step, each policy
+# beside H2O, the cache map), from the header's figures, the cache panels'
+# headings, the rules over the panels and the status line.
+# Usage: glossary_test.sh H2O_TUI SOURCE_ROOT
+set -eu
+bin=$1
+cd "$2"
+rows=36
+frames() { "$bin" --headless --size "120x$rows" "$@"; }
+# The words pages: what the two frames after the third and fourth page
+# turns show, lower-cased, a word a line.
+glossary=$(frames --keys '?,space,space,space' scenes/cat_sat.json |
+	awk -v r=$((rows + 1)) 'NR > 3 * r' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+/\n-' '\n' | sort -u)
+# The labels: the header's right part (from "step"), the first two rows of
+# the middle (the cache panels' headings), every rule's label and the
+# status line, in every scene, at the start and the end, beside each policy.
+labels=$(for s in scenes/*.json; do
+	frames --keys 'right,end,c,c,c,M' "$s" | awk -v r=$((rows + 1)) '
+		{ i = (NR - 1) % r }
+		/^--- step/ { next }
+		i == 1 { sub(/.*  (lesson|step) /, "step "); sub(/head [0-9]+\/[0-9]+ [^ ]*/, "head"); print }
+		i == 4 || i == 5 || i == r - 2 { print }
+		/^ *(─|-)(─|-)/ { print }'
+done | sed 's/│/ /g; s/|/ /g; s/[^ ]*…//g' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+\n-' '\n' |
+	grep '[a-z]' | grep -v '^-' | sort -u)
+# Words of the sentences around the labels, not labels themselves.
+plain=" a of the to its and with per for is at all one what s e hides sliding map lists cell "
+plain+=" position positions memory these "
+missing=0
+for w in $labels; do
+	case "$plain" in *" $w "*) continue ;; esac
+	if ! grep -qx -- "$w" <<<"$glossary"; then
+		echo "not in the help's words: $w"
+		missing=1
+	fi
+done
+[ "$missing" -eq 0 ] && echo "ok: $(wc -w <<<"$labels") labels defined"

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Every number a lesson names is a number of its scene.
+
+For each scene on the lesson path, every decimal number written in its
+"watch" paragraph and its step notes (1.78, 0.067, 0.9985) must be, at the
+precision written, one the scene itself holds or the engine computes: a
+weight, a score or a figure of the trace (a note's numbers at its own step),
+a number of the scene file, or a dot product q . k of a vector scene. A
+lesson that says "sat (0.91) loses to cat (1.58)" cannot drift from what
+the screen shows. The trace is also taken with one more recent slot, for
+lessons that say what } does. Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
+"""
+import json
+import re
+import subprocess
+import sys
+
+NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]*\d)")
+
+
+def numbers(value, out):
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        out.append(float(value))
+    elif isinstance(value, list):
+        for v in value:
+            numbers(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            numbers(v, out)
+
+
+def trace(binary, root, path, extra):
+    run = subprocess.run([binary, "--trace", "--quiet", *extra, path], cwd=root,
+                         capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+def matches(written, values):
+    places = len(written.split(".")[1])
+    target = float(written)
+    return any(abs(v - target) <= 0.5 * 10 ** -places + 1e-9 for v in values)
+
+
+def main():
+    binary, root = sys.argv[1], sys.argv[2]
+    with open(f"{root}/scenes/lessons.txt") as f:
+        lessons = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    bad = 0
+    for name in lessons:
+        path = f"scenes/{name}"
+        with open(f"{root}/{path}") as f:
+            scene = json.load(f)
+        everywhere = []
+        numbers(scene, everywhere)
+        toks = scene.get("tokens", [])
+        for a in toks:
+            for b in toks:
+                if "q" in a and "k" in b:
+                    everywhere.append(sum(x * y for x, y in zip(a["q"], b["k"])))
+        steps = {}
+        for extra in ([], ["--recent", str(scene["recent"] + 1)]):
+            for record in trace(binary, root, path, extra):
+                values = []
+                numbers(record, values)
+                steps.setdefault(record["step"], []).extend(values)
+                everywhere.extend(values)
+        claims = [("watch", scene.get("watch", ""), everywhere)]
+        for step, note in scene.get("notes", {}).items():
+            claims.append((f"notes.{step}", note, steps.get(int(step), [])))
+        for where, text, values in claims:
+            for written in NUMBER.findall(text):
+                if not matches(written, values):
+                    print(f"{path}: {where}: {written} is not a number of this scene")
+                    bad += 1
+    if bad:
+        sys.exit(1)
+    print(f"ok: the numbers of {len(lessons)} lessons")
+
+
+main()
