@@ -680,6 +680,7 @@ int main(int argc, char **argv)
 	};
 	if (o.target.figure != REPORT_RECALL && !scene->v) {
 		scene_free(scene);
+		lessons_free(lessons);
 		return usage_error("--target %s: the scene has no values, so no output to "
 		                   "compare: use recall",
 		                   report_figure_word(o.target.figure));
