@@ -718,7 +718,13 @@ int main(int argc, char **argv)
 	if (rc >= 0) {
 		/* Refused, or a bad list. */
 	} else if (o.trace) {
-		const struct progress *pr = progress_for(&o, &meter, &progress, "tracing");
+		/* The trace grows with the square of the tokens: the line says
+		 * how large it will be. */
+		const struct cost c = cost_of(scene, &b, COST_TRACE, NULL, 0, 1);
+		char size[32], what[64];
+		cost_format_bytes(c.trace_bytes, size, sizeof size);
+		snprintf(what, sizeof what, "tracing (about %s)", size);
+		const struct progress *pr = progress_for(&o, &meter, &progress, what);
 		rc = trace_write(scene, &b, stdout, pr) < 0 ? mode_failed("writing the trace") : 0;
 		progress_done(&meter, pr);
 	} else if (o.report) {

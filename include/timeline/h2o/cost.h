@@ -9,7 +9,7 @@
  * the mode allocates on top of the scene, which is loaded already: the
  * engines of every head (--report, --trace, --budget-sweep), or every
  * head's timeline and the engines that build them (the screens). The
- * trace's size is its numbers, about 10 bytes each. A caller compares the
+ * trace's size is its numbers, about 15 bytes each. A caller compares the
  * memory with what the machine has before it starts, so a scene too large
  * for it is refused at once instead of after minutes.
  */
