@@ -1,0 +1,20 @@
+/*
+ * app_impl: what the update function's files share (private to src/app/):
+ * app.c applies keys and ticks; app_list.c builds the cache lists a user
+ * walks and searches.
+ */
+#ifndef H2O_APP_IMPL_H
+#define H2O_APP_IMPL_H
+
+#include "h2o/app.h"
+
+/* The leading policy's list at the shown step (app->list), built again
+ * only when what it depends on changed. */
+void app_list_build(struct app *app);
+/* Select the next (DIR 1) or previous (DIR -1) match of the last search
+ * in the list, wrapping round, and say where it stands in the notice. */
+void app_search(struct app *app, int dir);
+/* Select position POS and walk its list there (a notice if it cannot). */
+void app_go_position(struct app *app, long pos);
+
+#endif
