@@ -517,18 +517,12 @@ static void meter_show(void *ctx, double done, double total)
 	for (int i = 0; i < BAR; i++)
 		bar[i] = i < (int)(frac * BAR) ? '#' : '.';
 	bar[BAR] = '\0';
-	char left[32] = "";
+	char left[48] = "";
 	const double elapsed = now - m->start;
 	if (frac > 0 && frac < 1 && elapsed >= 1) {
-		const double s = elapsed * (1 - frac) / frac;
-		if (s < 60)
-			snprintf(left, sizeof left, "  %.0f s left", s);
-		else if (s < 3600)
-			snprintf(left, sizeof left, "  %.0f min %02.0f s left", floor(s / 60),
-			         fmod(s, 60));
-		else
-			snprintf(left, sizeof left, "  %.0f h %02.0f min left", floor(s / 3600),
-			         floor(fmod(s, 3600) / 60));
+		char t[32];
+		cost_format_duration(elapsed * (1 - frac) / frac, t, sizeof t);
+		snprintf(left, sizeof left, "  %s left", t);
 	}
 	fprintf(stderr, "\r\033[Kh2o-tui: %s [%s] %3.0f%%%s", m->what, bar, 100 * frac, left);
 	fflush(stderr);
@@ -553,21 +547,16 @@ static void progress_done(const struct meter *m, const struct progress *p)
 		fputs("\r\033[K", stderr);
 }
 
-/* The run of MODE, with EXTRA bytes of the report's kept figures, needs
- * more memory than it may take: one line naming the figure and the
- * option, EXIT_MEMORY. Returns -1 when it fits. */
+/* The run of cost C needs more memory than it may take: one line naming
+ * the figure and the option, EXIT_MEMORY. Returns -1 when it fits. */
 static int refuse_if_too_large(const struct options *o, const struct scene *scene,
-                               const struct policy_budget *b, enum cost_mode mode,
-                               const int *budgets, int count, double extra)
+                               const struct cost *c)
 {
-	const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	struct cost c = cost_of(scene, b, mode, budgets, count, cores > 0 ? (int)cores : 1);
-	c.bytes += extra;
 	const double limit = o->max_memory > 0 ? o->max_memory : cost_available_memory();
-	if (limit <= 0 || c.bytes <= limit)
+	if (limit <= 0 || c->bytes <= limit)
 		return -1;
 	char need[32], have[32];
-	cost_format_bytes(c.bytes, need, sizeof need);
+	cost_format_bytes(c->bytes, need, sizeof need);
 	cost_format_bytes(limit, have, sizeof have);
 	const int heads = heads_count(scene);
 	char what[96];
@@ -708,11 +697,14 @@ int main(int argc, char **argv)
 	                            : o.report ? COST_REPORT
 	                            : o.sweep  ? COST_SWEEP
 	                                       : COST_SCREENS;
+	const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	struct cost cost = cost_of(scene, &b, mode, budgets, count, cores > 0 ? (int)cores : 1);
+	/* And the report's kept figures. */
+	cost.bytes += o.report  ? report_keep_bytes(scene, keep)
+	              : o.sweep ? count * report_keep_bytes(scene, keep)
+	                        : 0;
 	if (rc < 0)
-		rc = refuse_if_too_large(&o, scene, &b, mode, budgets, count,
-		                         o.report  ? report_keep_bytes(scene, keep)
-		                         : o.sweep ? count * report_keep_bytes(scene, keep)
-		                                   : 0);
+		rc = refuse_if_too_large(&o, scene, &cost);
 	struct meter meter;
 	struct progress progress;
 	if (rc >= 0) {
@@ -720,9 +712,8 @@ int main(int argc, char **argv)
 	} else if (o.trace) {
 		/* The trace grows with the square of the tokens: the line says
 		 * how large it will be. */
-		const struct cost c = cost_of(scene, &b, COST_TRACE, NULL, 0, 1);
 		char size[32], what[64];
-		cost_format_bytes(c.trace_bytes, size, sizeof size);
+		cost_format_bytes(cost.trace_bytes, size, sizeof size);
 		snprintf(what, sizeof what, "tracing (about %s)", size);
 		const struct progress *pr = progress_for(&o, &meter, &progress, what);
 		rc = trace_write(scene, &b, stdout, pr) < 0 ? mode_failed("writing the trace") : 0;

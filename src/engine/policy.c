@@ -35,16 +35,25 @@ int policy_capacity(enum policy_id p, const struct policy_budget *b)
 	return old < 0 || recent < 0 ? -1 : old + recent;
 }
 
-/* X and OTHER with two decimals, or with as many more (up to six) as it
- * takes to tell them apart, so that "a < b" never reads "0.91 < 0.91". */
+int policy_pair_decimals(double x, double other)
+{
+	char xs[48], os[48];
+	int digits = 2;
+	for (; digits < 6 && x != other; digits++) {
+		snprintf(xs, sizeof xs, "%.*f", digits, x);
+		snprintf(os, sizeof os, "%.*f", digits, other);
+		if (strcmp(xs, os) != 0)
+			break;
+	}
+	return digits;
+}
+
+/* X and OTHER with policy_pair_decimals' digits. */
 static void format_pair(double x, double other, char *xs, char *os, size_t size)
 {
-	for (int digits = 2; digits <= 6; digits++) {
-		snprintf(xs, size, "%.*f", digits, x);
-		snprintf(os, size, "%.*f", digits, other);
-		if (x == other || strcmp(xs, os) != 0)
-			return;
-	}
+	const int digits = policy_pair_decimals(x, other);
+	snprintf(xs, size, "%.*f", digits, x);
+	snprintf(os, size, "%.*f", digits, other);
 }
 
 void policy_word_cutoff(const struct policy_loss *loss, bool by_weight, enum policy_voice voice,

@@ -5,10 +5,10 @@
 #include "h2o/cost.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "h2o/engine_replay.h"
 #include "h2o/heads.h"
+#include "h2o/report.h"
 #include "h2o/scene.h"
 #include "h2o/timeline.h"
 
@@ -17,17 +17,25 @@
  * generated 2,000-token scene of dim 16: 137.5 MB for 9.2 million numbers). */
 #define TRACE_BYTES_PER_NUMBER 15.0
 
+/* Positions attended over one head SC with budget B: the full cache's t
+ * at step t, each cache that evicts min(t, B + 1). */
+static void attended(const struct scene *sc, const struct policy_budget *b, double *full,
+                     double *evicting)
+{
+	const double n = sc->n;
+	double cap = (double)b->heavy + b->recent + 1;
+	cap = cap < n ? cap : n;
+	*full = n * (n + 1) / 2;
+	*evicting = cap * (cap + 1) / 2 + (n - cap) * cap;
+}
+
 /* Multiply-adds of every policy over one head SC with budget B. */
 static double head_madds(const struct scene *sc, const struct policy_budget *b)
 {
-	const double n = sc->n, dim = sc->mode == SCENE_VECTOR ? sc->dim : 1;
+	const double dim = sc->mode == SCENE_VECTOR ? sc->dim : 1;
 	const double per = sc->v ? 2 * dim : dim; /* logits, and outputs */
-	double cap = (double)b->heavy + b->recent + 1;
-	cap = cap < n ? cap : n;
-	/* The full cache attends t positions at step t; a cache that evicts
-	 * min(t, cap). */
-	const double full = n * (n + 1) / 2;
-	const double evicting = cap * (cap + 1) / 2 + (n - cap) * cap;
+	double full, evicting;
+	attended(sc, b, &full, &evicting);
 	return per * (full + (POLICY_COUNT - 1) * evicting);
 }
 
@@ -35,23 +43,18 @@ static double head_madds(const struct scene *sc, const struct policy_budget *b)
  * of what every cache attends, and the outputs. */
 static double head_trace_numbers(const struct scene *sc, const struct policy_budget *b)
 {
-	const double n = sc->n;
-	double cap = (double)b->heavy + b->recent + 1;
-	cap = cap < n ? cap : n;
-	const double full = n * (n + 1) / 2;
-	const double evicting = cap * (cap + 1) / 2 + (n - cap) * cap;
-	const double out = sc->v ? n * sc->dim * POLICY_COUNT : 0;
+	double full, evicting;
+	attended(sc, b, &full, &evicting);
+	const double out = sc->v ? (double)sc->n * sc->dim * POLICY_COUNT : 0;
 	return 3 * (full + (POLICY_COUNT - 1) * evicting) + out;
 }
 
-static struct policy_budget split(const struct scene *sc, int total, int sinks)
+/* Budget TOTAL of a sweep. What a run costs depends on B only, not on
+ * how the sweep splits it, so any split will do. */
+static struct policy_budget sweep_budget(const struct scene *sc, int total, int sinks)
 {
-	return (struct policy_budget){
-	        .heavy = total / 2,
-	        .recent = total - total / 2,
-	        .sinks = policy_sinks_for(sinks, total),
-	        .n = sc->n,
-	};
+	const struct report_split even = {.heavy = 0.5};
+	return report_sweep_budget(sc, total, &even, sinks);
 }
 
 struct cost cost_of(const struct scene *sc, const struct policy_budget *b, enum cost_mode mode,
@@ -81,7 +84,8 @@ struct cost cost_of(const struct scene *sc, const struct policy_budget *b, enum 
 			break;
 		case COST_SWEEP:
 			for (int i = 0; i < count; i++) {
-				const struct policy_budget bi = split(sc, budgets[i], b->sinks);
+				const struct policy_budget bi =
+				        sweep_budget(sc, budgets[i], b->sinks);
 				c.madds += head_madds(&view, &bi);
 			}
 			break;
@@ -90,7 +94,7 @@ struct cost cost_of(const struct scene *sc, const struct policy_budget *b, enum 
 	if (mode == COST_SWEEP) {
 		/* One budget's engines at a time: the largest. */
 		for (int i = 0; i < count; i++) {
-			const struct policy_budget bi = split(sc, budgets[i], b->sinks);
+			const struct policy_budget bi = sweep_budget(sc, budgets[i], b->sinks);
 			double bytes = 0;
 			for (int h = 0; h < heads; h++) {
 				struct scene view;
@@ -115,6 +119,17 @@ double cost_available_memory(void)
 			break;
 	fclose(f);
 	return kib * 1024.0;
+}
+
+void cost_format_duration(double seconds, char *buf, int size)
+{
+	const long s = (long)(seconds + 0.5);
+	if (s < 60)
+		snprintf(buf, (size_t)size, "%ld s", s);
+	else if (s < 3600)
+		snprintf(buf, (size_t)size, "%ld min %02ld s", s / 60, s % 60);
+	else
+		snprintf(buf, (size_t)size, "%ld h %02ld min", s / 3600, s % 3600 / 60);
 }
 
 void cost_format_bytes(double bytes, char *buf, int size)

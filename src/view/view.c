@@ -15,6 +15,7 @@
 #include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "h2o/lessons.h"
+#include "h2o/cost.h"
 #include "view_panels.h"
 
 void view_rule(struct frame *f, int x, int y, int w, const char *label)
@@ -67,17 +68,6 @@ static void draw_too_small(struct frame *f)
 	}
 }
 
-void view_format_duration(double seconds, char *buf, size_t size)
-{
-	const long s = (long)(seconds + 0.5);
-	if (s < 60)
-		snprintf(buf, size, "%ld s", s);
-	else if (s < 3600)
-		snprintf(buf, size, "%ld min %02ld s", s / 60, s % 60);
-	else
-		snprintf(buf, size, "%ld h %02ld min", s / 3600, s % 3600 / 60);
-}
-
 void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const struct app *app = v->app;
@@ -94,7 +84,7 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 		const double left = app_time_left(app);
 		if (left >= 0) {
 			char t[32];
-			view_format_duration(left, t, sizeof t);
+			cost_format_duration(left, t, sizeof t);
 			len += snprintf(right + len, sizeof right - (size_t)len, ", %s left", t);
 		}
 	}

@@ -317,22 +317,6 @@ static double kept_score(const struct view *v, enum policy_id p, int pos)
 
 static const enum frame_style section_style[SEC_COUNT] = {STYLE_HEAVY, STYLE_RECENT, STYLE_EVICTED};
 
-/* Decimals that tell X from OTHER apart: two, or as many more (up to six)
- * as it takes. It is the rule of policy_word_cutoff, so that an evicted
- * token's score beside "< 0.188" reads 0.187, never 0.19. */
-static int pair_decimals(double x, double other)
-{
-	char a[48], b[48];
-	int digits = 2;
-	for (; digits < 6 && x != other; digits++) {
-		snprintf(a, sizeof a, "%.*f", digits, x);
-		snprintf(b, sizeof b, "%.*f", digits, other);
-		if (strcmp(a, b) != 0)
-			break;
-	}
-	return digits;
-}
-
 /* The score right-aligned in its column (reaching left when it needs more
  * room) and this step's attention; returns the column the score's digits
  * start at. */
@@ -412,7 +396,7 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 			return;
 		/* Compared on its score, it shows the digits the cut-off does. */
 		const int decimals = ev->cutoff_pos >= 0 && !policies[sd->p]->by_weight
-		                             ? pair_decimals(ev->score, ev->cutoff_value)
+		                             ? policy_pair_decimals(ev->score, ev->cutoff_value)
 		                             : 2;
 		const int x = draw_numbers(f, c, y, ev->score, decimals, now ? ev->weight : -1.0,
 		                           STYLE_EVICTED);

@@ -63,8 +63,6 @@ void view_word_eviction(const struct view *v, enum policy_id p, const struct evi
 
 /* N with thousands separators ("1,984") in BUF (at least 32 bytes). */
 const char *view_format_count(long n, char *buf);
-/* SECONDS as "12 s", "3 min 05 s" or "2 h 10 min", into BUF. */
-void view_format_duration(double seconds, char *buf, size_t size);
 
 /*
  * The next line of *AT in at most MAXW columns (view_help.c): whole words

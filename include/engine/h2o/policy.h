@@ -150,6 +150,10 @@ int policy_sinks_for(int sinks_given, int budget);
 int policy_keep_largest(const struct policy_cache *c, int candidates, int keep, bool by_weight,
                         unsigned char *gone);
 
+/* The decimals that show X and OTHER apart: two, or as many more (up to
+ * six) as it takes, so that "a < b" never reads "0.91 < 0.91". */
+int policy_pair_decimals(double x, double other);
+
 /* The words for a LOSS with a cut-off (cutoff_pos >= 0), compared on the
  * weight when BY_WEIGHT: "< 1.58 " or "attn 0.08 < 0.20 " before the
  * cut-off's text in the brief voice, "score 0.91 < cut-off 1.58 (" ... ")"

@@ -37,6 +37,10 @@ struct cost {
 struct cost cost_of(const struct scene *scene, const struct policy_budget *b, enum cost_mode mode,
                     const int *budgets, int count, int threads);
 
+/* SECONDS as "12 s", "3 min 05 s" or "2 h 10 min", into BUF: the time a
+ * run has left, on the screen and on stderr alike. */
+void cost_format_duration(double seconds, char *buf, int size);
+
 /* Bytes the machine can give now (MemAvailable), or 0 when unknown. */
 double cost_available_memory(void);
 
