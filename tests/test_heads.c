@@ -46,7 +46,7 @@ static void test_heads_keep_different_tokens(void **state)
 	(void)state;
 	struct scene *sc = two_heads();
 	assert_int_equal(heads_count(sc), 2);
-	const struct policy_budget b = {1, 1, 1, 4};
+	const struct policy_budget b = {1, 1, 1, 4, NULL};
 	struct heads_run run;
 	assert_int_equal(heads_run_init(&run, sc, &b), 0);
 	for (int t = 0; t < 4; t++)

@@ -240,7 +240,8 @@ static void check_metrics(const struct ref *r, int id, const struct step_metrics
  * also engines running one policy each, and a snapshot round trip. */
 static void compare(const struct scene *sc, int heavy, int recent)
 {
-	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n};
+	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n,
+	                                NULL};
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;
@@ -370,7 +371,8 @@ static void test_attention_scenes(void **state)
  */
 static void mixed(const struct scene *sc, int heavy, int recent, unsigned policies, unsigned seed)
 {
-	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n};
+	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n,
+	                                NULL};
 	struct engine *e = engine_new_only(sc, &b, policies);
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;

@@ -1,30 +1,60 @@
 /*
- * heads: one head of a multi-head scene as a scene of its own.
+ * heads: one query head of a layered, grouped scene as a scene of its own.
  */
 #include "h2o/heads.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 int heads_count(const struct scene *sc)
+{
+	const int layers = sc->layers > 1 ? sc->layers : 1;
+	return layers * (sc->heads > 1 ? sc->heads : 1);
+}
+
+int heads_per_layer(const struct scene *sc)
 {
 	return sc->heads > 1 ? sc->heads : 1;
 }
 
-void heads_view(const struct scene *sc, int h, struct scene *view)
+int heads_group(const struct scene *sc)
 {
+	const int kv = sc->kv_heads > 0 ? sc->kv_heads : heads_per_layer(sc);
+	return heads_per_layer(sc) / kv;
+}
+
+int heads_kv_count(const struct scene *sc)
+{
+	return heads_per_layer(sc) / heads_group(sc);
+}
+
+void heads_view(const struct scene *sc, int i, struct scene *view)
+{
+	const int per = heads_per_layer(sc), group = heads_group(sc);
+	const int layer = i / per, h = i % per;
+	const int kv = layer * (per / group) + h / group;
 	*view = *sc;
+	view->layers = 1;
 	view->heads = 1;
+	view->kv_heads = 1;
 	view->head_names = NULL;
+	view->parent = sc;
+	view->view_layer = layer;
+	view->view_head = h;
 	const size_t block = (size_t)sc->n * (size_t)sc->dim;
-	const size_t off = (size_t)h * block;
 	if (sc->q)
-		view->q = sc->q + off;
+		view->q = sc->q + (size_t)i * block;
 	if (sc->k)
-		view->k = sc->k + off;
+		view->k = sc->k + (size_t)kv * block;
 	if (sc->v)
-		view->v = sc->v + off;
+		view->v = sc->v + (size_t)kv * block;
 	if (sc->attn)
-		view->attn = sc->attn + (size_t)h * scene_attn_offset(sc->n);
+		view->attn = sc->attn + (size_t)i * scene_attn_offset(sc->n);
+}
+
+const struct scene *heads_root(const struct scene *view)
+{
+	return view->parent ? view->parent : view;
 }
 
 const char *heads_name(const struct scene *sc, int h)
@@ -34,12 +64,20 @@ const char *heads_name(const struct scene *sc, int h)
 
 int heads_run_init(struct heads_run *run, const struct scene *sc, const struct policy_budget *b)
 {
-	run->count = heads_count(sc);
-	for (int h = 0; h < run->count; h++) {
+	*run = (struct heads_run){.b = *b};
+	const int count = heads_count(sc);
+	run->views = calloc((size_t)count, sizeof *run->views);
+	run->e = calloc((size_t)count, sizeof *run->e);
+	run->rec = calloc((size_t)count, sizeof *run->rec);
+	if (!run->views || !run->e || !run->rec) {
+		heads_run_done(run);
+		return -1;
+	}
+	for (int h = 0; h < count; h++) {
 		heads_view(sc, h, &run->views[h]);
-		run->e[h] = engine_new(&run->views[h], b);
+		run->e[h] = engine_new(&run->views[h], &run->b);
+		run->count = h + 1;
 		if (!run->e[h]) {
-			run->count = h;
 			heads_run_done(run);
 			return -1;
 		}
@@ -49,9 +87,12 @@ int heads_run_init(struct heads_run *run, const struct scene *sc, const struct p
 
 void heads_run_done(struct heads_run *run)
 {
-	for (int h = 0; h < run->count; h++)
+	for (int h = 0; run->e && h < run->count; h++)
 		engine_free(run->e[h]);
-	run->count = 0;
+	free(run->views);
+	free(run->e);
+	free(run->rec);
+	*run = (struct heads_run){0};
 }
 
 bool heads_run_step(struct heads_run *run)
@@ -62,17 +103,23 @@ bool heads_run_step(struct heads_run *run)
 	return more;
 }
 
-void heads_run_total(const struct heads_run *run, enum policy_id p, struct step_metrics *total)
+void heads_run_total_of(const struct heads_run *run, int first, int count, enum policy_id p,
+                        struct step_metrics *total)
 {
-	const int dim = run->views[0].dim;
+	const int dim = run->views[first].dim;
+	const int group = heads_group(heads_root(&run->views[first]));
 	double diff = 0.0, aa = 0.0, ff = 0.0, af = 0.0, recall = 0.0;
-	*total = (struct step_metrics){.has_out = run->rec[0].c[p].m.has_out};
-	for (int h = 0; h < run->count; h++) {
+	*total = (struct step_metrics){.has_out = run->rec[first].c[p].m.has_out};
+	for (int h = first; h < first + count; h++) {
 		const struct cache_record *r = &run->rec[h].c[p],
 		                          *full = &run->rec[h].c[POLICY_FULL];
-		total->tokens += r->m.tokens;
-		total->kv += r->m.kv;
-		total->overlap_h2o += r->m.overlap_h2o;
+		/* A kv head's cache is counted once, by its group's first
+		 * query head. */
+		if (run->views[h].view_head % group == 0) {
+			total->tokens += r->m.tokens;
+			total->kv += r->m.kv;
+			total->overlap_h2o += r->m.overlap_h2o;
+		}
 		recall += r->m.attn_recall;
 		for (int k = 0; r->out && k < dim; k++) {
 			const double a = r->out[k], f = full->out[k];
@@ -82,10 +129,15 @@ void heads_run_total(const struct heads_run *run, enum policy_id p, struct step_
 			af += a * f;
 		}
 	}
-	total->attn_recall = recall / run->count;
+	total->attn_recall = recall / count;
 	total->out_err = sqrt(diff);
 	if (aa == 0.0 || ff == 0.0)
 		total->out_cos = aa == ff ? 1.0 : 0.0;
 	else
 		total->out_cos = af / (sqrt(aa) * sqrt(ff));
+}
+
+void heads_run_total(const struct heads_run *run, enum policy_id p, struct step_metrics *total)
+{
+	heads_run_total_of(run, 0, run->count, p, total);
 }

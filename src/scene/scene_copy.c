@@ -71,7 +71,10 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	sc->n = p->n;
 	sc->mode = p->mode;
 	sc->scale = p->scale;
+	sc->layers = 1;
 	sc->heads = p->heads;
+	sc->kv_heads = p->heads;
+	sc->prompt = 0;
 
 	const cJSON *title = p->root[R_TITLE].node, *desc = p->root[R_DESCRIPTION].node;
 	const cJSON *watch = p->root[R_WATCH].node;

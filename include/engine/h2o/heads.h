@@ -16,32 +16,45 @@
 #include "h2o/engine.h"
 #include "h2o/scene.h"
 
-/* The largest number of heads a scene may have. */
-#define HEADS_MAX SCENE_MAX_HEADS
-
-/* How many heads SCENE has (at least 1). */
+/* How many query heads SCENE has in all: layers x heads (at least 1).
+ * heads_view, heads_name and a heads_run number them layer after layer. */
 int heads_count(const struct scene *scene);
+/* Query heads per layer, key/value heads per layer, and query heads per
+ * key/value head (the group), each at least 1. */
+int heads_per_layer(const struct scene *scene);
+int heads_kv_count(const struct scene *scene);
+int heads_group(const struct scene *scene);
 
-/* Fill *VIEW with head H of SCENE (0 <= h < heads_count): the same scene
- * with one head, its arrays pointing into SCENE's. VIEW must not be freed
- * with scene_free, and must not outlive SCENE. */
-void heads_view(const struct scene *scene, int h, struct scene *view);
+/* Fill *VIEW with query head I of SCENE (0 <= i < heads_count; layer i /
+ * heads_per_layer): a one-head, one-layer scene whose q (and attn) are
+ * that head's, whose k and v are its key/value head's, and whose parent,
+ * view_layer and view_head say where it sits, so that the engine finds the
+ * other heads its policies consult. VIEW must not be freed with scene_free,
+ * and must not outlive SCENE. */
+void heads_view(const struct scene *scene, int i, struct scene *view);
 
-/* The name of head H's character ("local", "sink", "topic": generated
- * scenes name their heads, others may give "head_names"), or "". */
-const char *heads_name(const struct scene *scene, int h);
+/* The loaded scene of VIEW: its parent, or itself. */
+const struct scene *heads_root(const struct scene *view);
+
+/* The name of query head I's character ("local", "sink", "topic":
+ * generated scenes name their heads, others may give "head_names"), or "". */
+const char *heads_name(const struct scene *scene, int i);
 
 /*
- * Every head of a scene stepped together: one engine per head, in lockstep,
- * and the figures of a step over all heads (spec: KV numbers summed over
- * heads, output error and cosine on the heads' outputs concatenated,
- * attention recall averaged over heads).
+ * Every query head of a scene stepped together: one engine per head, in
+ * lockstep, and the figures of a step over all of them (design §2: tokens
+ * and KV numbers summed over every layer and key/value head, output error
+ * and cosine on the concatenated outputs of every query head, attention
+ * recall averaged over query heads).
  */
 struct heads_run {
 	int count;
-	struct scene views[HEADS_MAX];
-	struct engine *e[HEADS_MAX];
-	struct step_record rec[HEADS_MAX]; /* of the last step */
+	struct scene *views;     /* [count] */
+	struct engine **e;       /* [count] */
+	struct step_record *rec; /* [count], of the last step */
+	/* The layer-wide plans the engines share (B's own when it has them). */
+	struct engine_plans *plans;
+	struct policy_budget b;
 };
 
 /* Returns -1 when out of memory (nothing to free then). */
@@ -51,5 +64,9 @@ void heads_run_done(struct heads_run *run);
 bool heads_run_step(struct heads_run *run);
 /* Policy P's figures over all heads at the last step. */
 void heads_run_total(const struct heads_run *run, enum policy_id p, struct step_metrics *total);
+/* The same over the query heads FIRST .. FIRST + COUNT - 1 only (a layer:
+ * FIRST = layer * heads_per_layer). */
+void heads_run_total_of(const struct heads_run *run, int first, int count, enum policy_id p,
+                        struct step_metrics *total);
 
 #endif

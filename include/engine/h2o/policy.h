@@ -44,11 +44,17 @@ enum policy_id {
 	        POLICY_COUNT
 };
 
+struct engine_plans;
+
 /* The budgets every policy shares. */
 struct policy_budget {
 	int heavy, recent; /* H2O's split; B = heavy + recent */
 	int sinks;         /* StreamingLLM's attention sinks, < B (or 0) */
 	int n;             /* tokens in the scene */
+	/* The layer-wide decisions (official TOVA) of a multi-head scene,
+	 * shared by its heads' engines (plan.h), or NULL: an engine then makes
+	 * its own. */
+	struct engine_plans *plans;
 };
 
 /* A cache as a policy sees it at eviction time: ascending positions, the

@@ -64,11 +64,23 @@ struct scene {
 	int heavy, recent; /* budgets, >= 0, heavy + recent >= 1 */
 	int dim;           /* size of a K or V row, >= 1 */
 	int n;             /* number of tokens, >= 1 */
-	int heads;         /* attention heads, >= 1 (0 reads as 1); with several,
-	                      q, k, v and attn hold one block per head, head
-	                      after head (see heads.h) */
-	char **head_names; /* one short name per head (its character, e.g.
-	                      "local"), or NULL */
+	/* Layers and heads (design §2 "Layers and heads"): LAYERS >= 1 layers,
+	 * each of HEADS query heads (0 reads as 1) that share KV_HEADS key and
+	 * value heads (HEADS divisible by KV_HEADS; query head h reads kv head
+	 * h / (HEADS / KV_HEADS)). q and attn hold one block per query head,
+	 * layer after layer (block l * HEADS + h); k and v one per kv head
+	 * (block l * KV_HEADS + g); see heads.h. */
+	int layers;
+	int heads;
+	int kv_heads;
+	int prompt;        /* the prompt's tokens, 0..n: no eviction before its end */
+	char **head_names; /* one short name per query head (layers x heads, its
+	                      character, e.g. "local"), or NULL */
+	/* A head view (heads_view): the loaded scene it shows one query head
+	 * of, that head's layer and its index in the layer. NULL and 0 for a
+	 * loaded scene. */
+	const struct scene *parent;
+	int view_layer, view_head;
 	enum scene_mode mode;
 	double scale; /* vector scenes: logit scale, 1/sqrt(dim) unless given */
 	char **text;  /* n strings as given in the file: untrusted UTF-8 */
