@@ -117,7 +117,8 @@ static void test_headers_bad(void **state)
 	parse_err(1, "{'descr': '>f8', 'fortran_order': False, 'shape': (3, 2), }",
 	          "dtype '>f8' is big-endian; save it little-endian, e.g. a.astype('<f8')");
 	parse_err(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 2), }",
-	          "dtype '|u1' is not supported: expected float32 ('<f4') or float64 ('<f8')");
+	          "dtype '|u1' is not supported: expected float16 ('<f2'), float32 ('<f4') or "
+	          "float64 ('<f8')");
 	parse_err(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 2), }",
 	          "Fortran order (fortran_order is True); save a C-ordered array, e.g. "
 	          "numpy.ascontiguousarray(a)");

@@ -99,13 +99,16 @@ npy good_v_v3.npy 3 "$(d '<f8' False '(3, 2)')" "$f8_2$f8_0$f8_0$f8_1$f8_1$f8_1"
 # Keys in another order, double quotes, no trailing comma: still a dict.
 npy good_k_plain.npy 1 "{\"shape\": (3,2), \"descr\": \"<f4\", \"fortran_order\": False}" \
 	"$f4_1$f4_0$f4_half$f4_half$f4_0$f4_2"
+# float16: 1, 0.5, 2, -1, the smallest subnormal 2^-24 and the largest 65504.
+npy float16.npy 1 "$(d '<f2' False '(3, 2)')" '\000\074\000\070\000\100\000\274\001\000\377\173'
 
 six4="$f4_1$f4_0$f4_0$f4_1$f4_half$f4_half"
 # The bad files.
 npy bigendian.npy 1 "$(d '>f4' False '(3, 2)')" "$six4"
 npy fortran.npy 1 "$(d '<f4' True '(3, 2)')" "$six4"
 npy int32.npy 1 "$(d '<i4' False '(3, 2)')" "$six4"
-npy float16.npy 1 "$(d '<f2' False '(3, 2)')" "$f4_0$f4_0$f4_0"
+# float16 with an infinity where the 2 was.
+npy float16_inf.npy 1 "$(d '<f2' False '(3, 2)')" '\000\074\000\070\000\174\000\274\001\000\377\173'
 npy rank1.npy 1 "$(d '<f4' False '(6,)')" "$six4"
 npy rank3.npy 1 "$(d '<f4' False '(3, 2, 1)')" "$six4"
 npy wrong_dim.npy 1 "$(d '<f4' False '(3, 3)')" "$six4$f4_0$f4_0$f4_0"
