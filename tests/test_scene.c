@@ -642,9 +642,9 @@ static void test_generated_defaults(void **state)
 	/* The largest scene the limits allow is refused cheaply above them. */
 	assert_string_equal(
 	        load_err_s("{\"heavy\": 1, \"recent\": 1, \"dim\": 4096, "
-	                   "\"generate\": {\"count\": 8193, \"seed\": 0}}"),
-	        "t.json:1:62: generate.count: 8193 tokens x dim 4096 = 33558528 numbers in each "
-	        "of q, k and v, more than the 33554432 allowed");
+	                   "\"generate\": {\"count\": 16385, \"seed\": 0}}"),
+	        "t.json:1:62: generate.count: 16385 tokens x dim 4096 = 67112960 numbers in each "
+	        "of q, k and v, more than the 67108864 allowed");
 }
 
 /* Integer fields take the number as written in the file: a literal that is
@@ -834,8 +834,8 @@ static void test_npy_limits(void **state)
 	const char *const msgs[] = {
 	        "t.json:1:42: q: %s: expected at most 1000000 rows (tokens), got shape (1000001, "
 	        "2)",
-	        "t.json:1:45: q: %s: shape (16385, 2048) holds 33556480 numbers, more than the "
-	        "33554432 allowed in each of q, k and v"};
+	        "t.json:1:45: q: %s: shape (32769, 2048) holds 67110912 numbers, more than the "
+	        "67108864 allowed in each of q, k and v"};
 
 	for (int c = 0; c < 2; c++) {
 		strcpy(path, "/tmp/h2o-npy-XXXXXX");
