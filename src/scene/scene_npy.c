@@ -225,14 +225,16 @@ static bool layout_of(const struct npy_header *h, struct layout *out)
 static int check_given(const struct loader *ld, const struct plan *p, const struct npy_source *src,
                        int which, uint64_t got, const char *shape)
 {
-	static const char *const what[3] = {"layers", "query heads", "key/value heads"};
+	static const char *const what[2][3] = {{"layers", "query heads", "key/value heads"},
+	                                       {"layer", "query head", "key/value head"}};
 	static const char *const field[3] = {"layers", "heads", "kv_heads"};
 	const int want = which == 0 ? p->layers : which == 1 ? p->heads : p->kv_heads;
 	if (!p->layout_given[which] || got == (uint64_t)want)
 		return 0;
-	return scene_fail_value(
-	        ld, &src->w, "%s: has %llu %s (shape %s), but the scene says \"%s\": %d",
-	        src->shown, (unsigned long long)got, what[which], shape, field[which], want);
+	return scene_fail_value(ld, &src->w,
+	                        "%s: has %llu %s (shape %s), but the scene says \"%s\": %d",
+	                        src->shown, (unsigned long long)got, what[got == 1][which], shape,
+	                        field[which], want);
 }
 
 /* q's shape: the scene's tokens and layout, within the limits. */
@@ -258,7 +260,7 @@ static int check_q(const struct loader *ld, struct plan *p, const struct npy_sou
 	if (q->heads > SCENE_MAX_HEADS)
 		return scene_fail_value(
 		        ld, &src->w,
-		        "%s: has %llu query heads a layer (shape %s), more than the %d allowed",
+		        "%s: has %llu query heads in a layer (shape %s), more than the %d allowed",
 		        src->shown, (unsigned long long)q->heads, shape, SCENE_MAX_HEADS);
 	if (heads > SCENE_MAX_QUERY_HEADS)
 		return scene_fail_value(
@@ -301,15 +303,15 @@ static int check_kv(const struct loader *ld, struct plan *p, int i, const struct
 		        src->shown, (unsigned long long)kv->n, shape, qf->shown, p->n);
 	if (kv->heads == 0 || (uint64_t)p->heads % kv->heads != 0)
 		return scene_fail_value(ld, &src->w,
-		                        "%s has %llu key/value heads, but %d query heads need a "
+		                        "%s has %llu key/value head%s, but %d query heads need a "
 		                        "divisor of %d",
-		                        src->shown, (unsigned long long)kv->heads, p->heads,
-		                        p->heads);
+		                        src->shown, (unsigned long long)kv->heads,
+		                        kv->heads == 1 ? "" : "s", p->heads, p->heads);
 	if (i == 2 && kv->heads != (uint64_t)p->kv_heads)
 		return scene_fail_value(
-		        ld, &src->w, "%s: has %llu key/value heads (shape %s), but k (%s) has %d",
-		        src->shown, (unsigned long long)kv->heads, shape, p->npy[1].shown,
-		        p->kv_heads);
+		        ld, &src->w, "%s: has %llu key/value head%s (shape %s), but k (%s) has %d",
+		        src->shown, (unsigned long long)kv->heads, kv->heads == 1 ? "" : "s", shape,
+		        p->npy[1].shown, p->kv_heads);
 	if (i == 1 && check_given(ld, p, src, 2, kv->heads, shape) != 0)
 		return -1;
 	p->kv_heads = (int)kv->heads;
