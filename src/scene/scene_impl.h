@@ -90,7 +90,8 @@ struct field {
 
 /* X(ID, name): the root's fields. The order matters: title to watch are
  * the strings (notes, after them, an object of strings), title to scale the fields that belong at the root of a
- * generated scene, q to v the .npy files. */
+ * generated scene, q to v the .npy files; the layout and the prompt came
+ * last, and go anywhere in a scene. */
 #define ROOT_FIELDS(X)                \
 	X(TITLE, "title")             \
 	X(DESCRIPTION, "description") \
@@ -161,7 +162,8 @@ struct plan {
 	int heavy, recent, dim, n;
 	/* Layers, query heads per layer and key/value heads per layer, each
 	 * >= 1 (kv_heads divides heads); a .npy scene learns them from the
-	 * files' shapes, and then HEADS_GIVEN says which the scene named too. */
+	 * files' shapes, and LAYOUT_GIVEN says which the scene named too,
+	 * for the shapes to agree with. */
 	int layers, heads, kv_heads;
 	bool layout_given[3]; /* layers, heads, kv_heads */
 	int prompt;
