@@ -170,29 +170,23 @@ static int build_tokens(const struct loader *ld, const struct plan *p, struct sc
 		const size_t block = (size_t)p->n * dim, tri = scene_attn_offset(p->n);
 		for (int l = 0; l < p->layers; l++) {
 			for (int h = 0; h < p->heads; h++) {
-				const size_t at =
-				        ((size_t)l * (size_t)p->heads + (size_t)h) * block +
-				        i * dim;
+				const size_t qh = (size_t)l * (size_t)p->heads + (size_t)h;
+				const cJSON *row =
+				        head_of(f[p->mode == SCENE_VECTOR ? T_Q : T_ATTN].node, p,
+				                p->heads, l, h);
 				if (p->mode == SCENE_VECTOR)
-					copy_row(sc->q + at,
-					         head_of(f[T_Q].node, p, p->heads, l, h));
+					copy_row(sc->q + qh * block + i * dim, row);
 				else
-					copy_row(
-					        sc->attn +
-					                ((size_t)l * (size_t)p->heads + (size_t)h) *
-					                        tri +
-					                scene_attn_offset((int)i),
-					        head_of(f[T_ATTN].node, p, p->heads, l, h));
+					copy_row(sc->attn + qh * tri + scene_attn_offset((int)i),
+					         row);
 			}
 			for (int g = 0; g < p->kv_heads; g++) {
-				const size_t at =
-				        ((size_t)l * (size_t)p->kv_heads + (size_t)g) * block +
-				        i * dim;
+				const size_t kv = (size_t)l * (size_t)p->kv_heads + (size_t)g;
 				if (p->has_v)
-					copy_row(sc->v + at,
+					copy_row(sc->v + kv * block + i * dim,
 					         head_of(f[T_V].node, p, p->kv_heads, l, g));
 				if (p->mode == SCENE_VECTOR)
-					copy_row(sc->k + at,
+					copy_row(sc->k + kv * block + i * dim,
 					         head_of(f[T_K].node, p, p->kv_heads, l, g));
 			}
 		}
