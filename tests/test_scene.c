@@ -1009,6 +1009,23 @@ static void test_layered_inline(void **state)
 	assert_int_equal(sc->kv_heads, 1);
 	scene_free(sc);
 
+	/* Exactly at the limits: 256 layers of 16 heads, 4,096 query heads. */
+	struct buf big = {0};
+	buf_add(&big, "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"layers\": 256, \"heads\": 16, "
+	              "\"kv_heads\": 4, \"tokens\": [{\"text\": \"a\", \"attn\": [");
+	for (int l = 0; l < 256; l++) {
+		buf_add(&big, "%s[", l ? ", " : "");
+		for (int h = 0; h < 16; h++)
+			buf_add(&big, "%s[1]", h ? ", " : "");
+		buf_add(&big, "]");
+	}
+	buf_add(&big, "]}]}");
+	sc = load_ok("big.json", big.s);
+	free(big.s);
+	assert_int_equal(heads_count(sc), SCENE_MAX_QUERY_HEADS);
+	assert_true(sc->attn[SCENE_MAX_QUERY_HEADS - 1] == 1.0);
+	scene_free(sc);
+
 	/* The limits: a 12 layer x 12 head trace of 4,096 tokens of 64 fits. */
 	assert_true(12L * 12 * 4096 * 64 <= SCENE_MAX_VALUES);
 	assert_true((long)SCENE_MAX_LAYERS * SCENE_MAX_HEADS > SCENE_MAX_QUERY_HEADS);

@@ -241,7 +241,6 @@ static int check_given(const struct loader *ld, const struct plan *p, const stru
 static int check_q(const struct loader *ld, struct plan *p, const struct npy_source *src,
                    const struct layout *q, const char *shape)
 {
-	const uint64_t heads = q->layers * q->heads; /* each below 2^63 / 2: no wrap */
 	if (q->layers == 0 || q->heads == 0)
 		return scene_fail_value(ld, &src->w,
 		                        "%s: expected at least 1 layer and 1 head, got shape %s",
@@ -262,6 +261,8 @@ static int check_q(const struct loader *ld, struct plan *p, const struct npy_sou
 		        ld, &src->w,
 		        "%s: has %llu query heads in a layer (shape %s), more than the %d allowed",
 		        src->shown, (unsigned long long)q->heads, shape, SCENE_MAX_HEADS);
+	/* Both within their limits now: the product cannot wrap. */
+	const uint64_t heads = q->layers * q->heads;
 	if (heads > SCENE_MAX_QUERY_HEADS)
 		return scene_fail_value(
 		        ld, &src->w,
