@@ -15,6 +15,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +100,8 @@ static void test_headers_good(void **state)
 	         (const uint64_t[]){0, 5});
 	parse_ok(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4), }", 4, 3,
 	         (const uint64_t[]){2, 3, 4});
+	parse_ok(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (12, 12, 4096, 64), }", 2, 4,
+	         (const uint64_t[]){12, 12, 4096, 64});
 
 	struct npy_header h = {.rank = 1, .shape = {5}};
 	char s[64];
@@ -117,7 +121,10 @@ static void test_headers_bad(void **state)
 	parse_err(1, "{'descr': '>f8', 'fortran_order': False, 'shape': (3, 2), }",
 	          "dtype '>f8' is big-endian; save it little-endian, e.g. a.astype('<f8')");
 	parse_err(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 2), }",
-	          "dtype '|u1' is not supported: expected float32 ('<f4') or float64 ('<f8')");
+	          "dtype '|u1' is not supported: expected float16 ('<f2'), float32 ('<f4') or "
+	          "float64 ('<f8')");
+	parse_err(1, "{'descr': '>f2', 'fortran_order': False, 'shape': (3, 2), }",
+	          "dtype '>f2' is big-endian; save it little-endian, e.g. a.astype('<f2')");
 	parse_err(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 2), }",
 	          "Fortran order (fortran_order is True); save a C-ordered array, e.g. "
 	          "numpy.ascontiguousarray(a)");
@@ -227,6 +234,19 @@ static void test_files(void **state)
 	for (int i = 0; i < 6; i++)
 		assert_true(x[i] == v[i]);
 
+	/* float16, exactly: 1, 0.5, 2, -1, the smallest subnormal, the largest. */
+	assert_int_equal(npy_open("tests/bad/npy/float16.npy", &f, msg), 0);
+	assert_int_equal(f.h.elem_size, 2);
+	assert_int_equal(npy_read(&f, x, msg), 0);
+	npy_close(&f);
+	const double h[] = {1, 0.5, 2, -1, 0x1p-24, 65504};
+	for (int i = 0; i < 6; i++)
+		assert_true(x[i] == h[i]);
+	assert_int_equal(npy_open("tests/bad/npy/float16_inf.npy", &f, msg), 0);
+	assert_int_equal(npy_read(&f, x, msg), -1);
+	assert_string_equal(msg, "expected finite numbers, element [1, 0] is inf");
+	npy_close(&f);
+
 	/* Opening checks the size, reading checks the numbers. */
 	assert_int_equal(npy_open("tests/bad/npy/truncated.npy", &f, msg), -1);
 	assert_int_equal(f.fd, -1);
@@ -262,6 +282,72 @@ static void test_files(void **state)
 	unlink(path);
 }
 
+/* A (layers, heads, n, dim) float16 file written here: every kind of half
+ * (normal, subnormal, zero of either sign, negative) comes back exact, and
+ * NaN is refused with its index in all four dimensions. */
+static void test_float16(void **state)
+{
+	(void)state;
+	static const uint16_t bits[16] = {0x3C00, 0x3800, 0x4000, 0xBC00, 0x0001, 0x03FF,
+	                                  0x0400, 0x7BFF, 0x0000, 0x8000, 0xC500, 0x3555,
+	                                  0x2E66, 0x8001, 0x5640, 0xFBFF};
+	const double want[16] = {1,
+	                         0.5,
+	                         2,
+	                         -1,
+	                         0x1p-24,
+	                         1023 * 0x1p-24,
+	                         0x1p-14,
+	                         65504,
+	                         0,
+	                         -0.0,
+	                         -5,
+	                         1365 * 0x1p-12, /* 1/3 to half precision */
+	                         1638 * 0x1p-14, /* 0.1 likewise */
+	                         -0x1p-24,
+	                         100,
+	                         -65504};
+	char path[] = "/tmp/h2o-npy-XXXXXX";
+	unsigned char buf[512];
+	const size_t len =
+	        header(buf, 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2, 2, 2), }");
+	for (int i = 0; i < 16; i++) {
+		buf[len + 2 * (size_t)i] = (unsigned char)(bits[i] & 0xFF);
+		buf[len + 2 * (size_t)i + 1] = (unsigned char)(bits[i] >> 8);
+	}
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len + 32), (ssize_t)(len + 32));
+	close(fd);
+	struct npy_file f;
+	char msg[NPY_MSG_MAX];
+	double x[16];
+	assert_int_equal(npy_open(path, &f, msg), 0);
+	assert_int_equal(f.h.rank, 4);
+	assert_true(f.h.count == 16);
+	assert_int_equal(npy_read(&f, x, msg), 0);
+	npy_close(&f);
+	for (int i = 0; i < 16; i++) {
+		if (!(x[i] == want[i]))
+			print_error("half 0x%04x: got %.17g, want %.17g\n", bits[i], x[i], want[i]);
+		assert_true(x[i] == want[i]);
+	}
+	assert_true(signbit(x[9]) && !signbit(x[8]));
+
+	/* A NaN at [1, 0, 1, 1]. */
+	buf[len + 2 * 11] = 0x01;
+	buf[len + 2 * 11 + 1] = 0x7E;
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len + 32), (ssize_t)(len + 32));
+	close(fd);
+	assert_int_equal(npy_open(path, &f, msg), 0);
+	assert_int_equal(npy_read(&f, x, msg), -1);
+	assert_string_equal(msg, "expected finite numbers, element [1, 0, 1, 1] is NaN");
+	npy_close(&f);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : getenv("H2O_SOURCE_ROOT");
@@ -270,10 +356,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_headers_good),
-	        cmocka_unit_test(test_headers_bad),
-	        cmocka_unit_test(test_prefix),
-	        cmocka_unit_test(test_files),
+	        cmocka_unit_test(test_headers_good), cmocka_unit_test(test_headers_bad),
+	        cmocka_unit_test(test_prefix),       cmocka_unit_test(test_files),
+	        cmocka_unit_test(test_float16),
 	};
 	return cmocka_run_group_tests_name("npy", tests, NULL, NULL);
 }

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "h2o/generate.h"
+#include "h2o/heads.h"
 #include "h2o/scene.h"
 #include "../src/scene/jsonloc.h"
 
@@ -642,9 +643,9 @@ static void test_generated_defaults(void **state)
 	/* The largest scene the limits allow is refused cheaply above them. */
 	assert_string_equal(
 	        load_err_s("{\"heavy\": 1, \"recent\": 1, \"dim\": 4096, "
-	                   "\"generate\": {\"count\": 8193, \"seed\": 0}}"),
-	        "t.json:1:62: generate.count: 8193 tokens x dim 4096 = 33558528 numbers in each "
-	        "of q, k and v, more than the 33554432 allowed");
+	                   "\"generate\": {\"count\": 16385, \"seed\": 0}}"),
+	        "t.json:1:62: generate.count: 16385 tokens x dim 4096 = 67112960 numbers in each "
+	        "of q, k and v, more than the 67108864 allowed");
 }
 
 /* Integer fields take the number as written in the file: a literal that is
@@ -834,8 +835,8 @@ static void test_npy_limits(void **state)
 	const char *const msgs[] = {
 	        "t.json:1:42: q: %s: expected at most 1000000 rows (tokens), got shape (1000001, "
 	        "2)",
-	        "t.json:1:45: q: %s: shape (16385, 2048) holds 33556480 numbers, more than the "
-	        "33554432 allowed in each of q, k and v"};
+	        "t.json:1:45: q: %s: shape (32769, 2048) holds 67110912 numbers, more than the "
+	        "67108864 allowed in each of q, k and v"};
 
 	for (int c = 0; c < 2; c++) {
 		strcpy(path, "/tmp/h2o-npy-XXXXXX");
@@ -860,6 +861,414 @@ static void test_npy_limits(void **state)
 		         "{\"heavy\": 1, \"recent\": 1, \"dim\": %d, \"q\": \"%s\", \"k\": \"%s\", "
 		         "\"v\": \"%s\"}",
 		         dims[c], path, path, path);
+		snprintf(want, sizeof want, msgs[c], path);
+		assert_string_equal(load_err_paths(json), want);
+		unlink(path);
+	}
+}
+
+/* ---- layers and key/value heads --------------------------------------- */
+
+/* The numbers of the layered inline scene below: query head H of layer L,
+ * token I, element C; key/value head G the same, negated and off by one
+ * half (k) or plus 5000 (v). */
+static double lq(int l, int h, int i, int c)
+{
+	return 1000.0 * l + 100.0 * h + 10.0 * i + c;
+}
+
+static double lk(int l, int g, int i, int c)
+{
+	return -lq(l, g, i, c) - 0.5;
+}
+
+static double lv(int l, int g, int i, int c)
+{
+	return 5000.0 + lq(l, g, i, c);
+}
+
+/* 2 layers of 4 query heads sharing 2 key/value heads, 3 tokens, dim 2. */
+static char *layered_scene(const char *extra)
+{
+	struct buf b = {0};
+	buf_add(&b,
+	        "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"layers\": 2, \"heads\": 4, "
+	        "\"kv_heads\": 2%s,\n \"tokens\": [\n",
+	        extra);
+	for (int i = 0; i < 3; i++) {
+		buf_add(&b, "  {\"text\": \"t%d\"", i);
+		for (int f = 0; f < 3; f++) {
+			const int count = f == 0 ? 4 : 2;
+			buf_add(&b, ", \"%s\": [", f == 0 ? "q" : f == 1 ? "k" : "v");
+			for (int l = 0; l < 2; l++) {
+				buf_add(&b, "%s[", l ? ", " : "");
+				for (int h = 0; h < count; h++) {
+					double x0 = f == 0   ? lq(l, h, i, 0)
+					            : f == 1 ? lk(l, h, i, 0)
+					                     : lv(l, h, i, 0);
+					buf_add(&b, "%s[%.1f, %.1f]", h ? ", " : "", x0,
+					        f == 1 ? x0 - 1 : x0 + 1);
+				}
+				buf_add(&b, "]");
+			}
+			buf_add(&b, "]");
+		}
+		buf_add(&b, "}%s\n", i < 2 ? "," : "");
+	}
+	buf_add(&b, " ]}\n");
+	return b.s;
+}
+
+static void test_layered_inline(void **state)
+{
+	(void)state;
+	char *text = layered_scene(", \"prompt\": 2, \"head_names\": [\"a\", \"b\", \"c\", \"d\"]");
+	struct scene *sc = load_ok("layers.json", text);
+	free(text);
+	assert_int_equal(sc->layers, 2);
+	assert_int_equal(sc->heads, 4);
+	assert_int_equal(sc->kv_heads, 2);
+	assert_int_equal(sc->prompt, 2);
+	assert_int_equal(sc->n, 3);
+	/* q: block l * 4 + h, each 3 x 2; k and v: block l * 2 + g. */
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; i < 3; i++)
+			for (int c = 0; c < 2; c++) {
+				for (int h = 0; h < 4; h++)
+					assert_true(sc->q[((l * 4 + h) * 3 + i) * 2 + c] ==
+					            lq(l, h, i, c));
+				for (int g = 0; g < 2; g++) {
+					assert_true(sc->k[((l * 2 + g) * 3 + i) * 2 + c] ==
+					            lk(l, g, i, c));
+					assert_true(sc->v[((l * 2 + g) * 3 + i) * 2 + c] ==
+					            lv(l, g, i, c));
+				}
+			}
+	/* Some by hand: layer 1, head 3, token 2, element 1; the last k. */
+	assert_true(sc->q[47] == 1321.0);
+	assert_true(sc->q[24] == 1000.0);
+	assert_true(sc->k[23] == -1120.5 - 1.0);
+	assert_true(sc->v[12] == 6000.0);
+	/* Names given per head of a layer serve every layer. */
+	assert_non_null(sc->head_names);
+	assert_string_equal(sc->head_names[1], "b");
+	assert_string_equal(sc->head_names[5], "b");
+	assert_string_equal(sc->head_names[7], "d");
+
+	/* As the engine reads it: query head 7 (layer 1, head 3) reads key/value
+	 * head 1 of layer 1. */
+	struct scene view;
+	assert_int_equal(heads_count(sc), 8);
+	assert_int_equal(heads_group(sc), 2);
+	heads_view(sc, 7, &view);
+	assert_int_equal(view.view_layer, 1);
+	assert_int_equal(view.view_head, 3);
+	assert_true(view.q[0] == lq(1, 3, 0, 0));
+	assert_true(view.k[0] == lk(1, 1, 0, 0));
+	assert_true(view.v[5] == lv(1, 1, 2, 1));
+	assert_string_equal(heads_name(sc, 6), "c");
+	scene_free(sc);
+
+	/* One name per head of every layer. */
+	text = layered_scene(", \"head_names\": [\"a0\", \"b0\", \"c0\", \"d0\", \"a1\", \"b1\", "
+	                     "\"c1\", \"d1\"]");
+	sc = load_ok("layers.json", text);
+	free(text);
+	assert_string_equal(sc->head_names[0], "a0");
+	assert_string_equal(sc->head_names[5], "b1");
+	assert_string_equal(sc->head_names[7], "d1");
+	assert_int_equal(sc->prompt, 0);
+	scene_free(sc);
+
+	/* Attention scenes: 2 layers of 2 heads, one key/value head for v. */
+	sc = load_ok("attn.json",
+	             "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"layers\": 2, \"heads\": 2, "
+	             "\"kv_heads\": 1, \"prompt\": 2, \"tokens\": [\n"
+	             " {\"text\": \"a\", \"attn\": [[[1], [1]], [[1], [1]]], \"v\": [[1], [2]]},\n"
+	             " {\"text\": \"b\", \"attn\": [[[0.1, 0.9], [0.2, 0.8]], [[0.3, 0.7], [0.4, "
+	             "0.6]]], \"v\": [[3], [4]]}]}");
+	assert_int_equal(sc->mode, SCENE_ATTENTION);
+	assert_int_equal(sc->prompt, 2);
+	assert_int_equal(sc->kv_heads, 1);
+	const double w[] = {0.1, 0.2, 0.3, 0.4}; /* token 1's first weight, per query head */
+	for (int qh = 0; qh < 4; qh++) {
+		assert_true(sc->attn[qh * 3] == 1.0);
+		assert_true(sc->attn[qh * 3 + 1] == w[qh]);
+	}
+	const double v[] = {1, 3, 2, 4}; /* layer 0's tokens, then layer 1's */
+	for (int i = 0; i < 4; i++)
+		assert_true(sc->v[i] == v[i]);
+	assert_null(sc->head_names);
+	scene_free(sc);
+
+	/* One head, two layers: each layer's entry is the one-layer field. */
+	sc = load_ok("one.json", "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"layers\": 2, "
+	                         "\"tokens\": [{\"text\": \"a\", \"q\": [[1, 2], [3, 4]], "
+	                         "\"k\": [[5, 6], [7, 8]], \"v\": [[9, 10], [11, 12]]}]}");
+	assert_true(sc->q[2] == 3.0 && sc->k[3] == 8.0 && sc->v[0] == 9.0);
+	assert_int_equal(sc->kv_heads, 1);
+	scene_free(sc);
+
+	/* Exactly at the limits: 256 layers of 16 heads, 4,096 query heads. */
+	struct buf big = {0};
+	buf_add(&big, "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"layers\": 256, \"heads\": 16, "
+	              "\"kv_heads\": 4, \"tokens\": [{\"text\": \"a\", \"attn\": [");
+	for (int l = 0; l < 256; l++) {
+		buf_add(&big, "%s[", l ? ", " : "");
+		for (int h = 0; h < 16; h++)
+			buf_add(&big, "%s[1]", h ? ", " : "");
+		buf_add(&big, "]");
+	}
+	buf_add(&big, "]}]}");
+	sc = load_ok("big.json", big.s);
+	free(big.s);
+	assert_int_equal(heads_count(sc), SCENE_MAX_QUERY_HEADS);
+	assert_true(sc->attn[SCENE_MAX_QUERY_HEADS - 1] == 1.0);
+	scene_free(sc);
+
+	/* The limits: a 12 layer x 12 head trace of 4,096 tokens of 64 fits. */
+	assert_true(12L * 12 * 4096 * 64 <= SCENE_MAX_VALUES);
+	assert_true((long)SCENE_MAX_LAYERS * SCENE_MAX_HEADS > SCENE_MAX_QUERY_HEADS);
+}
+
+static const char layered_generated[] =
+        "{\"heavy\": 4, \"recent\": 4, \"dim\": 16, %s\"prompt\": 5,\n"
+        " \"generate\": {\"count\": 40, \"seed\": 7, \"noise\": 0.5, \"sinks\": {\"count\": 2},\n"
+        "   \"locality\": {\"width\": 4}, \"topics\": {\"rate\": 0.1}}}";
+
+static struct scene *load_generated(const char *layout)
+{
+	char text[512];
+	snprintf(text, sizeof text, layered_generated, layout);
+	return load_ok("gen.json", text);
+}
+
+static void test_layered_generated(void **state)
+{
+	(void)state;
+	const size_t block = 40 * 16;
+	struct scene *flat = load_generated("\"heads\": 2, ");
+	struct scene *a = load_generated("\"layers\": 2, \"heads\": 2, ");
+	struct scene *b = load_generated("\"layers\": 2, \"heads\": 2, ");
+	assert_int_equal(a->layers, 2);
+	assert_int_equal(a->prompt, 5);
+	/* Same file, same numbers. */
+	assert_memory_equal(a->q, b->q, 4 * block * sizeof(double));
+	assert_memory_equal(a->k, b->k, 4 * block * sizeof(double));
+	assert_memory_equal(a->v, b->v, 4 * block * sizeof(double));
+	/* Layer 0 is the one-layer scene; layer 1 is a layer of its own. */
+	assert_memory_equal(a->q, flat->q, 2 * block * sizeof(double));
+	assert_memory_equal(a->k, flat->k, 2 * block * sizeof(double));
+	assert_memory_equal(a->v, flat->v, 2 * block * sizeof(double));
+	for (int h = 0; h < 2; h++)
+		for (int l1 = 0; l1 < 2; l1++) {
+			assert_memory_not_equal(a->q + (size_t)h * block,
+			                        a->q + (size_t)(2 + l1) * block,
+			                        block * sizeof(double));
+			assert_memory_not_equal(a->k + (size_t)h * block,
+			                        a->k + (size_t)(2 + l1) * block,
+			                        block * sizeof(double));
+		}
+	/* Each layer's own mix: the characters turn a step per layer. */
+	assert_string_equal(a->head_names[0], "local");
+	assert_string_equal(a->head_names[1], "sink");
+	assert_string_equal(a->head_names[2], "sink");
+	assert_string_equal(a->head_names[3], "topic");
+	for (int i = 0; i < 40; i++)
+		assert_string_equal(a->text[i], flat->text[i]);
+	scene_free(b);
+	scene_free(flat);
+
+	/* Key/value heads: the query heads of a group keep their own q, and
+	 * the group's k and v are those of its first query head. */
+	struct scene *all = load_generated("\"layers\": 2, \"heads\": 4, ");
+	struct scene *grouped = load_generated("\"layers\": 2, \"heads\": 4, \"kv_heads\": 2, ");
+	assert_int_equal(grouped->kv_heads, 2);
+	assert_memory_equal(grouped->q, all->q, 8 * block * sizeof(double));
+	for (int l = 0; l < 2; l++)
+		for (int g = 0; g < 2; g++) {
+			const size_t from = (size_t)(l * 4 + 2 * g) * block,
+			             to = (size_t)(l * 2 + g) * block;
+			assert_memory_equal(grouped->k + to, all->k + from, block * sizeof(double));
+			assert_memory_equal(grouped->v + to, all->v + from, block * sizeof(double));
+		}
+	assert_memory_not_equal(grouped->q, grouped->q + block, block * sizeof(double));
+	scene_free(all);
+	scene_free(grouped);
+
+	/* One head a layer: each layer a character of its own. */
+	struct scene *one = load_generated("\"layers\": 3, ");
+	assert_string_equal(one->head_names[0], "local");
+	assert_string_equal(one->head_names[1], "sink");
+	assert_string_equal(one->head_names[2], "topic");
+	assert_memory_not_equal(one->k, one->k + block, block * sizeof(double));
+	scene_free(one);
+	scene_free(a);
+}
+
+/* An IEEE half of X, which must be exactly one (a normal half here). */
+static uint16_t to_half(double x)
+{
+	if (x == 0.0)
+		return 0;
+	int e;
+	const double m = frexp(fabs(x), &e); /* x = m 2^e, m in [0.5, 1) */
+	const uint16_t bits =
+	        (uint16_t)((e + 14) << 10 | ((uint16_t)(m * 2048.0) & 0x3FF)); /* 1.f x 2^(e-1) */
+	return x < 0 ? (uint16_t)(bits | 0x8000) : bits;
+}
+
+/* Write X (COUNT numbers) as a .npy file of DESCR ("<f2", "<f4", "<f8")
+ * and shape SHAPE (a Python tuple) at PATH. */
+static void write_npy(const char *path, const char *descr, const char *shape, const double *x,
+                      size_t count)
+{
+	char dict[160], head[256];
+	snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr,
+	         shape);
+	const size_t len = 10 + strlen(dict) + 1, pad = (64 - len % 64) % 64,
+	             hlen = strlen(dict) + pad + 1;
+	memcpy(head, "\x93NUMPY\x01\x00", 8);
+	head[8] = (char)(hlen & 0xFF);
+	head[9] = (char)(hlen >> 8);
+	snprintf(head + 10, sizeof head - 10, "%s%*s\n", dict, (int)pad, "");
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(head, 1, 10 + hlen, f), 10 + hlen);
+	for (size_t i = 0; i < count; i++) {
+		unsigned char b[8];
+		size_t n;
+		if (descr[2] == '2') {
+			const uint16_t u = to_half(x[i]);
+			b[0] = (unsigned char)(u & 0xFF), b[1] = (unsigned char)(u >> 8), n = 2;
+		} else if (descr[2] == '4') {
+			const float fl = (float)x[i];
+			uint32_t u;
+			memcpy(&u, &fl, sizeof u);
+			for (int j = 0; j < 4; j++)
+				b[j] = (unsigned char)(u >> (8 * j));
+			n = 4;
+		} else {
+			uint64_t u;
+			memcpy(&u, &x[i], sizeof u);
+			for (int j = 0; j < 8; j++)
+				b[j] = (unsigned char)(u >> (8 * j));
+			n = 8;
+		}
+		assert_int_equal(fwrite(b, 1, n, f), n);
+	}
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Number I of a test array: multiples of 1/4 from -7 to 8, exact in every
+ * dtype, and different for neighbours. */
+static double npy_value(size_t i, int salt)
+{
+	return (double)((i * 7 + (size_t)salt) % 61) * 0.25 - 7.0;
+}
+
+static void test_layered_npy(void **state)
+{
+	(void)state;
+	static const char *const dtypes[3][3] = {
+	        {"<f2", "<f4", "<f8"}, {"<f8", "<f2", "<f4"}, {"<f4", "<f8", "<f2"}};
+	enum { L = 2, H = 4, G = 2, N = 3, D = 2 };
+	double q[L * H * N * D], k[L * G * N * D], v[L * G * N * D];
+	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+		q[i] = npy_value(i, 0);
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+		k[i] = npy_value(i, 1);
+		v[i] = npy_value(i, 2);
+	}
+	char dir[] = "/tmp/h2o-layers-XXXXXX", path[3][128], json[1024];
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < 3; i++)
+		snprintf(path[i], sizeof path[i], "%s/%c.npy", dir, "qkv"[i]);
+
+	for (int t = 0; t < 3; t++) {
+		write_npy(path[0], dtypes[t][0], "(2, 4, 3, 2)", q, sizeof q / sizeof q[0]);
+		write_npy(path[1], dtypes[t][1], "(2, 2, 3, 2)", k, sizeof k / sizeof k[0]);
+		write_npy(path[2], dtypes[t][2], "(2, 2, 3, 2)", v, sizeof v / sizeof v[0]);
+		/* The layout given as well must agree; given or not, the same. */
+		snprintf(
+		        json, sizeof json,
+		        "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, %s\"prompt\": 3, \"q\": \"%s\", "
+		        "\"k\": \"%s\", \"v\": \"%s\"}",
+		        t == 1 ? "\"layers\": 2, \"heads\": 4, \"kv_heads\": 2, " : "", path[0],
+		        path[1], path[2]);
+		struct scene *sc = load_ok_with("t.json", json, &allow_paths);
+		assert_int_equal(sc->layers, L);
+		assert_int_equal(sc->heads, H);
+		assert_int_equal(sc->kv_heads, G);
+		assert_int_equal(sc->n, N);
+		assert_int_equal(sc->prompt, 3);
+		assert_memory_equal(sc->q, q, sizeof q);
+		assert_memory_equal(sc->k, k, sizeof k);
+		assert_memory_equal(sc->v, v, sizeof v);
+		assert_null(sc->head_names);
+		scene_free(sc);
+	}
+
+	/* (H, n, d) queries with (n, d) keys and values: one layer, and all
+	 * heads share one key/value head. */
+	write_npy(path[0], "<f4", "(4, 3, 2)", q, H * N * D);
+	write_npy(path[1], "<f2", "(3, 2)", k, N * D);
+	write_npy(path[2], "<f8", "(3, 2)", v, N * D);
+	snprintf(json, sizeof json,
+	         "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"head_names\": [\"w\", \"x\", \"y\", "
+	         "\"z\"], \"q\": \"%s\", \"k\": \"%s\", \"v\": \"%s\"}",
+	         path[0], path[1], path[2]);
+	struct scene *sc = load_ok_with("t.json", json, &allow_paths);
+	assert_int_equal(sc->layers, 1);
+	assert_int_equal(sc->heads, 4);
+	assert_int_equal(sc->kv_heads, 1);
+	assert_memory_equal(sc->q, q, H * N * D * sizeof(double));
+	assert_memory_equal(sc->k, k, N * D * sizeof(double));
+	assert_string_equal(sc->head_names[3], "z");
+	scene_free(sc);
+
+	/* A (G, n, d) k beside (H, n, d) q: G must divide H. */
+	write_npy(path[1], "<f4", "(3, 3, 2)", k, 3 * N * D);
+	snprintf(json, sizeof json,
+	         "{\"heavy\": 1, \"recent\": 1, \"dim\": 2, \"q\": \"%s\", \"k\": \"%s\", \"v\": "
+	         "\"%s\"}",
+	         path[0], path[1], path[2]);
+	char want[SCENE_ERROR_MAX];
+	snprintf(want, sizeof want,
+	         "t.json:1:%zu: k: %s has 3 key/value heads, but 4 query heads need a divisor of 4",
+	         (size_t)(strstr(json, "\"k\": ") - json) + 6, path[1]);
+	assert_string_equal(load_err_paths(json), want);
+	for (int i = 0; i < 3; i++)
+		unlink(path[i]);
+	rmdir(dir);
+}
+
+/* The layout's limits from a .npy header, before anything is allocated:
+ * sparse files of the shapes, whose data takes no disk. */
+static void test_layered_npy_limits(void **state)
+{
+	(void)state;
+	static const char *const shapes[] = {"(65, 64, 1, 1)", "(16, 64, 65537, 1)"};
+	static const char *const msgs[] = {
+	        "t.json:1:42: q: %s: has 65 layers x 64 heads = 4160 query heads (shape (65, 64, "
+	        "1, 1)), more than the 4096 allowed",
+	        "t.json:1:42: q: %s: shape (16, 64, 65537, 1) holds 67109888 numbers, more than "
+	        "the 67108864 allowed in each of q, k and v"};
+	const long long counts[] = {65LL * 64, 16LL * 64 * 65537};
+
+	for (int c = 0; c < 2; c++) {
+		char path[] = "/tmp/h2o-npy-XXXXXX", json[512], want[SCENE_ERROR_MAX];
+		int fd = mkstemp(path);
+		assert_true(fd >= 0);
+		close(fd);
+		write_npy(path, "<f4", shapes[c], NULL, 0);
+		struct stat st;
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(truncate(path, st.st_size + (off_t)counts[c] * 4), 0);
+		snprintf(json, sizeof json,
+		         "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"q\": \"%s\", \"k\": \"%s\", "
+		         "\"v\": \"%s\"}",
+		         path, path, path);
 		snprintf(want, sizeof want, msgs[c], path);
 		assert_string_equal(load_err_paths(json), want);
 		unlink(path);
@@ -1281,6 +1690,10 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_npy_scene),
 	        cmocka_unit_test(test_npy_text_file),
 	        cmocka_unit_test(test_npy_limits),
+	        cmocka_unit_test(test_layered_inline),
+	        cmocka_unit_test(test_layered_generated),
+	        cmocka_unit_test(test_layered_npy),
+	        cmocka_unit_test(test_layered_npy_limits),
 	        cmocka_unit_test(test_paths),
 	        cmocka_unit_test(test_watch),
 	        cmocka_unit_test(test_notes),

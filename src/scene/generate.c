@@ -247,18 +247,22 @@ int generate_fill(const struct generate_params *p, double *q, double *k, double 
 		theta[m] = s / c / (2.0 * PI * p->loc_width);
 	}
 
+	/* K, V and TEXT may be NULL (another query head's key/value head has
+	 * them): each number comes from its own stream, so q is the same. */
 	for (int i = 0; i < p->count; i++) {
-		double *qi = q + (size_t)i * dim, *ki = k + (size_t)i * dim,
-		       *vi = v + (size_t)i * dim;
+		double *qi = q + (size_t)i * dim, *ki = k ? k + (size_t)i * dim : NULL;
 		memset(qi, 0, dim * sizeof *qi);
-		memset(ki, 0, dim * sizeof *ki);
+		if (ki != NULL)
+			memset(ki, 0, dim * sizeof *ki);
 
 		qi[CH_SINK] = amp_q * p->sink_strength;
-		ki[CH_SINK] = i < p->sink_count ? 1.0 : 0.0;
 		qi[CH_TOPIC] = amp_q * p->topic_strength;
-		ki[CH_TOPIC] = topic[i] ? 1.0 : 0.0;
+		if (ki != NULL) {
+			ki[CH_SINK] = i < p->sink_count ? 1.0 : 0.0;
+			ki[CH_TOPIC] = topic[i] ? 1.0 : 0.0;
+		}
 		for (int n = 0; n < p->n_needles; n++) {
-			if (p->needles[n].pos == i)
+			if (ki != NULL && p->needles[n].pos == i)
 				ki[CH_NEEDLES + n] = 1.0;
 			if (p->needles[n].query_at == i)
 				qi[CH_NEEDLES + n] = amp_q * p->needles[n].strength;
@@ -267,8 +271,10 @@ int generate_fill(const struct generate_params *p, double *q, double *k, double 
 			double t = theta[m] * i, s, c;
 			t -= floor(t);
 			sincos_turns(t, &s, &c);
-			ki[loc + 2 * m] = c;
-			ki[loc + 2 * m + 1] = s;
+			if (ki != NULL) {
+				ki[loc + 2 * m] = c;
+				ki[loc + 2 * m + 1] = s;
+			}
 			qi[loc + 2 * m] = loc_q * c;
 			qi[loc + 2 * m + 1] = loc_q * s;
 		}
@@ -277,16 +283,18 @@ int generate_fill(const struct generate_params *p, double *q, double *k, double 
 				const uint64_t at = (uint64_t)i * c_noise + c;
 				qi[noise + (int)c] = amp_q * amp_noise *
 				                     generate_normal(p->seed, STREAM_Q_NOISE, at);
-				ki[noise + (int)c] =
-				        amp_noise * generate_normal(p->seed, STREAM_K_NOISE, at);
+				if (ki != NULL)
+					ki[noise + (int)c] =
+					        amp_noise *
+					        generate_normal(p->seed, STREAM_K_NOISE, at);
 			}
 		}
-		for (size_t c = 0; c < dim; c++)
-			vi[c] = amp_v *
-			        generate_normal(p->seed, STREAM_VALUE, (uint64_t)i * dim + c);
+		for (size_t c = 0; v != NULL && c < dim; c++)
+			v[(size_t)i * dim + c] = amp_v * generate_normal(p->seed, STREAM_VALUE,
+			                                                 (uint64_t)i * dim + c);
 	}
 
-	int rc = fill_text(p, topic, text);
+	int rc = text != NULL ? fill_text(p, topic, text) : 0;
 	free(topic);
 	return rc;
 }
@@ -304,16 +312,27 @@ static const struct {
 
 const char *generate_head_character(int h)
 {
-	return characters[h % 3].name;
+	return generate_head_character_at(0, h);
+}
+
+const char *generate_head_character_at(int layer, int h)
+{
+	return characters[(h + layer) % 3].name;
 }
 
 void generate_head(struct generate_params *p, int h)
 {
-	const double *x = characters[h % 3].x;
+	generate_head_at(p, 0, h);
+}
+
+void generate_head_at(struct generate_params *p, int layer, int h)
+{
+	const double *x = characters[(h + layer) % 3].x;
 	p->sink_strength *= x[0];
 	p->loc_strength *= x[1];
 	p->topic_strength *= x[2];
 	/* A stream of its own: the seed is any 64-bit value, so heads only
-	 * need seeds apart. */
-	p->seed += (uint64_t)h * 0x9E3779B97F4A7C15u;
+	 * need seeds apart; layers step by another odd constant, so that no
+	 * head of one layer shares the seed of a head of another. */
+	p->seed += (uint64_t)h * 0x9E3779B97F4A7C15u + (uint64_t)layer * 0xD1B54A32D192ED03u;
 }

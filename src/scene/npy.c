@@ -191,16 +191,18 @@ static int hp_shape(struct hp *p, struct npy_header *h)
 
 static int check_descr(const char *descr, int *elem_size, char *msg)
 {
-	if (strcmp(descr, "<f4") == 0 || strcmp(descr, "<f8") == 0) {
+	if (strcmp(descr, "<f2") == 0 || strcmp(descr, "<f4") == 0 || strcmp(descr, "<f8") == 0) {
 		*elem_size = descr[2] - '0';
 		return 0;
 	}
-	if (strcmp(descr, ">f4") == 0 || strcmp(descr, ">f8") == 0)
+	if (strcmp(descr, ">f2") == 0 || strcmp(descr, ">f4") == 0 || strcmp(descr, ">f8") == 0)
 		return fail(msg,
 		            "dtype '%s' is big-endian; save it little-endian, e.g. "
 		            "a.astype('<f%c')",
 		            descr, descr[2]);
-	return fail(msg, "dtype '%s' is not supported: expected float32 ('<f4') or float64 ('<f8')",
+	return fail(msg,
+	            "dtype '%s' is not supported: expected float16 ('<f2'), float32 ('<f4') or "
+	            "float64 ('<f8')",
 	            descr);
 }
 
@@ -345,7 +347,7 @@ static ssize_t read_at(int fd, unsigned char *buf, size_t len, off_t offset)
 
 static const char *dtype_name(const struct npy_header *h)
 {
-	return h->elem_size == 4 ? "float32" : "float64";
+	return h->elem_size == 2 ? "float16" : h->elem_size == 4 ? "float32" : "float64";
 }
 
 int npy_open(const char *path, struct npy_file *f, char msg[NPY_MSG_MAX])
@@ -431,6 +433,23 @@ fail:
 	return -1;
 }
 
+/* The IEEE half-precision number of bits U as a double, exactly: every
+ * half is a small integer times a power of two that a double holds. The
+ * infinities and NaNs come out as such, for the caller to refuse. */
+static double half_to_double(uint16_t u)
+{
+	const int exponent = (u >> 10) & 0x1F, mantissa = u & 0x3FF;
+	double x;
+
+	if (exponent == 0x1F)
+		x = mantissa ? NAN : INFINITY;
+	else if (exponent == 0)
+		x = ldexp((double)mantissa, -24); /* subnormal: m x 2^-24 */
+	else
+		x = ldexp((double)(mantissa | 0x400), exponent - 25);
+	return u & 0x8000 ? -x : x;
+}
+
 /* "[3, 17]": the index of flat element I in the file's shape. */
 static void format_index(const struct npy_header *h, uint64_t i, char *buf, size_t size)
 {
@@ -469,7 +488,9 @@ int npy_read(struct npy_file *f, double *out, char msg[NPY_MSG_MAX])
 		for (size_t i = 0; i < n; i++) {
 			const unsigned char *b = buf + i * es;
 			double x;
-			if (es == 4) {
+			if (es == 2) {
+				x = half_to_double((uint16_t)(b[0] | b[1] << 8));
+			} else if (es == 4) {
 				uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 |
 				             (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 				float fl;

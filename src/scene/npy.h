@@ -1,5 +1,5 @@
 /*
- * npy: strict reading of NumPy .npy files of float32 or float64 numbers.
+ * npy: strict reading of NumPy .npy files of float16, float32 or float64 numbers.
  *
  * A vector scene may take q, k and v from files written by numpy.save
  * (docs/scene-format.md, "Vectors from .npy files"). The files are as
@@ -7,7 +7,7 @@
  * (versions 1.0, 2.0 and 3.0: the magic, the version, the header length
  * and a Python dict literal with exactly 'descr', 'fortran_order' and
  * 'shape') and accepts only what it can read exactly: little-endian
- * float32 or float64 in C order, with exactly as many data bytes as the
+ * float16, float32 or float64 in C order, with exactly as many data bytes as the
  * shape needs. It checks sizes before the caller allocates anything, and
  * converts the data to doubles a chunk at a time, refusing NaN and
  * infinities. It never prints, and knows nothing about scenes: what shape a
@@ -32,7 +32,7 @@
 
 struct npy_header {
 	int major, minor; /* format version: 1.0, 2.0 or 3.0 */
-	int elem_size;    /* 4 (float32) or 8 (float64) */
+	int elem_size;    /* 2 (float16), 4 (float32) or 8 (float64) */
 	int rank;         /* entries of shape */
 	uint64_t shape[NPY_MAX_RANK];
 	uint64_t count;     /* product of shape: numbers in the file */

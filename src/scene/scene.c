@@ -183,6 +183,8 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 	if (rc == 0 && p.source == SRC_TOKENS) {
 		rc = scene_check_mode(&ld, p.root[R_TOKENS].node, &p);
 		if (rc == 0)
+			rc = scene_check_values(&ld, &p, &p.w_tokens);
+		if (rc == 0)
 			rc = scene_check_scale(&ld, &p);
 		if (rc == 0)
 			rc = scene_check_tokens(&ld, p.root[R_TOKENS].node, &p);
@@ -193,10 +195,14 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 	} else if (rc == 0) {
 		rc = scene_check_npy(&ld, &p);
 		if (rc == 0)
+			rc = scene_check_head_names(&ld, &p);
+		if (rc == 0)
 			rc = scene_check_scale(&ld, &p);
 		if (rc == 0)
 			rc = scene_check_text_source(&ld, &p);
 	}
+	if (rc == 0)
+		rc = scene_check_prompt(&ld, &p);
 	if (rc == 0)
 		rc = scene_check_notes(&ld, &p);
 	if (rc == 0)
@@ -346,7 +352,7 @@ void scene_free(struct scene *scene)
 	free(scene->v);
 	free(scene->attn);
 	if (scene->head_names != NULL)
-		for (int h = 0; h < scene->heads; h++)
+		for (int h = 0; h < scene->layers * scene->heads; h++)
 			free(scene->head_names[h]);
 	free(scene->head_names);
 	free(scene);

@@ -37,21 +37,28 @@ static char *dup_string(const char *s)
 	return d;
 }
 
-/* The heads' names: the file's, or for a generated scene the character
- * of each head. False when memory runs out. */
+/* The heads' names: the file's (one per head of a layer, used for every
+ * layer, or one per head), or for a generated scene the character of each
+ * head; layers x heads of them. False when memory runs out. */
 static bool start_head_names(const struct plan *p, struct scene *sc)
 {
 	const cJSON *names = p->root[R_HEAD_NAMES].node;
-	if (p->heads == 1 || (names == NULL && p->source != SRC_GENERATE))
+	const int all = p->layers * p->heads;
+	if (all == 1 || (names == NULL && p->source != SRC_GENERATE))
 		return true;
-	sc->head_names = calloc((size_t)p->heads, sizeof *sc->head_names);
+	sc->head_names = calloc((size_t)all, sizeof *sc->head_names);
 	if (sc->head_names == NULL)
 		return false;
 	const cJSON *e = names ? names->child : NULL;
-	for (int h = 0; h < p->heads; h++, e = e ? e->next : NULL) {
-		sc->head_names[h] = dup_string(e ? e->valuestring : generate_head_character(h));
-		if (sc->head_names[h] == NULL)
+	for (int i = 0; i < all; i++) {
+		if (names != NULL && e == NULL)
+			e = names->child; /* one per head of a layer: again for the next */
+		const char *name =
+		        e ? e->valuestring : generate_head_character_at(i / p->heads, i % p->heads);
+		if ((sc->head_names[i] = dup_string(name)) == NULL)
 			return false;
+		if (e != NULL)
+			e = e->next;
 	}
 	return true;
 }
@@ -71,10 +78,10 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	sc->n = p->n;
 	sc->mode = p->mode;
 	sc->scale = p->scale;
-	sc->layers = 1;
+	sc->layers = p->layers;
 	sc->heads = p->heads;
-	sc->kv_heads = p->heads;
-	sc->prompt = 0;
+	sc->kv_heads = p->kv_heads;
+	sc->prompt = p->prompt;
 
 	const cJSON *title = p->root[R_TITLE].node, *desc = p->root[R_DESCRIPTION].node;
 	const cJSON *watch = p->root[R_WATCH].node;
@@ -88,13 +95,15 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	sc->description = dup_string(desc ? desc->valuestring : "");
 	sc->watch = dup_string(watch ? watch->valuestring : "");
 	sc->text = calloc(n, sizeof *sc->text);
-	/* One block per head, head after head (heads.h). */
-	const size_t heads = (size_t)p->heads;
+	/* One block per query head (q, attn) or key/value head (k, v), layer
+	 * after layer (heads.h). */
+	const size_t heads = (size_t)p->layers * (size_t)p->heads;
+	const size_t kv_heads = (size_t)p->layers * (size_t)p->kv_heads;
 	if (p->has_v)
-		sc->v = alloc_doubles(heads * n, dim);
+		sc->v = alloc_doubles(kv_heads * n, dim);
 	if (p->mode == SCENE_VECTOR) {
 		sc->q = alloc_doubles(heads * n, dim);
-		sc->k = alloc_doubles(heads * n, dim);
+		sc->k = alloc_doubles(kv_heads * n, dim);
 	} else {
 		sc->attn = alloc_doubles(heads, scene_attn_offset(p->n));
 	}
@@ -129,15 +138,22 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	return sc;
 }
 
-/* Head H's array of a token field (the field itself with one head). */
-static const cJSON *head_of(const cJSON *node, const struct plan *p, int h)
+/* Element I of the array NODE, or NODE itself when the array would have
+ * only one (COUNT == 1). */
+static const cJSON *nth(const cJSON *node, int count, int i)
 {
-	if (p->heads == 1)
+	if (count == 1)
 		return node;
 	const cJSON *e = node->child;
-	while (h-- > 0)
+	while (i-- > 0)
 		e = e->next;
 	return e;
+}
+
+/* Token field NODE's array for layer L and head H of COUNT in a layer. */
+static const cJSON *head_of(const cJSON *node, const struct plan *p, int count, int l, int h)
+{
+	return nth(nth(node, p->layers, l), count, h);
 }
 
 static int build_tokens(const struct loader *ld, const struct plan *p, struct scene *sc)
@@ -152,44 +168,56 @@ static int build_tokens(const struct loader *ld, const struct plan *p, struct sc
 		if ((sc->text[i] = dup_string(f[T_TEXT].node->valuestring)) == NULL)
 			return scene_fail_nomem(ld);
 		const size_t block = (size_t)p->n * dim, tri = scene_attn_offset(p->n);
-		for (int h = 0; h < p->heads; h++) {
-			const size_t at = (size_t)h * block + i * dim;
-			if (p->has_v)
-				copy_row(sc->v + at, head_of(f[T_V].node, p, h));
-			if (p->mode == SCENE_VECTOR) {
-				copy_row(sc->q + at, head_of(f[T_Q].node, p, h));
-				copy_row(sc->k + at, head_of(f[T_K].node, p, h));
-			} else {
-				copy_row(sc->attn + (size_t)h * tri + scene_attn_offset((int)i),
-				         head_of(f[T_ATTN].node, p, h));
+		for (int l = 0; l < p->layers; l++) {
+			for (int h = 0; h < p->heads; h++) {
+				const size_t qh = (size_t)l * (size_t)p->heads + (size_t)h;
+				const cJSON *row =
+				        head_of(f[p->mode == SCENE_VECTOR ? T_Q : T_ATTN].node, p,
+				                p->heads, l, h);
+				if (p->mode == SCENE_VECTOR)
+					copy_row(sc->q + qh * block + i * dim, row);
+				else
+					copy_row(sc->attn + qh * tri + scene_attn_offset((int)i),
+					         row);
+			}
+			for (int g = 0; g < p->kv_heads; g++) {
+				const size_t kv = (size_t)l * (size_t)p->kv_heads + (size_t)g;
+				if (p->has_v)
+					copy_row(sc->v + kv * block + i * dim,
+					         head_of(f[T_V].node, p, p->kv_heads, l, g));
+				if (p->mode == SCENE_VECTOR)
+					copy_row(sc->k + kv * block + i * dim,
+					         head_of(f[T_K].node, p, p->kv_heads, l, g));
 			}
 		}
 	}
 	return 0;
 }
 
-/* Every head from the same model, each with its own character and random
- * stream (generate_head); head 0 names the tokens. */
+/* Every query head from the same model, each with its own character and
+ * random stream (generate_head_at); the first query head of a group gives
+ * its key/value head's k and v, the others only their q. Layer 0's head 0
+ * names the tokens. A scene of one head in one layer is the model as the
+ * file gives it. */
 static int build_generated(const struct loader *ld, const struct plan *p, struct scene *sc)
 {
 	const size_t block = (size_t)p->n * (size_t)p->dim;
-	char **scratch = p->heads > 1 ? calloc((size_t)p->n, sizeof *scratch) : NULL;
-	if (p->heads > 1 && scratch == NULL)
-		return scene_fail_nomem(ld);
+	const int group = p->heads / p->kv_heads;
+	const bool one = p->layers * p->heads == 1;
 	int rc = 0;
-	for (int h = 0; h < p->heads && rc == 0; h++) {
-		struct generate_params g = p->gen;
-		if (p->heads > 1)
-			generate_head(&g, h);
-		const size_t at = (size_t)h * block;
-		rc = generate_fill(&g, sc->q + at, sc->k + at, sc->v + at,
-		                   h == 0 ? sc->text : scratch);
-		for (int i = 0; scratch && h > 0 && i < p->n; i++) {
-			free(scratch[i]);
-			scratch[i] = NULL;
+	for (int l = 0; l < p->layers && rc == 0; l++) {
+		for (int h = 0; h < p->heads && rc == 0; h++) {
+			struct generate_params g = p->gen;
+			if (!one)
+				generate_head_at(&g, l, h);
+			const size_t qi = (size_t)l * (size_t)p->heads + (size_t)h;
+			const size_t kv = (size_t)l * (size_t)p->kv_heads + (size_t)(h / group);
+			const bool first = h % group == 0;
+			rc = generate_fill(
+			        &g, sc->q + qi * block, first ? sc->k + kv * block : NULL,
+			        first ? sc->v + kv * block : NULL, qi == 0 ? sc->text : NULL);
 		}
 	}
-	free(scratch);
 	return rc != 0 ? scene_fail_nomem(ld) : 0;
 }
 

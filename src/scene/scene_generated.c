@@ -413,19 +413,28 @@ int scene_check_generate(const struct loader *ld, struct plan *p)
 	            0 ||
 	    check_seed(ld, f[G_SEED].node, &wf[G_SEED], &g->seed) != 0)
 		return -1;
-	const long values = (long)g->count * p->dim * p->heads;
-	if (values > SCENE_MAX_VALUES && p->heads == 1)
+	/* Each factor is bounded, so the product fits 64 bits. */
+	const uint64_t values =
+	        (uint64_t)g->count * (uint64_t)p->dim * (uint64_t)p->heads * (uint64_t)p->layers;
+	if (values > (uint64_t)SCENE_MAX_VALUES && p->heads == 1 && p->layers == 1)
 		return scene_fail_value(
 		        ld, &wf[G_COUNT],
-		        "%d tokens x dim %d = %ld numbers in each of q, k and v, more than "
+		        "%d tokens x dim %d = %llu numbers in each of q, k and v, more than "
 		        "the %ld allowed",
-		        g->count, p->dim, values, SCENE_MAX_VALUES);
-	if (values > SCENE_MAX_VALUES)
+		        g->count, p->dim, (unsigned long long)values, SCENE_MAX_VALUES);
+	if (values > (uint64_t)SCENE_MAX_VALUES && p->layers == 1)
 		return scene_fail_value(
 		        ld, &wf[G_COUNT],
-		        "%d tokens x dim %d x %d heads = %ld numbers in each of q, k "
+		        "%d tokens x dim %d x %d heads = %llu numbers in each of q, k "
 		        "and v, more than the %ld allowed",
-		        g->count, p->dim, p->heads, values, SCENE_MAX_VALUES);
+		        g->count, p->dim, p->heads, (unsigned long long)values, SCENE_MAX_VALUES);
+	if (values > (uint64_t)SCENE_MAX_VALUES)
+		return scene_fail_value(
+		        ld, &wf[G_COUNT],
+		        "%d tokens x dim %d x %d layers x %d heads = %llu numbers in q, more "
+		        "than the %ld allowed",
+		        g->count, p->dim, p->layers, p->heads, (unsigned long long)values,
+		        SCENE_MAX_VALUES);
 	if (f[G_TEXT].node != NULL) {
 		if (check_words(ld, f[G_TEXT].node, &wf[G_TEXT]) != 0)
 			return -1;

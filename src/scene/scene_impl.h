@@ -23,9 +23,9 @@
 #include "npy.h"
 
 /* Where a checked value sits: the member indices that lead jsonloc to it,
- * and the path the message names. No checked value is more than four steps
- * from the root (tokens, a token, a vector, an element). */
-#define WHERE_MAX 5
+ * and the path the message names. No checked value is more than six steps
+ * from the root (tokens, a token, a field, a layer, a head, an element). */
+#define WHERE_MAX 6
 struct where {
 	int depth;
 	int step[WHERE_MAX];
@@ -90,7 +90,8 @@ struct field {
 
 /* X(ID, name): the root's fields. The order matters: title to watch are
  * the strings (notes, after them, an object of strings), title to scale the fields that belong at the root of a
- * generated scene, q to v the .npy files. */
+ * generated scene, q to v the .npy files; the layout and the prompt came
+ * last, and go anywhere in a scene. */
 #define ROOT_FIELDS(X)                \
 	X(TITLE, "title")             \
 	X(DESCRIPTION, "description") \
@@ -107,7 +108,10 @@ struct field {
 	X(V, "v")                     \
 	X(TEXT, "text")               \
 	X(HEADS, "heads")             \
-	X(HEAD_NAMES, "head_names")
+	X(HEAD_NAMES, "head_names")   \
+	X(LAYERS, "layers")           \
+	X(KV_HEADS, "kv_heads")       \
+	X(PROMPT, "prompt")
 
 enum root_field {
 #define X(id, name) R_##id,
@@ -156,7 +160,13 @@ struct plan {
 	struct where w_root, w_tokens;
 	enum source source;
 	int heavy, recent, dim, n;
-	int heads; /* >= 1 */
+	/* Layers, query heads per layer and key/value heads per layer, each
+	 * >= 1 (kv_heads divides heads); a .npy scene learns them from the
+	 * files' shapes, and LAYOUT_GIVEN says which the scene named too,
+	 * for the shapes to agree with. */
+	int layers, heads, kv_heads;
+	bool layout_given[3]; /* layers, heads, kv_heads */
+	int prompt;
 	enum scene_mode mode;
 	bool has_v;
 	double scale;
@@ -196,6 +206,14 @@ int scene_check_tokens(const struct loader *ld, const cJSON *tokens, struct plan
 int scene_check_generate(const struct loader *ld, struct plan *p);
 int scene_check_text(const struct loader *ld, const struct field *f, const struct where *w,
                      const char **out);
+
+/* scene_root.c: "head_names", once the heads are known (after the .npy
+ * files for a .npy scene), and "prompt", once the tokens are. */
+int scene_check_head_names(const struct loader *ld, const struct plan *p);
+int scene_check_prompt(const struct loader *ld, struct plan *p);
+/* Whether the numbers the scene's arrays will hold are within
+ * SCENE_MAX_VALUES; W is where to point when they are not. */
+int scene_check_values(const struct loader *ld, const struct plan *p, const struct where *w);
 
 /* scene_npy.c: the .npy files' headers and the root's "text". */
 int scene_check_npy(const struct loader *ld, struct plan *p);

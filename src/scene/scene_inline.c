@@ -3,7 +3,8 @@
  *
  * Two passes over the tokens: the first sorts each token's fields and
  * finds the scene's mode (attention rows or q, k and v vectors), the
- * second checks every token's fields, per head when there are several.
+ * second checks every token's fields, per layer and per head when there
+ * are several.
  */
 #include "scene_impl.h"
 
@@ -142,23 +143,49 @@ static int check_attn_at(const struct loader *ld, const cJSON *node, const struc
 	return check_attn(ld, node, w, i);
 }
 
-/* With one head, NODE itself; with several, an array of one per head. */
+/* With COUNT == 1, NODE itself; with more, an array of one per head
+ * (WHAT: "head", or "key/value head" for k and v when heads share them). */
 static int check_per_head(const struct loader *ld, const cJSON *node, const struct where *w,
-                          const struct plan *p, check_fn *check, int arg)
+                          int count, const char *what, check_fn *check, int arg)
 {
-	if (p->heads == 1)
+	if (count == 1)
 		return check(ld, node, w, arg);
 	if (!cJSON_IsArray(node) || (node->child && !cJSON_IsArray(node->child)))
-		return scene_fail_got(ld, w, node, "expected an array of %d arrays (one per head)",
-		                      p->heads);
-	const int count = scene_count_children(node);
-	if (count != p->heads)
-		return scene_fail_value(ld, w, "expected %d arrays (one per head), got %d",
-		                        p->heads, count);
+		return scene_fail_got(ld, w, node, "expected an array of %d arrays (one per %s)",
+		                      count, what);
+	const int got = scene_count_children(node);
+	if (got != count)
+		return scene_fail_value(ld, w, "expected %d arrays (one per %s), got %d", count,
+		                        what, got);
 	int h = 0;
 	for (const cJSON *e = node->child; e != NULL; e = e->next, h++) {
 		struct where we = scene_where_elem(w, h);
 		if (check(ld, e, &we, arg) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A token's field: with one layer what check_per_head takes, with more
+ * an array of one such per layer. KV: k or v, one per key/value head. */
+static int check_layered(const struct loader *ld, const cJSON *node, const struct where *w,
+                         const struct plan *p, bool kv, check_fn *check, int arg)
+{
+	const int count = kv ? p->kv_heads : p->heads;
+	const char *what = kv && p->kv_heads != p->heads ? "key/value head" : "head";
+	if (p->layers == 1)
+		return check_per_head(ld, node, w, count, what, check, arg);
+	if (!cJSON_IsArray(node) || (node->child && !cJSON_IsArray(node->child)))
+		return scene_fail_got(ld, w, node, "expected an array of %d arrays (one per layer)",
+		                      p->layers);
+	const int got = scene_count_children(node);
+	if (got != p->layers)
+		return scene_fail_value(ld, w, "expected %d arrays (one per layer), got %d",
+		                        p->layers, got);
+	int l = 0;
+	for (const cJSON *e = node->child; e != NULL; e = e->next, l++) {
+		struct where we = scene_where_elem(w, l);
+		if (check_per_head(ld, e, &we, count, what, check, arg) != 0)
 			return -1;
 	}
 	return 0;
@@ -195,8 +222,8 @@ int scene_check_tokens(const struct loader *ld, const cJSON *tokens, struct plan
 					return scene_fail_value(ld, &wt,
 					                        "missing required field \"%s\"",
 					                        scene_token_names[k]);
-				if (check_per_head(ld, f[k].node, &w[k], p, check_vector, p->dim) !=
-				    0)
+				if (check_layered(ld, f[k].node, &w[k], p, k != T_Q, check_vector,
+				                  p->dim) != 0)
 					return -1;
 			}
 			continue;
@@ -204,7 +231,7 @@ int scene_check_tokens(const struct loader *ld, const cJSON *tokens, struct plan
 
 		if (f[T_ATTN].node == NULL)
 			return scene_fail_value(ld, &wt, "missing required field \"attn\"");
-		if (check_per_head(ld, f[T_ATTN].node, &w[T_ATTN], p, check_attn_at, i) != 0)
+		if (check_layered(ld, f[T_ATTN].node, &w[T_ATTN], p, false, check_attn_at, i) != 0)
 			return -1;
 		bool has_v = f[T_V].node != NULL;
 		if (i == 0)
@@ -219,7 +246,8 @@ int scene_check_tokens(const struct loader *ld, const cJSON *tokens, struct plan
 			        ld, &wt,
 			        "missing \"v\", which tokens[0] has; give \"v\" to every "
 			        "token or to none");
-		if (has_v && check_per_head(ld, f[T_V].node, &w[T_V], p, check_vector, p->dim) != 0)
+		if (has_v &&
+		    check_layered(ld, f[T_V].node, &w[T_V], p, true, check_vector, p->dim) != 0)
 			return -1;
 	}
 	if (p->mode == SCENE_VECTOR)

@@ -3,7 +3,7 @@
  *
  * A name is relative to the scene file's folder. Each of q, k and v is
  * opened here and its header checked (npy.c) against dim and the others'
- * shapes; its numbers are read in the last pass (scene_copy.c), and any
+ * shapes, which give the scene's layers and heads; its numbers are read in the last pass (scene_copy.c), and any
  * error points at the string that named the file. A "text" file is read
  * whole and checked line by line.
  */
@@ -202,10 +202,131 @@ static int open_named(const struct loader *ld, const struct where *w, const char
 	return fd;
 }
 
+/* What a file's shape says: (layers, heads, n, dim), with 1 for the
+ * leading dimensions a shape of rank 3 or 2 leaves out. */
+struct layout {
+	uint64_t layers, heads, n, dim;
+};
+
+static bool layout_of(const struct npy_header *h, struct layout *out)
+{
+	const uint64_t *s = h->shape;
+	if (h->rank < 2 || h->rank > 4)
+		return false;
+	out->layers = h->rank == 4 ? s[0] : 1;
+	out->heads = h->rank == 4 ? s[1] : h->rank == 3 ? s[0] : 1;
+	out->n = s[h->rank - 2];
+	out->dim = s[h->rank - 1];
+	return true;
+}
+
+/* The scene's own "layers", "heads" or "kv_heads" (WHICH 0, 1, 2) against
+ * what the file's shape says. */
+static int check_given(const struct loader *ld, const struct plan *p, const struct npy_source *src,
+                       int which, uint64_t got, const char *shape)
+{
+	static const char *const what[2][3] = {{"layers", "query heads", "key/value heads"},
+	                                       {"layer", "query head", "key/value head"}};
+	static const char *const field[3] = {"layers", "heads", "kv_heads"};
+	const int want = which == 0 ? p->layers : which == 1 ? p->heads : p->kv_heads;
+	if (!p->layout_given[which] || got == (uint64_t)want)
+		return 0;
+	return scene_fail_value(ld, &src->w,
+	                        "%s: has %llu %s (shape %s), but the scene says \"%s\": %d",
+	                        src->shown, (unsigned long long)got, what[got == 1][which], shape,
+	                        field[which], want);
+}
+
+/* q's shape: the scene's tokens and layout, within the limits. */
+static int check_q(const struct loader *ld, struct plan *p, const struct npy_source *src,
+                   const struct layout *q, const char *shape)
+{
+	if (q->layers == 0 || q->heads == 0)
+		return scene_fail_value(ld, &src->w,
+		                        "%s: expected at least 1 layer and 1 head, got shape %s",
+		                        src->shown, shape);
+	if (q->n == 0)
+		return scene_fail_value(ld, &src->w, "%s: expected at least 1 row, got shape %s",
+		                        src->shown, shape);
+	if (q->n > SCENE_MAX_TOKENS)
+		return scene_fail_value(ld, &src->w,
+		                        "%s: expected at most %d rows (tokens), got shape %s",
+		                        src->shown, SCENE_MAX_TOKENS, shape);
+	if (q->layers > SCENE_MAX_LAYERS)
+		return scene_fail_value(
+		        ld, &src->w, "%s: has %llu layers (shape %s), more than the %d allowed",
+		        src->shown, (unsigned long long)q->layers, shape, SCENE_MAX_LAYERS);
+	if (q->heads > SCENE_MAX_HEADS)
+		return scene_fail_value(
+		        ld, &src->w,
+		        "%s: has %llu query heads in a layer (shape %s), more than the %d allowed",
+		        src->shown, (unsigned long long)q->heads, shape, SCENE_MAX_HEADS);
+	/* Both within their limits now: the product cannot wrap. */
+	const uint64_t heads = q->layers * q->heads;
+	if (heads > SCENE_MAX_QUERY_HEADS)
+		return scene_fail_value(
+		        ld, &src->w,
+		        "%s: has %llu layers x %llu heads = %llu query heads (shape "
+		        "%s), more than the %d allowed",
+		        src->shown, (unsigned long long)q->layers, (unsigned long long)q->heads,
+		        (unsigned long long)heads, shape, SCENE_MAX_QUERY_HEADS);
+	if (src->file.h.count > (uint64_t)SCENE_MAX_VALUES)
+		return scene_fail_value(
+		        ld, &src->w,
+		        "%s: shape %s holds %llu numbers, more than the %ld allowed "
+		        "in each of q, k and v",
+		        src->shown, shape, (unsigned long long)src->file.h.count, SCENE_MAX_VALUES);
+	if (check_given(ld, p, src, 0, q->layers, shape) != 0 ||
+	    check_given(ld, p, src, 1, q->heads, shape) != 0)
+		return -1;
+	p->n = (int)q->n;
+	p->layers = (int)q->layers;
+	p->heads = (int)q->heads;
+	return 0;
+}
+
+/* k's or v's shape against q's (QF its file) and, for v, k's. */
+static int check_kv(const struct loader *ld, struct plan *p, int i, const struct layout *q,
+                    const struct layout *kv, const char *shape)
+{
+	const struct npy_source *src = &p->npy[i], *qf = &p->npy[0];
+	if (qf->file.h.rank == 2 && src->file.h.rank == 2 && kv->n != q->n)
+		return scene_fail_value(ld, &src->w, "%s: expected shape (%d, %d) like q, got %s",
+		                        src->shown, p->n, p->dim, shape);
+	if (kv->layers != q->layers)
+		return scene_fail_value(ld, &src->w,
+		                        "%s: has %llu layer%s (shape %s), but q (%s) has %d",
+		                        src->shown, (unsigned long long)kv->layers,
+		                        kv->layers == 1 ? "" : "s", shape, qf->shown, p->layers);
+	if (kv->n != q->n)
+		return scene_fail_value(
+		        ld, &src->w, "%s: has %llu tokens (shape %s), but q (%s) has %d",
+		        src->shown, (unsigned long long)kv->n, shape, qf->shown, p->n);
+	if (kv->heads == 0 || (uint64_t)p->heads % kv->heads != 0)
+		return scene_fail_value(ld, &src->w,
+		                        "%s has %llu key/value head%s, but %d query heads need a "
+		                        "divisor of %d",
+		                        src->shown, (unsigned long long)kv->heads,
+		                        kv->heads == 1 ? "" : "s", p->heads, p->heads);
+	if (i == 2 && kv->heads != (uint64_t)p->kv_heads)
+		return scene_fail_value(
+		        ld, &src->w, "%s: has %llu key/value head%s (shape %s), but k (%s) has %d",
+		        src->shown, (unsigned long long)kv->heads, kv->heads == 1 ? "" : "s", shape,
+		        p->npy[1].shown, p->kv_heads);
+	if (i == 1 && check_given(ld, p, src, 2, kv->heads, shape) != 0)
+		return -1;
+	p->kv_heads = (int)kv->heads;
+	return 0;
+}
+
 /* q, k and v: each file's header, and shapes that agree with dim and with
- * each other; the numbers are read by build_npy. */
+ * each other; they give the scene's tokens, layers and heads. The numbers
+ * are read by build_npy. */
 int scene_check_npy(const struct loader *ld, struct plan *p)
 {
+	static const char *const heads[3] = {"heads", "kv_heads", "kv_heads"};
+	struct layout q = {0};
+
 	for (int i = 0; i < 3; i++) {
 		const struct field *f = &p->root[R_Q + i];
 		struct npy_source *src = &p->npy[i];
@@ -223,31 +344,20 @@ int scene_check_npy(const struct loader *ld, struct plan *p)
 			return scene_fail_value(ld, &src->w, "%s: %s", src->shown, msg);
 		const struct npy_header *h = &src->file.h;
 		npy_format_shape(h, shape, sizeof shape);
-		if (h->rank != 2 || h->shape[1] != (uint64_t)p->dim)
-			return scene_fail_value(ld, &src->w, "%s: expected shape (n, %d), got %s",
-			                        src->shown, p->dim, shape);
-		if (i > 0) {
-			if (h->shape[0] != (uint64_t)p->n)
-				return scene_fail_value(
-				        ld, &src->w, "%s: expected shape (%d, %d) like q, got %s",
-				        src->shown, p->n, p->dim, shape);
-			continue;
-		}
-		if (h->shape[0] == 0)
-			return scene_fail_value(ld, &src->w,
-			                        "%s: expected at least 1 row, got shape %s",
-			                        src->shown, shape);
-		if (h->shape[0] > SCENE_MAX_TOKENS)
-			return scene_fail_value(
-			        ld, &src->w, "%s: expected at most %d rows (tokens), got shape %s",
-			        src->shown, SCENE_MAX_TOKENS, shape);
-		if (h->count > (uint64_t)SCENE_MAX_VALUES)
+		struct layout l;
+		if (!layout_of(h, &l) || l.dim != (uint64_t)p->dim)
 			return scene_fail_value(
 			        ld, &src->w,
-			        "%s: shape %s holds %llu numbers, more than the %ld allowed "
-			        "in each of q, k and v",
-			        src->shown, shape, (unsigned long long)h->count, SCENE_MAX_VALUES);
-		p->n = (int)h->shape[0];
+			        "%s: expected shape (n, %d), (%s, n, %d) or (layers, "
+			        "%s, n, %d), got %s",
+			        src->shown, p->dim, heads[i], p->dim, heads[i], p->dim, shape);
+		if (i == 0) {
+			if (check_q(ld, p, src, &l, shape) != 0)
+				return -1;
+			q = l;
+		} else if (check_kv(ld, p, i, &q, &l, shape) != 0) {
+			return -1;
+		}
 	}
 	p->mode = SCENE_VECTOR;
 	p->has_v = true;

@@ -8,6 +8,7 @@
 #include "scene_impl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,33 +171,66 @@ static int check_source(const struct loader *ld, struct plan *p)
 	return 0;
 }
 
-/* "heads" (1 by default) and "head_names" (one short string per head). */
-static int check_heads(const struct loader *ld, struct plan *p, const struct where *w)
+/* "layers", "heads" and "kv_heads" (1, 1 and heads by default): the
+ * scene's layout. A .npy scene learns them from its files' shapes, which
+ * must then agree with the ones given here (scene_npy.c). */
+static int check_layout(const struct loader *ld, struct plan *p, const struct where *w)
 {
 	const struct field *f = p->root;
-	p->heads = 1;
+	p->layers = p->heads = 1;
+	p->layout_given[0] = f[R_LAYERS].node != NULL;
+	p->layout_given[1] = f[R_HEADS].node != NULL;
+	p->layout_given[2] = f[R_KV_HEADS].node != NULL;
+	if (f[R_LAYERS].node != NULL && scene_check_int(ld, f[R_LAYERS].node, &w[R_LAYERS], 1,
+	                                                SCENE_MAX_LAYERS, &p->layers) != 0)
+		return -1;
 	if (f[R_HEADS].node != NULL &&
 	    scene_check_int(ld, f[R_HEADS].node, &w[R_HEADS], 1, SCENE_MAX_HEADS, &p->heads) != 0)
 		return -1;
-	if (p->heads > 1 && p->source == SRC_NPY)
+	p->kv_heads = p->heads;
+	if (f[R_KV_HEADS].node != NULL) {
+		if (scene_check_int(ld, f[R_KV_HEADS].node, &w[R_KV_HEADS], 1, SCENE_MAX_HEADS,
+		                    &p->kv_heads) != 0)
+			return -1;
+		/* A .npy scene's heads come from its files (scene_npy.c). */
+		if (p->source != SRC_NPY && p->heads % p->kv_heads != 0)
+			return scene_fail_got(ld, &w[R_KV_HEADS], f[R_KV_HEADS].node,
+			                      "must divide heads (%d)", p->heads);
+	}
+	const long total = (long)p->layers * p->heads;
+	if (total > SCENE_MAX_QUERY_HEADS) {
+		const int at = f[R_LAYERS].node != NULL ? R_LAYERS : R_HEADS;
 		return scene_fail_value(
-		        ld, &w[R_HEADS],
-		        "heads with .npy files are not supported yet; give \"tokens\" "
-		        "or \"generate\"");
-	const cJSON *names = f[R_HEAD_NAMES].node;
+		        ld, &w[at],
+		        "%d layers x %d heads = %ld query heads, more than the %d allowed",
+		        p->layers, p->heads, total, SCENE_MAX_QUERY_HEADS);
+	}
+	return 0;
+}
+
+/* "head_names": one short string per query head of a layer (the same for
+ * every layer), or one per query head of the scene. */
+int scene_check_head_names(const struct loader *ld, const struct plan *p)
+{
+	const struct field *f = &p->root[R_HEAD_NAMES];
+	const cJSON *names = f->node;
 	if (names == NULL)
 		return 0;
+	const struct where w = scene_where_field(&p->w_root, f->index, "head_names");
+	const int all = p->layers * p->heads;
 	if (!cJSON_IsArray(names))
-		return scene_fail_got(ld, &w[R_HEAD_NAMES], names,
-		                      "expected an array of %d strings", p->heads);
+		return scene_fail_got(ld, &w, names, "expected an array of %d strings", p->heads);
 	const int count = scene_count_children(names);
-	if (count != p->heads)
-		return scene_fail_value(ld, &w[R_HEAD_NAMES],
-		                        "expected %d names (one per head), got %d", p->heads,
-		                        count);
+	if (count != p->heads && count != all)
+		return scene_fail_value(
+		        ld, &w,
+		        p->layers == 1 ? "expected %d names (one per head), got %d"
+		                       : "expected %d names (one per head of a layer) or %d "
+		                         "(one per head of every layer), got %d",
+		        p->heads, p->layers == 1 ? count : all, count);
 	int i = 0;
 	for (const cJSON *e = names->child; e != NULL; e = e->next, i++) {
-		struct where we = scene_where_elem(&w[R_HEAD_NAMES], i);
+		struct where we = scene_where_elem(&w, i);
 		if (!cJSON_IsString(e))
 			return scene_fail_got(ld, &we, e, "expected a string");
 		if (strlen(e->valuestring) > SCENE_MAX_HEAD_NAME_BYTES)
@@ -204,6 +238,40 @@ static int check_heads(const struct loader *ld, struct plan *p, const struct whe
 			                        SCENE_MAX_HEAD_NAME_BYTES, strlen(e->valuestring));
 	}
 	return 0;
+}
+
+int scene_check_prompt(const struct loader *ld, struct plan *p)
+{
+	const struct field *f = &p->root[R_PROMPT];
+	p->prompt = 0;
+	if (f->node == NULL)
+		return 0;
+	const struct where w = scene_where_field(&p->w_root, f->index, "prompt");
+	return scene_check_int(ld, f->node, &w, 0, p->n, &p->prompt);
+}
+
+int scene_check_values(const struct loader *ld, const struct plan *p, const struct where *w)
+{
+	/* Every factor is bounded (layers 256, heads 64, tokens 1,000,000, dim
+	 * 4,096, rows 8,192 x 8,193 / 2): no product of them wraps 64 bits. */
+	const uint64_t qh = (uint64_t)p->layers * (uint64_t)p->heads;
+	const uint64_t per = p->mode == SCENE_ATTENTION ? scene_attn_offset(p->n)
+	                                                : (uint64_t)p->n * (uint64_t)p->dim;
+	const uint64_t values = qh * per;
+	if (values <= (uint64_t)SCENE_MAX_VALUES)
+		return 0;
+	if (p->mode == SCENE_ATTENTION)
+		return scene_fail_value(
+		        ld, w,
+		        "%d layers x %d heads x %llu attention weights (%d tokens) = "
+		        "%llu numbers, more than the %ld allowed",
+		        p->layers, p->heads, (unsigned long long)per, p->n,
+		        (unsigned long long)values, SCENE_MAX_VALUES);
+	return scene_fail_value(ld, w,
+	                        "%d layers x %d heads x %d tokens x dim %d = %llu numbers in q, "
+	                        "more than the %ld allowed",
+	                        p->layers, p->heads, p->n, p->dim, (unsigned long long)values,
+	                        SCENE_MAX_VALUES);
 }
 
 /* The root: its fields, where the tokens come from, the budgets and sizes,
@@ -261,7 +329,12 @@ int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p)
 		                        p->recent);
 	if (scene_check_int(ld, f[R_DIM].node, &w[R_DIM], 1, SCENE_MAX_DIM, &p->dim) != 0)
 		return -1;
-	if (check_heads(ld, p, w) != 0)
+	if (check_layout(ld, p, w) != 0)
+		return -1;
+	if (f[R_PROMPT].node != NULL && scene_check_int(ld, f[R_PROMPT].node, &w[R_PROMPT], 0,
+	                                                SCENE_MAX_TOKENS, &p->prompt) != 0)
+		return -1;
+	if (p->source != SRC_NPY && scene_check_head_names(ld, p) != 0)
 		return -1;
 	if (p->source != SRC_TOKENS)
 		return 0;

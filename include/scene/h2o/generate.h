@@ -82,7 +82,9 @@ bool generate_is_topic(const struct generate_params *p, int j);
  * Fill Q, K and V (count x dim each, row-major, allocated by the caller)
  * and TEXT (count strings, each malloc'd here, freed by the caller with
  * free()). Returns 0, or -1 when out of memory, with every string it made
- * freed and TEXT's entries set to NULL.
+ * freed and TEXT's entries set to NULL. K, V and TEXT may each be NULL:
+ * every part comes from its own random stream, so what is filled is the
+ * same without them (a query head that shares another's key/value head).
  */
 int generate_fill(const struct generate_params *p, double *q, double *k, double *v, char **text);
 
@@ -99,5 +101,12 @@ double generate_normal(uint64_t seed, uint64_t stream, uint64_t index);
  */
 void generate_head(struct generate_params *p, int h);
 const char *generate_head_character(int h);
+
+/* The same for head H of layer LAYER of a layered scene: the characters
+ * turn one step further in each layer, so that each layer has its own mix
+ * and order of them, and each layer has random streams of its own.
+ * Layer 0 is generate_head and generate_head_character. */
+void generate_head_at(struct generate_params *p, int layer, int h);
+const char *generate_head_character_at(int layer, int h);
 
 #endif

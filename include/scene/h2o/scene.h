@@ -26,14 +26,18 @@
 #define SCENE_MAX_TEXT_BYTES  4096
 #define SCENE_MAX_WATCH_BYTES 1000 /* also each step note */
 #define SCENE_MAX_NOTES       1000 /* step notes in a scene */
-/* Numbers in one of q, k, v (tokens x dim) of a generated or .npy scene,
- * whose size the file's own size does not bound: 256 MiB of doubles. */
-#define SCENE_MAX_VALUES (32L * 1024 * 1024)
+/* Numbers in one of q, k, v (layers x heads x tokens x dim, with kv_heads
+ * for k and v) or in the attention rows of all heads: 512 MiB of doubles,
+ * so that a 12 layer x 12 head x 4,096 token x 64 trace loads. */
+#define SCENE_MAX_VALUES (64L * 1024 * 1024)
 /* The words a generated scene's "text" may hold, in bytes. */
 #define SCENE_MAX_WORDS_BYTES     65536
 #define SCENE_MAX_HEAD_NAME_BYTES 32
-/* The largest number of heads a scene may have. */
-#define SCENE_MAX_HEADS 64
+/* The largest number of query heads in a layer, of layers, and of query
+ * heads in all (layers x heads). */
+#define SCENE_MAX_HEADS       64
+#define SCENE_MAX_LAYERS      256
+#define SCENE_MAX_QUERY_HEADS 4096
 /* The largest magnitude of a q, k or v number (and of scale): dim of their
  * products or squares stay far from overflowing a double. */
 #define SCENE_MAX_MAGNITUDE 1e30 /* npy.h: NPY_MAX_MAGNITUDE, the same bound */

@@ -99,13 +99,16 @@ npy good_v_v3.npy 3 "$(d '<f8' False '(3, 2)')" "$f8_2$f8_0$f8_0$f8_1$f8_1$f8_1"
 # Keys in another order, double quotes, no trailing comma: still a dict.
 npy good_k_plain.npy 1 "{\"shape\": (3,2), \"descr\": \"<f4\", \"fortran_order\": False}" \
 	"$f4_1$f4_0$f4_half$f4_half$f4_0$f4_2"
+# float16: 1, 0.5, 2, -1, the smallest subnormal 2^-24 and the largest 65504.
+npy float16.npy 1 "$(d '<f2' False '(3, 2)')" '\000\074\000\070\000\100\000\274\001\000\377\173'
 
 six4="$f4_1$f4_0$f4_0$f4_1$f4_half$f4_half"
 # The bad files.
 npy bigendian.npy 1 "$(d '>f4' False '(3, 2)')" "$six4"
 npy fortran.npy 1 "$(d '<f4' True '(3, 2)')" "$six4"
 npy int32.npy 1 "$(d '<i4' False '(3, 2)')" "$six4"
-npy float16.npy 1 "$(d '<f2' False '(3, 2)')" "$f4_0$f4_0$f4_0"
+# float16 with an infinity where the 2 was.
+npy float16_inf.npy 1 "$(d '<f2' False '(3, 2)')" '\000\074\000\070\000\174\000\274\001\000\377\173'
 npy rank1.npy 1 "$(d '<f4' False '(6,)')" "$six4"
 npy rank3.npy 1 "$(d '<f4' False '(3, 2, 1)')" "$six4"
 npy wrong_dim.npy 1 "$(d '<f4' False '(3, 3)')" "$six4$f4_0$f4_0$f4_0"
@@ -123,5 +126,25 @@ npy missing_shape.npy 1 "{'descr': '<f4', 'fortran_order': False}" "$six4"
 npy duplicate_key.npy 1 "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3, 2)}" "$six4"
 npy shape_not_tuple.npy 1 "$(d '<f4' False '(6)')" "$six4"
 npy not_a_dict.npy 1 "[('descr', '<f4')]" "$six4"
+# rep N DATA: DATA N times.
+rep() {
+	r='' i=0
+	while [ "$i" -lt "$1" ]; do
+		r="$r$2" i=$((i + 1))
+	done
+	printf '%s' "$r"
+}
+# Layered files, shapes (layers, heads, n, dim), for the scenes whose
+# shapes disagree (tests/bad/npy_layout_*.json): q has 2 layers of 4
+# query heads, 3 tokens of dim 2; the rest each break one agreement.
+npy layers_q.npy 1 "$(d '<f4' False '(2, 4, 3, 2)')" "$(rep 48 "$f4_half")"
+npy layers_k.npy 1 "$(d '<f4' False '(2, 2, 3, 2)')" "$(rep 24 "$f4_1")"
+npy layers_kv3.npy 1 "$(d '<f4' False '(2, 3, 3, 2)')" "$(rep 36 "$f4_1")"
+npy layers_kv1.npy 1 "$(d '<f4' False '(2, 1, 3, 2)')" "$(rep 12 "$f4_1")"
+npy layers_one.npy 1 "$(d '<f4' False '(2, 3, 2)')" "$(rep 12 "$f4_1")"
+npy layers_rows.npy 1 "$(d '<f4' False '(2, 2, 2, 2)')" "$(rep 16 "$f4_1")"
+npy layers_no_heads.npy 1 "$(d '<f4' False '(2, 0, 3, 2)')" ""
+npy layers_257.npy 1 "$(d '<f2' False '(257, 1, 1, 2)')" "$(rep 514 '\000\000')"
+npy heads_65.npy 1 "$(d '<f2' False '(65, 1, 2)')" "$(rep 130 '\000\000')"
 printf 'hello, numpy\n' >"$out/not_npy.npy"
 : >"$out/empty.npy"
