@@ -50,6 +50,27 @@ void view_word_eviction(const struct view *v, enum policy_id p, const struct evi
 	policy_word(p, &v->app->b, &loss, voice, words);
 }
 
+const char *view_head_where(const struct app *app, int head, int form, bool ascii, char *buf,
+                            size_t size)
+{
+	const struct scene *sc = app->scene;
+	const int per = heads_per_layer(sc), layers = app->heads / per;
+	const int kv = heads_kv_count(sc), group = heads_group(sc);
+	const int layer = head / per, h = head % per;
+	int len = 0;
+	buf[0] = '\0';
+	if (layers > 1)
+		len += snprintf(buf, size, form == 0 ? "layer %d/%d%s" : "L%d/%d ", layer + 1,
+		                layers, form == 0 ? (ascii ? ", " : " \u00b7 ") : "");
+	if (len < (int)size)
+		len += snprintf(buf + len, size - (size_t)len, form == 0 ? "head %d/%d" : "H%d/%d",
+		                h + 1, per);
+	if (group > 1 && len < (int)size)
+		snprintf(buf + len, size - (size_t)len, form == 0 ? " (kv %d/%d)" : " kv%d/%d",
+		         h / group + 1, kv);
+	return buf;
+}
+
 static void draw_too_small(struct frame *f)
 {
 	const char *lines[3];
@@ -68,40 +89,57 @@ static void draw_too_small(struct frame *f)
 	}
 }
 
-void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
+/* The header's right part: lesson, step, build, playing, the head shown
+ * (FORM 0: in words, with its name; 1: in words; 2: briefly) and the
+ * budgets. */
+static void header_right(const struct view *v, const struct frame *f, int form, char *right,
+                         size_t size)
 {
 	const struct app *app = v->app;
-	char right[160];
 	int len = 0;
+	right[0] = '\0';
 	if (app->lesson >= 0)
-		len += snprintf(right, sizeof right, "lesson %d of %d  ", app->lesson + 1,
+		len += snprintf(right, size, "lesson %d of %d  ", app->lesson + 1,
 		                app->lessons->count);
-	len += snprintf(right + len, sizeof right - (size_t)len, "step %d/%d", v->t, v->n);
+	len += snprintf(right + len, size - (size_t)len, "step %d/%d", v->t, v->n);
 	if (v->built < v->n) {
-		len += snprintf(right + len, sizeof right - (size_t)len,
+		len += snprintf(right + len, size - (size_t)len,
 		                app_building(app) ? "  computing %d%%" : "  out of memory at %d%%",
 		                (int)((long)v->built * 100 / v->n));
 		const double left = app_time_left(app);
 		if (left >= 0) {
 			char t[32];
 			cost_format_duration(left, t, sizeof t);
-			len += snprintf(right + len, sizeof right - (size_t)len, ", %s left", t);
+			len += snprintf(right + len, size - (size_t)len, ", %s left", t);
 		}
 	}
 	if (app->playing)
-		len += snprintf(right + len, sizeof right - (size_t)len, "  playing %d ms/step",
+		len += snprintf(right + len, size - (size_t)len, "  playing %d ms/step",
 		                app_tick_ms(app));
 	if (app->heads > 1) {
-		len += snprintf(right + len, sizeof right - (size_t)len, "  head %d/%d",
-		                app->head + 1, app->heads);
+		char where[96];
+		view_head_where(app, app->head, form < 2 ? 0 : 1, f->ascii, where, sizeof where);
+		len += snprintf(right + len, size - (size_t)len, "  %s", where);
 		const char *name = heads_name(app->scene, app->head);
-		if (*name)
-			len += snprintf(right + len, sizeof right - (size_t)len, " %.16s", name);
+		if (*name && form == 0)
+			len += snprintf(right + len, size - (size_t)len, " %.16s", name);
 	}
 	char heavy[32], recent[32], dim[32];
-	snprintf(right + len, sizeof right - (size_t)len, "  heavy %s + recent %s  dim %s  ",
+	snprintf(right + len, size - (size_t)len, "  heavy %s + recent %s  dim %s  ",
 	         view_format_count(app->b.heavy, heavy), view_format_count(app->b.recent, recent),
 	         view_format_count(v->sc->dim, dim));
+}
+
+void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	const struct app *app = v->app;
+	char right[200];
+	/* The long form while it leaves the title room, then the short one. */
+	for (int form = 0; form < 3; form++) {
+		header_right(v, f, form, right, sizeof right);
+		if (app->heads == 1 || frame_text_width(right, f->ascii) <= r.w - 24)
+			break;
+	}
 	const int rw = frame_text_width(right, f->ascii);
 	const int x = r.x + r.w - rw > r.x ? r.x + r.w - rw : r.x;
 	frame_text(f, x, r.y, r.w - (x - r.x), right, STYLE_LABEL);
