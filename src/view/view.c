@@ -175,7 +175,19 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 	const int budget = v->app->b.heavy + v->app->b.recent;
 	int used = 0;
 	char rest[160];
-	if (h->n_evicted > 0) {
+	const int prompt = v->sc->prompt;
+	if (prompt > 0 && v->t == prompt && h->n_evicted > 0) {
+		/* The prompt's end: every evicting cache compresses once. */
+		char a[32], b[32], c[32];
+		int len = snprintf(rest, sizeof rest,
+		                   "the prompt's %s tokens compressed to %s: %s evicted",
+		                   view_format_count(prompt, a), view_format_count(h->m.tokens, b),
+		                   view_format_count(h->n_evicted, c));
+		if (v->rec && v->rec->c[POLICY_H2O].cutoff_pos >= 0)
+			snprintf(rest + len, sizeof rest - (size_t)len, ", cut-off %.2f",
+			         v->rec->c[POLICY_H2O].cutoff_value);
+		used += frame_text(f, x0, r.y, w, rest, STYLE_NORMAL);
+	} else if (h->n_evicted > 0) {
 		const struct eviction *ev = timeline_eviction(v->tl, POLICY_H2O, h->first_evict);
 		struct policy_words words;
 		view_word_eviction(v, POLICY_H2O, ev, POLICY_VOICE_SENTENCE, &words);
@@ -197,6 +209,11 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 			         " arrives. The budget (%s) covers all %s tokens: H2O never evicts "
 			         "here",
 			         view_format_count(budget, a), view_format_count(v->n, b));
+		else if (prompt > 0 && v->t < prompt)
+			snprintf(rest, sizeof rest,
+			         " arrives with the prompt: nothing is evicted before its end, "
+			         "step %s",
+			         view_format_count(prompt, a));
 		else if (v->t <= budget)
 			snprintf(rest, sizeof rest,
 			         " arrives: %s of %s slots used, nothing to evict yet",
@@ -241,9 +258,29 @@ static int status_part(char *buf, size_t size, const char *name, const struct st
 	return len;
 }
 
+/* The phase of a scene with a prompt: "prompt 37/512" up to the prompt's
+ * end, "decoding" after it; nothing without a prompt. Returns the columns
+ * it took, its gap included. */
+static int draw_phase(const struct view *v, struct frame *f, int x, int y, int w)
+{
+	const int prompt = v->sc->prompt;
+	if (prompt <= 0)
+		return 0;
+	char buf[64], a[32], b[32];
+	if (v->t <= prompt)
+		snprintf(buf, sizeof buf, "prompt %s/%s", view_format_count(v->t, a),
+		         view_format_count(prompt, b));
+	else
+		snprintf(buf, sizeof buf, "decoding");
+	return frame_text(f, x, y, w, buf, STYLE_LABEL) + 2;
+}
+
 void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	char buf[320];
+	const int phase = draw_phase(v, f, r.x + 1, r.y, r.w - 2);
+	r.x += phase;
+	r.w -= phase;
 	const int w = r.w - 2;
 	if (v->t == 0) {
 		frame_text(f, r.x + 1, r.y, w, "H2O 0 tokens, 0 KV   full 0 tokens, 0 KV",
@@ -445,10 +482,13 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	draw_hints(f, x, r.y, end, walk_hints, sizeof walk_hints / sizeof walk_hints[0]);
 }
 
-/* The most tokens policy P holds over a scene of N. */
+/* The most tokens policy P holds over a scene of N: its capacity, or the
+ * whole prompt when that is longer (nothing is evicted before its end). */
 static int held_most(const struct app *app, enum policy_id p, int n)
 {
-	const int capacity = policy_capacity(p, &app->b);
+	int capacity = policy_capacity(p, &app->b);
+	if (capacity >= 0 && app->scene->prompt > capacity)
+		capacity = app->scene->prompt;
 	return capacity < 0 || capacity > n ? n : capacity;
 }
 

@@ -434,6 +434,9 @@ static void draw_more(const struct view *v, struct frame *f, const struct side *
 		snprintf(buf, sizeof buf, "%s older", n);
 	else if (row->sec == SEC_OLD)
 		snprintf(buf, sizeof buf, "%s more with lower scores", n);
+	else if (timeline_eviction(v->tl, sd->p, 0)->step == v->t)
+		/* All at this step: a prompt compressed at its end. */
+		snprintf(buf, sizeof buf, "%s more evicted at this step", n);
 	else
 		snprintf(buf, sizeof buf, "%s earlier evictions, from step %d", n,
 		         timeline_eviction(v->tl, sd->p, 0)->step);
