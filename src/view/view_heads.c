@@ -9,6 +9,7 @@
  * scene a column stands for several, showing the most a head keeps there.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "h2o/heads.h"
 #include "view_panels.h"
@@ -120,7 +121,7 @@ static void draw_positions(const struct view *v, struct frame *f, struct rect r,
 /* The grid's columns: a label of LABEL_W, then a cell of CELL_W (a glyph
  * and the recall, "▓0.93") or, when the heads of a layer do not fit so,
  * of one glyph; a gap before each cell, a rule where a kv group starts. */
-#define LABEL_W 8 /* "▸ L12  " */
+#define LABEL_W 6 /* "» L12 " */
 
 /* The figures of policy P over the whole model, "H2O 48 tokens, 384 KV
  * err 0.1234  cos 0.9876  recall 0.9512", into BUF. */
@@ -201,7 +202,19 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 
 	int y = r.y;
 	char buf[256];
-	snprintf(buf, sizeof buf,
+	/* What of the grid is off screen comes first: it must not be cut. */
+	int len = 0;
+	if (nrows < layers || ncols < per) {
+		len += snprintf(buf, sizeof buf, "shown: ");
+		if (nrows < layers)
+			len += snprintf(buf + len, sizeof buf - (size_t)len, "layers %d-%d of %d%s",
+			                top + 1, top + nrows, layers, ncols < per ? ", " : "");
+		if (ncols < per)
+			len += snprintf(buf + len, sizeof buf - (size_t)len, "heads %d-%d of %d",
+			                left + 1, left + ncols, per);
+		len += snprintf(buf + len, sizeof buf - (size_t)len, " (arrows scroll)   ");
+	}
+	snprintf(buf + len, sizeof buf - (size_t)len,
 	         "%d layer%s x %d heads, recall at step %d; glyph: attention lost%s", layers,
 	         layers == 1 ? "" : "s", per, v->t,
 	         group > 1 ? (f->ascii ? "; | parts kv groups" : "; \u2502 parts kv groups") : "");
@@ -265,7 +278,7 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 	/* The cursor's head, and what of the grid is off screen. */
 	char where[96];
 	view_head_where(app, app->cursor, 0, f->ascii, where, sizeof where);
-	int len = snprintf(buf, sizeof buf, "%s", where);
+	len = snprintf(buf, sizeof buf, "%s", where);
 	const char *name = heads_name(sc, app->cursor);
 	if (*name)
 		len += snprintf(buf + len, sizeof buf - (size_t)len, " %.16s", name);
@@ -279,12 +292,6 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 		len += snprintf(buf + len, sizeof buf - (size_t)len, ", recall %.4f",
 		                m->attn_recall);
 	}
-	if (nrows < layers)
-		len += snprintf(buf + len, sizeof buf - (size_t)len, "   layers %d-%d of %d shown",
-		                top + 1, top + nrows, layers);
-	if (ncols < per)
-		snprintf(buf + len, sizeof buf - (size_t)len, "   heads %d-%d of %d shown",
-		         left + 1, left + ncols, per);
 	frame_put(f, x0, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);
 	frame_text(f, x0 + 2, y, w - 2, buf, STYLE_NORMAL);
 	y += 2;
