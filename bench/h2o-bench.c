@@ -145,10 +145,8 @@ static struct scene *make_scene(int n, int dim, int heavy, int recent)
 
 static struct policy_budget budget_of(const struct scene *sc)
 {
-	const int b = sc->heavy + sc->recent;
-	int sinks = b / 4 < 4 ? b / 4 : 4;
-	sinks = sinks > 1 ? sinks : 1;
-	return (struct policy_budget){sc->heavy, sc->recent, sinks < b ? sinks : b - 1, sc->n};
+	return (struct policy_budget){sc->heavy, sc->recent,
+	                              policy_default_sinks(sc->heavy + sc->recent), sc->n, NULL};
 }
 
 /* ---- the engine alone --------------------------------------------------- */

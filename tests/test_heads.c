@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
 #include "h2o/heads.h"
 #include "scene_fixture.h"
 
@@ -94,11 +98,170 @@ static void test_view(void **state)
 	scene_free(sc);
 }
 
+/* Two query heads over the attention rows ROWS (one block per head, N
+ * tokens), sharing KV key/value heads, with a prompt of PROMPT tokens. */
+static struct scene *grouped(int n, int kv, int prompt, const double *r)
+{
+	struct scene *sc = fixture_attention(n, 1, 1, 1, r, NULL, NULL);
+	free(sc->attn);
+	sc->attn = fixture_copy(r, 2 * scene_attn_offset(n));
+	sc->heads = 2;
+	sc->kv_heads = kv;
+	sc->layers = 1;
+	sc->prompt = prompt;
+	return sc;
+}
+
+static bool kept_is(const struct engine *e, enum policy_id p, int a, int b)
+{
+	const int *k = engine_positions(e, p);
+	return engine_len(e, p) == 2 && k[0] == a && k[1] == b;
+}
+
+/*
+ * Two query heads sharing one key/value head, heavy 1 + recent 1:
+ *
+ *   head 0: 1 | .1 .9 | .1 .5 .4
+ *   head 1: 1 | .9 .1 | .5 .1 .4
+ *
+ * The cache's score adds the mean of the two heads' weights: after step 2
+ * 1.5 and .5, after step 3 1.8, .8 and .4. Position 2 is recent; of 0 and
+ * 1 the heavy hitter is 0 (1.8 > .8), so 1 goes, from both heads' view of
+ * the one cache. Head 0 alone would have kept 1 (1.4 > 1.2).
+ */
+static void test_grouped_scores(void **state)
+{
+	(void)state;
+	static const double r[] = {1, .1, .9, .1, .5, .4, /* head 0 */
+	                           1, .9, .1, .5, .1, .4 /* head 1 */};
+	struct scene *sc = grouped(3, 1, 0, r);
+	assert_int_equal(heads_group(sc), 2);
+	assert_int_equal(heads_kv_count(sc), 1);
+	const struct policy_budget b = {1, 1, 1, 3, NULL};
+	struct heads_run run;
+	assert_int_equal(heads_run_init(&run, sc, &b), 0);
+	while (heads_run_step(&run))
+		;
+	for (int h = 0; h < 2; h++) {
+		const struct cache_record *r3 = &run.rec[h].c[POLICY_H2O];
+		assert_true(kept_is(run.e[h], POLICY_H2O, 0, 2));
+		assert_int_equal(r3->n_evicted, 1);
+		assert_int_equal(r3->evicted[0], 1);
+		assert_true(fabs(r3->scores[0] - 1.8) < 1e-12);
+		assert_true(fabs(r3->scores[1] - 0.8) < 1e-12);
+		assert_true(fabs(r3->scores[2] - 0.4) < 1e-12);
+		assert_true(fabs(r3->group_attn[1] - 0.3) < 1e-12);
+	}
+	/* Each head still has its own weights. */
+	assert_true(fabs(run.rec[0].c[POLICY_H2O].attn[1] - 0.5) < 1e-12);
+	assert_true(fabs(run.rec[1].c[POLICY_H2O].attn[1] - 0.1) < 1e-12);
+	/* The one kv head's cache is counted once: 2 tokens, not 4. */
+	struct step_metrics m;
+	heads_run_total(&run, POLICY_H2O, &m);
+	assert_int_equal(m.tokens, 2);
+	heads_run_done(&run);
+	scene_free(sc);
+}
+
+/*
+ * A prompt of 4 under heavy 1 + recent 1: steps 1-3 evict nothing (step 3
+ * holds 3 > B); at the end of step 4 every cache applies its rule once to
+ * the four it holds. Both heads see the same rows:
+ *
+ *   1 | .5 .5 | .2 .7 .1 | .1 .7 .1 .1 | .1 .1 .1 .1 .6
+ *
+ * H2O: the column sums 1.8 1.9 .2 .1 | 3 recent: keeps 1 and 3, evicts 0
+ * and 2 at step 4. TOVA: the last prompt row's two largest, .7 (1) and .1
+ * (0: a tie keeps the lower position). StreamingLLM (1 sink): 0 and 3.
+ * Step 5 evicts one, as every step after the prompt.
+ */
+static void test_prompt(void **state)
+{
+	(void)state;
+	static const double row[] = {1, .5, .5, .2, .7, .1, .1, .7, .1, .1, .1, .1, .1, .1, .6};
+	double r[30];
+	for (int i = 0; i < 30; i++)
+		r[i] = row[i % 15];
+	struct scene *sc = grouped(5, 2, 4, r);
+	const struct policy_budget b = {1, 1, 1, 5, NULL};
+	struct heads_run run;
+	assert_int_equal(heads_run_init(&run, sc, &b), 0);
+	for (int t = 1; t <= 3; t++) {
+		assert_true(heads_run_step(&run));
+		for (int p = 1; p < POLICY_COUNT; p++)
+			assert_int_equal(run.rec[0].c[p].n_evicted, 0);
+		assert_int_equal(engine_len(run.e[0], POLICY_H2O), t);
+	}
+	assert_true(heads_run_step(&run));
+	const struct cache_record *h = &run.rec[0].c[POLICY_H2O];
+	assert_int_equal(h->n_evicted, 2);
+	assert_int_equal(h->evicted[0], 0);
+	assert_int_equal(h->evicted[1], 2);
+	assert_true(kept_is(run.e[0], POLICY_H2O, 1, 3));
+	assert_true(kept_is(run.e[0], POLICY_TOVA, 0, 1));
+	assert_true(kept_is(run.e[1], POLICY_TOVA, 0, 1));
+	assert_true(kept_is(run.e[0], POLICY_STREAMING, 0, 3));
+	assert_true(kept_is(run.e[0], POLICY_WINDOW, 2, 3));
+	assert_true(heads_run_step(&run));
+	for (int p = 1; p < POLICY_COUNT; p++)
+		assert_int_equal(run.rec[0].c[p].n_evicted, 1);
+	heads_run_done(&run);
+	scene_free(sc);
+}
+
+/*
+ * TOVA as its authors run it: the layer's two query heads (each its own
+ * key/value head) average their weights, and every cache of the layer keeps
+ * the same B = 2 positions. At step 3:
+ *
+ *   head 0: 1 | .5 .5 | .5 .1 .4
+ *   head 1: 1 | .5 .5 | .3 .6 .1
+ *
+ * the mean .4 .35 .25 keeps 0 and 1: the new token goes, in head 0's cache
+ * too, though head 0 alone would have kept it (.4 > .1).
+ */
+static void test_tova_layer(void **state)
+{
+	(void)state;
+	static const double r[] = {1, .5, .5, .5, .1, .4, /* head 0 */
+	                           1, .5, .5, .3, .6, .1 /* head 1 */};
+	struct scene *sc = grouped(3, 2, 0, r);
+	const struct policy_budget b = {1, 1, 1, 3, NULL};
+	struct heads_run run;
+	assert_int_equal(heads_run_init(&run, sc, &b), 0);
+	while (heads_run_step(&run))
+		;
+	for (int h = 0; h < 2; h++) {
+		const struct cache_record *t = &run.rec[h].c[POLICY_TOVA];
+		assert_true(kept_is(run.e[h], POLICY_TOVA, 0, 1));
+		assert_int_equal(t->n_evicted, 1);
+		assert_int_equal(t->evicted[0], 2);
+		/* Its words compare the layer's means: .25 lost to .35. */
+		assert_true(fabs(t->evicted_weights[0] - 0.25) < 1e-12);
+		assert_int_equal(t->cutoff_pos, 1);
+		assert_true(fabs(t->cutoff_value - 0.35) < 1e-12);
+	}
+	/* A lone engine of a head view makes the layer's plan itself. */
+	struct scene view;
+	heads_view(sc, 0, &view);
+	struct engine *e = engine_new(&view, &b);
+	struct step_record rec;
+	while (engine_step(e, &rec))
+		;
+	assert_true(kept_is(e, POLICY_TOVA, 0, 1));
+	engine_free(e);
+	heads_run_done(&run);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_heads_keep_different_tokens),
 	        cmocka_unit_test(test_view),
+	        cmocka_unit_test(test_grouped_scores),
+	        cmocka_unit_test(test_prompt),
+	        cmocka_unit_test(test_tova_layer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,11 +117,12 @@ static void test_streaming_sinks(void **state)
 static void test_default_sinks(void **state)
 {
 	(void)state;
-	/* max(1, min(4, B / 4)), never more than B - 1. */
+	/* 4, as streaming-llm's start_size, never more than B - 1. */
 	assert_int_equal(policy_default_sinks(1), 0);
 	assert_int_equal(policy_default_sinks(2), 1);
-	assert_int_equal(policy_default_sinks(4), 1);
-	assert_int_equal(policy_default_sinks(8), 2);
+	assert_int_equal(policy_default_sinks(4), 3);
+	assert_int_equal(policy_default_sinks(5), 4);
+	assert_int_equal(policy_default_sinks(8), 4);
 	assert_int_equal(policy_default_sinks(16), 4);
 	assert_int_equal(policy_default_sinks(1024), 4);
 }

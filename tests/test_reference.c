@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "h2o/engine.h"
+#include "h2o/heads.h"
 #include "h2o/engine_replay.h"
 #include "scene_fixture.h"
 
@@ -446,6 +447,296 @@ static void test_mixed_stepping(void **state)
 	scene_free(sc);
 }
 
+/* ---- layers, grouped heads and a prompt --------------------------------- */
+
+/*
+ * The same reference for a whole model (design §2): layer l's kv head g
+ * has a cache per policy; each query head of its group takes its softmax
+ * over that cache; the score adds the mean of the group's weights (summed
+ * over the group in order from 0.0, divided by its size); no eviction
+ * before the prompt's end; TOVA decides per layer on the mean over all the
+ * layer's query heads. Compared, bit for bit, with every query head's
+ * engine of a heads_run.
+ */
+struct ref_model {
+	const struct scene *sc;
+	struct policy_budget b;
+	int layers, heads, kv, group, t;
+	struct ref_cache *c; /* [layers][kv][POLICY_COUNT] */
+	double *w;           /* [heads][4096]: a layer's heads' weights */
+	double *hmax, *hsum; /* [heads] */
+	double *out;         /* [layers * heads][dim] */
+	double *hw;          /* [layers * heads][POLICY_COUNT][4096]: each head's */
+	double *hm, *hs;     /* [layers * heads][POLICY_COUNT] */
+};
+
+static struct ref_cache *model_cache(const struct ref_model *r, int l, int g, int id)
+{
+	return &r->c[((size_t)l * (size_t)r->kv + (size_t)g) * POLICY_COUNT + (size_t)id];
+}
+
+static double model_logit(const struct scene *sc, int qh, int kvh, int q, int j)
+{
+	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
+	if (sc->mode == SCENE_ATTENTION)
+		return log(sc->attn[(size_t)qh * scene_attn_offset(sc->n) + scene_attn_offset(q) +
+		                    (size_t)j]);
+	double s = 0.0;
+	for (size_t i = 0; i < dim; i++)
+		s += sc->q[((size_t)qh * n + (size_t)q) * dim + i] *
+		     sc->k[((size_t)kvh * n + (size_t)j) * dim + i];
+	return sc->scale * s;
+}
+
+static void model_step(struct ref_model *r)
+{
+	const struct scene *sc = r->sc;
+	const int p = r->t, s = r->t + 1, budget = r->b.heavy + r->b.recent;
+	const size_t dim = (size_t)sc->dim, n = (size_t)sc->n;
+	for (int l = 0; l < r->layers; l++) {
+		for (int id = 0; id < POLICY_COUNT; id++) {
+			/* Every kv head's cache appends p and its heads weigh it. */
+			for (int g = 0; g < r->kv; g++) {
+				struct ref_cache *c = model_cache(r, l, g, id);
+				c->pos[c->len] = p;
+				c->score[c->len] = 0.0;
+				c->len++;
+				for (int i = 0; i < c->len; i++)
+					c->w[i] = 0.0;
+				for (int hi = 0; hi < r->group; hi++) {
+					const int h = g * r->group + hi, qh = l * r->heads + h;
+					double *w = r->w + (size_t)h * 4096, m = -INFINITY,
+					       sum = 0.0;
+					for (int i = 0; i < c->len; i++) {
+						w[i] = model_logit(sc, qh, l * r->kv + g, p,
+						                   c->pos[i]);
+						m = w[i] > m ? w[i] : m;
+					}
+					for (int i = 0; i < c->len; i++) {
+						w[i] = exp(w[i] - m);
+						sum += w[i];
+					}
+					for (int i = 0; i < c->len; i++) {
+						w[i] /= sum;
+						c->w[i] += w[i];
+					}
+					const size_t at = (size_t)qh * POLICY_COUNT + (size_t)id;
+					memcpy(r->hw + at * 4096, w, (size_t)c->len * sizeof *w);
+					r->hm[at] = m;
+					r->hs[at] = sum;
+					for (size_t k = 0; sc->v && k < dim; k++) {
+						double o = 0.0;
+						for (int i = 0; i < c->len; i++)
+							o += w[i] *
+							     sc->v[((size_t)(l * r->kv + g) * n +
+							            (size_t)c->pos[i]) *
+							                   dim +
+							           k];
+						r->out[at * dim + k] = o;
+					}
+				}
+				for (int i = 0; i < c->len; i++) {
+					c->w[i] /= r->group; /* the group's mean */
+					c->score[i] += c->w[i];
+					c->att[i] = c->pos[i];
+					c->att_score[i] = c->score[i];
+				}
+				c->n_att = c->len;
+			}
+			/* TOVA's key: the mean over all the layer's heads. */
+			double lmean[4096];
+			const int len = model_cache(r, l, 0, id)->len;
+			for (int i = 0; i < len; i++) {
+				lmean[i] = 0.0;
+				for (int h = 0; h < r->heads; h++)
+					lmean[i] += r->w[(size_t)h * 4096 + (size_t)i];
+				lmean[i] /= r->heads;
+			}
+			for (int g = 0; g < r->kv; g++) {
+				struct ref_cache *c = model_cache(r, l, g, id);
+				const double *key =
+				        id == POLICY_TOVA && r->heads > 1 ? lmean : c->w;
+				unsigned char gone[4096] = {0};
+				int cut = -1;
+				bool by_weight = false;
+				if (s < sc->prompt || id == POLICY_FULL) {
+					/* nothing goes */
+				} else if (id == POLICY_H2O && c->len > budget) {
+					cut = keep_strongest(c, c->score, c->len - r->b.recent,
+					                     r->b.heavy, gone);
+				} else if (id == POLICY_WINDOW) {
+					for (int i = 0; i < c->len - budget; i++)
+						gone[i] = 1;
+				} else if (id == POLICY_STREAMING && c->len > budget) {
+					int sinks = 0;
+					while (sinks < c->len && c->pos[sinks] < r->b.sinks)
+						sinks++;
+					for (int i = sinks; i < c->len - (budget - sinks); i++)
+						gone[i] = 1;
+				} else if (id == POLICY_TOVA && c->len > budget) {
+					cut = keep_strongest(c, key, c->len, budget, gone);
+					by_weight = true;
+				}
+				c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
+				c->cutoff_value =
+				        cut >= 0 ? (by_weight ? key[cut] : c->score[cut]) : 0.0;
+				int kept = 0;
+				c->n_ev = 0;
+				for (int i = 0; i < c->len; i++) {
+					if (gone[i]) {
+						c->ev[c->n_ev] = c->pos[i];
+						c->ev_score[c->n_ev] = c->score[i];
+						c->ev_w[c->n_ev] = key[i];
+						c->n_ev++;
+					} else {
+						c->pos[kept] = c->pos[i];
+						c->score[kept] = c->score[i];
+						kept++;
+					}
+				}
+				c->len = kept;
+			}
+		}
+	}
+	r->t++;
+}
+
+/* Query head QH's record of policy ID against the reference. */
+static void check_model_head(const struct ref_model *r, const struct heads_run *run, int qh, int id)
+{
+	const int l = qh / r->heads, g = (qh % r->heads) / r->group;
+	const struct ref_cache *c = model_cache(r, l, g, id);
+	const struct cache_record *got = &run->rec[qh].c[id];
+	const size_t at = (size_t)qh * POLICY_COUNT + (size_t)id;
+	assert_int_equal(got->n_attended, c->n_att);
+	SAME(got->attended, c->att, c->n_att);
+	SAME(got->attn, r->hw + at * 4096, c->n_att);
+	assert_true(got->max == r->hm[at] && got->sum == r->hs[at]);
+	if (r->sc->v)
+		SAME(got->out, r->out + at * (size_t)r->sc->dim, r->sc->dim);
+	if (id == POLICY_FULL)
+		return; /* its scores are its own head's column sums */
+	SAME(got->group_attn, c->w, c->n_att);
+	SAME(got->scores, c->att_score, c->n_att);
+	assert_int_equal(got->n_evicted, c->n_ev);
+	SAME(got->evicted, c->ev, c->n_ev);
+	SAME(got->evicted_scores, c->ev_score, c->n_ev);
+	SAME(got->evicted_weights, c->ev_w, c->n_ev);
+	assert_int_equal(got->cutoff_pos, c->cutoff_pos);
+	assert_true(got->cutoff_value == c->cutoff_value);
+	assert_int_equal(engine_len(run->e[qh], id), c->len);
+	SAME(engine_positions(run->e[qh], id), c->pos, c->len);
+	SAME(engine_scores(run->e[qh], id), c->score, c->len);
+}
+
+static double model_rand(unsigned long long *s, bool ties)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	const double u = (double)(*s >> 11) / 9007199254740992.0;
+	return ties ? (double)((int)(u * 3.0) - 1) : u * 4.0 - 2.0;
+}
+
+/* A random model: LAYERS x HEADS query heads over KV kv heads each. */
+static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, int prompt,
+                                 bool attention, bool ties, unsigned seed)
+{
+	struct scene *sc =
+	        fixture_base(n, dim, 0, 0, attention ? SCENE_ATTENTION : SCENE_VECTOR, NULL);
+	sc->layers = layers;
+	sc->heads = heads;
+	sc->kv_heads = kv;
+	sc->prompt = prompt;
+	unsigned long long s = seed;
+	const size_t qn = (size_t)layers * (size_t)heads * (size_t)n * (size_t)dim;
+	const size_t kn = (size_t)layers * (size_t)kv * (size_t)n * (size_t)dim;
+	sc->v = malloc(kn * sizeof *sc->v);
+	for (size_t i = 0; i < kn; i++)
+		sc->v[i] = model_rand(&s, false);
+	if (attention) {
+		const size_t rows = scene_attn_offset(n);
+		sc->attn = malloc((size_t)layers * (size_t)heads * rows * sizeof *sc->attn);
+		for (int qh = 0; qh < layers * heads; qh++)
+			for (int i = 0; i < n; i++) {
+				double *row = sc->attn + (size_t)qh * rows + scene_attn_offset(i),
+				       sum = 0;
+				for (int j = 0; j <= i; j++)
+					sum += row[j] = ties ? 1.0 + (model_rand(&s, true) + 1.0)
+					                     : 0.05 + fabs(model_rand(&s, false));
+				for (int j = 0; j <= i; j++)
+					row[j] /= sum;
+			}
+		return sc;
+	}
+	sc->q = malloc(qn * sizeof *sc->q);
+	sc->k = malloc(kn * sizeof *sc->k);
+	for (size_t i = 0; i < qn; i++)
+		sc->q[i] = model_rand(&s, ties);
+	for (size_t i = 0; i < kn; i++)
+		sc->k[i] = model_rand(&s, ties);
+	return sc;
+}
+
+static void compare_model(const struct scene *sc, int heavy, int recent)
+{
+	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n,
+	                                NULL};
+	struct ref_model *r = calloc(1, sizeof *r);
+	r->sc = sc;
+	r->b = b;
+	r->layers = sc->layers;
+	r->heads = heads_per_layer(sc);
+	r->kv = heads_kv_count(sc);
+	r->group = heads_group(sc);
+	const size_t qhs = (size_t)r->layers * (size_t)r->heads;
+	r->c = calloc((size_t)r->layers * (size_t)r->kv * POLICY_COUNT, sizeof *r->c);
+	r->w = calloc((size_t)r->heads * 4096, sizeof *r->w);
+	r->out = calloc(qhs * POLICY_COUNT * (size_t)sc->dim, sizeof *r->out);
+	r->hw = calloc(qhs * POLICY_COUNT * 4096, sizeof *r->hw);
+	r->hm = calloc(qhs * POLICY_COUNT, sizeof *r->hm);
+	r->hs = calloc(qhs * POLICY_COUNT, sizeof *r->hs);
+	struct heads_run run;
+	assert_int_equal(heads_run_init(&run, sc, &b), 0);
+	int steps = 0;
+	while (heads_run_step(&run)) {
+		model_step(r);
+		for (int qh = 0; qh < run.count; qh++)
+			for (int id = 0; id < POLICY_COUNT; id++)
+				check_model_head(r, &run, qh, id);
+		steps++;
+	}
+	assert_int_equal(steps, sc->n);
+	heads_run_done(&run);
+	free(r->c);
+	free(r->w);
+	free(r->out);
+	free(r->hw);
+	free(r->hm);
+	free(r->hs);
+	free(r);
+}
+
+static void test_model_scenes(void **state)
+{
+	(void)state;
+	/* layers, heads, kv heads, n, dim, prompt, heavy, recent,
+	 * attention, ties: groups of 1, 2 and 4; prompts shorter and longer
+	 * than the budget, and the whole scene; no heavy part, none recent. */
+	const int shapes[][10] = {
+	        {1, 2, 1, 30, 3, 0, 2, 2, 0, 0},  {2, 4, 2, 40, 8, 12, 3, 3, 0, 0},
+	        {3, 4, 1, 35, 5, 3, 2, 4, 0, 1},  {2, 2, 2, 50, 9, 20, 4, 2, 0, 0},
+	        {1, 8, 2, 45, 4, 45, 3, 3, 0, 0}, {2, 4, 4, 40, 6, 10, 0, 5, 0, 1},
+	        {2, 4, 2, 40, 1, 8, 5, 0, 1, 0},  {1, 6, 3, 50, 2, 25, 3, 2, 1, 1},
+	        {1, 1, 1, 30, 4, 9, 2, 2, 0, 0},  {2, 4, 2, 70, 17, 30, 6, 6, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		const int *x = shapes[i];
+		struct scene *sc = model_scene(x[0], x[1], x[2], x[3], x[4], x[5], x[8], x[9],
+		                               (unsigned)i + 7);
+		compare_model(sc, x[6], x[7]);
+		scene_free(sc);
+	}
+}
+
 int main(void)
 {
 	const char *kernel = getenv("H2O_KERNEL");
@@ -462,10 +753,9 @@ int main(void)
 	}
 	printf("kernels: %s\n", engine_kernel_name());
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_vector_scenes),
-	        cmocka_unit_test(test_long_scene),
-	        cmocka_unit_test(test_attention_scenes),
-	        cmocka_unit_test(test_mixed_stepping),
+	        cmocka_unit_test(test_vector_scenes),    cmocka_unit_test(test_long_scene),
+	        cmocka_unit_test(test_attention_scenes), cmocka_unit_test(test_mixed_stepping),
+	        cmocka_unit_test(test_model_scenes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,19 +11,25 @@ and NumPy (Debian: apt-get install python3-numpy).
         the logits at every position, as JSON {"tokens": [...], "logits": [[...]]}
     llama2c.py encode TOKENIZER --vocab 512 --text "Once upon a time"
         the token ids (with BOS), as JSON
-    llama2c.py trace CHECKPOINT TOKENIZER --text TEXT --out PREFIX [--generate N]
+    llama2c.py trace CHECKPOINT TOKENIZER (--text TEXT | --text-file F) --out PREFIX
         PREFIX_q.npy (L, H, n, d), PREFIX_k.npy and PREFIX_v.npy (L, G, n, d):
-        each layer's attention inputs, q and k after RoPE, float32, C order;
-        PREFIX.json: the tokens' text and ids, the prompt length, the shape.
-        With --generate N, N greedy tokens follow the prompt. With --scene L H,
-        also an h2o-tui scene of layer L, query head H: PREFIX_L<L>H<H>.json
-        and its (n, d) q, k, v files (k and v of the head's kv head).
+        each layer's attention inputs, q and k after RoPE, C order (float32,
+        or --dtype float16 / float64); PREFIX.json (or --json PATH): the whole
+        model as an h2o-tui scene (layers, heads, kv_heads, prompt, heavy,
+        recent, the token texts, the .npy names relative to the scene, a
+        title, description and watch; the token ids in "x-ids"). --prompt P
+        is the scene's prompt (default: the text's tokens with --generate N,
+        which adds N greedy tokens after it, else 0). With --scene L H, also a
+        one-head scene of layer L, query head H: PREFIX_L<L>H<H>.json and its
+        (n, d) q, k, v files (k and v of the head's kv head).
+    llama2c.py accuracy CHECKPOINT TOKENIZER (--text TEXT | --text-file F) [--min A]
+        teacher-forced next-token accuracy on the text; exit 1 below A
     llama2c.py fixture CHECKPOINT TOKENIZER (--out FILE | --check FILE)
         write (or compare with) tests/model/stories260K_logits.txt
 
-Every trace is checked before it is written: softmax(q k^T / sqrt(d)) under
-a causal mask, from the float32 arrays written, must give the attention
-probabilities of the forward pass itself.
+Every trace is checked when it is written: softmax(q k^T / sqrt(d)) under
+a causal mask, from the arrays read back from the files, must give the
+attention probabilities of the forward pass itself.
 """
 import argparse
 import json
@@ -268,6 +274,71 @@ def compare_fixture(new, old, tol=2e-6):
     return None
 
 
+def scene_text(t):
+    """A token's text as a one-head scene shows it: blank ones quoted."""
+    return t if t.strip() else repr(t)
+
+
+# The scene's paragraph on what to watch, unless --watch gives another.
+WATCH = (
+    "Every head of a real model: stories260K, 5 layers of 8 query heads, each two "
+    "sharing a key/value head. Tab walks the heads, o shows them all. This small "
+    "model has no attention sink: its first token is looked at early on and hardly "
+    "later. Many heads are local, much of their attention on the token before, and "
+    "a window serves them. Others keep coming back to a few tokens (a name, quote "
+    "marks, full stops): the heavy hitters H2O keeps and a window loses. Nothing is "
+    "evicted during the prompt; at its end each cache is cut to its budget in one "
+    "go, H2O's by the scores the prompt earned.")
+
+
+def write_model_scene(a, ck, dtype, texts, ids, prompt):
+    """The whole model as an h2o-tui scene: the three files of a.out beside
+    (or below) the scene file a.json, named relative to its folder."""
+    path = a.json or a.out + ".json"
+    folder = os.path.dirname(os.path.abspath(path))
+    names = {x: os.path.relpath(os.path.abspath(f"{a.out}_{x}.npy"), folder)
+             for x in ("q", "k", "v")}
+    n = len(ids)
+    scene = {
+        "title": a.title or f"{os.path.basename(a.checkpoint)}: {n} tokens, "
+                            f"{ck.n_layers} layers x {ck.n_heads} heads",
+        "description": a.description or (
+            f"Every layer and head of {os.path.basename(a.checkpoint)} on {n} tokens "
+            f"({prompt} of prompt): {ck.n_heads} query heads per layer share "
+            f"{ck.n_kv_heads} key/value heads; q, k, v from tools/llama2c.py trace ({dtype})."),
+        "watch": a.watch if a.watch is not None else WATCH,
+        "heavy": a.heavy, "recent": a.recent, "dim": ck.head_size,
+        "layers": ck.n_layers, "heads": ck.n_heads, "kv_heads": ck.n_kv_heads,
+        "prompt": prompt,
+        "q": names["q"], "k": names["k"], "v": names["v"],
+        # As decoded (the screen escapes a line break), BOS as <s>.
+        "text": ["<s>" if i == BOS else t for i, t in zip(ids, texts)],
+        "x-ids": ids,
+        "x-source": f"tools/llama2c.py trace {os.path.basename(a.checkpoint)} "
+                    f"{os.path.basename(a.tokenizer)}",
+    }
+    with open(path, "w") as f:
+        json.dump(scene, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    return path
+
+
+def accuracy(ck, ids):
+    """Teacher-forced next-token accuracy: how often the argmax of the
+    logits at position i is token i + 1; (right, predictions)."""
+    logits = forward(ck, ids)[0]
+    guess = np.argmax(logits[:-1], axis=-1)
+    return int(np.sum(guess == np.asarray(ids[1:]))), len(ids) - 1
+
+
+def read_text(a):
+    """--text, or the contents of --text-file."""
+    if a.text_file:
+        with open(a.text_file, encoding="utf-8") as f:
+            return f.read().strip()
+    return a.text
+
+
 def write_scene(a, ck, q, k, v, texts):
     """One query head as an h2o-tui scene (docs/scene-format.md, .npy files)."""
     layer, head = a.scene
@@ -277,13 +348,15 @@ def write_scene(a, ck, q, k, v, texts):
     base = f"{a.out}_L{layer}H{head}"
     name = os.path.basename(base)
     for part, x in (("q", q[layer, head]), ("k", k[layer, g]), ("v", v[layer, g])):
-        np.save(f"{base}_{part}.npy", np.ascontiguousarray(x))
+        # The one-head loader reads float32 and float64 only.
+        np.save(f"{base}_{part}.npy", np.ascontiguousarray(
+            x, dtype=np.float32 if x.dtype == np.float16 else x.dtype))
     scene = {"title": f"{os.path.basename(a.checkpoint)}, layer {layer}, head {head}",
              "description": f"query head {head} reads key/value head {g}; "
                             f"{len(texts)} tokens of tools/llama2c.py trace",
              "heavy": a.heavy, "recent": a.recent, "dim": ck.head_size,
              "q": f"{name}_q.npy", "k": f"{name}_k.npy", "v": f"{name}_v.npy",
-             "text": [t if t.strip() else repr(t) for t in texts]}
+             "text": [scene_text(t) for t in texts]}
     with open(base + ".json", "w") as f:
         json.dump(scene, f, indent=1, ensure_ascii=False)
         f.write("\n")
@@ -300,16 +373,31 @@ def main(argv):
     p.add_argument("--vocab", type=int, required=True)
     p.add_argument("--text", required=True)
     p.add_argument("--no-bos", action="store_true")
-    p = sub.add_parser("trace", help="attention inputs as .npy files")
+    p = sub.add_parser("trace", help="attention inputs as .npy files and a scene")
     p.add_argument("checkpoint")
     p.add_argument("tokenizer")
-    p.add_argument("--text", required=True)
+    t = p.add_mutually_exclusive_group(required=True)
+    t.add_argument("--text")
+    t.add_argument("--text-file")
     p.add_argument("--out", required=True, help="writes OUT_q.npy, OUT_k.npy, OUT_v.npy, OUT.json")
+    p.add_argument("--json", help="the scene's path instead of OUT.json")
     p.add_argument("--generate", type=int, default=0, help="greedy tokens after the prompt")
+    p.add_argument("--prompt", type=int, help="the scene's prompt, in tokens")
+    p.add_argument("--dtype", choices=("float16", "float32", "float64"), default="float32")
+    p.add_argument("--title")
+    p.add_argument("--description")
+    p.add_argument("--watch", help="the scene's watch paragraph (default: one on real heads)")
     p.add_argument("--scene", type=int, nargs=2, metavar=("LAYER", "HEAD"),
                    help="also write an h2o-tui scene of one query head")
     p.add_argument("--heavy", type=int, default=16, help="the scene's heavy budget")
     p.add_argument("--recent", type=int, default=16, help="the scene's recent budget")
+    p = sub.add_parser("accuracy", help="teacher-forced next-token accuracy on a text")
+    p.add_argument("checkpoint")
+    p.add_argument("tokenizer")
+    t = p.add_mutually_exclusive_group(required=True)
+    t.add_argument("--text")
+    t.add_argument("--text-file")
+    p.add_argument("--min", type=float, default=0.0, help="exit 1 below this accuracy")
     p = sub.add_parser("fixture", help="the test fixture of tests/model")
     p.add_argument("checkpoint")
     p.add_argument("tokenizer")
@@ -332,28 +420,38 @@ def main(argv):
     elif a.cmd == "trace":
         ck = Checkpoint(a.checkpoint)
         tok = Tokenizer(a.tokenizer, ck.vocab_size)
-        prompt = tok.encode(a.text)
+        prompt = tok.encode(read_text(a))
         ids = greedy(ck, prompt, a.generate) if a.generate else prompt
+        n_prompt = a.prompt if a.prompt is not None else len(prompt) if a.generate else 0
+        if not 0 <= n_prompt <= len(ids):
+            ap.error(f"--prompt must be 0 to {len(ids)}")
         _, q, k, v, probs = forward(ck, ids)
-        q32, k32, v32 = (np.ascontiguousarray(x, dtype=np.float32) for x in (q, k, v))
         exact = check_trace(q, k, probs, 1e-12)
-        rounded = check_trace(q32, k32, probs, 1e-4)
-        for name, x in (("q", q32), ("k", k32), ("v", v32)):
-            np.save(f"{a.out}_{name}.npy", x)
+        for name, x in (("q", q), ("k", k), ("v", v)):
+            np.save(f"{a.out}_{name}.npy", np.ascontiguousarray(x, dtype=a.dtype))
+        # What the files hold, read back, is what is checked.
+        q1, k1, v1 = (np.load(f"{a.out}_{name}.npy") for name in ("q", "k", "v"))
+        tol = {"float64": 1e-12, "float32": 1e-4, "float16": 5e-2}[a.dtype]
+        stored = check_trace(q1, k1, probs, tol)
         texts = [tok.decode(ids[i - 1] if i else -1, t).decode("utf-8", "replace")
                  for i, t in enumerate(ids)]
-        meta = {"tokens": texts, "ids": ids, "prompt_length": len(prompt),
-                "n_layers": ck.n_layers, "n_heads": ck.n_heads, "n_kv_heads": ck.n_kv_heads,
-                "head_size": ck.head_size,
-                "q": f"{a.out}_q.npy", "k": f"{a.out}_k.npy", "v": f"{a.out}_v.npy"}
-        with open(f"{a.out}.json", "w") as f:
-            json.dump(meta, f, indent=1, ensure_ascii=False)
-            f.write("\n")
+        path = write_model_scene(a, ck, a.dtype, texts, ids, n_prompt)
         if a.scene:
-            write_scene(a, ck, q32, k32, v32, texts)
-        print(f"{len(ids)} tokens ({len(prompt)} of prompt); attention from q and k matches "
-              f"the forward pass to {exact:.1e} (float64), {rounded:.1e} (float32)",
-              file=sys.stderr)
+            write_scene(a, ck, q1, k1, v1, texts)
+        size = sum(os.path.getsize(f"{a.out}_{x}.npy") for x in ("q", "k", "v"))
+        print(f"{path}: {len(ids)} tokens ({n_prompt} of prompt), {size} bytes of .npy; "
+              f"attention from q and k matches the forward pass to {exact:.1e} (float64), "
+              f"{stored:.1e} ({a.dtype}, as stored)", file=sys.stderr)
+    elif a.cmd == "accuracy":
+        ck = Checkpoint(a.checkpoint)
+        tok = Tokenizer(a.tokenizer, ck.vocab_size)
+        ids = tok.encode(read_text(a))
+        right, total = accuracy(ck, ids)
+        print(f"next-token accuracy {right}/{total} = {right / total:.3f} "
+              f"(chance 1/{ck.vocab_size} = {1 / ck.vocab_size:.4f})")
+        if right / total < a.min:
+            print(f"below the --min of {a.min}", file=sys.stderr)
+            return 1
     else:
         ck = Checkpoint(a.checkpoint)
         tok = Tokenizer(a.tokenizer, ck.vocab_size)

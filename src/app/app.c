@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "h2o/heads.h"
+#include "h2o/plan.h"
 #include "h2o/keys.h"
 #include "h2o/lessons.h"
 #include "h2o/scene.h"
@@ -133,7 +134,9 @@ static int build_timelines(const struct app *app, const struct policy_budget *b,
 }
 
 /* Free timelines TLS of the heads (and their POOL, which owns them). */
-static void free_timelines(const struct app *app, struct timeline **tls, struct timeline_pool *pool)
+/* The timelines of a budget, and then the plans they shared (B's). */
+static void free_timelines(const struct app *app, struct timeline **tls, struct timeline_pool *pool,
+                           struct engine_plans *plans)
 {
 	if (pool)
 		timeline_pool_free(pool);
@@ -141,6 +144,15 @@ static void free_timelines(const struct app *app, struct timeline **tls, struct 
 		for (int h = 0; tls && h < app->heads; h++)
 			timeline_free(tls[h]);
 	free(tls);
+	engine_plans_free(plans);
+}
+
+/* A budget's layer-wide plans, shared by every head's engines (plan.h):
+ * false when out of memory. */
+static bool plan_budget(const struct scene *scene, struct policy_budget *b)
+{
+	b->plans = engine_plans_new(scene, b);
+	return b->plans != NULL;
 }
 
 /* Seek the shown step: what the view reads (app.h, shown and list). */
@@ -161,6 +173,8 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 	app->scene = scene;
 	app->sinks_given = sinks;
 	app->b = budget_of(heavy, recent, sinks, scene->n);
+	if (!plan_budget(scene, &app->b))
+		return -1;
 	app->compare = compare;
 	app->selected = -1;
 	app->heat_anchor = -1;
@@ -224,7 +238,8 @@ void app_set_lessons(struct app *app, const struct lessons *lessons, int index)
 
 void app_done(struct app *app)
 {
-	free_timelines(app, app->tls, app->pool);
+	free_timelines(app, app->tls, app->pool, app->b.plans);
+	app->b.plans = NULL;
 	free(app->views);
 	app->pool = NULL;
 	free(app->list.pos);
@@ -270,15 +285,16 @@ static void rebudget(struct app *app, int heavy, int recent)
 		snprintf(app->notice, sizeof app->notice, "budget is already at its limit");
 		return;
 	}
-	const struct policy_budget b = budget_of(heavy, recent, app->sinks_given, app->scene->n);
+	struct policy_budget b = budget_of(heavy, recent, app->sinks_given, app->scene->n);
 	struct timeline **tls = calloc((size_t)app->heads, sizeof *tls);
 	struct timeline_pool *pool = NULL;
-	if (!tls || build_timelines(app, &b, tls, &pool) < 0) {
+	if (!tls || !plan_budget(app->scene, &b) || build_timelines(app, &b, tls, &pool) < 0) {
 		free(tls);
+		engine_plans_free(b.plans);
 		snprintf(app->notice, sizeof app->notice, "out of memory: budgets unchanged");
 		return;
 	}
-	free_timelines(app, app->tls, app->pool);
+	free_timelines(app, app->tls, app->pool, app->b.plans);
 	app->tls = tls;
 	app->pool = pool;
 	app->tl = tls[app->head];

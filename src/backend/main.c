@@ -38,6 +38,8 @@ enum { EXIT_USAGE = 2, EXIT_SCENE = 3, EXIT_MEMORY = 4 };
 struct options {
 	bool headless, ascii, trace, report, json, csv, quiet;
 	bool per_head;    /* --per-head: the report's rows per head */
+	bool per_layer;   /* --per-layer: the report's rows per layer */
+	int prompt;       /* --prompt: the prompt's length; -1: the scene's */
 	const char *plot; /* --plot FILE, or NULL */
 	double split;     /* --split: heavy's fraction of a swept budget; -1: not given */
 	const char *split_arg;
@@ -112,7 +114,9 @@ static void usage(FILE *out)
 	         "policy beside H2O at start, one of %s (default %s; c cycles them in the TUI)",
 	         app_comparable_names(names, sizeof names), policies[COMPARE_DEFAULT]->name);
 	put_help(out, "--compare NAME", text);
-	fputs("  --sinks N           StreamingLLM's attention sinks (default max(1, min(4, B/4)))\n"
+	fputs("  --sinks N           StreamingLLM's attention sinks (default 4, below B)\n"
+	      "  --prompt P          the first P tokens are the prompt: no eviction before\n"
+	      "                      its end, then each cache's rule once (overrides the scene's)\n"
 	      "  --report            print every policy's figures over the scene and exit\n"
 	      "  --budget-sweep[=LIST]  the report for each total budget B of LIST\n"
 	      "                      (comma-separated; default 1..n, or powers of two past 64;\n"
@@ -122,6 +126,7 @@ static void usage(FILE *out)
 	      "  --target FIG=VALUE  the report's and the sweep's target: recall=0.95 (the\n"
 	      "                      default), err=0.1 (at most) or cos=0.99 (at least)\n"
 	      "  --per-head          with --report or --budget-sweep: a row per head too\n"
+	      "  --per-layer         with --report: a row per layer too\n"
 	      "  --plot FILE         with --report or --budget-sweep: also draw the figures\n"
 	      "                      into FILE (.svg, .png or .pdf), the one file written\n"
 	      "  --json              with --report or --budget-sweep: one JSON object\n"
@@ -226,6 +231,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_SPLIT,
 		OPT_TARGET,
 		OPT_PER_HEAD,
+		OPT_PER_LAYER,
+		OPT_PROMPT,
 		OPT_PLOT,
 		OPT_JSON,
 		OPT_CSV,
@@ -255,6 +262,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"split", required_argument, NULL, OPT_SPLIT},
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"per-head", no_argument, NULL, OPT_PER_HEAD},
+	        {"per-layer", no_argument, NULL, OPT_PER_LAYER},
+	        {"prompt", required_argument, NULL, OPT_PROMPT},
 	        {"plot", required_argument, NULL, OPT_PLOT},
 	        {"json", no_argument, NULL, OPT_JSON},
 	        {"csv", no_argument, NULL, OPT_CSV},
@@ -270,6 +279,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	                      .heavy = -1,
 	                      .recent = -1,
 	                      .sinks = -1,
+	                      .prompt = -1,
 	                      .split = -1,
 	                      .target = REPORT_DEFAULT_TARGET,
 	                      .compare = COMPARE_DEFAULT};
@@ -364,6 +374,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 				        optarg);
 			o->target_given = true;
 			break;
+		case OPT_PER_LAYER:
+			o->per_layer = true;
+			break;
+		case OPT_PROMPT:
+			if (!parse_int(optarg, 0, SCENE_MAX_TOKENS, &o->prompt))
+				return usage_error(
+				        "--prompt: expected an integer from 0 to 1000000, got '%s'",
+				        optarg);
+			break;
 		case OPT_PER_HEAD:
 			o->per_head = true;
 			break;
@@ -428,6 +447,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "--target goes with --report or --budget-sweep");
 	if (o->plot && !o->report && !o->sweep)
 		return usage_error("%s", "--plot goes with --report or --budget-sweep");
+	if (o->per_layer && !o->report)
+		return usage_error("%s", "--per-layer goes with --report");
 	if (o->per_head && !o->report && !o->sweep)
 		return usage_error("%s", "--per-head goes with --report or --budget-sweep");
 	if (o->split >= 0 && !o->sweep)
@@ -649,6 +670,17 @@ int main(int argc, char **argv)
 		lessons_free(lessons);
 		return EXIT_SCENE;
 	}
+	if (o.prompt > scene->n) {
+		fprintf(stderr,
+		        "h2o-tui: --prompt %d: the scene has only %d tokens\n"
+		        "Try 'h2o-tui --help' for more information.\n",
+		        o.prompt, scene->n);
+		scene_free(scene);
+		lessons_free(lessons);
+		return EXIT_USAGE;
+	}
+	if (o.prompt >= 0)
+		scene->prompt = o.prompt;
 	const int heavy = o.heavy >= 0 ? o.heavy : scene->heavy;
 	const int recent = o.recent >= 0 ? o.recent : scene->recent;
 	if (heavy + recent < 1) {
@@ -688,6 +720,7 @@ int main(int argc, char **argv)
 	const enum report_format format = o.json ? REPORT_JSON : o.csv ? REPORT_CSV : REPORT_TEXT;
 	/* The report's CSV and plot are its steps. */
 	const unsigned keep = (o.per_head ? REPORT_KEEP_HEADS : 0) |
+	                      (o.per_layer ? REPORT_KEEP_LAYERS : 0) |
 	                      (o.report && (o.csv || o.plot) ? REPORT_KEEP_STEPS : 0);
 
 	int *budgets = NULL, count = 0;

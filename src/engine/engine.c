@@ -38,6 +38,8 @@
 
 #include "engine_impl.h"
 #include "h2o/engine_replay.h"
+#include "h2o/heads.h"
+#include "h2o/plan.h"
 #include "h2o/scene.h"
 
 /* Multiply-adds of one cache that evicts, per step, from which a step of
@@ -64,22 +66,40 @@ struct engine *engine_new_rows(const struct scene *sc, const struct policy_budge
 	e->b = *b;
 	e->b.n = sc->n;
 	e->mask = policies & ENGINE_ALL_POLICIES;
-	/* A cache never holds more than budget + 1 tokens, nor more than the
-	 * scene has: a huge budget is not trusted with memory. */
-	long cap = (long)b->heavy + b->recent + 1;
-	cap = cap < sc->n ? cap : sc->n;
+	const int cap = engine_cache_cap(sc, b);
 	bool ok = e->mask != 0;
 	if (ok && runs(e, POLICY_FULL))
 		ok = full_init(&e->f, sc, block_rows);
-	e->ahead = cache_ahead_of(sc, (int)cap);
+	e->ahead = cache_ahead_of(sc, cap);
 	for (int p = 0; p < POLICY_COUNT && ok; p++)
 		if (p != POLICY_FULL && runs(e, p))
-			ok = cache_init(&e->c[p], (int)cap, e->ahead, sc);
+			ok = cache_init(&e->c[p], cap, e->ahead, sc);
+	/* A layer-wide rule of a head view follows its layer's plan: the
+	 * budget's, shared by every head, or the engine's own. It is made (or
+	 * found made) at the first step, by the thread that steps. */
+	for (int p = 0; p < POLICY_COUNT && ok; p++)
+		if (p != POLICY_FULL && runs(e, p) && sc->parent &&
+		    engine_plan_needed(sc->parent, (enum policy_id)p))
+			e->plan_wanted |= ENGINE_POLICY(p);
+	if (ok && e->plan_wanted && !b->plans) {
+		e->own_plans = engine_plans_new(sc->parent, b);
+		ok = e->own_plans != NULL;
+	}
+	e->b.plans = b->plans ? b->plans : e->own_plans;
 	if (!ok) {
 		engine_free(e);
 		return NULL;
 	}
 	return e;
+}
+
+/* A cache never holds more than budget + 1 tokens (or the prompt), nor
+ * more than the scene has: a huge budget is not trusted with memory. */
+int engine_cache_cap(const struct scene *sc, const struct policy_budget *b)
+{
+	long cap = (long)b->heavy + b->recent + 1;
+	cap = cap > sc->prompt ? cap : sc->prompt;
+	return (int)(cap < sc->n ? cap : sc->n);
 }
 
 struct engine *engine_new(const struct scene *sc, const struct policy_budget *b)
@@ -105,6 +125,7 @@ void engine_free(struct engine *e)
 	for (int p = 0; p < POLICY_COUNT; p++)
 		cache_done(&e->c[p]);
 	full_done(&e->f);
+	engine_plans_free(e->own_plans);
 	free(e);
 }
 
@@ -181,6 +202,21 @@ static int split_caches(const struct engine *e, struct run_job *job)
 	return count;
 }
 
+/* The plans the layer-wide caches follow, got at the first step; false
+ * when memory ran out making one (the engine then goes no further). */
+static bool plans_ready(struct engine *e)
+{
+	for (int p = 0; p < POLICY_COUNT && e->plan_wanted; p++) {
+		if (!(e->plan_wanted & ENGINE_POLICY(p)))
+			continue;
+		e->c[p].plan = engine_plan_get(e->b.plans, e->sc->view_layer, (enum policy_id)p);
+		if (!e->c[p].plan)
+			return false;
+		e->plan_wanted &= ~ENGINE_POLICY(p);
+	}
+	return true;
+}
+
 /*
  * One step; FIGURES: the outputs and figures too (a replay skips them).
  * The caches that evict compute the steps after e->live in batches: with
@@ -190,7 +226,7 @@ static int split_caches(const struct engine *e, struct run_job *job)
 static bool step(struct engine *e, struct step_record *rec, bool figures)
 {
 	const struct scene *sc = e->sc;
-	if (e->t >= sc->n)
+	if (e->t >= sc->n || !plans_ready(e))
 		return false;
 	const int s = e->t + 1;
 	if (e->live < s) {
@@ -204,7 +240,7 @@ static bool step(struct engine *e, struct step_record *rec, bool figures)
 		 * the full cache beside them (a run over the whole scene,
 		 * where the helper is around), half of them on the helper
 		 * when they are large enough. */
-		const long cap = e->b.heavy + e->b.recent + 1L;
+		const long cap = engine_cache_cap(sc, &e->b);
 		if (runs(e, POLICY_FULL) && evicting >= 2 &&
 		    job.count * cap * sc->dim >= STEP_SPLIT_WORK)
 			helper_run_two(&e->h, run_part, &job);
@@ -250,10 +286,10 @@ bool engine_advance(struct engine *e)
 void engine_advance_to(struct engine *e, int t)
 {
 	t = t < e->sc->n ? t : e->sc->n;
-	if (t <= e->t)
+	if (t <= e->t || !plans_ready(e))
 		return;
 	e->streak = -1;
-	const long cap = e->b.heavy + e->b.recent + 1L;
+	const long cap = engine_cache_cap(e->sc, &e->b);
 	const long work = (long)(t - e->t) * cap * e->sc->dim;
 	if (runs(e, POLICY_FULL) || work < THREAD_MIN_WORK / 8) {
 		while (e->t < t)
@@ -302,9 +338,15 @@ static size_t memory_of(const struct scene *sc, unsigned mask, size_t rows, size
 			         cap * sizeof(int);
 		/* Slots, free slots, key rows, the lookahead's logits and
 		 * queries. */
+		/* A grouped cache: each step's mean weights, the other heads'
+		 * weights, and a lookahead per head of the group. */
+		const size_t group = sc->parent ? (size_t)heads_group(sc->parent) : 1;
+		if (group > 1)
+			bytes += (states + group) * cap * sizeof(double);
 		if (sc->mode == SCENE_VECTOR)
 			bytes += cap * 2 * sizeof(int) +
-			         (cap * (dim + KERNEL_LANES) + KERNEL_LANES * dim) * sizeof(double);
+			         (cap * dim + group * (cap * KERNEL_LANES + KERNEL_LANES * dim)) *
+			                 sizeof(double);
 	}
 	return bytes;
 }
@@ -323,8 +365,7 @@ size_t engine_memory(const struct engine *e)
 double engine_predict_memory(const struct scene *sc, const struct policy_budget *b,
                              unsigned policies, int block_rows)
 {
-	long cap = (long)b->heavy + b->recent + 1;
-	cap = cap < sc->n ? cap : sc->n;
+	const long cap = engine_cache_cap(sc, b);
 	const int ahead = cache_ahead_of(sc, (int)cap);
 	const int rows = policies & ENGINE_POLICY(POLICY_FULL) ? full_rows_of(sc, block_rows) : 0;
 	return (double)memory_of(sc, policies & ENGINE_ALL_POLICIES, (size_t)rows, (size_t)cap,

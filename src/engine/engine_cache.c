@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine_impl.h"
+#include "h2o/heads.h"
 #include "h2o/scene.h"
 
 /* Steps ahead whose rows a step asks memory for (prefetch_rows). */
@@ -27,6 +28,7 @@ void cache_done(struct cache *c)
 		free(f->ev_w);
 		free(f->kpos);
 		free(f->kscore);
+		free(f->gw);
 	}
 	free(c->ring);
 	free(c->gone);
@@ -37,8 +39,13 @@ void cache_done(struct cache *c)
 	free(c->slot);
 	free(c->free_slot);
 	free(c->keys);
-	free(c->la_qt);
-	free(c->la_logit);
+	for (int i = 0; c->la && i < c->group; i++) {
+		free(c->la[i].qt);
+		free(c->la[i].logit);
+	}
+	free(c->la);
+	free(c->attn);
+	free(c->gw);
 }
 
 /* Slots, from slot 0 up, all free. */
@@ -48,11 +55,15 @@ static void cache_reset_slots(struct cache *c)
 	for (int i = 0; i < c->cap; i++)
 		c->free_slot[i] = c->cap - 1 - i;
 	c->hi = 0;
-	c->la_count = 0;
+	for (int i = 0; i < c->group; i++)
+		c->la[i].count = 0;
 }
 
-static bool state_init(struct step_state *f, size_t cap)
+static bool state_init(struct step_state *f, size_t cap, bool grouped)
 {
+	f->gw = grouped ? malloc(cap * sizeof *f->gw) : NULL;
+	if (grouped && !f->gw)
+		return false;
 	f->pos = malloc(cap * sizeof *f->pos);
 	f->score = malloc(cap * sizeof *f->score);
 	f->w = malloc(cap * sizeof *f->w);
@@ -71,19 +82,44 @@ int cache_ahead_of(const struct scene *sc, int cap)
 	return sc->v && cap <= AHEAD_MAX_CAP ? AHEAD : 1;
 }
 
+/* The group of the head view SC: how many query heads share its key/value
+ * head, and its index among them. */
+static void group_of(const struct scene *sc, int *group, int *own)
+{
+	*group = 1;
+	*own = 0;
+	if (sc->parent) {
+		*group = heads_group(sc->parent);
+		*own = sc->view_head % *group;
+	}
+}
+
+/* Query head I of SC's group: its flat index in the parent scene. */
+static size_t group_head(const struct scene *sc, int own, int i)
+{
+	const int per = heads_per_layer(sc->parent);
+	return (size_t)sc->view_layer * (size_t)per + (size_t)(sc->view_head - own + i);
+}
+
 bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc)
 {
 	const size_t n = (size_t)cap, dim = (size_t)sc->dim, ahead = (size_t)ahead_steps;
 	c->cap = cap;
 	c->brow = -1;
+	group_of(sc, &c->group, &c->own);
+	const size_t group = (size_t)c->group;
 	c->ring_len = (int)ahead + 1;
 	c->ring = calloc(ahead + 1, sizeof *c->ring);
 	bool ok = c->ring != NULL;
 	for (size_t i = 0; ok && i <= ahead; i++)
-		ok = state_init(&c->ring[i], n);
+		ok = state_init(&c->ring[i], n, group > 1);
 	c->gone = malloc(n);
 	c->out = malloc(AHEAD * dim * sizeof *c->out);
 	ok = ok && c->gone && c->out;
+	if (ok && group > 1) {
+		c->gw = malloc(group * n * sizeof *c->gw);
+		ok = c->gw != NULL;
+	}
 	if (ok && ahead > 1) {
 		c->u_pos = malloc((n + ahead) * sizeof *c->u_pos);
 		c->uk = malloc(n * sizeof *c->uk);
@@ -91,14 +127,30 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 		c->wt = malloc(c->wstride * AHEAD * sizeof *c->wt);
 		ok = c->u_pos && c->uk && c->wt;
 	}
+	if (ok && sc->mode == SCENE_ATTENTION) {
+		c->attn = calloc(group, sizeof *c->attn);
+		ok = c->attn != NULL;
+		for (size_t i = 0; ok && i < group; i++)
+			c->attn[i] = group > 1 ? sc->parent->attn + group_head(sc, c->own, (int)i) *
+			                                                    scene_attn_offset(sc->n)
+			                       : sc->attn;
+	}
 	if (ok && sc->mode == SCENE_VECTOR) {
 		c->slot = malloc(n * sizeof *c->slot);
 		c->free_slot = malloc(n * sizeof *c->free_slot);
 		c->keys = malloc(n * dim * sizeof *c->keys);
-		c->la_qt = calloc(KERNEL_LANES * dim, sizeof *c->la_qt);
-		c->la_stride = n;
-		c->la_logit = malloc(n * KERNEL_LANES * sizeof *c->la_logit);
-		ok = c->slot && c->free_slot && c->keys && c->la_qt && c->la_logit;
+		c->la = calloc(group, sizeof *c->la);
+		ok = c->slot && c->free_slot && c->keys && c->la;
+		for (size_t i = 0; ok && i < group; i++) {
+			struct lookahead *la = &c->la[i];
+			la->q = group > 1 ? sc->parent->q + group_head(sc, c->own, (int)i) *
+			                                            (size_t)sc->n * dim
+			                  : sc->q;
+			la->qt = calloc(KERNEL_LANES * dim, sizeof *la->qt);
+			la->stride = n;
+			la->logit = malloc(n * KERNEL_LANES * sizeof *la->logit);
+			ok = la->qt && la->logit;
+		}
 		if (ok)
 			cache_reset_slots(c);
 	}
@@ -108,34 +160,99 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 /* ---- stepping ---------------------------------------------------------- */
 
 /*
- * The logits of P's query against every used slot of C, where the key of P
- * has just been put into slot S: from the lookahead when it holds P (after
- * filling in slot S for P and the queries after it), else from a new batch
- * of lookahead that starts at P.
+ * The logits of P's query in LA against every used slot of C, where the key
+ * of P has just been put into slot S: from the lookahead when it holds P
+ * (after filling in slot S for P and the queries after it), else from a new
+ * batch of lookahead that starts at P.
  */
-static const double *lookahead_row(const struct scene *sc, struct cache *c, int p, int s)
+static const double *lookahead_row(const struct scene *sc, const struct cache *c,
+                                   struct lookahead *la, int p, int s)
 {
 	const size_t dim = (size_t)sc->dim;
-	const int r = p - c->la_first;
-	if (c->la_count > 0 && r >= 0 && r < c->la_count) {
+	const int r = p - la->first;
+	if (la->count > 0 && r >= 0 && r < la->count) {
 		double l8[KERNEL_LANES];
-		kernel_key_logits8(c->la_qt, sc->dim, sc->k + (size_t)p * dim, sc->scale, l8);
-		for (int i = r; i < c->la_count; i++)
-			c->la_logit[(size_t)i * c->la_stride + (size_t)s] = l8[i];
-		return c->la_logit + (size_t)r * c->la_stride;
+		kernel_key_logits8(la->qt, sc->dim, sc->k + (size_t)p * dim, sc->scale, l8);
+		for (int i = r; i < la->count; i++)
+			la->logit[(size_t)i * la->stride + (size_t)s] = l8[i];
+		return la->logit + (size_t)r * la->stride;
 	}
-	c->la_first = p;
-	c->la_count = min_int(KERNEL_LANES, sc->n - p);
+	la->first = p;
+	la->count = min_int(KERNEL_LANES, sc->n - p);
 	for (int i = 0; i < KERNEL_LANES; i++) {
-		if (i < c->la_count)
-			kernel_put_key(c->la_qt, i, sc->q + (size_t)(p + i) * dim, sc->dim);
+		if (i < la->count)
+			kernel_put_key(la->qt, i, la->q + (size_t)(p + i) * dim, sc->dim);
 		else /* zeros: those lanes' logits go unread */
 			for (size_t j = 0; j < dim; j++)
-				c->la_qt[j * KERNEL_LANES + (size_t)i] = 0.0;
+				la->qt[j * KERNEL_LANES + (size_t)i] = 0.0;
 	}
-	kernel_rows_logits8(c->keys, c->hi, sc->dim, c->la_qt, sc->scale, c->la_logit,
-	                    c->la_stride);
-	return c->la_logit;
+	kernel_rows_logits8(c->keys, c->hi, sc->dim, la->qt, sc->scale, la->logit, la->stride);
+	return la->logit;
+}
+
+/* Query head I's logits of step P over F's positions into X. */
+static void head_logits(const struct scene *sc, struct cache *c, int i, int p, int slot,
+                        const struct step_state *f, double *x)
+{
+	if (sc->mode == SCENE_VECTOR) {
+		const double *logit = lookahead_row(sc, c, &c->la[i], p, slot);
+		for (int j = 0; j < f->len; j++)
+			x[j] = logit[c->slot[j]];
+	} else {
+		const double *a = c->attn[i] + scene_attn_offset(p);
+		for (int j = 0; j < f->len; j++)
+			x[j] = log(a[f->pos[j]]);
+	}
+}
+
+/*
+ * Design §2 "Grouped scores": every query head of the group computes its
+ * softmax over the positions held (the view's own into F's weights), and
+ * each score adds the mean of their weights, summed over the group's heads
+ * in order from 0.0 and divided by the group's size.
+ */
+static void group_softmax_scores(const struct scene *sc, struct cache *c, int p, int slot,
+                                 const struct step_state *prev, struct step_state *f)
+{
+	const int len = f->len, g = c->group;
+	double *mean = f->gw;
+	for (int j = 0; j < len; j++)
+		mean[j] = 0.0;
+	for (int i = 0; i < g; i++) {
+		double *x = i == c->own ? f->w : c->gw + (size_t)i * (size_t)c->cap;
+		double max, sum;
+		head_logits(sc, c, i, p, slot, f, x);
+		/* The scores it writes are the head's own: overwritten below. */
+		kernel_softmax_scores(x, len, &max, &sum, prev->kscore, f->score);
+		if (i == c->own) {
+			f->max = max;
+			f->sum = sum;
+		}
+		for (int j = 0; j < len; j++)
+			mean[j] += x[j];
+	}
+	for (int j = 0; j < len; j++)
+		mean[j] /= g;
+	for (int j = 0; j < len - 1; j++)
+		f->score[j] = prev->kscore[j] + mean[j];
+	f->score[len - 1] = 0.0 + mean[len - 1];
+}
+
+/* Mark in C's gone what PLAN evicts at step S from F's positions, and say
+ * what they lost to. */
+static void follow_plan(const struct layer_plan *plan, int s, const struct step_state *f,
+                        unsigned char *gone, int *cut)
+{
+	const int from = plan->ev_start[s], to = plan->ev_start[s + 1];
+	*cut = -1;
+	for (int j = 0, k = from; j < f->len; j++) {
+		while (k < to && plan->ev_pos[k] < f->pos[j])
+			k++;
+		if (k < to && plan->ev_pos[k] == f->pos[j])
+			gone[j] = 1;
+		if (f->pos[j] == plan->cut_pos[s])
+			*cut = j;
+	}
 }
 
 /* Ask for the key and value rows of position P, and the query of P + 8
@@ -175,23 +292,22 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	f->len = n + 1;
 	double *w = f->w;
 	const size_t dim = (size_t)sc->dim;
+	int slot = -1;
 	if (sc->mode == SCENE_VECTOR) {
-		const int slot = c->free_slot[--c->n_free];
+		slot = c->free_slot[--c->n_free];
 		c->slot[n] = slot;
 		c->hi = slot >= c->hi ? slot + 1 : c->hi;
 		memcpy(c->keys + (size_t)slot * dim, sc->k + (size_t)p * dim,
 		       dim * sizeof *c->keys);
 		if (p + PREFETCH_STEPS + KERNEL_LANES < sc->n)
 			prefetch_rows(sc, p + PREFETCH_STEPS);
-		const double *logit = lookahead_row(sc, c, p, slot);
-		for (int j = 0; j < f->len; j++)
-			w[j] = logit[c->slot[j]];
-	} else {
-		const double *a = sc->attn + scene_attn_offset(p);
-		for (int j = 0; j < f->len; j++)
-			w[j] = log(a[f->pos[j]]);
 	}
-	kernel_softmax_scores(w, f->len, &f->max, &f->sum, prev->kscore, f->score);
+	if (c->group > 1) {
+		group_softmax_scores(sc, c, p, slot, prev, f);
+	} else {
+		head_logits(sc, c, 0, p, slot, f, w);
+		kernel_softmax_scores(w, f->len, &f->max, &f->sum, prev->kscore, f->score);
+	}
 	if (c->brow >= 0) {
 		/* This step's row of the batch's weights. */
 		c->uk[n] = c->ub + c->brow;
@@ -200,15 +316,25 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		c->brow++;
 	}
 
-	/* Step 6: mark, then what stays, run by run, into the state's
-	 * cache, and what goes into its evictions. */
+	/* Step 6: mark (nothing before the prompt's end; at it, the rule
+	 * once over the whole prompt), then what stays, run by run, into the
+	 * state's cache, and what goes into its evictions. The rule weighs the
+	 * group's mean weights (design §2); a layer-wide one follows its plan. */
 	const struct policy *pol = policies[id];
+	const double *kw = f->gw ? f->gw : w;
 	memset(c->gone, 0, (size_t)f->len);
-	const struct policy_cache view = {f->len, f->pos, f->score, w};
 	int cut = -1;
-	pol->evict(&e->b, &view, c->gone, &cut);
+	if (c->plan) {
+		follow_plan(c->plan, s, f, c->gone, &cut);
+	} else if (s >= sc->prompt) {
+		const struct policy_cache view = {f->len, f->pos, f->score, kw};
+		pol->evict(&e->b, &view, c->gone, &cut);
+	}
 	f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
-	f->cutoff_value = cut >= 0 ? (pol->by_weight ? w[cut] : f->score[cut]) : 0.0;
+	if (c->plan)
+		f->cutoff_value = c->plan->cut_w[s];
+	else
+		f->cutoff_value = cut >= 0 ? (pol->by_weight ? kw[cut] : f->score[cut]) : 0.0;
 	int kept = 0, n_ev = 0;
 	for (int i = 0; i < f->len;) {
 		const unsigned char *g = memchr(c->gone + i, 1, (size_t)(f->len - i));
@@ -224,7 +350,8 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		if (j < f->len) {
 			f->ev_pos[n_ev] = f->pos[j];
 			f->ev_score[n_ev] = f->score[j];
-			f->ev_w[n_ev] = w[j];
+			f->ev_w[n_ev] =
+			        c->plan ? c->plan->ev_w[c->plan->ev_start[s] + n_ev] : kw[j];
 			n_ev++;
 			if (c->slot)
 				c->free_slot[c->n_free++] = c->slot[j];
@@ -281,6 +408,7 @@ void cache_record_of(const struct scene *sc, const struct cache *c, int s, bool 
 	        .n_attended = f->len,
 	        .attended = f->pos,
 	        .attn = f->w,
+	        .group_attn = f->gw ? f->gw : f->w,
 	        .scores = f->score,
 	        .max = f->max,
 	        .sum = f->sum,

@@ -291,6 +291,7 @@ void full_step(struct engine *e, int p, struct cache_record *r)
 	        .n_attended = f->len,
 	        .attended = f->iota,
 	        .attn = w,
+	        .group_attn = w,
 	        .scores = f->lazy ? NULL : f->score,
 	        .max = f->max[row],
 	        .sum = f->sum[row],

@@ -55,9 +55,27 @@ struct step_state {
 	int klen; /* after eviction: the cache */
 	int *kpos;
 	double *kscore;
+	/* A grouped cache (group > 1): the mean of the group's weights at
+	 * this step, the weights its score adds; else NULL (they are w). */
+	double *gw;
 };
 
-/* A policy that evicts: at most cap = min(B + 1, n) entries. */
+/* Logits of the queries of steps first + 1 .. first + count against every
+ * key slot of a cache, row r (the query of position first + r) at
+ * logit + r * stride; the queries are the n x dim rows at Q. A step that
+ * finds its row here reads it; a key that arrives later fills in its slot
+ * in the rows still to come. So the key rows, which do not fit in the
+ * core's first-level cache, are read once per KERNEL_LANES steps instead
+ * of once per step. */
+struct lookahead {
+	const double *q;
+	int first, count;
+	size_t stride;
+	double *qt; /* those queries, transposed (kernel_rows_logits8) */
+	double *logit;
+};
+
+/* A policy that evicts: at most cap = engine_cache_cap entries. */
 struct cache {
 	int cap;
 	/* Step s's state is ring[s % ring_len]; ring[0] starts as step 0,
@@ -87,17 +105,17 @@ struct cache {
 	int *free_slot, n_free;
 	int hi; /* slots 0 .. hi - 1 have been used */
 	double *keys;
-	/* Lookahead: the logits of the queries of steps la_first + 1 ..
-	 * la_first + la_count against every slot, row r (the query of
-	 * position la_first + r) at la_logit + r * la_stride. A step that
-	 * finds its row here reads it; a key that arrives later fills in its
-	 * slot in the rows still to come. So the key rows, which do not fit
-	 * in the core's first-level cache, are read once per KERNEL_LANES
-	 * steps instead of once per step. */
-	int la_first, la_count;
-	size_t la_stride;
-	double *la_qt; /* those queries, transposed (kernel_rows_logits8) */
-	double *la_logit;
+	/* Grouped scores (design §2): the GROUP query heads that share this
+	 * cache's key/value head, the view's own at index OWN, each with its
+	 * lookahead (vector scenes) or its attention rows (ATTN, attention
+	 * scenes); GW holds the other heads' weights of a step (group x cap). */
+	int group, own;
+	struct lookahead *la;
+	const double **attn;
+	double *gw;
+	/* A layer-wide rule followed from the layer's plan (plan.h), or NULL:
+	 * the policy's own rule. */
+	const struct layer_plan *plan;
 };
 
 /* The full cache: positions 0 .. len - 1, and a block of computed steps. */
@@ -137,8 +155,25 @@ struct engine {
 	struct full f;
 	struct step_record rec; /* engine_advance's */
 	struct helper h;
+	/* The plans of the layer-wide policies when the budget has none, and
+	 * the policies whose plan is still to be got (plans_ready). */
+	struct engine_plans *own_plans;
+	unsigned plan_wanted;
 	/* When set and true, long work stops early (engine_cancel_on). */
 	const atomic_bool *cancel;
+};
+
+/* A layer's plan for one layer-wide policy (plan.h): the evictions of step
+ * s are ev_pos[ev_start[s] .. ev_start[s + 1]) (ascending positions) with
+ * their mean weights ev_w, and the kept position they lost to is cut_pos[s]
+ * (-1: none) with its mean weight cut_w[s]; steps 1..n. */
+struct layer_plan {
+	int n;
+	int *ev_start; /* n + 2 */
+	int *ev_pos;
+	double *ev_w, *ev_score;
+	int *cut_pos;
+	double *cut_w;
 };
 
 /* Whether E's work has been called off: its results no longer matter. */
@@ -167,7 +202,8 @@ static inline struct step_state *state_of(const struct cache *c, int step)
 
 /* Steps a cache of CAP entries computes at once in a scene like SC. */
 int cache_ahead_of(const struct scene *sc, int cap);
-/* A cache of CAP entries that computes up to AHEAD steps at once. */
+/* A cache of CAP entries that computes up to AHEAD steps at once, for
+ * the head view SC (its group found through its parent). */
 bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc);
 void cache_done(struct cache *c);
 /* Spec §2 for cache ID at step S, into S's state from S - 1's. */

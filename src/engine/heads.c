@@ -3,6 +3,8 @@
  */
 #include "h2o/heads.h"
 
+#include "h2o/plan.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -66,6 +68,12 @@ int heads_run_init(struct heads_run *run, const struct scene *sc, const struct p
 {
 	*run = (struct heads_run){.b = *b};
 	const int count = heads_count(sc);
+	/* One plan per layer for all its heads' engines (plan.h). */
+	if (!b->plans) {
+		run->plans = run->b.plans = engine_plans_new(sc, b);
+		if (!run->plans)
+			return -1;
+	}
 	run->views = calloc((size_t)count, sizeof *run->views);
 	run->e = calloc((size_t)count, sizeof *run->e);
 	run->rec = calloc((size_t)count, sizeof *run->rec);
@@ -92,6 +100,7 @@ void heads_run_done(struct heads_run *run)
 	free(run->views);
 	free(run->e);
 	free(run->rec);
+	engine_plans_free(run->plans);
 	*run = (struct heads_run){0};
 }
 

@@ -103,10 +103,8 @@ int policy_promoted_at(enum policy_id p, const struct policy_budget *b, int pos)
 
 int policy_default_sinks(int budget)
 {
-	int s = budget / 4;
-	s = s < 4 ? s : 4;
-	s = s > 1 ? s : 1;
-	return s < budget ? s : budget - 1;
+	const int s = 4;
+	return s < budget ? s : (budget > 0 ? budget - 1 : 0);
 }
 
 int policy_sinks_for(int sinks_given, int budget)

@@ -1,9 +1,11 @@
 /*
  * policy_tova: TOVA, Token Omission Via Attention (Oren et al.,
- * "Transformers are Multi-State RNNs", arXiv 2401.06104). The B positions
- * with the largest attention at this step stay (this step's weights, not
- * accumulated scores); the new token may go too; a tie keeps the lower
- * position.
+ * "Transformers are Multi-State RNNs", arXiv 2401.06104), as its official
+ * tova_cache.py runs it: when a layer's cache holds more than B positions,
+ * the B with the largest weight at this step averaged over all the layer's
+ * query heads stay (this step's weights, not accumulated scores), the same
+ * positions in every key/value head; the new token may go too; a tie keeps
+ * the lower position.
  */
 #include "h2o/policy.h"
 
@@ -37,4 +39,5 @@ const struct policy policy_tova = {
         .evict = tova_evict,
         .region = tova_region,
         .by_weight = true,
+        .layer_wide = true,
 };

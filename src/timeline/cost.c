@@ -23,8 +23,7 @@ static void attended(const struct scene *sc, const struct policy_budget *b, doub
                      double *evicting)
 {
 	const double n = sc->n;
-	double cap = (double)b->heavy + b->recent + 1;
-	cap = cap < n ? cap : n;
+	const double cap = engine_cache_cap(sc, b);
 	*full = n * (n + 1) / 2;
 	*evicting = cap * (cap + 1) / 2 + (n - cap) * cap;
 }

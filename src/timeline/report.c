@@ -108,6 +108,8 @@ static void summary_add(struct report_summary *f, const struct step_metrics *m,
 void report_run_done(struct report_run *run)
 {
 	free(run->head_sum);
+	free(run->layer_sum);
+	run->layer_sum = NULL;
 	free(run->steps);
 	free(run->head_steps);
 	run->head_sum = NULL;
@@ -121,6 +123,9 @@ double report_keep_bytes(const struct scene *sc, unsigned keep)
 	double bytes = 0;
 	if (keep & REPORT_KEEP_HEADS)
 		bytes += heads * POLICY_COUNT * sizeof(struct report_summary);
+	if (keep & REPORT_KEEP_LAYERS)
+		bytes += (sc->layers > 1 ? sc->layers : 1) * POLICY_COUNT *
+		         sizeof(struct report_summary);
 	if (keep & REPORT_KEEP_STEPS)
 		bytes += n * POLICY_COUNT * sizeof(struct step_metrics) *
 		         (keep & REPORT_KEEP_HEADS ? 1 + heads : 1);
@@ -133,6 +138,12 @@ int report_measure(const struct scene *sc, const struct policy_budget *b,
 {
 	*run = (struct report_run){.scene = sc, .budget = *b, .target = *target};
 	run->heads = heads_count(sc);
+	run->layers = sc->layers > 1 ? sc->layers : 1;
+	if (keep & REPORT_KEEP_LAYERS) {
+		run->layer_sum = calloc((size_t)run->layers * POLICY_COUNT, sizeof *run->layer_sum);
+		if (!run->layer_sum)
+			return -1;
+	}
 	if (keep & REPORT_KEEP_HEADS) {
 		run->head_sum = calloc((size_t)run->heads * POLICY_COUNT, sizeof *run->head_sum);
 		if (!run->head_sum)
@@ -164,6 +175,12 @@ int report_measure(const struct scene *sc, const struct policy_budget *b,
 			summary_add(&run->sum[p], &m, target, step);
 			if (run->steps)
 				run->steps[(size_t)(step - 1) * POLICY_COUNT + p] = m;
+			const int per = heads_per_layer(sc);
+			for (int l = 0; run->layer_sum && l < run->layers; l++) {
+				heads_run_total_of(&hr, l * per, per, (enum policy_id)p, &m);
+				summary_add(&run->layer_sum[(size_t)l * POLICY_COUNT + p], &m,
+				            target, step);
+			}
 			for (int h = 0; run->head_sum && h < hr.count; h++) {
 				summary_add(&run->head_sum[(size_t)h * POLICY_COUNT + p],
 				            &hr.rec[h].c[p].m, target, step);
@@ -220,15 +237,31 @@ static void put_table_row(FILE *out, const struct report_run *run, const char *n
 	fprintf(out, " %11.4f %*s\n", f->recall_sum / sc->n, loss_width(&run->target), loss);
 }
 
+/* A per-head row's name: "  head 3", or "  L2 head 3" with layers. */
+static void head_name(const struct scene *sc, int h, char *name, size_t size)
+{
+	const int per = heads_per_layer(sc);
+	if (sc->layers > 1)
+		snprintf(name, size, "  L%d head %d", h / per + 1, h % per + 1);
+	else
+		snprintf(name, size, "  head %d", h + 1);
+}
+
 static void put_table(FILE *out, const struct report_run *run, bool per_head)
 {
 	put_table_head(out, run);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		put_table_row(out, run, policies[p]->name, (enum policy_id)p, &run->sum[p]);
+		for (int l = 0; run->layer_sum && l < run->layers; l++) {
+			char name[24];
+			snprintf(name, sizeof name, "  layer %d", l + 1);
+			put_table_row(out, run, name, (enum policy_id)p,
+			              &run->layer_sum[(size_t)l * POLICY_COUNT + p]);
+		}
 		for (int h = 0; per_head && run->head_sum && run->heads > 1 && h < run->heads;
 		     h++) {
-			char name[24];
-			snprintf(name, sizeof name, "  head %d", h);
+			char name[40];
+			head_name(run->scene, h, name, sizeof name);
 			put_table_row(out, run, name, (enum policy_id)p,
 			              &run->head_sum[(size_t)h * POLICY_COUNT + p]);
 		}
@@ -256,6 +289,16 @@ static void put_json_policies(FILE *out, const struct report_run *run, bool per_
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		fprintf(out, "%s{\"name\": \"%s\", ", p ? ", " : "", policies[p]->name);
 		put_json_summary(out, run->scene, &run->sum[p]);
+		if (run->layer_sum) {
+			fputs(", \"layers\": [", out);
+			for (int l = 0; l < run->layers; l++) {
+				fputs(l ? ", {" : "{", out);
+				put_json_summary(out, run->scene,
+				                 &run->layer_sum[(size_t)l * POLICY_COUNT + p]);
+				fputc('}', out);
+			}
+			fputc(']', out);
+		}
 		if (per_head && run->head_sum && run->heads > 1) {
 			fputs(", \"heads\": [", out);
 			for (int h = 0; h < run->heads; h++) {
@@ -395,7 +438,16 @@ int report_print(const struct report_run *run, enum report_format format, bool p
 	}
 	char miss[48];
 	miss_text(&run->target, miss, sizeof miss);
-	fprintf(out, "%d tokens, budget %d (heavy %d + recent %d, %d sinks), loss = %s\n\n", sc->n,
+	fprintf(out, "%d tokens", sc->n);
+	if (sc->layers > 1)
+		fprintf(out, ", %d layers", sc->layers);
+	if (heads_per_layer(sc) > 1)
+		fprintf(out, ", %d heads%s", heads_per_layer(sc), sc->layers > 1 ? " each" : "");
+	if (heads_group(sc) > 1)
+		fprintf(out, " sharing %d kv heads", heads_kv_count(sc));
+	if (sc->prompt > 0)
+		fprintf(out, ", prompt %d", sc->prompt);
+	fprintf(out, ", budget %d (heavy %d + recent %d, %d sinks), loss = %s\n\n",
 	        b->heavy + b->recent, b->heavy, b->recent, b->sinks, miss);
 	put_table(out, run, per_head);
 	return ferror(out) ? -1 : 0;

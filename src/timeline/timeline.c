@@ -124,8 +124,7 @@ static void choose_intervals(struct timeline *tl, double fixed)
 	budget = budget > MIN_SNAPSHOT_BYTES ? budget : MIN_SNAPSHOT_BYTES;
 	/* A snapshot of the caches that evict: B + 1 positions and scores
 	 * each (fewer while they fill). */
-	double cap = (double)tl->b.heavy + tl->b.recent + 1;
-	cap = cap < n ? cap : n;
+	const double cap = engine_cache_cap(sc, &tl->b);
 	const double snap = (POLICY_COUNT - 1) * (cap * (sizeof(int) + sizeof(double)) + 64);
 	double every = ceil(n * snap / (budget * EVICTING_SHARE));
 	every = every < 1 ? 1 : every > n ? n : every;
@@ -341,8 +340,7 @@ double timeline_predict_memory(const struct scene *sc, const struct policy_budge
 	/* The snapshots the intervals give: the caches that evict every
 	 * `every` steps (at most B + 1 entries each), the full cache's t
 	 * scores every `full_every` steps. */
-	double cap = (double)b->heavy + b->recent + 1;
-	cap = cap < n ? cap : n;
+	const double cap = engine_cache_cap(sc, b);
 	const double snaps = floor(n / tl.every) + 1, full = floor(n / tl.full_every);
 	double bytes = fixed + 2 * (snaps + 1) * sizeof(void *);
 	bytes += snaps * (POLICY_COUNT - 1) * (cap * (sizeof(int) + sizeof(double)) + 64);

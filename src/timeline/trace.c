@@ -92,7 +92,7 @@ static void put_cache(FILE *out, const struct scene *sc, const struct engine *e,
 {
 	put_ints(out, "attended", r->attended, r->n_attended);
 	fputs(", ", out);
-	put_numbers(out, "attn", r->attn, r->n_attended);
+	put_numbers(out, "attn", r->group_attn, r->n_attended);
 	fputs(", ", out);
 	put_numbers(out, "scores", r->scores, r->n_attended);
 	fputs(", ", out);
@@ -123,44 +123,90 @@ static void put_metrics(FILE *out, const struct step_metrics *m)
 	fprintf(out, ", \"overlap_h2o\": %d}", m->overlap_h2o);
 }
 
-/* The full cache's object (design §5). */
-static void put_full(FILE *out, const struct scene *sc, const struct cache_record *f)
+/* The full cache's object (design §5); for a group of several query
+ * heads (FIRST .. FIRST + GROUP - 1), their mean weights and scores. */
+static void put_full(FILE *out, const struct heads_run *run, int first, int group, double *mean)
 {
-	put_numbers(out, "attn", f->attn, f->n_attended);
-	fputs(", ", out);
-	put_numbers(out, "scores", f->scores, f->n_attended);
-	if (f->out) {
+	const struct scene *sc = &run->views[first];
+	const struct cache_record *f = &run->rec[first].c[POLICY_FULL];
+	if (group == 1) {
+		put_numbers(out, "attn", f->attn, f->n_attended);
 		fputs(", ", out);
-		put_numbers(out, "out", f->out, sc->dim);
+		put_numbers(out, "scores", f->scores, f->n_attended);
+		if (f->out) {
+			fputs(", ", out);
+			put_numbers(out, "out", f->out, sc->dim);
+		}
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		for (int j = 0; j < f->n_attended; j++) {
+			mean[j] = 0.0;
+			for (int h = first; h < first + group; h++) {
+				const struct cache_record *r = &run->rec[h].c[POLICY_FULL];
+				mean[j] += k == 0 ? r->attn[j] : r->scores[j];
+			}
+			mean[j] /= group;
+		}
+		if (k)
+			fputs(", ", out);
+		put_numbers(out, k == 0 ? "attn" : "scores", mean, f->n_attended);
 	}
 }
 
-/* Policy P's object for one head: the full cache as design §5 has it, H2O
- * with its regions, the others with their own figures. With several heads
- * every object carries its head's figures. */
-static void put_policy(FILE *out, const struct heads_run *run, int h, enum policy_id p)
+/* Policy P's object for one key/value head, whose group is the query heads
+ * FIRST .. FIRST + GROUP - 1: the full cache as design §5 has it, H2O with
+ * its regions, the others with their own figures. With several heads
+ * every object carries its head's figures (over its group). */
+static void put_policy(FILE *out, const struct heads_run *run, int first, int group,
+                       enum policy_id p, double *mean)
 {
-	const struct scene *sc = &run->views[h];
-	const struct step_record *rec = &run->rec[h];
+	const struct scene *sc = &run->views[first];
+	const struct step_record *rec = &run->rec[first];
 	fputc('{', out);
-	if (p == POLICY_FULL)
-		put_full(out, sc, &rec->c[p]);
-	else
-		put_cache(out, sc, run->e[h], p, &rec->c[p], rec->step, p == POLICY_H2O);
+	if (p == POLICY_FULL) {
+		put_full(out, run, first, group, mean);
+	} else {
+		struct cache_record r = rec->c[p];
+		if (group > 1)
+			r.out = NULL; /* one per query head: in the figures only */
+		put_cache(out, sc, run->e[first], p, &r, rec->step, p == POLICY_H2O);
+	}
 	if (run->count > 1 || (p != POLICY_H2O && p != POLICY_FULL)) {
+		struct step_metrics m = rec->c[p].m;
+		if (group > 1)
+			heads_run_total_of(run, first, group, p, &m);
 		fputs(", ", out);
-		put_metrics(out, &rec->c[p].m);
+		put_metrics(out, &m);
 	}
 	fputc('}', out);
 }
 
-static void put_step(FILE *out, const struct scene *sc, const struct heads_run *run)
+/* Policy P's entry for layer L: the one kv head's object when the layer has
+ * one query head, else a list of per-kv-head objects in order. */
+static void put_layer(FILE *out, const struct scene *sc, const struct heads_run *run, int l,
+                      enum policy_id p, double *mean)
+{
+	const int per = heads_per_layer(sc), group = heads_group(sc), kv = per / group;
+	if (per > 1)
+		fputc('[', out);
+	for (int g = 0; g < kv; g++) {
+		if (g)
+			fputs(", ", out);
+		put_policy(out, run, l * per + g * group, group, p, mean);
+	}
+	if (per > 1)
+		fputc(']', out);
+}
+
+static void put_step(FILE *out, const struct scene *sc, const struct heads_run *run, double *mean)
 {
 	const struct step_record *rec = &run->rec[0];
 	fprintf(out, "{\"step\": %d, \"pos\": %d, \"token\": ", rec->step, rec->pos);
 	put_string(out, sc->text[rec->pos]);
 	/* Spec §5's h2o and full first, then every other policy; with heads,
-	 * each key holds a list of per-head objects in head order. */
+	 * each key holds a list of per-kv-head objects in head order, and with
+	 * layers a list of those, one per layer. */
 	enum policy_id order[POLICY_COUNT];
 	int k = 0;
 	order[k++] = POLICY_H2O;
@@ -168,17 +214,18 @@ static void put_step(FILE *out, const struct scene *sc, const struct heads_run *
 	for (int p = 0; p < POLICY_COUNT; p++)
 		if (p != POLICY_H2O && p != POLICY_FULL)
 			order[k++] = (enum policy_id)p;
+	const int layers = sc->layers > 1 ? sc->layers : 1;
 	for (int i = 0; i < POLICY_COUNT; i++) {
 		const enum policy_id p = order[i];
 		fprintf(out, ", \"%s\": ", policies[p]->name);
-		if (run->count > 1)
+		if (layers > 1)
 			fputc('[', out);
-		for (int h = 0; h < run->count; h++) {
-			if (h)
+		for (int l = 0; l < layers; l++) {
+			if (l)
 				fputs(", ", out);
-			put_policy(out, run, h, p);
+			put_layer(out, sc, run, l, p, mean);
 		}
-		if (run->count > 1)
+		if (layers > 1)
 			fputc(']', out);
 		if (p == POLICY_FULL) {
 			/* Spec §5's figures (over every head when there are several). */
@@ -204,12 +251,16 @@ int trace_write(const struct scene *sc, const struct policy_budget *b, FILE *out
                 const struct progress *pr)
 {
 	struct heads_run run;
-	if (heads_run_init(&run, sc, b) < 0)
+	double *mean = malloc((size_t)sc->n * sizeof *mean);
+	if (!mean || heads_run_init(&run, sc, b) < 0) {
+		free(mean);
 		return -1;
+	}
 	while (heads_run_step(&run)) {
-		put_step(out, sc, &run);
+		put_step(out, sc, &run, mean);
 		progress_tell(pr, run.rec[0].step, sc->n);
 	}
 	heads_run_done(&run);
+	free(mean);
 	return ferror(out) ? -1 : 0;
 }

@@ -51,7 +51,11 @@ struct cache_record {
 	/* Before eviction, ascending positions. */
 	int n_attended;
 	const int *attended;
-	const double *attn;   /* this step's weights */
+	const double *attn; /* this step's weights (the view's query head) */
+	/* The weights the scores add: the mean over the query heads of the
+	 * key/value head's group (design §2 "Grouped scores"); attn itself
+	 * with one head per group. */
+	const double *group_attn;
 	const double *scores; /* scores after this step's update */
 	double max, sum;      /* w_j = exp(l_j - max) / sum */
 
@@ -115,6 +119,10 @@ const struct policy_budget *engine_budget(const struct engine *e);
 int engine_len(const struct engine *e, enum policy_id p);
 const int *engine_positions(const struct engine *e, enum policy_id p);
 const double *engine_scores(const struct engine *e, enum policy_id p);
+
+/* The most positions a cache that evicts holds in SCENE under B: one more
+ * than the budget, or the whole prompt, and never more than the scene. */
+int engine_cache_cap(const struct scene *scene, const struct policy_budget *b);
 
 /* The logit of query position Q against key position J under the scene's
  * mode (scale * q.k, or ln of the given attention). The timeline uses it

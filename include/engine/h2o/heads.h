@@ -52,7 +52,7 @@ struct heads_run {
 	struct scene *views;     /* [count] */
 	struct engine **e;       /* [count] */
 	struct step_record *rec; /* [count], of the last step */
-	/* The layer-wide plans the engines share (B's own when it has them). */
+	/* The layer-wide plans the engines share, when B came without them. */
 	struct engine_plans *plans;
 	struct policy_budget b;
 };

@@ -110,6 +110,11 @@ struct policy {
 	/* What the cut-off is compared on: the score (false) or this step's
 	 * weight (true). */
 	bool by_weight;
+	/* The rule decides for a whole layer: its policy_cache holds the
+	 * positions every key/value head of the layer shares, and the weights
+	 * averaged over all the layer's query heads (plan.h). Otherwise it
+	 * decides for each key/value head from the mean of its group's. */
+	bool layer_wide;
 	/* The words for LOSS in VOICE into WORDS (cleared, cutoff_pos -1).
 	 * NULL: policy_word_cutoff's for a loss with a cut-off, and a
 	 * window's otherwise ("left the window", "only the B newest tokens
@@ -139,8 +144,8 @@ void policy_word(enum policy_id p, const struct policy_budget *b, const struct p
 /* The step at which POS counts as promoted in policy P, or 0 (promoted_at). */
 int policy_promoted_at(enum policy_id p, const struct policy_budget *b, int pos);
 
-/* StreamingLLM's default number of sinks for budget B: max(1, min(4, B/4)),
- * never more than B - 1. */
+/* StreamingLLM's default number of sinks for budget B: 4, as the official
+ * code keeps, never more than B - 1. */
 int policy_default_sinks(int budget);
 
 /* The sink count for budget B: SINKS_GIVEN capped below B, or the default

@@ -74,9 +74,10 @@ struct report_summary {
 
 /* What to keep beside the summaries. */
 enum {
-	REPORT_KEEP_HEADS = 1u << 0, /* a summary per head */
-	REPORT_KEEP_STEPS = 1u << 1, /* every step's figures (over all heads;
+	REPORT_KEEP_HEADS = 1u << 0,  /* a summary per head */
+	REPORT_KEEP_STEPS = 1u << 1,  /* every step's figures (over all heads;
 	                                * per head too with REPORT_KEEP_HEADS) */
+	REPORT_KEEP_LAYERS = 1u << 2, /* a summary per layer */
 };
 
 /* One run of the engine over a scene at one budget. */
@@ -87,6 +88,10 @@ struct report_run {
 	int heads;
 	struct report_summary sum[POLICY_COUNT];
 	struct report_summary *head_sum; /* [h * POLICY_COUNT + p], or NULL */
+	int layers;
+	/* [l * POLICY_COUNT + p] with REPORT_KEEP_LAYERS (the report then has
+	 * a row per layer), or NULL */
+	struct report_summary *layer_sum;
 	struct step_metrics *steps;      /* [(t - 1) * POLICY_COUNT + p], or NULL */
 	struct step_metrics *head_steps; /* [((t - 1) * heads + h) * POLICY_COUNT + p], or NULL */
 };

@@ -1,0 +1,266 @@
+/*
+ * plan: a layer-wide policy's decisions, once per layer (see plan.h).
+ *
+ * A plan runs the layer's cache the plain way: the positions every key/value
+ * head shares, each kv head's key rows in tiles (kernel_put_key's layout,
+ * slots reused as positions go), and at each step every query head's
+ * logits (kernel_slot_logits: engine_logit's sums), its softmax
+ * (kernel_softmax_scores: the engine's exp and order), the mean of the
+ * heads' weights summed in head order from 0.0 and divided by their
+ * number, the scores that add it, and the policy's rule on those means. So
+ * each head's weight is the one its own engine computes, bit for bit.
+ */
+#include "h2o/plan.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_impl.h"
+#include "h2o/heads.h"
+#include "h2o/scene.h"
+
+struct engine_plans {
+	const struct scene *sc;
+	struct policy_budget b;
+	int layers;
+	struct layer_plan **plan; /* [layers * POLICY_COUNT] */
+	pthread_mutex_t lock;
+};
+
+bool engine_plan_needed(const struct scene *sc, enum policy_id p)
+{
+	return p != POLICY_FULL && policies[p]->layer_wide && heads_per_layer(sc) > 1;
+}
+
+struct engine_plans *engine_plans_new(const struct scene *sc, const struct policy_budget *b)
+{
+	struct engine_plans *ps = calloc(1, sizeof *ps);
+	if (!ps)
+		return NULL;
+	ps->sc = sc;
+	ps->b = *b;
+	ps->b.plans = NULL;
+	ps->layers = sc->layers > 1 ? sc->layers : 1;
+	ps->plan = calloc((size_t)ps->layers * POLICY_COUNT, sizeof *ps->plan);
+	if (!ps->plan || pthread_mutex_init(&ps->lock, NULL) != 0) {
+		free(ps->plan);
+		free(ps);
+		return NULL;
+	}
+	return ps;
+}
+
+static void plan_free(struct layer_plan *pl)
+{
+	if (!pl)
+		return;
+	free(pl->ev_start);
+	free(pl->ev_pos);
+	free(pl->ev_w);
+	free(pl->ev_score);
+	free(pl->cut_pos);
+	free(pl->cut_w);
+	free(pl);
+}
+
+void engine_plans_free(struct engine_plans *ps)
+{
+	if (!ps)
+		return;
+	for (int i = 0; i < ps->layers * POLICY_COUNT; i++)
+		plan_free(ps->plan[i]);
+	pthread_mutex_destroy(&ps->lock);
+	free(ps->plan);
+	free(ps);
+}
+
+/* The layer's cache while a plan is made. */
+struct layer_run {
+	int cap, len, heads, kv, group, dim, tiles;
+	int *pos, *slot, *free_slot, n_free, hi;
+	double *score, *prev, *mean, *x, *logit, *scratch;
+	double **keys; /* [kv]: cap slots in tiles */
+	unsigned char *gone;
+};
+
+static void run_free(struct layer_run *r)
+{
+	free(r->pos);
+	free(r->slot);
+	free(r->free_slot);
+	free(r->score);
+	free(r->prev);
+	free(r->mean);
+	free(r->x);
+	free(r->logit);
+	free(r->scratch);
+	for (int i = 0; r->keys && i < r->kv; i++)
+		free(r->keys[i]);
+	free(r->keys);
+	free(r->gone);
+}
+
+static bool run_init(struct layer_run *r, const struct scene *sc, const struct policy_budget *b)
+{
+	*r = (struct layer_run){0};
+	r->cap = engine_cache_cap(sc, b);
+	r->heads = heads_per_layer(sc);
+	r->kv = heads_kv_count(sc);
+	r->group = heads_group(sc);
+	r->dim = sc->dim;
+	r->tiles = (r->cap + KERNEL_LANES - 1) / KERNEL_LANES;
+	const size_t cap = (size_t)r->cap, slots = (size_t)r->tiles * KERNEL_LANES;
+	r->pos = malloc(cap * sizeof *r->pos);
+	r->slot = malloc(cap * sizeof *r->slot);
+	r->free_slot = malloc(cap * sizeof *r->free_slot);
+	r->score = malloc(cap * sizeof *r->score);
+	r->prev = malloc(cap * sizeof *r->prev);
+	r->mean = malloc(cap * sizeof *r->mean);
+	r->x = malloc(cap * sizeof *r->x);
+	r->logit = malloc(slots * sizeof *r->logit);
+	r->scratch = malloc(cap * sizeof *r->scratch);
+	r->gone = malloc(cap);
+	bool ok = r->pos && r->slot && r->free_slot && r->score && r->prev && r->mean && r->x &&
+	          r->logit && r->scratch && r->gone;
+	if (ok && sc->mode == SCENE_VECTOR) {
+		r->keys = calloc((size_t)r->kv, sizeof *r->keys);
+		ok = r->keys != NULL;
+		for (int i = 0; ok && i < r->kv; i++) {
+			/* Unused slots stay zero: their logits go unread. */
+			r->keys[i] = calloc(slots * (size_t)r->dim, sizeof **r->keys);
+			ok = r->keys[i] != NULL;
+		}
+	}
+	for (int i = 0; ok && i < r->cap; i++)
+		r->free_slot[i] = r->cap - 1 - i;
+	r->n_free = r->cap;
+	if (!ok)
+		run_free(r);
+	return ok;
+}
+
+/* Query head H of layer L at position P: its weights over the run's
+ * positions into r->x. */
+static void head_weights(const struct scene *sc, struct layer_run *r, int l, int h, int p)
+{
+	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
+	const size_t qh = (size_t)l * (size_t)r->heads + (size_t)h;
+	if (sc->mode == SCENE_VECTOR) {
+		const double *q = sc->q + (qh * n + (size_t)p) * dim;
+		const int ntiles = (r->hi + KERNEL_LANES - 1) / KERNEL_LANES;
+		kernel_slot_logits(r->keys[h / r->group], ntiles, sc->dim, q, sc->scale, r->logit);
+		for (int j = 0; j < r->len; j++)
+			r->x[j] = r->logit[r->slot[j]];
+	} else {
+		const double *a = sc->attn + qh * scene_attn_offset(sc->n) + scene_attn_offset(p);
+		for (int j = 0; j < r->len; j++)
+			r->x[j] = log(a[r->pos[j]]);
+	}
+	double max, sum;
+	kernel_softmax_scores(r->x, r->len, &max, &sum, r->prev, r->scratch);
+}
+
+static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum policy_id id)
+{
+	const struct scene *sc = ps->sc;
+	const int n = sc->n;
+	struct layer_plan *pl = calloc(1, sizeof *pl);
+	struct layer_run r;
+	if (!pl)
+		return NULL;
+	if (!run_init(&r, sc, &ps->b)) {
+		free(pl);
+		return NULL;
+	}
+	pl->n = n;
+	pl->ev_start = calloc((size_t)n + 2, sizeof *pl->ev_start);
+	pl->ev_pos = malloc((size_t)n * sizeof *pl->ev_pos);
+	pl->ev_w = malloc((size_t)n * sizeof *pl->ev_w);
+	pl->ev_score = malloc((size_t)n * sizeof *pl->ev_score);
+	pl->cut_pos = malloc(((size_t)n + 2) * sizeof *pl->cut_pos);
+	pl->cut_w = calloc((size_t)n + 2, sizeof *pl->cut_w);
+	if (!pl->ev_start || !pl->ev_pos || !pl->ev_w || !pl->ev_score || !pl->cut_pos ||
+	    !pl->cut_w) {
+		run_free(&r);
+		plan_free(pl);
+		return NULL;
+	}
+	const struct policy *pol = policies[id];
+	const size_t dim = (size_t)sc->dim;
+	int n_ev = 0;
+	for (int s = 1; s <= n; s++) {
+		const int p = s - 1;
+		pl->ev_start[s] = n_ev;
+		pl->cut_pos[s] = -1;
+		/* Append p: its key in every kv head's tiles. */
+		r.pos[r.len] = p;
+		if (r.keys) {
+			const int slot = r.free_slot[--r.n_free];
+			r.slot[r.len] = slot;
+			r.hi = slot >= r.hi ? slot + 1 : r.hi;
+			for (int g = 0; g < r.kv; g++) {
+				const size_t kb = (size_t)l * (size_t)r.kv + (size_t)g;
+				kernel_put_key(r.keys[g], slot,
+				               sc->k + (kb * (size_t)n + (size_t)p) * dim, sc->dim);
+			}
+		}
+		r.prev[r.len] = 0.0;
+		r.len++;
+		for (int j = 0; j < r.len; j++)
+			r.mean[j] = 0.0;
+		for (int h = 0; h < r.heads; h++) {
+			head_weights(sc, &r, l, h, p);
+			for (int j = 0; j < r.len; j++)
+				r.mean[j] += r.x[j];
+		}
+		for (int j = 0; j < r.len; j++)
+			r.mean[j] /= r.heads;
+		for (int j = 0; j < r.len - 1; j++)
+			r.score[j] = r.prev[j] + r.mean[j];
+		r.score[r.len - 1] = 0.0 + r.mean[r.len - 1];
+		memset(r.gone, 0, (size_t)r.len);
+		int cut = -1;
+		if (s >= sc->prompt) {
+			const struct policy_cache view = {r.len, r.pos, r.score, r.mean};
+			pol->evict(&ps->b, &view, r.gone, &cut);
+		}
+		if (cut >= 0) {
+			pl->cut_pos[s] = r.pos[cut];
+			pl->cut_w[s] = pol->by_weight ? r.mean[cut] : r.score[cut];
+		}
+		int kept = 0;
+		for (int j = 0; j < r.len; j++) {
+			if (r.gone[j]) {
+				pl->ev_pos[n_ev] = r.pos[j];
+				pl->ev_w[n_ev] = r.mean[j];
+				pl->ev_score[n_ev] = r.score[j];
+				n_ev++;
+				if (r.keys)
+					r.free_slot[r.n_free++] = r.slot[j];
+				continue;
+			}
+			r.pos[kept] = r.pos[j];
+			r.prev[kept] = r.score[j];
+			if (r.keys)
+				r.slot[kept] = r.slot[j];
+			kept++;
+		}
+		r.len = kept;
+	}
+	pl->ev_start[n + 1] = n_ev;
+	run_free(&r);
+	return pl;
+}
+
+const struct layer_plan *engine_plan_get(struct engine_plans *ps, int layer, enum policy_id p)
+{
+	pthread_mutex_lock(&ps->lock);
+	struct layer_plan **slot = &ps->plan[(size_t)layer * POLICY_COUNT + (size_t)p];
+	if (!*slot)
+		*slot = plan_make(ps, layer, p);
+	const struct layer_plan *pl = *slot;
+	pthread_mutex_unlock(&ps->lock);
+	return pl;
+}

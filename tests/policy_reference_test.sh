@@ -1,0 +1,76 @@
+#!/bin/sh
+# The engine against tools/ref_policies.py, a plain NumPy implementation of
+# the policies on scenes with layers, grouped kv heads and a prompt: random
+# scenes of several shapes and budgets (a prompt longer than the budget,
+# shorter, the whole scene, none; heavy 0; recent 0; a budget of 1; q and k
+# rounded to small integers so that scores and weights tie), each run with
+# h2o-tui --trace, every kept set of every step, layer, kv head and policy
+# compared. (With q and k integers and a scale of 1000 every weight is
+# exactly 0 or 1/m, so H2O's scores and TOVA's weights tie exactly, not
+# within rounding, and the lower position must stay.) Prints the steps and sets compared and the mismatches; fails on
+# any. Skips (77) without a python3 that has NumPy (Debian: python3-numpy).
+# Usage: policy_reference_test.sh H2O_TUI SOURCE_ROOT
+set -u
+tui=$1
+root=$2
+ref=$root/tools/ref_policies.py
+
+py=
+for p in ${PYTHON:-} python3 /usr/bin/python3; do
+	if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import numpy' >/dev/null 2>&1; then
+		py=$p
+		break
+	fi
+done
+if [ -z "$py" ]; then
+	echo "skip: no python3 with NumPy (apt-get install python3-numpy)"
+	exit 77
+fi
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+steps=0 sets=0 bad=0 failed=0 cases=0
+# check NAME SINKS MAKE-SCENE-OPTIONS...: SINKS is "-" for the default.
+check() {
+	name=$1 sinks=$2
+	shift 2
+	cases=$((cases + 1))
+	dir=$tmp/$name
+	"$py" "$ref" make-scene "$dir" "$@" >/dev/null || { echo "$name: make-scene failed"; failed=$((failed + 1)); return; }
+	if [ "$sinks" = - ]; then set --; else set -- --sinks "$sinks"; fi
+	if ! "$tui" --trace --quiet "$@" "$dir/scene.json" >"$dir/trace.jsonl" 2>"$dir/err"; then
+		echo "$name: h2o-tui --trace failed: $(head -n 1 "$dir/err")"
+		failed=$((failed + 1))
+		return
+	fi
+	"$py" "$ref" compare --show 5 "$@" "$dir/scene.json" "$dir/trace.jsonl" >"$dir/out"
+	status=$?
+	sed "s|^$dir/scene.json|$name|" "$dir/out"
+	last=$(tail -n 1 "$dir/out")
+	s=$(echo "$last" | sed -n 's/.*: \([0-9]*\) steps, \([0-9]*\) kept sets.*, \([0-9]*\) mismatches.*/\1 \2 \3/p')
+	if [ -z "$s" ]; then
+		echo "$name: compare gave no summary"
+		failed=$((failed + 1))
+		return
+	fi
+	set -- $s
+	steps=$((steps + $1)) sets=$((sets + $2)) bad=$((bad + $3))
+	[ "$status" -eq 0 ] || [ "$3" -gt 0 ] || failed=$((failed + 1))
+}
+
+#     name               sinks  L           H          G             n      d        P           heavy      recent     seed
+check prompt_over_budget -  --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 12 --heavy 3 --recent 3 --seed 1
+check no_prompt          -  --layers 1 --heads 1 --kv-heads 1 --n 30 --dim 4 --prompt 0  --heavy 2 --recent 2 --seed 2
+check prompt_under       -  --layers 3 --heads 6 --kv-heads 3 --n 36 --dim 8 --prompt 4  --heavy 4 --recent 4 --seed 3
+check prompt_all         -  --layers 2 --heads 4 --kv-heads 1 --n 20 --dim 8 --prompt 20 --heavy 3 --recent 2 --seed 4
+check heavy_zero         -  --layers 2 --heads 2 --kv-heads 2 --n 30 --dim 6 --prompt 8  --heavy 0 --recent 5 --seed 5
+check recent_zero        -  --layers 2 --heads 4 --kv-heads 4 --n 30 --dim 6 --prompt 6  --heavy 5 --recent 0 --seed 6
+check budget_one         -  --layers 1 --heads 2 --kv-heads 2 --n 16 --dim 4 --prompt 3  --heavy 1 --recent 0 --seed 7
+check mqa_sinks_1        1  --layers 2 --heads 8 --kv-heads 1 --n 40 --dim 8 --prompt 10 --heavy 4 --recent 4 --seed 8 --spread 2
+check ties_gqa           -  --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 4 --prompt 10 --heavy 3 --recent 3 --seed 9 --quantise 2 --scale 8
+check ties_zero_weights  -  --layers 1 --heads 2 --kv-heads 2 --n 50 --dim 2 --prompt 0  --heavy 4 --recent 2 --seed 12 --quantise 1 --scale 1000
+check ties_prompt        -  --layers 2 --heads 2 --kv-heads 2 --n 24 --dim 2 --prompt 16 --heavy 2 --recent 2 --seed 11 --quantise 1 --scale 2
+
+echo "policy reference: $cases scenes, $steps steps, $sets kept sets compared, $bad mismatches, $failed runs failed"
+[ "$bad" -eq 0 ] && [ "$failed" -eq 0 ]

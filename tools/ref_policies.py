@@ -1,0 +1,577 @@
+#!/usr/bin/env python3
+"""The eviction policies of h2o-tui, written plainly, to check the engine.
+
+A reference implementation in float64 NumPy of the five caches h2o-tui
+runs (full, h2o, window, streaming, tova) on scenes with layers, query
+heads sharing key/value heads (grouped-query attention) and a prompt. It
+is written from the rules below, not from the engine's code, so that the
+two can be compared step by step:
+
+    tools/ref_policies.py run SCENE.json            kept positions per step
+    tools/ref_policies.py compare SCENE.json TRACE  h2o-tui --trace against it
+    tools/ref_policies.py make-scene OUTDIR ...     a random test scene
+
+The rules (B = heavy + recent; query head h of a layer with H query heads
+and G key/value heads reads kv head h // (H // G)):
+
+- Every layer and kv head has its own cache per policy. Step t (1..n)
+  appends position t - 1; each query head attends with softmax(scale *
+  q . k) over the positions its kv head's cache holds (an attention scene
+  gives the rows, restricted to those positions and renormalised).
+- No cache evicts during the prompt (steps 1..P). At the end of step P
+  each applies its rule once to all it holds; from step P + 1 on (from
+  step 1 without a prompt) whenever it holds more than B after appending.
+- full keeps everything. window keeps the B newest. streaming keeps the
+  first S positions (the sinks, S = min(4, B - 1) unless given) and the
+  B - S newest.
+- h2o: a position's score accumulates, every step, the mean over the kv
+  head's query heads of their weights. The rule keeps the `recent` newest
+  and, among the others, the `heavy` highest scores.
+- tova: the layer's weights of this step averaged over all H query heads;
+  keep the B highest, the same positions for every kv head of the layer.
+
+A tie in a score or a weight keeps the lower position.
+
+Python 3 and NumPy only.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+POLICIES = ("h2o", "full", "window", "streaming", "tova")
+
+
+class SceneError(Exception):
+    """A scene this tool cannot read, with the reason."""
+
+
+class Scene:
+    """What the policies need of a scene, in one layout.
+
+    q is (L, H, n, d) and k, v are (L, G, n, d) for a vector scene; attn is
+    (L, H, n, n), row i holding token i's weights over positions 0..i, for
+    an attention scene. prompt is P, sinks None unless the scene gives it.
+    """
+
+    def __init__(self):
+        self.title = ""
+        self.n = self.dim = 0
+        self.layers = self.heads = self.kv_heads = 1
+        self.prompt = 0
+        self.heavy = self.recent = 0
+        self.sinks = None
+        self.scale = None
+        self.mode = "vector"
+        self.q = self.k = self.v = self.attn = None
+        self.text = []
+
+    @property
+    def budget(self):
+        """B = heavy + recent."""
+        return self.heavy + self.recent
+
+    def group(self, h):
+        """The kv head query head H reads."""
+        return h // (self.heads // self.kv_heads)
+
+
+def _int_field(obj, name, default, low=0):
+    """An integer root field (2, 2.0 or 2e0, not 2.5 or "2")."""
+    if name not in obj:
+        return default
+    x = obj[name]
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or x != int(x) or x < low:
+        raise SceneError(f"{name}: expected an integer >= {low}, got {x!r}")
+    return int(x)
+
+
+def _load_npy(folder, name, field):
+    """A .npy file named in the scene, as float64."""
+    if not isinstance(name, str):
+        raise SceneError(f"{field}: expected a file name")
+    path = os.path.join(folder, name)
+    try:
+        a = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise SceneError(f"{field}: {name}: {e}") from None
+    if a.dtype not in (np.float16, np.float32, np.float64):
+        raise SceneError(f"{field}: {name}: dtype {a.dtype}, expected a float array")
+    if not np.all(np.isfinite(a)):
+        raise SceneError(f"{field}: {name}: not every number is finite")
+    return a.astype(np.float64)
+
+
+def _as4(a, field):
+    """(n, d), (X, n, d) or (L, X, n, d) as (L, X, n, d)."""
+    if a.ndim == 2:
+        return a[None, None]
+    if a.ndim == 3:
+        return a[None]
+    if a.ndim == 4:
+        return a
+    raise SceneError(f"{field}: shape {a.shape}, expected (n, d), (heads, n, d) "
+                     "or (layers, heads, n, d)")
+
+
+def _read_text(folder, text, n):
+    """Token texts: an array, a file of one per line, or t0, t1, ..."""
+    if text is None:
+        return [f"t{i}" for i in range(n)]
+    if isinstance(text, list):
+        return [str(t) for t in text]
+    with open(os.path.join(folder, text), "rb") as f:
+        lines = f.read().split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [ln.rstrip(b"\r").decode("utf-8", "replace") for ln in lines]
+
+
+def load_scene(path):
+    """Read an h2o-tui scene (docs/scene-format.md) into a Scene.
+
+    Handles inline tokens (vector or attention, one or more heads) and
+    .npy scenes with layers, query heads and kv heads; the root fields
+    "layers", "heads", "kv_heads", "prompt" and "sinks" are read when
+    present and checked against the arrays. Generated scenes are not
+    handled: the generator lives in the C loader.
+    """
+    with open(path, encoding="utf-8-sig") as f:
+        obj = json.load(f)
+    if not isinstance(obj, dict):
+        raise SceneError("$: expected a JSON object")
+    folder = os.path.dirname(os.path.abspath(path))
+    s = Scene()
+    s.title = obj.get("title", os.path.basename(path))
+    s.heavy = _int_field(obj, "heavy", None)
+    s.recent = _int_field(obj, "recent", None)
+    s.dim = _int_field(obj, "dim", None, 1)
+    if s.heavy is None or s.recent is None or s.dim is None:
+        raise SceneError("$: heavy, recent and dim are required")
+    if s.budget < 1:
+        raise SceneError("recent: heavy + recent must be at least 1")
+    if "generate" in obj:
+        raise SceneError("generate: generated scenes are built by the C loader only")
+    if "sinks" in obj:
+        s.sinks = _int_field(obj, "sinks", None)
+    if "scale" in obj:
+        s.scale = float(obj["scale"])
+        if not s.scale > 0:
+            raise SceneError("scale: expected a number > 0")
+
+    if "q" in obj:
+        q = _as4(_load_npy(folder, obj["q"], "q"), "q")
+        k = _as4(_load_npy(folder, obj["k"], "k"), "k")
+        v = _as4(_load_npy(folder, obj["v"], "v"), "v")
+        L, H, n, d = q.shape
+        G = k.shape[1]
+        if k.shape != (L, G, n, d) or v.shape != k.shape:
+            raise SceneError(f"k, v: shapes {k.shape}, {v.shape} do not fit q's {q.shape}")
+        s.q, s.k, s.v = q, k, v
+        s.text = _read_text(folder, obj.get("text"), n)
+    elif "tokens" in obj:
+        L, H, n, d, G = _load_tokens(s, obj["tokens"], _int_field(obj, "heads", 1, 1))
+    else:
+        raise SceneError("$: no tokens: expected \"tokens\" or .npy files in q, k, v")
+
+    for name, have in (("layers", L), ("heads", H), ("kv_heads", G)):
+        want = _int_field(obj, name, have, 1)
+        if want != have:
+            raise SceneError(f"{name}: the scene says {want}, its arrays hold {have}")
+    if d != s.dim:
+        raise SceneError(f"dim: the scene says {s.dim}, its vectors have {d} numbers")
+    if H % G:
+        raise SceneError(f"kv_heads: {H} query heads do not divide into {G} groups")
+    if len(s.text) != n:
+        raise SceneError(f"text: {len(s.text)} texts for {n} tokens")
+    s.layers, s.heads, s.kv_heads, s.n = L, H, G, n
+    s.prompt = _int_field(obj, "prompt", 0)
+    if s.prompt > n:
+        raise SceneError(f"prompt: {s.prompt} tokens, the scene has {n}")
+    if s.scale is None:
+        s.scale = 1.0 / math.sqrt(s.dim)
+    return s
+
+
+def _load_tokens(s, tokens, heads):
+    """Inline tokens: one layer, every head its own key (G = H)."""
+    if not isinstance(tokens, list) or not tokens:
+        raise SceneError("tokens: expected at least 1 token")
+    n = len(tokens)
+    s.text = [t.get("text", f"t{i}") for i, t in enumerate(tokens)]
+
+    def per_head(x):
+        return x if heads > 1 else [x]
+
+    if "attn" in tokens[0]:
+        s.mode = "attention"
+        attn = np.zeros((1, heads, n, n))
+        for i, t in enumerate(tokens):
+            for h, row in enumerate(per_head(t["attn"])):
+                if len(row) != i + 1:
+                    raise SceneError(f"tokens[{i}].attn: expected {i + 1} weights")
+                attn[0, h, i, : i + 1] = row
+        s.attn = attn
+        return 1, heads, n, s.dim, heads
+    q = np.array([per_head(t["q"]) for t in tokens], dtype=np.float64)  # (n, H, d)
+    k = np.array([per_head(t["k"]) for t in tokens], dtype=np.float64)
+    v = np.array([per_head(t["v"]) for t in tokens], dtype=np.float64)
+    s.q, s.k, s.v = (x.transpose(1, 0, 2)[None] for x in (q, k, v))
+    return 1, heads, n, q.shape[2], heads
+
+
+def head_weights(scene, layer, head, pos, held):
+    """Weights of query head HEAD at position POS over the positions HELD."""
+    idx = np.asarray(held, dtype=np.intp)
+    if scene.mode == "attention":
+        w = scene.attn[layer, head, pos, idx]
+        return w / w.sum()
+    g = scene.group(head)
+    logits = scene.scale * (scene.k[layer, g, idx] @ scene.q[layer, head, pos])
+    e = np.exp(logits - logits.max())
+    return e / e.sum()
+
+
+def mean_rows(rows):
+    """The mean of equal-length rows, summed in order, then divided once."""
+    total = np.zeros_like(rows[0])
+    for r in rows:
+        total = total + r
+    return total / len(rows)
+
+
+def keep_top(cands, value, count):
+    """The COUNT candidates of largest VALUE (a tie keeps the lower
+    position), and the margin: the weakest kept value less the strongest
+    dropped one (None when nothing is dropped or nothing is kept)."""
+    order = sorted(cands, key=lambda p: (-value[p], p))
+    kept, dropped = order[:count], order[count:]
+    margin = None
+    if kept and dropped:
+        margin = value[kept[-1]] - value[dropped[0]]
+    return kept, margin
+
+
+def streaming_sinks(scene, sinks=None):
+    """S: the given count (the scene's or the command line's) or 4, below B."""
+    s = sinks if sinks is not None else scene.sinks if scene.sinks is not None else 4
+    return max(0, min(s, scene.budget - 1))
+
+
+class Cache:
+    """One policy's cache of one layer and kv head: positions and scores."""
+
+    def __init__(self):
+        self.pos = []      # held positions, ascending
+        self.score = {}    # position -> accumulated group-mean weight
+
+
+def run(scene, sinks=None):
+    """Yield, for each step, {policy: [layer][kv head] -> record}.
+
+    A record holds "attended" (the positions held after appending),
+    "attn" (the group's mean weights over them), "scores" (H2O's
+    accumulated scores over them), "kept", "evicted" and "margin" (the
+    rule's closest call, see keep_top).
+    """
+    L, H, G, B = scene.layers, scene.heads, scene.kv_heads, scene.budget
+    S = streaming_sinks(scene, sinks)
+    rep = H // G
+    caches = {p: [[Cache() for _ in range(G)] for _ in range(L)] for p in POLICIES}
+    for t in range(1, scene.n + 1):
+        pos = t - 1
+        may_evict = t >= scene.prompt  # the prompt's end, or any step after it
+        step = {}
+        for p in POLICIES:
+            layers = []
+            for l in range(L):
+                cs = caches[p][l]
+                for c in cs:
+                    c.pos.append(pos)
+                    c.score[pos] = 0.0
+                rows = [head_weights(scene, l, h, pos, cs[h // rep].pos) for h in range(H)]
+                recs = []
+                for g, c in enumerate(cs):
+                    attn = mean_rows(rows[g * rep:(g + 1) * rep])
+                    for j, w in zip(c.pos, attn):
+                        c.score[j] += w
+                    recs.append({"attended": list(c.pos), "attn": attn,
+                                 "scores": [c.score[j] for j in c.pos]})
+                if may_evict and len(cs[0].pos) > B and p != "full":
+                    plans = _rule(p, scene, cs, rows, S)
+                else:
+                    plans = [(list(c.pos), None) for c in cs]
+                for c, rec, (kept, margin) in zip(cs, recs, plans):
+                    kept = sorted(kept)
+                    gone = set(c.pos) - set(kept)
+                    for j in gone:
+                        del c.score[j]
+                    c.pos = kept
+                    rec.update(kept=list(kept), evicted=sorted(gone), margin=margin)
+                layers.append(recs)
+            step[p] = layers
+        yield t, step
+
+
+def _rule(policy, scene, caches, rows, S):
+    """The kept positions and margin of each kv head's cache of a layer."""
+    B = scene.budget
+    if policy == "window":
+        return [(c.pos[-B:], None) for c in caches]
+    if policy == "streaming":
+        return [([j for j in c.pos if j < S] + c.pos[len(c.pos) - (B - S):], None)
+                for c in caches]
+    if policy == "h2o":
+        plans = []
+        for c in caches:
+            cut = len(c.pos) - scene.recent
+            heavy, margin = keep_top(c.pos[:cut], c.score, scene.heavy)
+            plans.append((heavy + c.pos[cut:], margin))
+        return plans
+    if policy == "tova":
+        # Every kv head of the layer holds the same positions (one rule for
+        # the layer), so the heads' rows line up.
+        held = caches[0].pos
+        mean = mean_rows(rows)
+        kept, margin = keep_top(held, dict(zip(held, mean)), B)
+        return [(kept, margin) for _ in caches]
+    raise ValueError(policy)
+
+
+# --- the trace of h2o-tui ---------------------------------------------------
+
+def trace_entries(value, scene):
+    """A policy's value in one trace line as [layer][kv head] -> object.
+
+    One layer: the key holds the layer entry directly. More: a list, one
+    entry a layer. A layer entry is an object (one kv head, one query head,
+    accepted for any single kv head), or a list of per-kv-head objects; a
+    list of per-query-head objects is accepted too and read at each
+    group's first head. Raises ValueError on any other shape.
+    """
+    L, H, G = scene.layers, scene.heads, scene.kv_heads
+    if L == 1:
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
+            value = value[0]  # a one-layer list around the layer entry
+        layers = [value]
+    else:
+        if not isinstance(value, list) or len(value) != L:
+            raise ValueError(f"expected a list of {L} layer entries")
+        layers = value
+    out = []
+    for l, e in enumerate(layers):
+        if isinstance(e, dict):
+            if G != 1:
+                raise ValueError(f"layer {l}: one object, expected {G} kv heads")
+            out.append([e])
+        elif isinstance(e, list) and len(e) == G and all(isinstance(x, dict) for x in e):
+            out.append(e)
+        elif isinstance(e, list) and len(e) == H and all(isinstance(x, dict) for x in e):
+            out.append([e[g * (H // G)] for g in range(G)])
+        else:
+            raise ValueError(f"layer {l}: expected an object or a list of {G} objects")
+    return out
+
+
+def trace_kept(policy, obj, step):
+    """The kept positions of one trace object. The full cache may give
+    neither "kept" nor "attended": it holds every position, and its "attn"
+    row then says how many (STEP of them)."""
+    kept = obj.get("kept")
+    if kept is None and policy == "full":
+        kept = obj.get("attended")
+        if kept is None and isinstance(obj.get("attn"), list):
+            kept = list(range(len(obj["attn"])))
+    if kept is None:
+        return None
+    return [int(x) for x in kept]
+
+
+def compare(scene, lines, sinks=None, show=20, out=sys.stdout):
+    """Compare h2o-tui --trace lines with the reference.
+
+    Returns (steps compared, kept sets compared, mismatches, problems), and
+    prints every mismatch up to SHOW of them with the reference's margin:
+    a margin near 0 is a near tie that rounding may decide either way.
+    """
+    ref = dict(run(scene, sinks))
+    steps = sets = mismatches = 0
+    problems = []
+    attn_err = 0.0
+    seen = set()
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            t = int(obj["step"])
+        except (ValueError, KeyError, TypeError) as e:
+            problems.append(f"trace line {lineno}: not a step object ({e})")
+            continue
+        if t not in ref or t in seen:
+            problems.append(f"trace line {lineno}: step {t} unexpected or repeated")
+            continue
+        seen.add(t)
+        if obj.get("pos", t - 1) != t - 1:
+            problems.append(f"step {t}: pos {obj.get('pos')}, expected {t - 1}")
+        steps += 1
+        for p in POLICIES:
+            if p not in obj:
+                problems.append(f"step {t}: no \"{p}\" key")
+                mismatches += 1
+                continue
+            try:
+                got = trace_entries(obj[p], scene)
+            except ValueError as e:
+                problems.append(f"step {t}: {p}: {e}")
+                mismatches += 1
+                continue
+            for l in range(scene.layers):
+                for g in range(scene.kv_heads):
+                    want = ref[t][p][l][g]
+                    kept = trace_kept(p, got[l][g], t)
+                    if kept is None:
+                        problems.append(f"step {t}: {p} layer {l} kv {g}: no \"kept\"")
+                        mismatches += 1
+                        continue
+                    sets += 1
+                    a = got[l][g].get("attn")
+                    if (isinstance(a, list)
+                            and got[l][g].get("attended", want["attended"]) == want["attended"]
+                            and len(a) == len(want["attn"])):
+                        attn_err = max(attn_err, float(np.max(np.abs(np.array(a, float) - want["attn"]))))
+                    if kept != want["kept"]:
+                        mismatches += 1
+                        if mismatches <= show:
+                            only_ref = sorted(set(want["kept"]) - set(kept))
+                            only_c = sorted(set(kept) - set(want["kept"]))
+                            m = want["margin"]
+                            print(f"step {t} layer {l} kv {g} {p}: reference keeps {only_ref} "
+                                  f"the trace does not, the trace {only_c}"
+                                  + ("" if m is None else f" (reference margin {m:.3g})"),
+                                  file=out)
+    missing = sorted(set(ref) - seen)
+    if missing:
+        problems.append(f"{len(missing)} steps missing from the trace (first: {missing[0]})")
+    return steps, sets, mismatches, problems, attn_err
+
+
+# --- random test scenes ------------------------------------------------------
+
+def make_scene(outdir, layers=2, heads=4, kv_heads=2, n=40, dim=8, prompt=12,
+               heavy=3, recent=3, seed=1, quantise=0, scale=None, sinks=None,
+               spread=1.0):
+    """Write a random layered GQA scene: OUTDIR/scene.json, q.npy, k.npy, v.npy.
+
+    q is (layers, heads, n, dim), k and v (layers, kv_heads, n, dim), all
+    float64. quantise > 0 rounds q and k to integers in -quantise..quantise,
+    so that many logits are equal and ties are common; with a large scale
+    many weights are then exactly 0 or exactly equal. spread multiplies the
+    normal numbers (larger: sharper attention). Returns the scene's path.
+    """
+    if heads % kv_heads:
+        raise SystemExit("make-scene: --heads must be a multiple of --kv-heads")
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(layers, heads, n, dim)) * spread
+    k = rng.normal(size=(layers, kv_heads, n, dim)) * spread
+    v = rng.normal(size=(layers, kv_heads, n, dim)) / math.sqrt(dim)
+    if quantise:
+        q = np.clip(np.rint(q * quantise / 2), -quantise, quantise)
+        k = np.clip(np.rint(k * quantise / 2), -quantise, quantise)
+    os.makedirs(outdir, exist_ok=True)
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        np.save(os.path.join(outdir, name + ".npy"), np.ascontiguousarray(a, dtype=np.float64))
+    scene = {"title": f"random L{layers} H{heads} G{kv_heads} P{prompt}",
+             "description": f"tools/ref_policies.py make-scene, seed {seed}"
+                            + (f", q and k quantised to -{quantise}..{quantise}" if quantise else ""),
+             "heavy": heavy, "recent": recent, "dim": dim,
+             "layers": layers, "heads": heads, "kv_heads": kv_heads, "prompt": prompt,
+             "q": "q.npy", "k": "k.npy", "v": "v.npy",
+             "text": [f"t{i}" for i in range(n)]}
+    if scale is not None:
+        scene["scale"] = scale
+    if sinks is not None:
+        scene["sinks"] = sinks
+    path = os.path.join(outdir, "scene.json")
+    with open(path, "w") as f:
+        json.dump(scene, f, indent=1)
+        f.write("\n")
+    return path
+
+
+# --- the command line --------------------------------------------------------
+
+def _json_record(rec):
+    return {"kept": rec["kept"], "evicted": rec["evicted"], "attended": rec["attended"],
+            "attn": [float(x) for x in rec["attn"]], "scores": [float(x) for x in rec["scores"]]}
+
+
+def print_run(scene, sinks, as_json, out=sys.stdout):
+    """Every step's kept positions, as text or as trace-shaped JSON lines."""
+    for t, step in run(scene, sinks):
+        if as_json:
+            line = {"step": t, "pos": t - 1, "token": scene.text[t - 1]}
+            for p in POLICIES:
+                layers = [[_json_record(r) for r in recs] for recs in step[p]]
+                layers = [x[0] if scene.kv_heads == 1 and scene.heads == 1 else x for x in layers]
+                line[p] = layers[0] if scene.layers == 1 else layers
+            print(json.dumps(line), file=out)
+            continue
+        for l in range(scene.layers):
+            for g in range(scene.kv_heads):
+                for p in POLICIES:
+                    kept = " ".join(map(str, step[p][l][g]["kept"]))
+                    print(f"step {t} layer {l} kv {g} {p}: {kept}", file=out)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("run", help="print the kept positions of every step")
+    p.add_argument("scene")
+    p.add_argument("--sinks", type=int, help="StreamingLLM's sinks (default: the scene's, or 4)")
+    p.add_argument("--json", action="store_true", help="JSON lines shaped like h2o-tui --trace")
+    p = sub.add_parser("compare", help="check an h2o-tui --trace against the reference")
+    p.add_argument("scene")
+    p.add_argument("trace", help="the trace's file, - for stdin")
+    p.add_argument("--sinks", type=int, help="the --sinks h2o-tui ran with")
+    p.add_argument("--show", type=int, default=20, help="print at most this many mismatches")
+    p = sub.add_parser("make-scene", help="write a random layered GQA scene")
+    p.add_argument("outdir")
+    for name, default in (("layers", 2), ("heads", 4), ("kv-heads", 2), ("n", 40), ("dim", 8),
+                          ("prompt", 12), ("heavy", 3), ("recent", 3), ("seed", 1),
+                          ("quantise", 0)):
+        p.add_argument("--" + name, type=int, default=default)
+    p.add_argument("--scale", type=float, help="the scene's logit scale (default 1/sqrt(dim))")
+    p.add_argument("--sinks", type=int, help="write a \"sinks\" field")
+    p.add_argument("--spread", type=float, default=1.0, help="scale of the random numbers")
+    a = ap.parse_args(argv)
+
+    if a.cmd == "make-scene":
+        print(make_scene(a.outdir, a.layers, a.heads, a.kv_heads, a.n, a.dim, a.prompt,
+                         a.heavy, a.recent, a.seed, a.quantise, a.scale, a.sinks, a.spread))
+        return 0
+    try:
+        scene = load_scene(a.scene)
+    except (SceneError, OSError, ValueError) as e:
+        print(f"{a.scene}: {e}", file=sys.stderr)
+        return 3
+    if a.cmd == "run":
+        print_run(scene, a.sinks, a.json)
+        return 0
+    f = sys.stdin if a.trace == "-" else open(a.trace, encoding="utf-8")
+    with f:
+        steps, sets, bad, problems, attn_err = compare(scene, f, a.sinks, a.show)
+    for why in problems[:a.show]:
+        print(why)
+    print(f"{a.scene}: {steps} steps, {sets} kept sets compared "
+          f"({scene.layers} layers x {scene.kv_heads} kv heads x {len(POLICIES)} policies), "
+          f"{bad} mismatches; attn within {attn_err:.1e} where attended agrees")
+    return 1 if bad or problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
