@@ -459,7 +459,12 @@ static void draw_section_row(const struct view *v, struct frame *f, const struct
 	const int w = sd->c.w - 2;
 	int used = frame_text(f, sd->c.mark, y, w, name, section_style[row->sec]);
 	char a[32], b2[32];
-	if (limit >= 0)
+	if (limit >= 0 && section_count(l, row->sec) > limit && v->t < v->sc->prompt)
+		/* Inside the prompt nothing is evicted yet. */
+		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s (then %s)",
+		             view_format_count(section_count(l, row->sec), a),
+		             view_format_count(limit, b2));
+	else if (limit >= 0)
 		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s of %s",
 		             view_format_count(section_count(l, row->sec), a),
 		             view_format_count(limit, b2));
@@ -528,6 +533,11 @@ static void draw_title(const struct view *v, struct frame *f, const struct side 
 	if (capacity < 0)
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s tokens, %s KV",
 		                     tokens, kv);
+	else if (cs && cs->m.tokens > capacity)
+		/* The prompt, read whole: the budget holds from its end. */
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
+		                     "  %s tokens, %s KV (then %s)", tokens, kv,
+		                     view_format_count(capacity, cap));
 	else
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
 		                     "  %s of %s tokens, %s KV", tokens,
