@@ -297,13 +297,62 @@ static void test_overview_grid(void **state)
 	}
 }
 
+/* A prompt of 512 compressed at its end to a budget of 128: 384 evicted at
+ * one step. The sentence says so, the status line names the phase, and
+ * the panels list the evictions (a summary, then walked to the end). */
+static void test_prompt_compression(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_layered(600, 2, 64, 64, 1, 2, 1, 512, 9);
+	struct app app;
+	assert_int_equal(app_init(&app, sc, 64, 64, -1, POLICY_FULL), 0);
+	press(&app, "5,1,1,enter");
+	for (size_t s = 0; s < 2; s++) {
+		struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, false);
+		char *text = frame_to_text(f);
+		assert_non_null(strstr(text, "prompt 511/512"));
+		assert_non_null(strstr(text, "nothing is evicted before its end"));
+		free(text);
+		frame_free(f);
+	}
+	press(&app, "right");
+	for (size_t s = 0; s < SIZE_COUNT; s++) {
+		struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, false);
+		char *text = frame_to_text(f);
+		if (getenv("H2O_SHOW"))
+			printf("%s\n", text);
+		assert_non_null(strstr(text, "prompt 512/512"));
+		assert_non_null(
+		        strstr(text, "the prompt's 512 tokens compressed to 128: 384 evicted"));
+		assert_non_null(strstr(text, "EVICTED  384"));
+		assert_non_null(strstr(text, "more evicted at this step"));
+		free(text);
+		frame_free(f);
+	}
+	/* Walked, every one of them can be reached. */
+	press(&app, "w,G");
+	assert_int_equal(app.list.start[APP_SEC_EVICTED + 1] - app.list.start[APP_SEC_EVICTED],
+	                 384);
+	for (size_t s = 0; s < SIZE_COUNT; s++) {
+		struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, s == 1);
+		frame_free(f);
+	}
+	press(&app, "esc,right");
+	struct frame *f = draw(&app, 80, 24, false);
+	char *text = frame_to_text(f);
+	assert_non_null(strstr(text, "decoding"));
+	free(text);
+	frame_free(f);
+	app_done(&app);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_heat_one_scale),
-	        cmocka_unit_test(test_heat_halves_align),
-	        cmocka_unit_test(test_map_every_position),
-	        cmocka_unit_test(test_overview_grid),
+	        cmocka_unit_test(test_heat_one_scale),     cmocka_unit_test(test_heat_halves_align),
+	        cmocka_unit_test(test_map_every_position), cmocka_unit_test(test_overview_grid),
+	        cmocka_unit_test(test_prompt_compression),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -236,9 +236,9 @@ static const char *plural(int n, const char *one, const char *many)
 }
 
 /* "H2O 4 tokens, 16 KV, err 0.0671 cos 0.9985, recall 0.7500" for policy P,
- * long or short. */
+ * long or short; BRIEF: short, without the cosine. */
 static int status_part(char *buf, size_t size, const char *name, const struct step_metrics *m,
-                       bool full_form)
+                       bool full_form, bool brief)
 {
 	char tokens[32], kv[32];
 	view_format_count(m->tokens, tokens);
@@ -249,7 +249,9 @@ static int status_part(char *buf, size_t size, const char *name, const struct st
 		               plural(m->tokens, "token", "tokens"), kv);
 	else
 		len = snprintf(buf, size, "%s %s/%s KV", name, tokens, kv);
-	if (m->has_out)
+	if (m->has_out && brief)
+		len += snprintf(buf + len, size - (size_t)len, " err %.4f", m->out_err);
+	else if (m->has_out)
 		len += snprintf(buf + len, size - (size_t)len,
 		                full_form ? "  out err %.4f  cos %.4f" : " err %.4f cos %.4f",
 		                m->out_err, m->out_cos);
@@ -296,24 +298,29 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 	view_format_count(full->kv, kv);
 	/* From the longest to the shortest, the first that fits: the long
 	 * figures, then the short ones, each with the share said in full,
-	 * then briefly; last, the short figures alone. */
+	 * then briefly; then the short figures alone, and last (after a
+	 * prompt's phase only) without the cosine. */
 	static const struct {
-		bool long_form;
+		bool long_form, brief;
 		const char *full; /* the full cache's part, with the share */
 	} forms[] = {
-	        {true, "   full %s %s, %s KV  H2O holds %.0f%% of the full cache's memory"},
-	        {true, "   full %s %s, %s KV  H2O holds %.0f%% of full's memory"},
-	        {false, "  full %s/%s KV  H2O holds %.0f%% of the full cache's memory"},
-	        {false, "  full %s/%s KV  H2O holds %.0f%% of full's memory"},
-	        {false, "  full %s/%s KV"},
+	        {true, false, "   full %s %s, %s KV  H2O holds %.0f%% of the full cache's memory"},
+	        {true, false, "   full %s %s, %s KV  H2O holds %.0f%% of full's memory"},
+	        {false, false, "  full %s/%s KV  H2O holds %.0f%% of the full cache's memory"},
+	        {false, false, "  full %s/%s KV  H2O holds %.0f%% of full's memory"},
+	        {false, false, "  full %s/%s KV"},
+	        {false, true, "  full %s/%s KV"},
 	};
-	for (size_t form = 0; form < sizeof forms / sizeof forms[0]; form++) {
+	/* The form without the cosine only where a phase takes room. */
+	const size_t count = sizeof forms / sizeof forms[0] - (phase ? 0 : 1);
+	for (size_t form = 0; form < count; form++) {
 		const bool long_form = forms[form].long_form;
-		int len = status_part(buf, sizeof buf, "H2O", h, long_form);
+		const bool brief = forms[form].brief;
+		int len = status_part(buf, sizeof buf, "H2O", h, long_form, brief);
 		if (cmp != POLICY_FULL) {
 			len += snprintf(buf + len, sizeof buf - (size_t)len, "   ");
 			len += status_part(buf + len, sizeof buf - (size_t)len, policies[cmp]->name,
-			                   &s->c[cmp].m, long_form);
+			                   &s->c[cmp].m, long_form, brief);
 		}
 		if (long_form)
 			snprintf(buf + len, sizeof buf - (size_t)len, forms[form].full, tokens,
