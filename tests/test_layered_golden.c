@@ -3,7 +3,7 @@
  * sharing kv heads and a prompt, built in C (layered_fixture.h) and drawn
  * by headless_run exactly as h2o-tui --headless draws a file's scene.
  *
- *   test_layered_golden ROOT NAME COLSxROWS HEAVY RECENT KEYS
+ *   test_layered_golden ROOT NAME COLSxROWS HEAVY RECENT KEYS [ascii]
  *
  * The scene is fixed: 16 tokens of dim 4, 3 layers of 4 query heads
  * sharing 2 kv heads, a prompt of 8. Its frames must equal
@@ -21,8 +21,9 @@
 
 int main(int argc, char **argv)
 {
-	if (argc != 7) {
-		fprintf(stderr, "usage: %s ROOT NAME COLSxROWS HEAVY RECENT KEYS\n", argv[0]);
+	if (argc != 7 && !(argc == 8 && strcmp(argv[7], "ascii") == 0)) {
+		fprintf(stderr, "usage: %s ROOT NAME COLSxROWS HEAVY RECENT KEYS [ascii]\n",
+		        argv[0]);
 		return 2;
 	}
 	/* As h2o-tui --headless sets it up: UTF-8 text, C numbers. */
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
 	FILE *out = open_memstream(&text, &len);
 	if (!out || app_init(&app, sc, heavy, recent, -1, POLICY_FULL) != 0)
 		return 1;
-	const int rc = headless_run(&app, cols, rows, false, argv[6], out);
+	const int rc = headless_run(&app, cols, rows, argc == 8, argv[6], out);
 	fclose(out);
 	app_done(&app);
 	scene_free(sc);
