@@ -464,6 +464,31 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	}
 	int x = r.x + 1;
 	const int end = r.x + r.w - 1;
+	if (app->overview) {
+		/* The overview takes the arrows for its cursor: its own hints,
+		 * each key as the binding table and the keyboard name it. */
+		const bool a = f->ascii;
+		const struct {
+			const char *keys, *label;
+		} ov[] = {
+		        {a ? "Left Right Up Down" : "\u2190\u2192\u2191\u2193", "cursor"},
+		        {"Enter", "open the head"},
+		        {"Tab", "head"},
+		        {"J K", "layer"},
+		        {"o", "close"},
+		        {"l h", "step"},
+		        {"?", "help"},
+		};
+		for (size_t i = 0; i < sizeof ov / sizeof ov[0]; i++) {
+			char text[64];
+			snprintf(text, sizeof text, "%s %s", ov[i].keys, ov[i].label);
+			if (x + frame_text_width(text, a) > end)
+				break;
+			x += frame_text(f, x, r.y, end - x, ov[i].keys, STYLE_KEY);
+			x += frame_printf(f, x, r.y, end - x, STYLE_DIM, " %s", ov[i].label) + 2;
+		}
+		return;
+	}
 	if (app->walk == WALK_NONE) {
 		/* On the lesson path, the keys that walk it come after stepping. */
 		static const struct hint path[] = {{ACT_LESSON_PREV, ACT_LESSON_NEXT, "lesson"}};
