@@ -16,6 +16,7 @@
 #include "h2o/keys.h"
 #include "h2o/lessons.h"
 #include "h2o/timeline.h"
+#include "layered_fixture.h"
 #include "scene_fixture.h"
 
 static struct scene *scene30(void)
@@ -405,6 +406,100 @@ static void test_heat_scroll(void **state)
 	scene_free(sc);
 }
 
+/* J and K go through the layers at the same head; Tab and Shift-Tab go
+ * round the heads of the layer shown. */
+static void test_layer_keys(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_layered(12, 4, 2, 2, 3, 4, 2, 0, 7);
+	struct app app;
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_FULL), 0);
+	assert_int_equal(app.heads, 12);
+	press(&app, "end,tab");
+	assert_int_equal(app.head, 1);
+	press(&app, "J");
+	assert_int_equal(app.head, 5); /* layer 2, head 2 */
+	assert_ptr_equal(app.tl, app.tls[5]);
+	assert_int_equal(app.step, 12);
+	press(&app, "J,J");
+	assert_int_equal(app.head, 1); /* round past the last layer */
+	press(&app, "K");
+	assert_int_equal(app.head, 9);
+	press(&app, "tab,tab,tab");
+	assert_int_equal(app.head, 8); /* round within layer 3 */
+	press(&app, "btab");
+	assert_int_equal(app.head, 11);
+	assert_int_equal(app.step, 12);
+	app_done(&app);
+	scene_free(sc);
+
+	/* One layer: J says so, and Tab still works. */
+	sc = fixture_layered(8, 4, 2, 2, 1, 4, 4, 0, 3);
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	press(&app, "J");
+	assert_int_equal(app.head, 0);
+	assert_non_null(strstr(app.notice, "one layer"));
+	press(&app, "tab");
+	assert_int_equal(app.head, 1);
+	app_done(&app);
+	scene_free(sc);
+	/* One head a layer: Tab says to use J and K. */
+	sc = fixture_layered(8, 4, 2, 2, 3, 1, 1, 0, 3);
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	press(&app, "tab");
+	assert_int_equal(app.head, 0);
+	assert_non_null(strstr(app.notice, "J and K"));
+	press(&app, "J");
+	assert_int_equal(app.head, 1);
+	app_done(&app);
+	scene_free(sc);
+}
+
+/* The overview's cursor: arrows move it over layers x heads, stopping at
+ * the edges; Enter opens the head under it; Esc leaves the head shown as
+ * it was. Its whole-model figures count a kv head's cache once. */
+static void test_overview_cursor(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_layered(12, 4, 2, 2, 3, 4, 2, 0, 7);
+	struct app app;
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_FULL), 0);
+	press(&app, "end,tab,o");
+	assert_true(app.overview);
+	assert_int_equal(app.cursor, 1);
+	press(&app, "down,right,right,right");
+	assert_int_equal(app.cursor, 7); /* layer 2, the last head */
+	assert_int_equal(app.step, 12);  /* the arrows did not step */
+	press(&app, "down,down,left");
+	assert_int_equal(app.cursor, 10);
+	press(&app, "up,J");
+	assert_int_equal(app.cursor, 10); /* J moves the cursor too */
+	assert_int_equal(app.head, 1);
+	press(&app, "esc");
+	assert_false(app.overview);
+	assert_int_equal(app.head, 1);
+	press(&app, "o,K,tab,enter");
+	assert_false(app.overview);
+	assert_int_equal(app.head, 8 + 2); /* layer 3 (K from 1 wraps), head 3 */
+	assert_ptr_equal(app.tl, app.tls[10]);
+
+	/* Step 12 of 12 tokens at a budget of 4: every kv head holds 4, the
+	 * full cache 12, counted once a kv head: 3 layers x 2. */
+	press(&app, "o");
+	assert_int_equal(app.overview_heads, 12);
+	assert_int_equal(app.overview_total[POLICY_H2O].tokens, 3 * 2 * 4);
+	assert_int_equal(app.overview_total[POLICY_FULL].tokens, 3 * 2 * 12);
+	assert_int_equal(app.overview_total[POLICY_FULL].kv, 3 * 2 * 12 * 2 * 4);
+	assert_true(app.overview_total[POLICY_FULL].out_err < 1e-9);
+	assert_true(app.overview_total[POLICY_H2O].out_err > 0.0);
+	double recall = 0.0;
+	for (int h = 0; h < 12; h++)
+		recall += timeline_summary(app.tls[h], 12)->c[POLICY_H2O].m.attn_recall;
+	assert_true(fabs(app.overview_total[POLICY_H2O].attn_recall - recall / 12) < 1e-12);
+	app_done(&app);
+	scene_free(sc);
+}
+
 static void test_every_binding_has_help(void **state)
 {
 	(void)state;
@@ -481,6 +576,8 @@ int main(void)
 	        cmocka_unit_test(test_lesson_text),
 	        cmocka_unit_test(test_lesson_path),
 	        cmocka_unit_test(test_background),
+	        cmocka_unit_test(test_layer_keys),
+	        cmocka_unit_test(test_overview_cursor),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

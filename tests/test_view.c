@@ -19,6 +19,7 @@
 #include "h2o/keys.h"
 #include "h2o/scene.h"
 #include "h2o/view.h"
+#include "layered_fixture.h"
 
 static const struct {
 	int cols, rows;
@@ -251,12 +252,107 @@ static void test_map_every_position(void **state)
 	scene_free(sc);
 }
 
+/* The overview's grid at every size, for models small and large: the
+ * cursor's row and column are on screen, a grid that does not fit says
+ * which part it shows, and a small model (5 x 8) fits 80x24 whole. */
+static void test_overview_grid(void **state)
+{
+	(void)state;
+	static const struct {
+		int layers, heads, kv;
+		const char *keys; /* where the cursor goes */
+		bool fits_80x24;  /* without a note of what is shown */
+	} models[] = {
+	        {5, 8, 2, "o,down,down,down,down,right", true},
+	        {12, 12, 4, "o,down,down,down,down,down,down,down,down,down,down,down,right", true},
+	        {32, 32, 8, "o,K,btab", false},
+	        {2, 64, 64, "o,btab,left", false}, /* wider than any screen here */
+	};
+	for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+		struct scene *sc = fixture_layered(6, 2, 1, 1, models[m].layers, models[m].heads,
+		                                   models[m].kv, 0, 5);
+		struct app app;
+		assert_int_equal(app_init(&app, sc, 1, 1, -1, POLICY_FULL), 0);
+		press(&app, "end");
+		press(&app, models[m].keys);
+		assert_true(app.overview);
+		const int layer = app.cursor / models[m].heads;
+		for (size_t s = 0; s < 2; s++) {
+			struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, false);
+			char *text = frame_to_text(f);
+			if (getenv("H2O_SHOW"))
+				printf("%s\n", text);
+			char label[32];
+			snprintf(label, sizeof label, "\u00bb L%d ", layer + 1);
+			assert_non_null(strstr(text, label));
+			const bool note = strstr(text, "shown") != NULL;
+			if (s == 0)
+				assert_int_equal(note, !models[m].fits_80x24);
+			assert_non_null(strstr(text, "whole model"));
+			free(text);
+			frame_free(f);
+		}
+		app_done(&app);
+		scene_free(sc);
+	}
+}
+
+/* A prompt of 512 compressed at its end to a budget of 128: 384 evicted at
+ * one step. The sentence says so, the status line names the phase, and
+ * the panels list the evictions (a summary, then walked to the end). */
+static void test_prompt_compression(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_layered(600, 2, 64, 64, 1, 2, 1, 512, 9);
+	struct app app;
+	assert_int_equal(app_init(&app, sc, 64, 64, -1, POLICY_FULL), 0);
+	press(&app, "5,1,1,enter");
+	for (size_t s = 0; s < 2; s++) {
+		struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, false);
+		char *text = frame_to_text(f);
+		assert_non_null(strstr(text, "prompt 511/512"));
+		assert_non_null(strstr(text, "nothing is evicted before its end"));
+		free(text);
+		frame_free(f);
+	}
+	press(&app, "right");
+	for (size_t s = 0; s < SIZE_COUNT; s++) {
+		struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, false);
+		char *text = frame_to_text(f);
+		if (getenv("H2O_SHOW"))
+			printf("%s\n", text);
+		assert_non_null(strstr(text, "prompt 512/512"));
+		assert_non_null(
+		        strstr(text, "the prompt's 512 tokens compressed to 128: 384 evicted"));
+		assert_non_null(strstr(text, "EVICTED  384"));
+		assert_non_null(strstr(text, "more evicted at this step"));
+		free(text);
+		frame_free(f);
+	}
+	/* Walked, every one of them can be reached. */
+	press(&app, "w,G");
+	assert_int_equal(app.list.start[APP_SEC_EVICTED + 1] - app.list.start[APP_SEC_EVICTED],
+	                 384);
+	for (size_t s = 0; s < SIZE_COUNT; s++) {
+		struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, s == 1);
+		frame_free(f);
+	}
+	press(&app, "esc,right");
+	struct frame *f = draw(&app, 80, 24, false);
+	char *text = frame_to_text(f);
+	assert_non_null(strstr(text, "decoding"));
+	free(text);
+	frame_free(f);
+	app_done(&app);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_heat_one_scale),
-	        cmocka_unit_test(test_heat_halves_align),
-	        cmocka_unit_test(test_map_every_position),
+	        cmocka_unit_test(test_heat_one_scale),     cmocka_unit_test(test_heat_halves_align),
+	        cmocka_unit_test(test_map_every_position), cmocka_unit_test(test_overview_grid),
+	        cmocka_unit_test(test_prompt_compression),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,7 +34,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search building lessons"
+CASES+=" clocale map search building lessons overview"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -452,6 +452,18 @@ case_map() {
 	key_check 1 End && key_check 2 -l M || return 1
 	headless 80x24 end,M || return 1
 	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.2" "the map resized to 80x24"
+}
+
+# The heads overview in the terminal: its grid, the arrows moving its
+# cursor (not stepping), Enter opening the head under it, Tab and
+# Shift-Tab within the layer, J on a scene of one layer (a notice), and
+# Esc closing a second overview.
+case_overview() {
+	start_shell && start_tui scenes/heads_8.json || return 1
+	headless "${COLS}x$ROWS" end,o,right,right,enter,tab,btab,J,o,esc || return 1
+	key_check 1 End && key_check 2 -l o && key_check 3 Right && key_check 4 Right &&
+		key_check 5 Enter && key_check 6 Tab && key_check 7 BTab && key_check 8 -l J &&
+		key_check 9 -l o && key_check 10 Escape
 }
 
 # Searching a long scene in the terminal: the typed text on the hint line

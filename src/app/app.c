@@ -158,6 +158,8 @@ static bool plan_budget(const struct scene *scene, struct policy_budget *b)
 /* Seek the shown step: what the view reads (app.h, shown and list). */
 static void settle(struct app *app)
 {
+	if (app->overview)
+		app_overview_settle(app);
 	app->shown = timeline_seek_lite(app->tl, app->step, &app->shown_rec);
 	app_list_build(app);
 }
@@ -456,6 +458,48 @@ static void lesson_by(struct app *app, int by)
 	open_lesson(app, to);
 }
 
+/* Show query head HEAD's panels: its timeline, at the step shown. */
+static void show_head(struct app *app, int head)
+{
+	app->head = head;
+	app->tl = app->tls[head];
+	if (app->pool)
+		timeline_pool_prefer(app->pool, head);
+	/* Its build may be behind the step shown: wait for it there. */
+	go(app, app->goal >= 0 ? app->goal : app->step);
+}
+
+/* The overview's keys: the arrows move its cursor over the grid (rows
+ * are layers, columns the heads of a layer), Enter opens the head under
+ * it. Returns true when KEY was one of them. */
+static bool overview_key(struct app *app, uint32_t key)
+{
+	const int per = heads_per_layer(app->scene), layers = app->heads / per;
+	int layer = app->cursor / per, h = app->cursor % per;
+	switch (key) {
+	case KEYC_LEFT:
+		h = h > 0 ? h - 1 : 0;
+		break;
+	case KEYC_RIGHT:
+		h = h < per - 1 ? h + 1 : per - 1;
+		break;
+	case KEYC_UP:
+		layer = layer > 0 ? layer - 1 : 0;
+		break;
+	case KEYC_DOWN:
+		layer = layer < layers - 1 ? layer + 1 : layers - 1;
+		break;
+	case KEYC_ENTER:
+		app->overview = false;
+		show_head(app, app->cursor);
+		return true;
+	default:
+		return false;
+	}
+	app->cursor = layer * per + h;
+	return true;
+}
+
 static unsigned apply_key(struct app *app, uint32_t key)
 {
 	app->notice[0] = '\0';
@@ -464,6 +508,8 @@ static unsigned apply_key(struct app *app, uint32_t key)
 	if (app->entering && entry_key(app, key))
 		return APP_REDRAW;
 	const enum app_action action = app_action_of(key);
+	if (app->overview && !app->help && overview_key(app, key))
+		return APP_REDRAW;
 	if (app->help) {
 		/* Help is modal: the keys that step turn its pages (on past the
 		 * last closes it), q quits, any other key closes it. */
@@ -600,22 +646,46 @@ static unsigned apply_key(struct app *app, uint32_t key)
 			app->heat_anchor = app->selected;
 		break;
 	case ACT_HEAD_NEXT:
-	case ACT_HEAD_PREV:
-		if (app->heads == 1) {
+	case ACT_HEAD_PREV: {
+		/* Within the layer: J and K go through the layers. */
+		const int per = heads_per_layer(app->scene);
+		if (per == 1) {
 			snprintf(app->notice, sizeof app->notice,
-			         "this scene has one attention head");
+			         app->heads == 1
+			                 ? "this scene has one attention head"
+			                 : "one head a layer: J and K go through the layers");
 			break;
 		}
-		app->head =
-		        (app->head + (action == ACT_HEAD_NEXT ? 1 : app->heads - 1)) % app->heads;
-		app->tl = app->tls[app->head];
-		if (app->pool)
-			timeline_pool_prefer(app->pool, app->head);
-		/* Its build may be behind the step shown: wait for it there. */
-		go(app, app->goal >= 0 ? app->goal : app->step);
+		const int at = app->overview ? app->cursor : app->head;
+		const int layer = at / per, h = at % per;
+		const int to = layer * per + (h + (action == ACT_HEAD_NEXT ? 1 : per - 1)) % per;
+		if (app->overview)
+			app->cursor = to;
+		else
+			show_head(app, to);
 		break;
+	}
+	case ACT_LAYER_NEXT:
+	case ACT_LAYER_PREV: {
+		const int per = heads_per_layer(app->scene), layers = app->heads / per;
+		if (layers == 1) {
+			snprintf(app->notice, sizeof app->notice,
+			         per == 1 ? "this scene has one layer and one head"
+			                  : "this scene has one layer: Tab and Shift-Tab pick its "
+			                    "heads");
+			break;
+		}
+		const int at = app->overview ? app->cursor : app->head;
+		const int layer = (at / per + (action == ACT_LAYER_NEXT ? 1 : layers - 1)) % layers;
+		if (app->overview)
+			app->cursor = layer * per + at % per;
+		else
+			show_head(app, layer * per + at % per);
+		break;
+	}
 	case ACT_OVERVIEW:
 		app->overview = !app->overview;
+		app->cursor = app->head;
 		break;
 	case ACT_MAP:
 		app->map = !app->map;

@@ -17,4 +17,9 @@ void app_search(struct app *app, int dir);
 /* Select position POS and walk its list there (a notice if it cannot). */
 void app_go_position(struct app *app, long pos);
 
+/* The whole model's figures at the shown step into app->overview_total
+ * (app_overview.c), when the overview is open. Seeks every head's
+ * timeline: the caller seeks the shown head's after it. */
+void app_overview_settle(struct app *app);
+
 #endif

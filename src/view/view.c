@@ -50,6 +50,27 @@ void view_word_eviction(const struct view *v, enum policy_id p, const struct evi
 	policy_word(p, &v->app->b, &loss, voice, words);
 }
 
+const char *view_head_where(const struct app *app, int head, int form, bool ascii, char *buf,
+                            size_t size)
+{
+	const struct scene *sc = app->scene;
+	const int per = heads_per_layer(sc), layers = app->heads / per;
+	const int kv = heads_kv_count(sc), group = heads_group(sc);
+	const int layer = head / per, h = head % per;
+	int len = 0;
+	buf[0] = '\0';
+	if (layers > 1)
+		len += snprintf(buf, size, form == 0 ? "layer %d/%d%s" : "L%d/%d ", layer + 1,
+		                layers, form == 0 ? (ascii ? ", " : " \u00b7 ") : "");
+	if (len < (int)size)
+		len += snprintf(buf + len, size - (size_t)len, form == 0 ? "head %d/%d" : "H%d/%d",
+		                h + 1, per);
+	if (group > 1 && len < (int)size)
+		snprintf(buf + len, size - (size_t)len, form == 0 ? " (kv %d/%d)" : " kv%d/%d",
+		         h / group + 1, kv);
+	return buf;
+}
+
 static void draw_too_small(struct frame *f)
 {
 	const char *lines[3];
@@ -68,40 +89,57 @@ static void draw_too_small(struct frame *f)
 	}
 }
 
-void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
+/* The header's right part: lesson, step, build, playing, the head shown
+ * (FORM 0: in words, with its name; 1: in words; 2: briefly) and the
+ * budgets. */
+static void header_right(const struct view *v, const struct frame *f, int form, char *right,
+                         size_t size)
 {
 	const struct app *app = v->app;
-	char right[160];
 	int len = 0;
+	right[0] = '\0';
 	if (app->lesson >= 0)
-		len += snprintf(right, sizeof right, "lesson %d of %d  ", app->lesson + 1,
+		len += snprintf(right, size, "lesson %d of %d  ", app->lesson + 1,
 		                app->lessons->count);
-	len += snprintf(right + len, sizeof right - (size_t)len, "step %d/%d", v->t, v->n);
+	len += snprintf(right + len, size - (size_t)len, "step %d/%d", v->t, v->n);
 	if (v->built < v->n) {
-		len += snprintf(right + len, sizeof right - (size_t)len,
+		len += snprintf(right + len, size - (size_t)len,
 		                app_building(app) ? "  computing %d%%" : "  out of memory at %d%%",
 		                (int)((long)v->built * 100 / v->n));
 		const double left = app_time_left(app);
 		if (left >= 0) {
 			char t[32];
 			cost_format_duration(left, t, sizeof t);
-			len += snprintf(right + len, sizeof right - (size_t)len, ", %s left", t);
+			len += snprintf(right + len, size - (size_t)len, ", %s left", t);
 		}
 	}
 	if (app->playing)
-		len += snprintf(right + len, sizeof right - (size_t)len, "  playing %d ms/step",
+		len += snprintf(right + len, size - (size_t)len, "  playing %d ms/step",
 		                app_tick_ms(app));
 	if (app->heads > 1) {
-		len += snprintf(right + len, sizeof right - (size_t)len, "  head %d/%d",
-		                app->head + 1, app->heads);
+		char where[96];
+		view_head_where(app, app->head, form < 2 ? 0 : 1, f->ascii, where, sizeof where);
+		len += snprintf(right + len, size - (size_t)len, "  %s", where);
 		const char *name = heads_name(app->scene, app->head);
-		if (*name)
-			len += snprintf(right + len, sizeof right - (size_t)len, " %.16s", name);
+		if (*name && form == 0)
+			len += snprintf(right + len, size - (size_t)len, " %.16s", name);
 	}
 	char heavy[32], recent[32], dim[32];
-	snprintf(right + len, sizeof right - (size_t)len, "  heavy %s + recent %s  dim %s  ",
+	snprintf(right + len, size - (size_t)len, "  heavy %s + recent %s  dim %s  ",
 	         view_format_count(app->b.heavy, heavy), view_format_count(app->b.recent, recent),
 	         view_format_count(v->sc->dim, dim));
+}
+
+void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	const struct app *app = v->app;
+	char right[200];
+	/* The long form while it leaves the title room, then the short one. */
+	for (int form = 0; form < 3; form++) {
+		header_right(v, f, form, right, sizeof right);
+		if (app->heads == 1 || frame_text_width(right, f->ascii) <= r.w - 24)
+			break;
+	}
 	const int rw = frame_text_width(right, f->ascii);
 	const int x = r.x + r.w - rw > r.x ? r.x + r.w - rw : r.x;
 	frame_text(f, x, r.y, r.w - (x - r.x), right, STYLE_LABEL);
@@ -137,7 +175,19 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 	const int budget = v->app->b.heavy + v->app->b.recent;
 	int used = 0;
 	char rest[160];
-	if (h->n_evicted > 0) {
+	const int prompt = v->sc->prompt;
+	if (prompt > 0 && v->t == prompt && h->n_evicted > 0) {
+		/* The prompt's end: every evicting cache compresses once. */
+		char a[32], b[32], c[32];
+		int len = snprintf(rest, sizeof rest,
+		                   "the prompt's %s tokens compressed to %s: %s evicted",
+		                   view_format_count(prompt, a), view_format_count(h->m.tokens, b),
+		                   view_format_count(h->n_evicted, c));
+		if (v->rec && v->rec->c[POLICY_H2O].cutoff_pos >= 0)
+			snprintf(rest + len, sizeof rest - (size_t)len, ", cut-off %.2f",
+			         v->rec->c[POLICY_H2O].cutoff_value);
+		used += frame_text(f, x0, r.y, w, rest, STYLE_NORMAL);
+	} else if (h->n_evicted > 0) {
 		const struct eviction *ev = timeline_eviction(v->tl, POLICY_H2O, h->first_evict);
 		struct policy_words words;
 		view_word_eviction(v, POLICY_H2O, ev, POLICY_VOICE_SENTENCE, &words);
@@ -159,6 +209,11 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 			         " arrives. The budget (%s) covers all %s tokens: H2O never evicts "
 			         "here",
 			         view_format_count(budget, a), view_format_count(v->n, b));
+		else if (prompt > 0 && v->t < prompt)
+			snprintf(rest, sizeof rest,
+			         " arrives with the prompt: nothing is evicted before its end, "
+			         "step %s",
+			         view_format_count(prompt, a));
 		else if (v->t <= budget)
 			snprintf(rest, sizeof rest,
 			         " arrives: %s of %s slots used, nothing to evict yet",
@@ -181,9 +236,9 @@ static const char *plural(int n, const char *one, const char *many)
 }
 
 /* "H2O 4 tokens, 16 KV, err 0.0671 cos 0.9985, recall 0.7500" for policy P,
- * long or short. */
+ * long or short; BRIEF: short, without the cosine. */
 static int status_part(char *buf, size_t size, const char *name, const struct step_metrics *m,
-                       bool full_form)
+                       bool full_form, bool brief)
 {
 	char tokens[32], kv[32];
 	view_format_count(m->tokens, tokens);
@@ -194,7 +249,9 @@ static int status_part(char *buf, size_t size, const char *name, const struct st
 		               plural(m->tokens, "token", "tokens"), kv);
 	else
 		len = snprintf(buf, size, "%s %s/%s KV", name, tokens, kv);
-	if (m->has_out)
+	if (m->has_out && brief)
+		len += snprintf(buf + len, size - (size_t)len, " err %.4f", m->out_err);
+	else if (m->has_out)
 		len += snprintf(buf + len, size - (size_t)len,
 		                full_form ? "  out err %.4f  cos %.4f" : " err %.4f cos %.4f",
 		                m->out_err, m->out_cos);
@@ -203,9 +260,29 @@ static int status_part(char *buf, size_t size, const char *name, const struct st
 	return len;
 }
 
+/* The phase of a scene with a prompt: "prompt 37/512" up to the prompt's
+ * end, "decoding" after it; nothing without a prompt. Returns the columns
+ * it took, its gap included. */
+static int draw_phase(const struct view *v, struct frame *f, int x, int y, int w)
+{
+	const int prompt = v->sc->prompt;
+	if (prompt <= 0)
+		return 0;
+	char buf[64], a[32], b[32];
+	if (v->t <= prompt)
+		snprintf(buf, sizeof buf, "prompt %s/%s", view_format_count(v->t, a),
+		         view_format_count(prompt, b));
+	else
+		snprintf(buf, sizeof buf, "decoding");
+	return frame_text(f, x, y, w, buf, STYLE_LABEL) + 2;
+}
+
 void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	char buf[320];
+	const int phase = draw_phase(v, f, r.x + 1, r.y, r.w - 2);
+	r.x += phase;
+	r.w -= phase;
 	const int w = r.w - 2;
 	if (v->t == 0) {
 		frame_text(f, r.x + 1, r.y, w, "H2O 0 tokens, 0 KV   full 0 tokens, 0 KV",
@@ -221,24 +298,29 @@ void panel_status_draw(const struct view *v, struct frame *f, struct rect r)
 	view_format_count(full->kv, kv);
 	/* From the longest to the shortest, the first that fits: the long
 	 * figures, then the short ones, each with the share said in full,
-	 * then briefly; last, the short figures alone. */
+	 * then briefly; then the short figures alone, and last (after a
+	 * prompt's phase only) without the cosine. */
 	static const struct {
-		bool long_form;
+		bool long_form, brief;
 		const char *full; /* the full cache's part, with the share */
 	} forms[] = {
-	        {true, "   full %s %s, %s KV  H2O holds %.0f%% of the full cache's memory"},
-	        {true, "   full %s %s, %s KV  H2O holds %.0f%% of full's memory"},
-	        {false, "  full %s/%s KV  H2O holds %.0f%% of the full cache's memory"},
-	        {false, "  full %s/%s KV  H2O holds %.0f%% of full's memory"},
-	        {false, "  full %s/%s KV"},
+	        {true, false, "   full %s %s, %s KV  H2O holds %.0f%% of the full cache's memory"},
+	        {true, false, "   full %s %s, %s KV  H2O holds %.0f%% of full's memory"},
+	        {false, false, "  full %s/%s KV  H2O holds %.0f%% of the full cache's memory"},
+	        {false, false, "  full %s/%s KV  H2O holds %.0f%% of full's memory"},
+	        {false, false, "  full %s/%s KV"},
+	        {false, true, "  full %s/%s KV"},
 	};
-	for (size_t form = 0; form < sizeof forms / sizeof forms[0]; form++) {
+	/* The form without the cosine only where a phase takes room. */
+	const size_t count = sizeof forms / sizeof forms[0] - (phase ? 0 : 1);
+	for (size_t form = 0; form < count; form++) {
 		const bool long_form = forms[form].long_form;
-		int len = status_part(buf, sizeof buf, "H2O", h, long_form);
+		const bool brief = forms[form].brief;
+		int len = status_part(buf, sizeof buf, "H2O", h, long_form, brief);
 		if (cmp != POLICY_FULL) {
 			len += snprintf(buf + len, sizeof buf - (size_t)len, "   ");
 			len += status_part(buf + len, sizeof buf - (size_t)len, policies[cmp]->name,
-			                   &s->c[cmp].m, long_form);
+			                   &s->c[cmp].m, long_form, brief);
 		}
 		if (long_form)
 			snprintf(buf + len, sizeof buf - (size_t)len, forms[form].full, tokens,
@@ -382,6 +464,31 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	}
 	int x = r.x + 1;
 	const int end = r.x + r.w - 1;
+	if (app->overview) {
+		/* The overview takes the arrows for its cursor: its own hints,
+		 * each key as the binding table and the keyboard name it. */
+		const bool a = f->ascii;
+		const struct {
+			const char *keys, *label;
+		} ov[] = {
+		        {a ? "Left Right Up Down" : "\u2190\u2192\u2191\u2193", "cursor"},
+		        {"Enter", "open the head"},
+		        {"Tab", "head"},
+		        {"J K", "layer"},
+		        {"o", "close"},
+		        {"l h", "step"},
+		        {"?", "help"},
+		};
+		for (size_t i = 0; i < sizeof ov / sizeof ov[0]; i++) {
+			char text[64];
+			snprintf(text, sizeof text, "%s %s", ov[i].keys, ov[i].label);
+			if (x + frame_text_width(text, a) > end)
+				break;
+			x += frame_text(f, x, r.y, end - x, ov[i].keys, STYLE_KEY);
+			x += frame_printf(f, x, r.y, end - x, STYLE_DIM, " %s", ov[i].label) + 2;
+		}
+		return;
+	}
 	if (app->walk == WALK_NONE) {
 		/* On the lesson path, the keys that walk it come after stepping. */
 		static const struct hint path[] = {{ACT_LESSON_PREV, ACT_LESSON_NEXT, "lesson"}};
@@ -407,10 +514,13 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	draw_hints(f, x, r.y, end, walk_hints, sizeof walk_hints / sizeof walk_hints[0]);
 }
 
-/* The most tokens policy P holds over a scene of N. */
+/* The most tokens policy P holds over a scene of N: its capacity, or the
+ * whole prompt when that is longer (nothing is evicted before its end). */
 static int held_most(const struct app *app, enum policy_id p, int n)
 {
-	const int capacity = policy_capacity(p, &app->b);
+	int capacity = policy_capacity(p, &app->b);
+	if (capacity >= 0 && app->scene->prompt > capacity)
+		capacity = app->scene->prompt;
 	return capacity < 0 || capacity > n ? n : capacity;
 }
 

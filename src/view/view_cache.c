@@ -434,6 +434,9 @@ static void draw_more(const struct view *v, struct frame *f, const struct side *
 		snprintf(buf, sizeof buf, "%s older", n);
 	else if (row->sec == SEC_OLD)
 		snprintf(buf, sizeof buf, "%s more with lower scores", n);
+	else if (timeline_eviction(v->tl, sd->p, 0)->step == v->t)
+		/* All at this step: a prompt compressed at its end. */
+		snprintf(buf, sizeof buf, "%s more evicted at this step", n);
 	else
 		snprintf(buf, sizeof buf, "%s earlier evictions, from step %d", n,
 		         timeline_eviction(v->tl, sd->p, 0)->step);
@@ -456,7 +459,12 @@ static void draw_section_row(const struct view *v, struct frame *f, const struct
 	const int w = sd->c.w - 2;
 	int used = frame_text(f, sd->c.mark, y, w, name, section_style[row->sec]);
 	char a[32], b2[32];
-	if (limit >= 0)
+	if (limit >= 0 && section_count(l, row->sec) > limit && v->t < v->sc->prompt)
+		/* Inside the prompt nothing is evicted yet. */
+		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s (then %s)",
+		             view_format_count(section_count(l, row->sec), a),
+		             view_format_count(limit, b2));
+	else if (limit >= 0)
 		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s of %s",
 		             view_format_count(section_count(l, row->sec), a),
 		             view_format_count(limit, b2));
@@ -525,6 +533,11 @@ static void draw_title(const struct view *v, struct frame *f, const struct side 
 	if (capacity < 0)
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s tokens, %s KV",
 		                     tokens, kv);
+	else if (cs && cs->m.tokens > capacity)
+		/* The prompt, read whole: the budget holds from its end. */
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
+		                     "  %s tokens, %s KV (then %s)", tokens, kv,
+		                     view_format_count(capacity, cap));
 	else
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
 		                     "  %s of %s tokens, %s KV", tokens,

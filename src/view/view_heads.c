@@ -9,6 +9,7 @@
  * scene a column stands for several, showing the most a head keeps there.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "h2o/heads.h"
 #include "view_panels.h"
@@ -32,7 +33,10 @@ static enum region column_region(const struct timeline *tl, int t, int from, int
 	return best;
 }
 
-void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
+/* The heads FIRST .. FIRST + COUNT - 1 (a layer) in R: a row each, a column
+ * per position, what its H2O cache holds; the cursor's row marked. */
+static void draw_positions(const struct view *v, struct frame *f, struct rect r, int first,
+                           int count)
 {
 	const struct app *app = v->app;
 	const int x0 = r.x + 1 + NAME_W, avail = r.w - 2 - NAME_W - RECALL_W - 1;
@@ -43,8 +47,11 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 	const int cols = avail < shown ? avail : shown;
 	int y = r.y;
 	char label[128];
-	snprintf(label, sizeof label, "%d heads: %s heavy  %s recent  %s evicted%s   (o closes)",
-	         app->heads, f->ascii ? "#" : "\u2588", f->ascii ? "+" : "\u2592",
+	char where[96] = "";
+	if (count < app->heads)
+		snprintf(where, sizeof where, "layer %d: ", first / count + 1);
+	snprintf(label, sizeof label, "%s%d heads by position: %s heavy  %s recent  %s evicted%s",
+	         where, count, f->ascii ? "#" : "\u2588", f->ascii ? "+" : "\u2592",
 	         f->ascii ? "." : "\u00b7",
 	         cols < shown ? "  (a column holds several positions)" : "");
 	frame_text(f, r.x + 1, y, r.w - 2, label, STYLE_LABEL);
@@ -57,12 +64,13 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 	y++;
 
 	const int rows = r.h - 3; /* title, numbers, the count row */
-	const int top = app->head >= rows ? app->head - rows + 1 : 0;
-	for (int h = top; h < app->heads && y < r.y + 2 + rows; h++, y++) {
+	const int at = app->cursor - first;
+	const int top = first + (at >= rows ? at - rows + 1 : 0);
+	for (int h = top; h < first + count && y < r.y + 2 + rows; h++, y++) {
 		const struct timeline *tl = app->tls[h];
 		/* Heads count from 1, as the header's "head 2/8" does. */
-		frame_printf(f, r.x + 1, y, NAME_W - 1, h == app->head ? STYLE_SELECT : STYLE_DIM,
-		             "%2d %s", h + 1, heads_name(app->scene, h));
+		frame_printf(f, r.x + 1, y, NAME_W - 1, h == app->cursor ? STYLE_SELECT : STYLE_DIM,
+		             "%2d %s", h - first + 1, heads_name(app->scene, h));
 		if (timeline_built(tl) < v->t) {
 			/* Its build has not reached this step yet. */
 			frame_text(f, x0, y, cols, "computing\u2026", STYLE_DIM);
@@ -95,7 +103,7 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 		const int from = (int)((long)c * shown / cols);
 		const int to = (int)((long)(c + 1) * shown / cols);
 		int kept = 0;
-		for (int h = 0; h < app->heads; h++) {
+		for (int h = first; h < first + count; h++) {
 			if (timeline_built(app->tls[h]) < v->t)
 				continue;
 			const enum region reg =
@@ -103,9 +111,193 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 			kept += reg == REGION_OLD || reg == REGION_RECENT;
 		}
 		frame_put(f, x0 + c, y, kept > 9 ? '+' : (uint32_t)('0' + kept),
-		          kept == app->heads ? STYLE_HEAVY
-		          : kept == 1        ? STYLE_WARN
-		                             : STYLE_DIM);
+		          kept == count ? STYLE_HEAVY
+		          : kept == 1   ? STYLE_WARN
+		                        : STYLE_DIM);
 	}
 	frame_text(f, x0 + cols + 1, y, RECALL_W, "heads", STYLE_DIM);
+}
+
+/* The grid's columns: a label of LABEL_W, then a cell of CELL_W (a glyph
+ * and the recall, "▓0.93") or, when the heads of a layer do not fit so,
+ * of one glyph; a gap before each cell, a rule where a kv group starts. */
+#define LABEL_W 6 /* "» L12 " */
+
+/* The figures of policy P over the whole model, "H2O 48 tokens, 384 KV
+ * err 0.1234  cos 0.9876  recall 0.9512", into BUF. */
+static int total_part(char *buf, size_t size, const char *name, const struct step_metrics *m,
+                      bool figures)
+{
+	char tokens[32], kv[32];
+	int len = snprintf(buf, size, "%s %s tokens, %s KV", name,
+	                   view_format_count(m->tokens, tokens), view_format_count(m->kv, kv));
+	if (figures && m->has_out)
+		len += snprintf(buf + len, size - (size_t)len, "  err %.4f  cos %.4f", m->out_err,
+		                m->out_cos);
+	if (figures)
+		len += snprintf(buf + len, size - (size_t)len, "  recall %.4f", m->attn_recall);
+	return len;
+}
+
+/* The whole model's figures on rows Y and Y + 1. */
+static void draw_totals(const struct view *v, struct frame *f, int x, int y, int w)
+{
+	const struct app *app = v->app;
+	char buf[320];
+	if (v->t == 0) {
+		frame_text(f, x, y, w, "whole model: nothing yet at step 0", STYLE_DIM);
+		return;
+	}
+	int len = snprintf(buf, sizeof buf, "whole model  ");
+	total_part(buf + len, sizeof buf - (size_t)len, "H2O", &app->overview_total[POLICY_H2O],
+	           true);
+	frame_text(f, x, y, w, buf, STYLE_NORMAL);
+	len = snprintf(buf, sizeof buf, "             ");
+	if (app->compare != POLICY_FULL) {
+		len += total_part(buf + len, sizeof buf - (size_t)len, policies[app->compare]->name,
+		                  &app->overview_total[app->compare], true);
+		len += snprintf(buf + len, sizeof buf - (size_t)len, "   ");
+	}
+	len += total_part(buf + len, sizeof buf - (size_t)len, "full",
+	                  &app->overview_total[POLICY_FULL], false);
+	const struct scene *sc = app->scene;
+	if (app->overview_heads < app->heads)
+		snprintf(buf + len, sizeof buf - (size_t)len, "  (%d of %d heads computed)",
+		         app->overview_heads, app->heads);
+	else if (heads_group(sc) > 1)
+		snprintf(buf + len, sizeof buf - (size_t)len, "  (a kv head's cache counted once)");
+	frame_text(f, x, y + 1, w, buf, STYLE_DIM);
+}
+
+void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	const struct app *app = v->app;
+	const struct scene *sc = app->scene;
+	const int per = heads_per_layer(sc), layers = app->heads / per, group = heads_group(sc);
+	const int x0 = r.x + 1, w = r.w - 2;
+	if (r.h < 6 || w < 40)
+		return;
+	const int cur_layer = app->cursor / per, cur_head = app->cursor % per;
+
+	/* Cells with the recall while every head of a layer fits so, else a
+	 * glyph each; past that, the columns around the cursor. */
+	const int room = w - LABEL_W;
+	const int cell_w = per * 6 <= room ? 5 : 1;
+	int ncols = room / (cell_w + 1);
+	ncols = ncols < per ? ncols : per;
+	int left = 0;
+	if (ncols < per) {
+		left = cur_head - ncols / 2;
+		left = left < 0 ? 0 : left > per - ncols ? per - ncols : left;
+	}
+	/* Title, column numbers, the layers, two rows of totals, the cursor's
+	 * line; below, when there is room, the cursor's layer by position. */
+	const int grid_rows = r.h - 5;
+	int nrows = layers < grid_rows ? layers : grid_rows;
+	int top = 0;
+	if (nrows < layers) {
+		top = cur_layer - nrows / 2;
+		top = top < 0 ? 0 : top > layers - nrows ? layers - nrows : top;
+	}
+
+	int y = r.y;
+	char buf[256];
+	/* What of the grid is off screen comes first: it must not be cut. */
+	int len = 0;
+	if (nrows < layers || ncols < per) {
+		len += snprintf(buf, sizeof buf, "shown: ");
+		if (nrows < layers)
+			len += snprintf(buf + len, sizeof buf - (size_t)len, "layers %d-%d of %d%s",
+			                top + 1, top + nrows, layers, ncols < per ? ", " : "");
+		if (ncols < per)
+			len += snprintf(buf + len, sizeof buf - (size_t)len, "heads %d-%d of %d",
+			                left + 1, left + ncols, per);
+		len += snprintf(buf + len, sizeof buf - (size_t)len, " (arrows scroll)   ");
+	}
+	snprintf(buf + len, sizeof buf - (size_t)len,
+	         "%d layer%s x %d heads, recall at step %d; glyph: attention lost%s", layers,
+	         layers == 1 ? "" : "s", per, v->t,
+	         group > 1 ? (f->ascii ? "; | parts kv groups" : "; \u2502 parts kv groups") : "");
+	frame_text(f, x0, y++, w, buf, STYLE_LABEL);
+
+	/* Where cell C (0-based in the layer) starts. */
+#define CELL_X(c) (x0 + LABEL_W + ((c)-left) * (cell_w + 1) + 1)
+	frame_text(f, x0, y, LABEL_W, "layer", STYLE_DIM);
+	for (int c = left; c < left + ncols; c++) {
+		if (c == cur_head)
+			frame_put(f, CELL_X(c), y, frame_glyph(f, GLYPH_MARKER), STYLE_SELECT);
+		if (cell_w > 1)
+			frame_printf(f, CELL_X(c) + 1, y, cell_w - 1,
+			             c == cur_head ? STYLE_SELECT : STYLE_DIM, "%*d", cell_w - 1,
+			             c + 1);
+	}
+	/* The keys, at the right of the numbers when there is room. */
+	static const char *const keys[] = {"arrows move, Enter opens, o closes",
+	                                   "arrows, Enter opens", "Enter opens"};
+	const int after = CELL_X(left + ncols) + 2;
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		const int kw = frame_text_width(keys[k], f->ascii);
+		if (after + kw <= x0 + w) {
+			frame_text(f, x0 + w - kw, y, kw, keys[k], STYLE_DIM);
+			break;
+		}
+	}
+	y++;
+	for (int l = top; l < top + nrows; l++, y++) {
+		if (l == cur_layer)
+			frame_put(f, x0, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);
+		frame_printf(f, x0 + 2, y, LABEL_W - 2, l == cur_layer ? STYLE_SELECT : STYLE_DIM,
+		             "L%d", l + 1);
+		for (int c = left; c < left + ncols; c++) {
+			const int h = l * per + c, x = CELL_X(c);
+			if (group > 1 && c > left && c % group == 0)
+				frame_put(f, x - 1, y, frame_glyph(f, GLYPH_VLINE), STYLE_BORDER);
+			const bool cursor = h == app->cursor;
+			if (v->t == 0 || timeline_built(app->tls[h]) < v->t) {
+				/* Nothing yet, or its build has not reached the step. */
+				frame_put(f, x, y, v->t == 0 ? '-' : frame_glyph(f, GLYPH_ELLIPSIS),
+				          cursor ? STYLE_SELECT : STYLE_DIM);
+				continue;
+			}
+			const double recall =
+			        timeline_summary(app->tls[h], v->t)->c[POLICY_H2O].m.attn_recall;
+			const double lost = 1.0 - recall > 0.0 ? 1.0 - recall : 0.0;
+			frame_put(f, x, y, view_heat_glyph(f, lost), view_heat_style(lost));
+			if (cell_w > 1)
+				frame_printf(f, x + 1, y, cell_w - 1,
+				             cursor ? STYLE_SELECT : STYLE_NORMAL, "%.2f", recall);
+			else if (cursor)
+				frame_style(f, x, y, 1, STYLE_SELECT);
+		}
+	}
+#undef CELL_X
+	y = r.y + 2 + nrows;
+	draw_totals(v, f, x0, y, w);
+	y += 2;
+
+	/* The cursor's head, and what of the grid is off screen. */
+	char where[96];
+	view_head_where(app, app->cursor, 0, f->ascii, where, sizeof where);
+	len = snprintf(buf, sizeof buf, "%s", where);
+	const char *name = heads_name(sc, app->cursor);
+	if (*name)
+		len += snprintf(buf + len, sizeof buf - (size_t)len, " %.16s", name);
+	if (v->t > 0 && timeline_built(app->tls[app->cursor]) >= v->t) {
+		const struct step_metrics *m =
+		        &timeline_summary(app->tls[app->cursor], v->t)->c[POLICY_H2O].m;
+		len += snprintf(buf + len, sizeof buf - (size_t)len, ": H2O %d tokens", m->tokens);
+		if (m->has_out)
+			len += snprintf(buf + len, sizeof buf - (size_t)len, ", err %.4f",
+			                m->out_err);
+		len += snprintf(buf + len, sizeof buf - (size_t)len, ", recall %.4f",
+		                m->attn_recall);
+	}
+	frame_put(f, x0, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);
+	frame_text(f, x0 + 2, y, w - 2, buf, STYLE_NORMAL);
+	y += 2;
+
+	/* The cursor's layer, head by head and position by position. */
+	if (r.y + r.h - y >= 4)
+		draw_positions(v, f, (struct rect){r.x, y, r.w, r.y + r.h - y}, cur_layer * per,
+		               per);
 }

@@ -88,7 +88,10 @@ static const struct word words_figures[] = {
                    "short: rec."},
         {"attention", "the heat rows: a row per step, a column per position."},
         {"log scale", "heat glyphs step by tenfold weights: <.003, <.03, <.3, and >=.3."},
-        {"head", "an attention head: each has its own attention and H2O cache."},
+        {"head", "a query head: its own attention and H2O cache; Tab picks one."},
+        {"layer", "a layer of heads: J and K pick one; o shows a row per layer."},
+        {"kv", "a key/value head, shared by a group of query heads."},
+        {"prompt", "read whole, nothing evicted; its end cuts the cache to budget."},
         {"watch", "\"what to watch\": a lesson's words on this scene (e hides them)."},
         {"lesson", "the scenes of the lesson path, in order: . and , walk it."},
 };

@@ -9,6 +9,7 @@
 #define H2O_VIEW_PANELS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "h2o/app.h"
 #include "h2o/engine.h"
@@ -60,6 +61,13 @@ void view_heat_rule(struct frame *f, struct rect r, const char *const *labels, i
 /* Policy P's words for its eviction EV (policy_word). */
 void view_word_eviction(const struct view *v, enum policy_id p, const struct eviction *ev,
                         enum policy_voice voice, struct policy_words *words);
+
+/* Where query head HEAD (0-based, layer after layer) sits, 1-based:
+ * "layer 3/12 \u00b7 head 5/12 (kv 2/4)" (FORM 0), or "L3/12 H5/12 kv2/4"
+ * (FORM 1, for narrow screens); the layer left out with one layer, the kv
+ * head when every query head has its own. In BUF; returns BUF. */
+const char *view_head_where(const struct app *app, int head, int form, bool ascii, char *buf,
+                            size_t size);
 
 /* N with thousands separators ("1,984") in BUF (at least 32 bytes). */
 const char *view_format_count(long n, char *buf);

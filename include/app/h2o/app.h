@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "h2o/engine.h"
 #include "h2o/policy.h"
 
 struct lessons;
@@ -58,9 +59,11 @@ struct timeline;
 	X(HEAT_LEFT, "heat rows ten positions left")         \
 	X(HEAT_RIGHT, "heat rows right, back to the step")   \
 	X(HEAT_SELECTED, "heat rows to the selected token")  \
-	X(HEAD_NEXT, "next attention head")                  \
-	X(HEAD_PREV, "previous attention head")              \
-	X(OVERVIEW, "all heads at a glance, with recall")    \
+	X(HEAD_NEXT, "next head of this layer")              \
+	X(HEAD_PREV, "previous head of this layer")          \
+	X(LAYER_NEXT, "next layer, the same head")           \
+	X(LAYER_PREV, "previous layer, the same head")       \
+	X(OVERVIEW, "layers x heads grid: arrows, Enter")    \
 	X(MAP, "cache map: every position, what each keeps") \
 	X(LESSON_NEXT, "next lesson: opens its scene")       \
 	X(LESSON_PREV, "previous lesson")                    \
@@ -126,6 +129,8 @@ enum app_action {
 	X('f', HEAT_SELECTED)     \
 	X(KEYC_TAB, HEAD_NEXT)    \
 	X(KEYC_BTAB, HEAD_PREV)   \
+	X('J', LAYER_NEXT)        \
+	X('K', LAYER_PREV)        \
 	X('o', OVERVIEW)          \
 	X('M', MAP)               \
 	X('.', LESSON_NEXT)       \
@@ -211,17 +216,25 @@ struct app {
 	struct timeline **tls;      /* [heads]: each head's timeline */
 	struct timeline_pool *pool; /* their builds, when in the background */
 	bool overview;              /* the all-heads overview instead of the panels */
-	bool map;                   /* the cache map instead of the heat rows */
-	struct policy_budget b;     /* the current budgets */
-	int sinks_given;            /* sinks asked for, or -1 for the default */
-	enum policy_id compare;     /* the policy beside H2O */
-	enum app_metric metric;     /* what the plot row shows */
-	int step;                   /* 0..app_built() */
-	int goal;                   /* a step to go to once the timelines reach it, or -1 */
-	bool background;            /* timelines built by threads of their own */
-	bool was_building;          /* at the last tick (or since a build began) */
-	bool help;                  /* help overlay shown */
-	int help_page;              /* its page, 0 .. APP_HELP_PAGES - 1 */
+	/* The overview's cursor, a query head (0..heads-1) that Enter opens,
+	 * and the whole model's figures at the shown step (app_overview.c):
+	 * every policy's, over every query head, kv heads counted once.
+	 * overview_heads is how many heads had reached the step (the figures
+	 * are over those; heads once all are built). */
+	int cursor;
+	struct step_metrics overview_total[POLICY_COUNT];
+	int overview_heads;
+	bool map;               /* the cache map instead of the heat rows */
+	struct policy_budget b; /* the current budgets */
+	int sinks_given;        /* sinks asked for, or -1 for the default */
+	enum policy_id compare; /* the policy beside H2O */
+	enum app_metric metric; /* what the plot row shows */
+	int step;               /* 0..app_built() */
+	int goal;               /* a step to go to once the timelines reach it, or -1 */
+	bool background;        /* timelines built by threads of their own */
+	bool was_building;      /* at the last tick (or since a build began) */
+	bool help;              /* help overlay shown */
+	int help_page;          /* its page, 0 .. APP_HELP_PAGES - 1 */
 	/* The lesson text (the scene's "watch" paragraph) on the main screen:
 	 * hidden, or shown whole rather than in a strip of the few lines the
 	 * view gives it. */
