@@ -21,7 +21,7 @@ labels=$(for s in scenes/*.json; do
 	frames --keys 'right,end,c,c,c,M' "$s" | awk -v r=$((rows + 1)) '
 		{ i = (NR - 1) % r }
 		/^--- step/ { next }
-		i == 1 { sub(/.*  (lesson|step) /, "step "); sub(/head [0-9]+\/[0-9]+ [^ ]*/, "head"); print }
+		i == 1 { sub(/.*(  |… )(lesson|step) /, "step "); sub(/head [0-9]+\/[0-9]+ [^ ]*/, "head"); print }
 		i == 4 || i == 5 || i == r - 2 { print }
 		/^ *(─|-)(─|-)/ { print }'
 done | sed 's/│/ /g; s/|/ /g; s/[^ ]*…//g' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+\n-' '\n' |

@@ -91,7 +91,7 @@ static const struct word words_figures[] = {
         {"head", "a query head: its own attention and H2O cache; Tab picks one."},
         {"layer", "a layer of heads: J and K pick one; o shows a row per layer."},
         {"kv", "a key/value head, shared by a group of query heads."},
-        {"prompt", "read whole, nothing evicted; its end cuts the cache to budget."},
+        {"prompt", "read whole, no eviction; its end cuts to budget; then decoding."},
         {"watch", "\"what to watch\": a lesson's words on this scene (e hides them)."},
         {"lesson", "the scenes of the lesson path, in order: . and , walk it."},
 };
