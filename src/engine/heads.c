@@ -3,6 +3,8 @@
  */
 #include "h2o/heads.h"
 
+#include "engine_helper.h"
+#include "h2o/engine_replay.h"
 #include "h2o/plan.h"
 
 #include <math.h>
@@ -77,7 +79,8 @@ int heads_run_init(struct heads_run *run, const struct scene *sc, const struct p
 	run->views = calloc((size_t)count, sizeof *run->views);
 	run->e = calloc((size_t)count, sizeof *run->e);
 	run->rec = calloc((size_t)count, sizeof *run->rec);
-	if (!run->views || !run->e || !run->rec) {
+	run->h = calloc(1, sizeof *run->h);
+	if (!run->views || !run->e || !run->rec || !run->h) {
 		heads_run_done(run);
 		return -1;
 	}
@@ -89,12 +92,19 @@ int heads_run_init(struct heads_run *run, const struct scene *sc, const struct p
 			heads_run_done(run);
 			return -1;
 		}
+		/* Several heads share the two cores among them (heads_run_step),
+		 * not each engine with a thread of its own. */
+		if (count > 1)
+			engine_solo(run->e[h]);
 	}
 	return 0;
 }
 
 void heads_run_done(struct heads_run *run)
 {
+	if (run->h)
+		helper_stop(run->h);
+	free(run->h);
 	for (int h = 0; run->e && h < run->count; h++)
 		engine_free(run->e[h]);
 	free(run->views);
@@ -104,12 +114,29 @@ void heads_run_done(struct heads_run *run)
 	*run = (struct heads_run){0};
 }
 
+/* Heads FROM .. TO - 1 of a run, one step each. */
+static void step_heads(struct heads_run *run, int from, int to)
+{
+	for (int h = from; h < to; h++)
+		engine_step(run->e[h], &run->rec[h]);
+}
+
+/* Half the heads on each of two threads: the engines are independent. */
+static void step_part(void *arg, int part)
+{
+	struct heads_run *run = arg;
+	const int half = run->count / 2;
+	step_heads(run, part ? half : 0, part ? run->count : half);
+}
+
 bool heads_run_step(struct heads_run *run)
 {
-	bool more = true;
-	for (int h = 0; h < run->count; h++)
-		more = engine_step(run->e[h], &run->rec[h]) && more;
-	return more;
+	const int t = engine_step_count(run->e[0]);
+	if (run->count > 1)
+		helper_run_two(run->h, step_part, run);
+	else
+		step_heads(run, 0, run->count);
+	return engine_step_count(run->e[0]) > t;
 }
 
 void heads_run_total_of(const struct heads_run *run, int first, int count, enum policy_id p,

@@ -26,7 +26,7 @@ struct engine_plans {
 	struct policy_budget b;
 	int layers;
 	struct layer_plan **plan; /* [layers * POLICY_COUNT] */
-	pthread_mutex_t lock;
+	pthread_mutex_t *lock;    /* [layers]: a layer's plans are made once */
 };
 
 bool engine_plan_needed(const struct scene *sc, enum policy_id p)
@@ -44,7 +44,15 @@ struct engine_plans *engine_plans_new(const struct scene *sc, const struct polic
 	ps->b.plans = NULL;
 	ps->layers = sc->layers > 1 ? sc->layers : 1;
 	ps->plan = calloc((size_t)ps->layers * POLICY_COUNT, sizeof *ps->plan);
-	if (!ps->plan || pthread_mutex_init(&ps->lock, NULL) != 0) {
+	ps->lock = calloc((size_t)ps->layers, sizeof *ps->lock);
+	int locks = 0;
+	while (ps->plan && ps->lock && locks < ps->layers &&
+	       pthread_mutex_init(&ps->lock[locks], NULL) == 0)
+		locks++;
+	if (locks < ps->layers) {
+		for (int l = 0; l < locks; l++)
+			pthread_mutex_destroy(&ps->lock[l]);
+		free(ps->lock);
 		free(ps->plan);
 		free(ps);
 		return NULL;
@@ -71,7 +79,9 @@ void engine_plans_free(struct engine_plans *ps)
 		return;
 	for (int i = 0; i < ps->layers * POLICY_COUNT; i++)
 		plan_free(ps->plan[i]);
-	pthread_mutex_destroy(&ps->lock);
+	for (int l = 0; l < ps->layers; l++)
+		pthread_mutex_destroy(&ps->lock[l]);
+	free(ps->lock);
 	free(ps->plan);
 	free(ps);
 }
@@ -256,11 +266,11 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 
 const struct layer_plan *engine_plan_get(struct engine_plans *ps, int layer, enum policy_id p)
 {
-	pthread_mutex_lock(&ps->lock);
+	pthread_mutex_lock(&ps->lock[layer]);
 	struct layer_plan **slot = &ps->plan[(size_t)layer * POLICY_COUNT + (size_t)p];
 	if (!*slot)
 		*slot = plan_make(ps, layer, p);
 	const struct layer_plan *pl = *slot;
-	pthread_mutex_unlock(&ps->lock);
+	pthread_mutex_unlock(&ps->lock[layer]);
 	return pl;
 }
