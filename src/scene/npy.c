@@ -441,12 +441,17 @@ static double half_to_double(uint16_t u)
 	const int exponent = (u >> 10) & 0x1F, mantissa = u & 0x3FF;
 	double x;
 
-	if (exponent == 0x1F)
+	if (exponent == 0x1F) {
 		x = mantissa ? NAN : INFINITY;
-	else if (exponent == 0)
-		x = ldexp((double)mantissa, -24); /* subnormal: m x 2^-24 */
-	else
-		x = ldexp((double)(mantissa | 0x400), exponent - 25);
+	} else if (exponent == 0) {
+		x = (double)mantissa * 0x1p-24; /* subnormal: m x 2^-24, exact */
+	} else {
+		/* The same exponent and the mantissa's 10 bits at the top of
+		 * the double's 52: the very same number. */
+		const uint64_t bits = (uint64_t)(exponent - 15 + 1023) << 52 | (uint64_t)mantissa
+		                                                                       << 42;
+		memcpy(&x, &bits, sizeof x);
+	}
 	return u & 0x8000 ? -x : x;
 }
 

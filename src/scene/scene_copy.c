@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,15 +223,48 @@ static int build_generated(const struct loader *ld, const struct plan *p, struct
 	return rc != 0 ? scene_fail_nomem(ld) : 0;
 }
 
+/* One .npy file read into its array, on a thread of its own. */
+struct npy_job {
+	struct npy_file *file;
+	double *out;
+	int rc;
+	char msg[NPY_MSG_MAX];
+};
+
+static void *npy_job_run(void *arg)
+{
+	struct npy_job *job = arg;
+	job->rc = npy_read(job->file, job->out, job->msg);
+	return NULL;
+}
+
 static int build_npy(const struct loader *ld, struct plan *p, struct scene *sc)
 {
 	double *const arrays[3] = {sc->q, sc->k, sc->v};
 	const cJSON *text = p->root[R_TEXT].node;
-	char msg[NPY_MSG_MAX];
 
+	/* q, k and v side by side: a model's trace is hundreds of megabytes,
+	 * and most of its time is the pages of the arrays being made. A
+	 * thread that cannot start is read here; the first error in the
+	 * order q, k, v is the one told. */
+	struct npy_job jobs[3];
+	pthread_t thread[3];
+	bool started[3] = {false, false, false};
+	for (int i = 0; i < 3; i++) {
+		jobs[i] = (struct npy_job){.file = &p->npy[i].file, .out = arrays[i]};
+		if (i > 0)
+			started[i] = pthread_create(&thread[i], NULL, npy_job_run, &jobs[i]) == 0;
+	}
 	for (int i = 0; i < 3; i++)
-		if (npy_read(&p->npy[i].file, arrays[i], msg) != 0)
-			return scene_fail_value(ld, &p->npy[i].w, "%s: %s", p->npy[i].shown, msg);
+		if (!started[i])
+			npy_job_run(&jobs[i]);
+	for (int i = 1; i < 3; i++)
+		if (started[i])
+			pthread_join(thread[i], NULL);
+	for (int i = 0; i < 3; i++)
+		if (jobs[i].rc != 0)
+			return scene_fail_value(ld, &p->npy[i].w, "%s: %s", p->npy[i].shown,
+			                        jobs[i].msg);
 	/* No text file: no pointer arithmetic on NULL either. */
 	const char *at = p->text_file, *end = at ? at + p->text_len : NULL;
 	const cJSON *e = text && cJSON_IsArray(text) ? text->child : NULL;
