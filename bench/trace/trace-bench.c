@@ -1,0 +1,254 @@
+/*
+ * trace-bench: a whole model's trace (layers x heads x tokens x dim), timed
+ * beside the limit the machine's arithmetic sets (README, "Benchmark").
+ * A benchmark, not a test: it prints figures and asserts nothing.
+ *
+ * The trace is random (a seeded LCG), L x H query heads over G key/value
+ * heads, in memory. It times --report's run over the whole model (every
+ * policy, every layer and head: report_measure), measures the machine's
+ * double-precision multiply-add rate on every core with the engine's own
+ * rules (no fused multiply-add, vectors of the width the engine uses), and
+ * works out the arithmetic the run cannot do without: the full cache's n^2
+ * * dim multiply-adds per query head (n^2/2 logits and n^2/2 output terms),
+ * and for each policy that evicts 2 * dim per position it holds per step
+ * per query head, plus TOVA's layer plan (dim per position per step per
+ * query head). Its time at the measured rate is the limit.
+ *
+ * With --open SCENE.json (a trace of .npy files, as bench/trace/make_trace.py
+ * writes one), it times instead what opening it on the screen takes: the
+ * load, the app set up with its timelines building in the background, and
+ * the first frame drawn.
+ *
+ * Usage: trace-bench [--layers L] [--heads H] [--kv G] [--tokens N]
+ *                    [--dim D] [--heavy B1] [--recent B2]
+ *        trace-bench --open SCENE.json
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "h2o/app.h"
+#include "h2o/frame.h"
+#include "h2o/heads.h"
+#include "h2o/report.h"
+#include "h2o/scene.h"
+#include "h2o/view.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- the machine's rate ------------------------------------------------- */
+
+#define RATE_CHAINS 16
+#define RATE_ITERS  20000000L
+
+typedef double v8 __attribute__((vector_size(64)));
+typedef double v4 __attribute__((vector_size(32)));
+
+/* Multiply-adds in RATE_CHAINS independent chains of vectors of the widest
+ * width the engine's kernels use here (separate multiply and add: the
+ * build forbids fused ones), enough chains to hide their latency. */
+#define RATE_BODY(V, LANES)                                     \
+	V acc[RATE_CHAINS], x[RATE_CHAINS], c;                  \
+	for (int l = 0; l < LANES; l++)                         \
+		c[l] = 0.999999999;                             \
+	for (int i = 0; i < RATE_CHAINS; i++)                   \
+		for (int l = 0; l < LANES; l++) {               \
+			acc[i][l] = 0.0;                        \
+			x[i][l] = 1.0 + 1e-9 * (i * LANES + l); \
+		}                                               \
+	for (long it = 0; it < RATE_ITERS; it++)                \
+		for (int i = 0; i < RATE_CHAINS; i++)           \
+			acc[i] = acc[i] * c + x[i];             \
+	double s = 0.0;                                         \
+	for (int i = 0; i < RATE_CHAINS; i++)                   \
+		for (int l = 0; l < LANES; l++)                 \
+			s += acc[i][l];                         \
+	return s * 0.0 + (double)RATE_ITERS * RATE_CHAINS * LANES
+
+__attribute__((target("avx512f"))) static double rate_avx512(void)
+{
+	RATE_BODY(v8, 8);
+}
+
+__attribute__((target("avx2"))) static double rate_avx2(void)
+{
+	RATE_BODY(v4, 4);
+}
+
+static void *rate_part(void *arg)
+{
+	double *out = arg;
+	__builtin_cpu_init();
+	*out = __builtin_cpu_supports("avx512f") ? rate_avx512() : rate_avx2();
+	return NULL;
+}
+
+/* Multiply-adds per second on CORES threads. */
+static double machine_rate(int cores)
+{
+	pthread_t th[64];
+	double done[64];
+	cores = cores < 64 ? cores : 64;
+	const double t0 = now();
+	for (int c = 0; c < cores; c++)
+		pthread_create(&th[c], NULL, rate_part, &done[c]);
+	for (int c = 0; c < cores; c++)
+		pthread_join(th[c], NULL);
+	const double dt = now() - t0;
+	double total = 0.0;
+	for (int c = 0; c < cores; c++)
+		total += done[c];
+	return total / dt;
+}
+
+/* ---- the trace ---------------------------------------------------------- */
+
+static double *random_doubles(size_t count, unsigned long long seed)
+{
+	double *x = malloc(count * sizeof *x);
+	unsigned long long s = seed;
+	for (size_t i = 0; x && i < count; i++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		x[i] = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+	}
+	return x;
+}
+
+static char *dup_text(const char *s)
+{
+	char *d = malloc(strlen(s) + 1);
+	if (d)
+		strcpy(d, s);
+	return d;
+}
+
+static struct scene *make_trace(int layers, int heads, int kv, int n, int dim, int heavy,
+                                int recent)
+{
+	struct scene *sc = calloc(1, sizeof *sc);
+	sc->title = dup_text("trace");
+	sc->description = dup_text("");
+	sc->watch = dup_text("");
+	sc->layers = layers;
+	sc->heads = heads;
+	sc->kv_heads = kv;
+	sc->n = n;
+	sc->dim = dim;
+	sc->heavy = heavy;
+	sc->recent = recent;
+	sc->mode = SCENE_VECTOR;
+	sc->scale = 2.0 / sqrt((double)dim);
+	sc->text = calloc((size_t)n, sizeof *sc->text);
+	for (int i = 0; i < n; i++)
+		sc->text[i] = dup_text("t");
+	const size_t cells = (size_t)n * (size_t)dim;
+	sc->q = random_doubles((size_t)layers * (size_t)heads * cells, 1);
+	sc->k = random_doubles((size_t)layers * (size_t)kv * cells, 2);
+	sc->v = random_doubles((size_t)layers * (size_t)kv * cells, 3);
+	return sc;
+}
+
+/* Open PATH as the screen does and draw its first frame. */
+static int open_scene(const char *path)
+{
+	char err[SCENE_ERROR_MAX];
+	struct scene *sc;
+	const double t0 = now();
+	if (scene_load_file(path, &sc, err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 3;
+	}
+	const double t1 = now();
+	struct app app;
+	if (app_init_background(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL) < 0) {
+		fprintf(stderr, "trace-bench: out of memory\n");
+		return 4;
+	}
+	struct frame *f = frame_new(120, 36, false);
+	view_draw(&app, f);
+	const double t2 = now();
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("open %s: %d layers x %d heads (%d kv) x %d tokens x dim %d\n", path, sc->layers,
+	       sc->heads, sc->kv_heads, sc->n, sc->dim);
+	printf("load %.2f s, app and first frame %.2f s: %.2f s to the first frame; "
+	       "peak memory %.0f MB\n",
+	       t1 - t0, t2 - t1, t2 - t0, ru.ru_maxrss / 1024.0);
+	frame_free(f);
+	app_done(&app);
+	scene_free(sc);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--open") == 0)
+		return open_scene(argv[2]);
+	int layers = 12, heads = 12, kv = 12, n = 4096, dim = 64, heavy = 64, recent = 64;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		int *x = strcmp(argv[i], "--layers") == 0   ? &layers
+		         : strcmp(argv[i], "--heads") == 0  ? &heads
+		         : strcmp(argv[i], "--kv") == 0     ? &kv
+		         : strcmp(argv[i], "--tokens") == 0 ? &n
+		         : strcmp(argv[i], "--dim") == 0    ? &dim
+		         : strcmp(argv[i], "--heavy") == 0  ? &heavy
+		         : strcmp(argv[i], "--recent") == 0 ? &recent
+		                                            : NULL;
+		if (!x) {
+			fprintf(stderr, "trace-bench: unknown option %s\n", argv[i]);
+			return 2;
+		}
+		*x = atoi(argv[i + 1]);
+	}
+	const int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	printf("trace: %d layers x %d heads (%d kv) x %d tokens x dim %d, budget %d + %d; "
+	       "%d cores\n",
+	       layers, heads, kv, n, dim, heavy, recent, cores);
+	const double rate = machine_rate(cores);
+	printf("machine: %.1f G double multiply-adds/s on %d cores (%s vectors, no FMA, as the "
+	       "engine)\n",
+	       rate / 1e9, cores, __builtin_cpu_supports("avx512f") ? "avx512" : "avx2");
+
+	struct scene *sc = make_trace(layers, heads, kv, n, dim, heavy, recent);
+	const double qh = (double)layers * heads, B = heavy + recent;
+	const double cap = B + 1 < n ? B + 1 : n;
+	const double full = qh * (double)n * n * dim;
+	/* Per step a cache holds min(t, cap) positions: logits and output. */
+	const double held = cap * (cap + 1) / 2 + (n - cap) * cap;
+	const double evicting = (POLICY_COUNT - 1) * qh * 2.0 * held * dim + qh * held * dim;
+	const double limit = (full + evicting) / rate;
+	printf("arithmetic: full %.3g + policies %.3g multiply-adds = %.2f s at that rate\n", full,
+	       evicting, limit);
+
+	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), n,
+	                                NULL};
+	const struct report_target target = REPORT_DEFAULT_TARGET;
+	struct report_run run;
+	const double t0 = now();
+	if (report_measure(sc, &b, &target, 0, &run, NULL, 0, n) < 0) {
+		fprintf(stderr, "trace-bench: out of memory\n");
+		return 4;
+	}
+	const double t = now() - t0;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("report (every policy, the whole model): %.2f s = %.2f x the limit; "
+	       "peak memory %.0f MB (the trace itself %.0f MB)\n",
+	       t, t / limit, ru.ru_maxrss / 1024.0,
+	       (double)sizeof(double) * n * dim * layers * (heads + 2.0 * kv) / 1e6);
+	printf("h2o mean recall %.4f, tova %.4f\n", run.sum[POLICY_H2O].recall_sum / n,
+	       run.sum[POLICY_TOVA].recall_sum / n);
+	report_run_done(&run);
+	scene_free(sc);
+	return 0;
+}
