@@ -32,6 +32,7 @@
 #include "h2o/frame.h"
 #include "h2o/policy.h"
 #include "h2o/report.h"
+#include "h2o/heads.h"
 #include "h2o/scene.h"
 #include "h2o/trace.h"
 #include "h2o/view.h"
@@ -147,13 +148,17 @@ static void fuzz_draw(struct app *app, uint32_t seed)
  * FUZZ_KNOWN_OVERFLOW_BUG). */
 static bool fuzz_may_overflow(const struct scene *scene)
 {
-	const size_t count = (size_t)scene->n * (size_t)scene->dim *
-	                     (size_t)(scene->heads > 1 ? scene->heads : 1);
+	/* q holds a block per query head, k and v one per key/value head. */
+	const size_t block = (size_t)scene->n * (size_t)scene->dim;
+	const size_t qcount = block * (size_t)heads_count(scene);
+	const size_t kcount = block * (size_t)(scene->layers > 1 ? scene->layers : 1) *
+	                      (size_t)heads_kv_count(scene);
 	double qmax = 0, kmax = 0, vmax = 0;
 
-	for (size_t i = 0; i < count; i++) {
+	for (size_t i = 0; i < qcount; i++)
 		if (scene->q && fabs(scene->q[i]) > qmax)
 			qmax = fabs(scene->q[i]);
+	for (size_t i = 0; i < kcount; i++) {
 		if (scene->k && fabs(scene->k[i]) > kmax)
 			kmax = fabs(scene->k[i]);
 		if (scene->v && fabs(scene->v[i]) > vmax)
@@ -316,7 +321,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 
-	int heads = scene->heads > 1 ? scene->heads : 1;
+	const int heads = heads_count(scene);
 	double work = (double)scene->n * scene->n * (scene->dim + 1.0) * heads;
 	if (work <= FUZZ_MAX_WORK && !(FUZZ_KNOWN_OVERFLOW_BUG && fuzz_may_overflow(scene))) {
 		struct policy_budget b = {
