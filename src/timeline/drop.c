@@ -18,7 +18,7 @@ struct run_state {
 	double **score; /* [layer * kv + g]: aligned with the cache's slots */
 };
 
-static double log_prob(const float *logits, int vocab, int token, int *top)
+static double log_prob(const float *logits, int vocab, int token, int *top, double *top_lp)
 {
 	double m = -INFINITY;
 	int best = 0;
@@ -31,6 +31,7 @@ static double log_prob(const float *logits, int vocab, int token, int *top)
 	for (int i = 0; i < vocab; i++)
 		sum += exp((double)logits[i] - m);
 	*top = best;
+	*top_lp = (double)logits[best] - m - log(sum);
 	return token >= 0 ? (double)logits[token] - m - log(sum) : 0.0;
 }
 
@@ -158,8 +159,9 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int prom
 		dp->ran = true;
 		dp->logprob = calloc((size_t)n, sizeof *dp->logprob);
 		dp->top = calloc((size_t)n, sizeof *dp->top);
+		dp->top_logprob = calloc((size_t)n, sizeof *dp->top_logprob);
 		dp->fed = generate ? calloc((size_t)n, sizeof *dp->fed) : NULL;
-		ok = ok && dp->logprob && dp->top && (!generate || dp->fed);
+		ok = ok && dp->logprob && dp->top && dp->top_logprob && (!generate || dp->fed);
 		runs[count - 1] = s->run;
 	}
 	for (int t = 0; ok && t < n; t++) {
@@ -178,7 +180,7 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int prom
 			const int next =
 			        t + 1 < n && (!generate || t + 1 < prompt) ? tokens[t + 1] : -1;
 			const double lp = log_prob(llama_logits(st[i].run), cfg->vocab_size, next,
-			                           &dp->top[t]);
+			                           &dp->top[t], &dp->top_logprob[t]);
 			if (t + 1 < n)
 				dp->logprob[t] = lp;
 			if (st[i].id != POLICY_FULL)
@@ -202,6 +204,7 @@ void drop_result_free(struct drop_result *r)
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		free(r->p[p].logprob);
 		free(r->p[p].top);
+		free(r->p[p].top_logprob);
 		free(r->p[p].fed);
 	}
 	memset(r, 0, sizeof *r);

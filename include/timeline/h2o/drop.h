@@ -43,6 +43,7 @@ struct drop_policy {
 	/* top[t]: the run's most likely next token after step t + 1 (the
 	 * lower id on a tie); t = 0 .. n - 1. */
 	int *top;
+	double *top_logprob; /* ln p of top[t] */
 	/* Generating: the tokens this run was fed, n of them (the prompt's,
 	 * then its own choices); NULL when teacher-forced. */
 	int *fed;
