@@ -295,3 +295,103 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 	(void)full_all;
 	return ferror(out) ? -1 : 0;
 }
+
+int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int prompt,
+                       bool generate, const int *budgets, int count, double heavy_share, int sinks,
+                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX])
+{
+	*out = (struct drop_sweep){.count = count, .ratio = ratio};
+	out->budgets = calloc((size_t)count, sizeof *out->budgets);
+	out->runs = calloc((size_t)count, sizeof *out->runs);
+	if (!out->budgets || !out->runs) {
+		drop_sweep_free(out);
+		return fail(err, "out of memory");
+	}
+	const int from = prompt > 0 ? prompt - 1 : 0;
+	for (int i = 0; i < count; i++) {
+		const int total = budgets[i];
+		int heavy = (int)floor(total * heavy_share + 1e-9);
+		heavy = heavy < 0 ? 0 : heavy > total ? total : heavy;
+		const struct policy_budget b = {heavy, total - heavy,
+		                                policy_sinks_for(sinks, total), n, NULL};
+		out->budgets[i] = total;
+		if (drop_measure(m, tokens, n, prompt, generate, &b, (1u << POLICY_COUNT) - 1u,
+		                 &out->runs[i], err) != 0) {
+			out->count = i;
+			drop_sweep_free(out);
+			return -1;
+		}
+		const double full = drop_perplexity(&out->runs[i], POLICY_FULL, from, n - 1);
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			const double ppl =
+			        drop_perplexity(&out->runs[i], (enum policy_id)p, from, n - 1);
+			if (ppl <= ratio * full && (!out->good[p] || total < out->good[p]))
+				out->good[p] = total;
+		}
+	}
+	return 0;
+}
+
+void drop_sweep_free(struct drop_sweep *s)
+{
+	for (int i = 0; s->runs && i < s->count; i++)
+		drop_result_free(&s->runs[i]);
+	free(s->runs);
+	free(s->budgets);
+	memset(s, 0, sizeof *s);
+}
+
+int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
+{
+	if (s->count == 0)
+		return 0;
+	const struct drop_result *r0 = &s->runs[0];
+	const int n = r0->n, from = r0->prompt > 0 ? r0->prompt - 1 : 0;
+	const double full = drop_perplexity(r0, POLICY_FULL, from, n - 1);
+	if (json) {
+		fprintf(out, "{\"ppl_full\": %.17g, \"target_ratio\": %.17g, \"budgets\": [", full,
+		        s->ratio);
+		for (int i = 0; i < s->count; i++) {
+			fprintf(out, "%s{\"total\": %d", i ? ", " : "", s->budgets[i]);
+			for (int p = 1; p < POLICY_COUNT; p++)
+				fprintf(out, ", \"%s\": %.17g", policies[p]->name,
+				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
+				                        n - 1));
+			fputc('}', out);
+		}
+		fputs("], \"smallest\": {", out);
+		for (int p = 1; p < POLICY_COUNT; p++) {
+			fprintf(out, "%s\"%s\": ", p > 1 ? ", " : "", policies[p]->name);
+			if (s->good[p])
+				fprintf(out, "%d", s->good[p]);
+			else
+				fputs("null", out);
+		}
+		fputs("}}\n", out);
+		return ferror(out) ? -1 : 0;
+	}
+	fprintf(out,
+	        "\nThe model itself at each budget (every layer's cache evicted): perplexity of "
+	        "the "
+	        "%d tokens after the prompt; the full cache's is %.4f\n\n%-8s",
+	        n - 1 - from, full, "budget");
+	for (int p = 1; p < POLICY_COUNT; p++)
+		fprintf(out, " %10s", policies[p]->name);
+	fputc('\n', out);
+	for (int i = 0; i < s->count; i++) {
+		fprintf(out, "%-8d", s->budgets[i]);
+		for (int p = 1; p < POLICY_COUNT; p++)
+			fprintf(out, " %10.4f",
+			        drop_perplexity(&s->runs[i], (enum policy_id)p, from, n - 1));
+		fputc('\n', out);
+	}
+	fprintf(out, "\nsmallest budget within %.4g x the full cache's perplexity:", s->ratio);
+	for (int p = 1; p < POLICY_COUNT; p++) {
+		if (s->good[p])
+			fprintf(out, " %s %d", policies[p]->name, s->good[p]);
+		else
+			fprintf(out, " %s none", policies[p]->name);
+		fputs(p + 1 < POLICY_COUNT ? "," : "\n", out);
+	}
+	return ferror(out) ? -1 : 0;
+}

@@ -89,4 +89,28 @@ double drop_agreement(const struct drop_result *r, enum policy_id p, int from, i
  */
 int drop_print(const struct drop_result *r, const char *title, bool json, FILE *out);
 
+/* The real drop at each of several total budgets. */
+struct drop_sweep {
+	int count;
+	int *budgets;             /* [count], as given */
+	struct drop_result *runs; /* [count] */
+	double ratio;             /* the target: perplexity at most ratio x the full cache's */
+	int good[POLICY_COUNT];   /* the smallest budget meeting it, 0: none */
+};
+
+/*
+ * drop_measure for each total budget BUDGETS[i] (COUNT of them), split into
+ * heavy = floor(B * HEAVY_SHARE) and recent = B - heavy, StreamingLLM
+ * keeping SINKS sinks (-1: its default); RATIO is the target (1.01: within
+ * 1% of the full cache's perplexity after the prompt). 0, or -1 with ERR.
+ */
+int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int prompt,
+                       bool generate, const int *budgets, int count, double heavy_share, int sinks,
+                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX]);
+void drop_sweep_free(struct drop_sweep *s);
+/* A row per budget, a column per policy: the perplexity after the prompt
+ * (the H2O paper's figure); then the smallest budget that meets the target.
+ * One JSON object when JSON. */
+int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out);
+
 #endif
