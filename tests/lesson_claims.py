@@ -7,8 +7,9 @@ precision written, one the scene itself holds or the engine computes: a
 weight, a score or a figure of the trace (a note's numbers at its own step),
 a number of the scene file, or a dot product q . k of a vector scene. A
 lesson that says "sat (0.91) loses to cat (1.58)" cannot drift from what
-the screen shows. The trace is also taken with one more recent slot, for
-lessons that say what } does. Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
+the screen shows. A note's numbers may also be the step before's (the old
+score of a sum). The trace is also taken with one more recent slot, for
+lessons that say what } does (a model's, being large, only once). Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
 """
 import json
 import re
@@ -60,7 +61,10 @@ def main():
                 if "q" in a and "k" in b:
                     everywhere.append(sum(x * y for x, y in zip(a["q"], b["k"])))
         steps = {}
-        for extra in ([], ["--recent", str(scene["recent"] + 1)]):
+        # A model's trace is large: only its own budgets, once.
+        layered = scene.get("layers", 1) * scene.get("heads", 1) > 1
+        variants = [[]] if layered else [[], ["--recent", str(scene["recent"] + 1)]]
+        for extra in variants:
             for record in trace(binary, root, path, extra):
                 values = []
                 numbers(record, values)
@@ -68,7 +72,9 @@ def main():
                 everywhere.extend(values)
         claims = [("watch", scene.get("watch", ""), everywhere)]
         for step, note in scene.get("notes", {}).items():
-            claims.append((f"notes.{step}", note, steps.get(int(step), [])))
+            # A note may name the old score a sum starts from: the step before's.
+            claims.append((f"notes.{step}", note,
+                           steps.get(int(step), []) + steps.get(int(step) - 1, [])))
         for where, text, values in claims:
             for written in NUMBER.findall(text):
                 if not matches(written, values):

@@ -316,6 +316,18 @@ static double step_weight(const struct view *v, enum policy_id p, int pos)
 	return hit ? r->attn[hit - r->attended] : -1.0;
 }
 
+/* What this step added to POS's score in policy P's cache, or -1: its
+ * weight, or with grouped heads its group's mean weight (design §2
+ * "Grouped scores"); the full cache adds its query head's own. */
+static double step_added(const struct view *v, enum policy_id p, int pos)
+{
+	if (!v->rec || p == POLICY_FULL)
+		return step_weight(v, p, pos);
+	const struct cache_record *r = &v->rec->c[p];
+	const int *hit = bsearch(&pos, r->attended, (size_t)r->n_attended, sizeof(int), by_int);
+	return hit ? r->group_attn[hit - r->attended] : -1.0;
+}
+
 /* The score of a kept POS in policy P's cache after this step, or 0. */
 static double kept_score(const struct view *v, enum policy_id p, int pos)
 {
@@ -432,7 +444,9 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 	draw_token_head(v, f, c, y, pos, pos == v->t - 1 ? STYLE_NEW : style);
 	const double score = kept_score(v, sd->p, pos);
 	frame_bar(f, c->bar, y, c->bar_w, score, bar_max, style);
-	draw_numbers(f, c, y, score, 2, step_weight(v, sd->p, pos), STYLE_NORMAL);
+	/* A sum adds what the score gained, which grouped heads share. */
+	draw_numbers(f, c, y, score, 2,
+	             c->sum ? step_added(v, sd->p, pos) : step_weight(v, sd->p, pos), STYLE_NORMAL);
 }
 
 /* What a cut section left out: "… 1,980 earlier evictions, from step 5". */

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "h2o/keys.h"
 #include "h2o/view.h"
 #include "view_panels.h"
 
@@ -263,9 +264,47 @@ static bool say_experiment(const struct view *v, int form, struct said *s)
 	return true;
 }
 
+/* The name of the first key bound to ACTION, in BUF. */
+static const char *key_of(enum app_action action, char *buf, size_t size)
+{
+	size_t count;
+	const struct app_binding *b = app_bindings(&count);
+	for (size_t i = 0; i < count; i++)
+		if (b[i].action == action)
+			return keys_name(b[i].key, buf, size);
+	return "?";
+}
+
+/* Before the first step: the experiment the budget keys make. */
+static void say_before(const struct view *v, struct frame *f, int x, int y, int w)
+{
+	const struct app *app = v->app;
+	const struct app_baseline *base = app->baseline;
+	char k[4][16];
+	struct said s = {.count = 0};
+	if (base && (base->heavy != app->b.heavy || base->recent != app->b.recent))
+		say(&s,
+		    "Budgets changed: at each step this line compares with heavy %d + recent %d",
+		    base->heavy, base->recent);
+	else
+		say(&s,
+		    "Try %s %s (heavy) or %s %s (recent): this line then says what the change did",
+		    key_of(ACT_HEAVY_DEC, k[0], sizeof k[0]),
+		    key_of(ACT_HEAVY_INC, k[1], sizeof k[1]),
+		    key_of(ACT_RECENT_DEC, k[2], sizeof k[2]),
+		    key_of(ACT_RECENT_INC, k[3], sizeof k[3]));
+	said_draw(f, x, y, w, &s);
+}
+
 void view_lesson_remark(const struct view *v, struct frame *f, int x, int y, int w)
 {
-	if (!v->sc->lesson || v->t == 0 || !v->rec)
+	if (!v->sc->lesson)
+		return;
+	if (v->t == 0) {
+		say_before(v, f, x, y, w);
+		return;
+	}
+	if (!v->rec)
 		return;
 	struct said s;
 	const bool renorm = v->t == first_renormalised(v);
