@@ -8,14 +8,18 @@ weight, a score or a figure of the trace (a note's numbers at its own step),
 a number of the scene file, or a dot product q . k of a vector scene. A
 lesson that says "sat (0.91) loses to cat (1.58)" cannot drift from what
 the screen shows. A note's numbers may also be the step before's (the old
-score of a sum). The trace is also taken with one more recent slot, for
-lessons that say what } does (a model's, being large, only once). Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
+score of a sum) or the next step's. The trace is also taken with one more
+recent slot, for lessons that say what } does, and at the budgets the keys
+after each note's "Try" lead to, for what its experiment shows (a model's,
+being large, only once). Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
 """
 import json
 import re
 import subprocess
 import sys
 
+# The budget keys a note suggests: "Try { {", "Try ]".
+TRY = re.compile(r"Try ((?:[\[\]{}](?: |(?=[^ ])))+)")
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]*\d)")
 
 
@@ -64,6 +68,16 @@ def main():
         # A model's trace is large: only its own budgets, once.
         layered = scene.get("layers", 1) * scene.get("heads", 1) > 1
         variants = [[]] if layered else [[], ["--recent", str(scene["recent"] + 1)]]
+        # And at the budgets each note's "Try" keys lead to.
+        for note in ([] if layered else scene.get("notes", {}).values()):
+            for keys in TRY.findall(note):
+                heavy, recent = scene["heavy"], scene["recent"]
+                for key in keys.split():
+                    heavy += {"[": -1, "]": 1}.get(key, 0)
+                    recent += {"{": -1, "}": 1}.get(key, 0)
+                heavy, recent = max(heavy, 0), max(recent, 0)
+                if heavy + recent >= 1:
+                    variants.append(["--heavy", str(heavy), "--recent", str(recent)])
         for extra in variants:
             for record in trace(binary, root, path, extra):
                 values = []
@@ -72,9 +86,11 @@ def main():
                 everywhere.extend(values)
         claims = [("watch", scene.get("watch", ""), everywhere)]
         for step, note in scene.get("notes", {}).items():
-            # A note may name the old score a sum starts from: the step before's.
-            claims.append((f"notes.{step}", note,
-                           steps.get(int(step), []) + steps.get(int(step) - 1, [])))
+            # A note may name the step before's numbers (the old score a
+            # sum starts from) and the next step's (what it leads to).
+            near = [v for t in (int(step) - 1, int(step), int(step) + 1)
+                    for v in steps.get(t, [])]
+            claims.append((f"notes.{step}", note, near))
         for where, text, values in claims:
             for written in NUMBER.findall(text):
                 if not matches(written, values):
