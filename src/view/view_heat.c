@@ -161,8 +161,10 @@ static void find_pins(const struct view *v, struct heat_cols *h)
 		}
 		if (w < PIN_WEIGHT)
 			continue;
-		int at = h->pins < MAX_PINS ? h->pins++ : MAX_PINS - 1;
-		if (at == MAX_PINS - 1 && h->pins == MAX_PINS && best[at] >= w)
+		/* Full, the weakest pin gives way only to a stronger weight. */
+		const bool full = h->pins == MAX_PINS;
+		int at = full ? MAX_PINS - 1 : h->pins++;
+		if (full && best[at] >= w)
 			continue;
 		for (; at > 0 && best[at - 1] < w; at--) {
 			best[at] = best[at - 1];
