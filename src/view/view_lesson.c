@@ -261,6 +261,18 @@ static bool say_experiment(const struct view *v, int form, struct said *s)
 				say(s, " went at step %d already", at);
 		}
 	}
+	/* And the token the opening budgets evicted at this step, if these
+	 * keep it past it. */
+	for (int pos = 0; form != 2 && form != 4 && pos < v->t; pos++) {
+		const int now_at = timeline_evicted_at(v->tl, POLICY_H2O, pos);
+		if (base->evicted_at[(size_t)app->head * (size_t)v->n + (size_t)pos] == v->t &&
+		    (now_at == 0 || now_at > v->t)) {
+			say(s, "; ");
+			say_token(s, v->sc->text[pos], STYLE_GONE);
+			say(s, " went at this step");
+			break;
+		}
+	}
 	return true;
 }
 
