@@ -10,8 +10,8 @@ lesson that says "sat (0.91) loses to cat (1.58)" cannot drift from what
 the screen shows. A note's numbers may also be the step before's (the old
 score of a sum) or the next step's. The trace is also taken with one more
 recent slot, for lessons that say what } does, and at the budgets the keys
-after each note's "Try" lead to, for what its experiment shows (a model's,
-being large, only once). Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
+after each note's "Try" lead to, for what its experiment shows. A model's
+trace is read for its figures only (model_values), at its own budgets. Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
 """
 import json
 import re
@@ -42,6 +42,35 @@ def trace(binary, root, path, extra):
     return [json.loads(line) for line in run.stdout.splitlines()]
 
 
+def model_values(binary, root, path, prompt):
+    """A model's figures, without its weights (millions of them, which
+    would match any number): each step's metrics, whole and per key/value
+    head, and each policy's mean recall over the steps after the prompt and
+    over all steps, as a lesson quotes them."""
+    run = subprocess.Popen([binary, "--trace", "--quiet", path], cwd=root,
+                           stdout=subprocess.PIPE, text=True)
+    steps, after, every = {}, {}, {}
+    for line in run.stdout:
+        record = json.loads(line)
+        values = []
+        numbers(record["metrics"], values)
+        for name, value in record.items():
+            if isinstance(value, list):
+                heads = [g["metrics"] for layer in value for g in layer]
+                for m in heads:
+                    numbers(m, values)
+                recall = sum(m["attn_recall"] for m in heads) / len(heads)
+                values.append(recall)
+                every.setdefault(name, []).append(recall)
+                if record["step"] > prompt:
+                    after.setdefault(name, []).append(recall)
+        steps[record["step"]] = values
+    if run.wait() != 0:
+        raise SystemExit(f"{path}: --trace failed")
+    means = [sum(v) / len(v) for v in list(after.values()) + list(every.values()) if v]
+    return steps, means
+
+
 def matches(written, values):
     places = len(written.split(".")[1])
     target = float(written)
@@ -65,7 +94,7 @@ def main():
                 if "q" in a and "k" in b:
                     everywhere.append(sum(x * y for x, y in zip(a["q"], b["k"])))
         steps = {}
-        # A model's trace is large: only its own budgets, once.
+        # A model's trace is large: its figures only, at its own budgets.
         layered = scene.get("layers", 1) * scene.get("heads", 1) > 1
         variants = [[]] if layered else [[], ["--recent", str(scene["recent"] + 1)]]
         # And at the budgets each note's "Try" keys lead to.
@@ -78,6 +107,11 @@ def main():
                 heavy, recent = max(heavy, 0), max(recent, 0)
                 if heavy + recent >= 1:
                     variants.append(["--heavy", str(heavy), "--recent", str(recent)])
+        if layered:
+            steps, means = model_values(binary, root, path, scene.get("prompt", 0))
+            # Its watch names whole-scene figures; a note, its step's.
+            everywhere.extend(means)
+            variants = []
         for extra in variants:
             for record in trace(binary, root, path, extra):
                 values = []
