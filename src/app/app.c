@@ -246,6 +246,8 @@ void app_done(struct app *app)
 	free(app->list.pos);
 	free(app->list.index);
 	free(app->scratch);
+	app_lesson_free(app->baseline);
+	app->baseline = NULL;
 	app->tls = NULL;
 	app->views = NULL;
 	app->tl = NULL;
@@ -295,6 +297,7 @@ static void rebudget(struct app *app, int heavy, int recent)
 		snprintf(app->notice, sizeof app->notice, "out of memory: budgets unchanged");
 		return;
 	}
+	app_lesson_keep_baseline(app);
 	free_timelines(app, app->tls, app->pool, app->b.plans);
 	app->tls = tls;
 	app->pool = pool;

@@ -27,4 +27,9 @@ void app_overview_settle(struct app *app);
 int app_model_measure(struct app *app);
 void app_model_done(struct app *app);
 
+/* In a lesson, before the first budget change: keep what H2O does at the
+ * budgets the scene opened with (app->baseline, app_lesson.c). */
+void app_lesson_keep_baseline(struct app *app);
+void app_lesson_free(struct app_baseline *base);
+
 #endif

@@ -89,6 +89,10 @@ int view_wrap_count(const char *text, int maxw, bool ascii);
  * scene has none); panel_lesson_draw draws it there, rule first. */
 int view_lesson_rows(const struct app *app, int cols, int rows, bool ascii);
 panel_draw_fn panel_lesson_draw;
+/* In a scene that teaches, the line under the step sentence: once, why
+ * H2O's weights are larger than the full cache's, and after a budget
+ * change what it did to this step; X, Y, W wide. */
+void view_lesson_remark(const struct view *v, struct frame *f, int x, int y, int w);
 
 /* A rule across r.w cells at row y, with an optional label near its left. */
 void view_rule(struct frame *f, int x, int y, int w, const char *label);

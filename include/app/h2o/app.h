@@ -212,6 +212,18 @@ struct app_list {
 	bool valid;
 };
 
+/* What H2O did at the budgets a lesson opened with, kept at the first
+ * budget change (app_lesson.c), for the step sentence to compare with:
+ * per head h, the attention recall of steps 1 .. built[h] at
+ * recall[h * (n + 1) + t], and the step that evicted position pos (0:
+ * never, as of built[h]) at evicted_at[h * n + pos]. */
+struct app_baseline {
+	int heavy, recent;
+	int *built;
+	double *recall;
+	int *evicted_at;
+};
+
 struct app {
 	const struct scene *scene;
 	struct timeline *tl;        /* the shown head's, for the current budgets */
@@ -250,7 +262,8 @@ struct app {
 	const struct lessons *lessons;
 	int lesson;
 	struct scene *owned;
-	int selected;            /* position in the inspector, or -1 */
+	struct app_baseline *baseline; /* NULL until a lesson's budgets change */
+	int selected;                  /* position in the inspector, or -1 */
 	int heat_anchor;         /* position the heat rows keep in view, or -1 to follow the step */
 	enum app_walk walk;      /* the panel walked, if any */
 	enum app_sort sort;      /* the order of the lists */
