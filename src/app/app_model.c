@@ -36,8 +36,9 @@ int app_model_measure(struct app *app)
 		return 0;
 	struct drop_result *r = calloc(1, sizeof *r);
 	char err[DROP_ERR_MAX];
-	if (!r || drop_measure(app->model, app->tokens, app->scene->n, app->scene->prompt,
-	                       app->generate, &app->b, (1u << POLICY_COUNT) - 1u, r, err) != 0) {
+	if (!r ||
+	    drop_measure(app->model, app->tokens, app->scene->n, app->given, app->scene->prompt,
+	                 &app->b, (1u << POLICY_COUNT) - 1u, r, err) != 0) {
 		free(r);
 		return -1;
 	}
@@ -49,7 +50,7 @@ int app_model_measure(struct app *app)
 }
 
 int app_set_model(struct app *app, const struct llama_model *m, const struct llama_tokenizer *t,
-                  const int *tokens, bool generate)
+                  const int *tokens, int given)
 {
 	app_model_done(app);
 	const int vocab = llama_model_config(m)->vocab_size;
@@ -73,7 +74,7 @@ int app_set_model(struct app *app, const struct llama_model *m, const struct lla
 	}
 	app->model = m;
 	app->tokens = tokens;
-	app->generate = generate;
+	app->given = given;
 	if (app_model_measure(app) != 0) {
 		app_model_done(app);
 		return -1;

@@ -129,12 +129,15 @@ static int fail(char err[DROP_ERR_MAX], const char *msg)
 	return -1;
 }
 
-int drop_measure(const struct llama_model *m, const int *tokens, int n, int prompt, bool generate,
+int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                  const struct policy_budget *b, unsigned mask, struct drop_result *out,
                  char err[DROP_ERR_MAX])
 {
 	const struct llama_config *cfg = llama_model_config(m);
-	*out = (struct drop_result){.n = n, .prompt = prompt, .generate = generate, .budget = *b};
+	given = given < 1 ? 1 : given > n ? n : given;
+	const bool generate = given < n;
+	*out = (struct drop_result){
+	        .n = n, .prompt = prompt, .given = given, .generate = generate, .budget = *b};
 	if (n < 1 || n > cfg->seq_len)
 		return fail(err, "the text is longer than the model's context");
 	struct run_state st[POLICY_COUNT];
@@ -167,7 +170,7 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int prom
 	for (int t = 0; ok && t < n; t++) {
 		for (int i = 0; i < count; i++) {
 			const struct drop_policy *dp = &out->p[st[i].id];
-			feed[i] = !generate || t < prompt || t == 0 ? tokens[t] : dp->top[t - 1];
+			feed[i] = t < given ? tokens[t] : dp->top[t - 1];
 			if (dp->fed)
 				dp->fed[t] = feed[i];
 		}
@@ -177,8 +180,7 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int prom
 		}
 		for (int i = 0; i < count; i++) {
 			struct drop_policy *dp = &out->p[st[i].id];
-			const int next =
-			        t + 1 < n && (!generate || t + 1 < prompt) ? tokens[t + 1] : -1;
+			const int next = t + 1 < given ? tokens[t + 1] : -1;
 			const double lp = log_prob(llama_logits(st[i].run), cfg->vocab_size, next,
 			                           &dp->top[t], &dp->top_logprob[t]);
 			if (t + 1 < n)
@@ -245,7 +247,7 @@ double drop_agreement(const struct drop_result *r, enum policy_id p, int from, i
 
 int drop_print(const struct drop_result *r, const char *title, bool json, FILE *out)
 {
-	const int last = r->n - 1, from = r->prompt > 0 ? r->prompt - 1 : 0;
+	const int last = r->given - 1, from = r->prompt > 0 ? r->prompt - 1 : 0;
 	const double full_all = drop_perplexity(r, POLICY_FULL, 0, last);
 	const double full_after = drop_perplexity(r, POLICY_FULL, from, last);
 	if (json)
@@ -296,9 +298,9 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 	return ferror(out) ? -1 : 0;
 }
 
-int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int prompt,
-                       bool generate, const int *budgets, int count, double heavy_share, int sinks,
-                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX])
+int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
+                       const int *budgets, int count, double heavy_share, int sinks, double ratio,
+                       struct drop_sweep *out, char err[DROP_ERR_MAX])
 {
 	*out = (struct drop_sweep){.count = count, .ratio = ratio};
 	out->budgets = calloc((size_t)count, sizeof *out->budgets);
@@ -315,16 +317,17 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		const struct policy_budget b = {heavy, total - heavy,
 		                                policy_sinks_for(sinks, total), n, NULL};
 		out->budgets[i] = total;
-		if (drop_measure(m, tokens, n, prompt, generate, &b, (1u << POLICY_COUNT) - 1u,
+		if (drop_measure(m, tokens, n, given, prompt, &b, (1u << POLICY_COUNT) - 1u,
 		                 &out->runs[i], err) != 0) {
 			out->count = i;
 			drop_sweep_free(out);
 			return -1;
 		}
-		const double full = drop_perplexity(&out->runs[i], POLICY_FULL, from, n - 1);
+		const int last = out->runs[i].given - 1;
+		const double full = drop_perplexity(&out->runs[i], POLICY_FULL, from, last);
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			const double ppl =
-			        drop_perplexity(&out->runs[i], (enum policy_id)p, from, n - 1);
+			        drop_perplexity(&out->runs[i], (enum policy_id)p, from, last);
 			if (ppl <= ratio * full && (!out->good[p] || total < out->good[p]))
 				out->good[p] = total;
 		}
@@ -346,7 +349,7 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 	if (s->count == 0)
 		return 0;
 	const struct drop_result *r0 = &s->runs[0];
-	const int n = r0->n, from = r0->prompt > 0 ? r0->prompt - 1 : 0;
+	const int n = r0->given, from = r0->prompt > 0 ? r0->prompt - 1 : 0;
 	const double full = drop_perplexity(r0, POLICY_FULL, from, n - 1);
 	if (json) {
 		fprintf(out, "{\"ppl_full\": %.17g, \"target_ratio\": %.17g, \"budgets\": [", full,

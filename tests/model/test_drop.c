@@ -75,7 +75,7 @@ static void test_no_eviction_is_the_full_cache(void **state)
 	const struct policy_budget b = budget(f->n, f->n);
 	struct drop_result r;
 	char err[DROP_ERR_MAX];
-	assert_int_equal(drop_measure(f->m, f->tokens, f->n, 0, false, &b, all, &r, err), 0);
+	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 0, &b, all, &r, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		assert_true(r.p[p].ran);
 		assert_memory_equal(r.p[p].logprob, r.p[POLICY_FULL].logprob,
@@ -94,7 +94,7 @@ static void test_small_budget_hurts(void **state)
 	const struct policy_budget b = budget(4, 4);
 	struct drop_result r;
 	char err[DROP_ERR_MAX];
-	assert_int_equal(drop_measure(f->m, f->tokens, f->n, 0, false, &b, all, &r, err), 0);
+	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 0, &b, all, &r, err), 0);
 	/* Until the cache first overflows (step 9), H2O is the full cache. */
 	assert_memory_equal(r.p[POLICY_H2O].logprob, r.p[POLICY_FULL].logprob, 8 * sizeof(double));
 	const double full = drop_perplexity(&r, POLICY_FULL, 0, f->n - 1);
@@ -115,7 +115,7 @@ static void test_prompt_read_whole(void **state)
 	const int prompt = 40;
 	struct drop_result r;
 	char err[DROP_ERR_MAX];
-	assert_int_equal(drop_measure(f->m, f->tokens, f->n, prompt, false, &b, all, &r, err), 0);
+	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, prompt, &b, all, &r, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++)
 		assert_memory_equal(r.p[p].logprob, r.p[POLICY_FULL].logprob,
 		                    (size_t)(prompt - 1) * sizeof(double));
@@ -132,8 +132,9 @@ static void test_generate(void **state)
 	struct drop_result r, wide;
 	char err[DROP_ERR_MAX];
 	const struct policy_budget small = budget(3, 3), big = budget(n, n);
-	assert_int_equal(drop_measure(f->m, f->tokens, n, prompt, true, &big, all, &wide, err), 0);
-	assert_int_equal(drop_measure(f->m, f->tokens, n, prompt, true, &small, all, &r, err), 0);
+	assert_int_equal(drop_measure(f->m, f->tokens, n, prompt, prompt, &big, all, &wide, err),
+	                 0);
+	assert_int_equal(drop_measure(f->m, f->tokens, n, prompt, prompt, &small, all, &r, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		assert_memory_equal(wide.p[p].fed, wide.p[POLICY_FULL].fed,
 		                    (size_t)n * sizeof(int));

@@ -288,7 +288,7 @@ struct app {
 	char **vocab;
 	int vocab_size;
 	const int *tokens;
-	bool generate;
+	int given; /* tokens the text gave; after them, the model's own */
 	struct drop_result *drop;
 	bool model_view;
 	const struct engine *shown;
@@ -326,12 +326,12 @@ bool app_building(const struct app *app);
 void app_set_lessons(struct app *app, const struct lessons *lessons, int index);
 
 /* A model scene: M (with tokenizer T, for its pieces' text) ran over the
- * scene's TOKENS (its ids, scene->n of them; after the prompt its own
- * greedy choices when GENERATE), and the real drop is computed now and at
+ * scene's TOKENS (its ids, scene->n of them, the first GIVEN the text's,
+ * then the full cache's own choices), and the real drop is computed now and at
  * every budget change. M, T and TOKENS must outlive the app. Returns -1
  * when out of memory (the app then has no model). */
 int app_set_model(struct app *app, const struct llama_model *m, const struct llama_tokenizer *t,
-                  const int *tokens, bool generate);
+                  const int *tokens, int given);
 
 void app_done(struct app *app);
 

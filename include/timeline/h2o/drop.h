@@ -51,19 +51,22 @@ struct drop_policy {
 
 struct drop_result {
 	int n, prompt;
-	bool generate; /* after the prompt, each run follows its own choices */
+	/* Tokens 0 .. given - 1 are the text's; generating (given < n), each
+	 * run is fed its own choices after them. */
+	int given;
+	bool generate;
 	struct policy_budget budget;
 	struct drop_policy p[POLICY_COUNT];
 };
 
 /*
- * Run model M over the N tokens TOKENS (N at most its context) once per
- * policy of MASK (the full cache included when asked) under budget B, with
- * a prompt of PROMPT tokens; GENERATE as above (TOKENS then gives the
- * prompt, and n - prompt more are generated). 0 and *OUT filled, or -1
- * with ERR filled (out of memory, a token out of range).
+ * Run model M over N tokens once per policy of MASK (the full cache
+ * included when asked) under budget B, with a prompt of PROMPT tokens (no
+ * eviction before its end): the first GIVEN of TOKENS teacher-forced, then
+ * (GIVEN < N) each run its own greedy choices up to N. 0 and *OUT filled,
+ * or -1 with ERR filled (out of memory, a token out of range).
  */
-int drop_measure(const struct llama_model *m, const int *tokens, int n, int prompt, bool generate,
+int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                  const struct policy_budget *b, unsigned mask, struct drop_result *out,
                  char err[DROP_ERR_MAX]);
 void drop_result_free(struct drop_result *r);
@@ -104,9 +107,9 @@ struct drop_sweep {
  * keeping SINKS sinks (-1: its default); RATIO is the target (1.01: within
  * 1% of the full cache's perplexity after the prompt). 0, or -1 with ERR.
  */
-int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int prompt,
-                       bool generate, const int *budgets, int count, double heavy_share, int sinks,
-                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX]);
+int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
+                       const int *budgets, int count, double heavy_share, int sinks, double ratio,
+                       struct drop_sweep *out, char err[DROP_ERR_MAX]);
 void drop_sweep_free(struct drop_sweep *s);
 /* A row per budget, a column per policy: the perplexity after the prompt
  * (the H2O paper's figure); then the smallest budget that meets the target.
