@@ -60,6 +60,9 @@ static void test_cat_sat_step5_every_policy(void **state)
 	expect_kept(e, POLICY_STREAMING, (const int[]){0, 2, 3, 4}, 4);
 	/* TOVA: the smallest weight this step is The's 0.08. */
 	expect_evicted(&rec, POLICY_TOVA, 0);
+	/* Key norm: an attention scene has no keys, so the B newest stay. */
+	expect_evicted(&rec, POLICY_KNORM, 0);
+	assert_int_equal(rec.c[POLICY_KNORM].cutoff_pos, -1);
 	assert_int_equal(rec.c[POLICY_TOVA].cutoff_pos, 2); /* sat's 0.20 is the lowest kept */
 	assert_true(fabs(rec.c[POLICY_TOVA].cutoff_value - 0.20) < 1e-12);
 	/* Overlap with H2O's [0, 1, 3, 4]. */
@@ -93,6 +96,44 @@ static void test_tova_tie_evicts_new_token(void **state)
 	assert_true(rec.c[POLICY_TOVA].attn[0] == rec.c[POLICY_TOVA].attn[2]);
 	expect_evicted(&rec, POLICY_TOVA, 2);
 	expect_kept(e, POLICY_TOVA, (const int[]){0, 1}, 2);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/*
+ * Key norm, worked by hand. Keys (dim 2) and their L2 norms:
+ *   pos 0 (3, 4) 5;  pos 1 (1, 0) 1;  pos 2 (0, 2) 2;
+ *   pos 3 (1, 1) sqrt 2;  pos 4 (0, 0) 0;  pos 5 (-1, 1) sqrt 2.
+ * B = 3 (heavy 2 + recent 1). Step 4 holds 0..3 (5, 1, 2, 1.41): the
+ * largest norm, pos 0, goes; the largest kept is pos 2's 2 (the cut-off).
+ * Step 5 holds 1 2 3 4 (1, 2, 1.41, 0): pos 2 goes, cut-off pos 3. Step 6
+ * holds 1 3 4 5 (1, 1.41, 0, 1.41): pos 3 and the new pos 5 tie, and the
+ * higher position goes, so the new token itself is evicted; 1 3 4 stay.
+ * The queries play no part.
+ */
+static void test_knorm_by_hand(void **state)
+{
+	(void)state;
+	const double q[] = {1, 0, 0, 1, 1, 1, -1, 0, 2, 1, 0, -3};
+	const double k[] = {3, 4, 1, 0, 0, 2, 1, 1, 0, 0, -1, 1};
+	const double v[12] = {0};
+	struct scene *sc = fixture_vector(6, 2, 2, 1, 1.0, q, k, v);
+	const struct policy_budget b = {2, 1, 1, 6, NULL};
+	struct step_record rec;
+	struct engine *e = run_to(sc, b, 4, &rec);
+	expect_evicted(&rec, POLICY_KNORM, 0);
+	assert_int_equal(rec.c[POLICY_KNORM].cutoff_pos, 2);
+	assert_true(rec.c[POLICY_KNORM].cutoff_value == 2.0);
+	engine_free(e);
+	e = run_to(sc, b, 5, &rec);
+	expect_evicted(&rec, POLICY_KNORM, 2);
+	assert_int_equal(rec.c[POLICY_KNORM].cutoff_pos, 3);
+	assert_true(rec.c[POLICY_KNORM].cutoff_value == sqrt(2.0));
+	engine_free(e);
+	e = run_to(sc, b, 6, &rec);
+	expect_evicted(&rec, POLICY_KNORM, 5);
+	assert_int_equal(rec.c[POLICY_KNORM].cutoff_pos, 3);
+	expect_kept(e, POLICY_KNORM, (const int[]){1, 3, 4}, 3);
 	engine_free(e);
 	scene_free(sc);
 }
@@ -187,6 +228,13 @@ static void test_words(void **state)
 	expect_words(POLICY_TOVA, &b, the, POLICY_VOICE_BRIEF, "attn 0.08 < 0.20 ", "", "");
 	expect_words(POLICY_TOVA, &b, the, POLICY_VOICE_SENTENCE, "attn 0.08 < cut-off 0.20 (", ")",
 	             "");
+	/* Key norm's cut-off value is the largest kept norm. */
+	const struct policy_loss big = {0.5, 0.1, 2, 2.0};
+	expect_words(POLICY_KNORM, &b, big, POLICY_VOICE_BRIEF, "key norm > 2.00 ", "", "");
+	expect_words(POLICY_KNORM, &b, big, POLICY_VOICE_SENTENCE,
+	             "its key's norm is above the largest kept, 2.00 (", ")", "");
+	expect_words(POLICY_KNORM, &b, window, POLICY_VOICE_SENTENCE,
+	             "no keys in an attention scene: only the 4 newest tokens stay", "", "");
 	/* Enough decimals to tell the two apart, and a tie said so. */
 	expect_words(POLICY_H2O, &b, (struct policy_loss){0.911, 0, 3, 0.914}, POLICY_VOICE_BRIEF,
 	             "< 0.914 ", "", "");
@@ -256,6 +304,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_cat_sat_step5_every_policy),
 	        cmocka_unit_test(test_tova_tie_evicts_new_token),
+	        cmocka_unit_test(test_knorm_by_hand),
 	        cmocka_unit_test(test_streaming_sinks),
 	        cmocka_unit_test(test_default_sinks),
 	        cmocka_unit_test(test_table),

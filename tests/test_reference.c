@@ -65,6 +65,22 @@ static double ref_logit(const struct scene *sc, int q, int j)
 	return sc->scale * s;
 }
 
+/* The L2 norm of key row J of kv head KVH, the plain way. */
+static double ref_norm(const struct scene *sc, int kvh, int j)
+{
+	const double *k = sc->k + ((size_t)kvh * (size_t)sc->n + (size_t)j) * (size_t)sc->dim;
+	double s = 0.0;
+	for (int i = 0; i < sc->dim; i++)
+		s += k[i] * k[i];
+	return sqrt(s);
+}
+
+/* Key norm's rule: minus the norms as the key to keep the largest of (the
+ * smallest norms); an attention scene, without keys, keeps the newest.
+ * Returns the cut-off and sets *VALUE to its norm. */
+static int ref_knorm(const struct scene *sc, int kvh, const struct ref_cache *c, int budget,
+                     unsigned char *gone, double *value);
+
 /* Sort key for "keep the largest, a tie keeps the lower position". */
 static const double *sort_key;
 static const int *sort_pos;
@@ -90,6 +106,23 @@ static int keep_strongest(const struct ref_cache *c, const double *key, int cand
 	for (int i = keep; i < cand; i++)
 		gone[idx[i]] = 1;
 	return keep > 0 ? idx[keep - 1] : -1;
+}
+
+static int ref_knorm(const struct scene *sc, int kvh, const struct ref_cache *c, int budget,
+                     unsigned char *gone, double *value)
+{
+	if (sc->mode == SCENE_ATTENTION) {
+		for (int i = 0; i < c->len - budget; i++)
+			gone[i] = 1;
+		return -1;
+	}
+	double neg[4096];
+	for (int i = 0; i < c->len; i++)
+		neg[i] = -ref_norm(sc, kvh, c->pos[i]);
+	const int cut = keep_strongest(c, neg, c->len, budget, gone);
+	if (cut >= 0)
+		*value = -neg[cut];
+	return cut;
 }
 
 static void ref_step(struct ref *r)
@@ -133,6 +166,7 @@ static void ref_step(struct ref *r)
 		unsigned char gone[4096] = {0};
 		int cut = -1;
 		bool by_weight = false;
+		double norm = 0.0;
 		if (id == POLICY_H2O && c->len > budget) {
 			cut = keep_strongest(c, c->score, c->len - r->b.recent, r->b.heavy, gone);
 		} else if (id == POLICY_WINDOW) {
@@ -147,9 +181,13 @@ static void ref_step(struct ref *r)
 		} else if (id == POLICY_TOVA && c->len > budget) {
 			cut = keep_strongest(c, c->w, c->len, budget, gone);
 			by_weight = true;
+		} else if (id == POLICY_KNORM && c->len > budget) {
+			cut = ref_knorm(sc, 0, c, budget, gone, &norm);
 		}
 		c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
 		c->cutoff_value = cut >= 0 ? (by_weight ? c->w[cut] : c->score[cut]) : 0.0;
+		if (id == POLICY_KNORM && cut >= 0)
+			c->cutoff_value = norm;
 		int kept = 0;
 		c->n_ev = 0;
 		for (int i = 0; i < c->len; i++) {
@@ -559,6 +597,7 @@ static void model_step(struct ref_model *r)
 				unsigned char gone[4096] = {0};
 				int cut = -1;
 				bool by_weight = false;
+				double norm = 0.0;
 				if (s < sc->prompt || id == POLICY_FULL) {
 					/* nothing goes */
 				} else if (id == POLICY_H2O && c->len > budget) {
@@ -576,10 +615,14 @@ static void model_step(struct ref_model *r)
 				} else if (id == POLICY_TOVA && c->len > budget) {
 					cut = keep_strongest(c, key, c->len, budget, gone);
 					by_weight = true;
+				} else if (id == POLICY_KNORM && c->len > budget) {
+					cut = ref_knorm(sc, l * r->kv + g, c, budget, gone, &norm);
 				}
 				c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
 				c->cutoff_value =
 				        cut >= 0 ? (by_weight ? key[cut] : c->score[cut]) : 0.0;
+				if (id == POLICY_KNORM && cut >= 0)
+					c->cutoff_value = norm;
 				int kept = 0;
 				c->n_ev = 0;
 				for (int i = 0; i < c->len; i++) {

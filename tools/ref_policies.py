@@ -2,7 +2,7 @@
 """The eviction policies of h2o-tui, written plainly, to check the engine.
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
-runs (full, h2o, window, streaming, tova) on scenes with layers, query
+runs (full, h2o, window, streaming, tova, knorm) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -29,8 +29,12 @@ and G key/value heads reads kv head h // (H // G)):
   and, among the others, the `heavy` highest scores.
 - tova: the layer's weights of this step averaged over all H query heads;
   keep the B highest, the same positions for every kv head of the layer.
+- knorm: the L2 norm of each held position's key row in the kv head
+  (squares summed in index order, then the square root); keep the B
+  smallest norms (kvpress' score is minus the norm). An attention scene has
+  no keys: it keeps the B newest, as window does.
 
-A tie in a score or a weight keeps the lower position.
+A tie in a score, a weight or a norm keeps the lower position.
 
 Python 3 and NumPy only.
 """
@@ -42,7 +46,7 @@ import sys
 
 import numpy as np
 
-POLICIES = ("h2o", "full", "window", "streaming", "tova")
+POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm")
 
 
 class SceneError(Exception):
@@ -301,7 +305,7 @@ def run(scene, sinks=None):
                     recs.append({"attended": list(c.pos), "attn": attn,
                                  "scores": [c.score[j] for j in c.pos]})
                 if may_evict and len(cs[0].pos) > B and p != "full":
-                    plans = _rule(p, scene, cs, rows, S)
+                    plans = _rule(p, scene, cs, rows, S, l)
                 else:
                     plans = [(list(c.pos), None) for c in cs]
                 for c, rec, (kept, margin) in zip(cs, recs, plans):
@@ -316,7 +320,7 @@ def run(scene, sinks=None):
         yield t, step
 
 
-def _rule(policy, scene, caches, rows, S):
+def _rule(policy, scene, caches, rows, S, layer=0):
     """The kept positions and margin of each kv head's cache of a layer."""
     B = scene.budget
     if policy == "window":
@@ -338,7 +342,23 @@ def _rule(policy, scene, caches, rows, S):
         mean = mean_rows(rows)
         kept, margin = keep_top(held, dict(zip(held, mean)), B)
         return [(kept, margin) for _ in caches]
+    if policy == "knorm":
+        if scene.mode == "attention":
+            return [(c.pos[-B:], None) for c in caches]
+        plans = []
+        for g, c in enumerate(caches):
+            neg = {j: -key_norm(scene.k[layer, g, j]) for j in c.pos}
+            plans.append(keep_top(c.pos, neg, B))
+        return plans
     raise ValueError(policy)
+
+
+def key_norm(row):
+    """The L2 norm of a key row, its squares summed in index order."""
+    total = 0.0
+    for x in row:
+        total += float(x) * float(x)
+    return math.sqrt(total)
 
 
 # --- the trace of h2o-tui ---------------------------------------------------

@@ -39,6 +39,8 @@ void cache_done(struct cache *c)
 	free(c->slot);
 	free(c->free_slot);
 	free(c->keys);
+	free(c->slot_norm);
+	free(c->key_norm);
 	for (int i = 0; c->la && i < c->group; i++) {
 		free(c->la[i].qt);
 		free(c->la[i].logit);
@@ -139,8 +141,10 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 		c->slot = malloc(n * sizeof *c->slot);
 		c->free_slot = malloc(n * sizeof *c->free_slot);
 		c->keys = malloc(n * dim * sizeof *c->keys);
+		c->slot_norm = malloc(n * sizeof *c->slot_norm);
+		c->key_norm = malloc(n * sizeof *c->key_norm);
 		c->la = calloc(group, sizeof *c->la);
-		ok = c->slot && c->free_slot && c->keys && c->la;
+		ok = c->slot && c->free_slot && c->keys && c->slot_norm && c->key_norm && c->la;
 		for (size_t i = 0; ok && i < group; i++) {
 			struct lookahead *la = &c->la[i];
 			la->q = group > 1 ? sc->parent->q + group_head(sc, c->own, (int)i) *
@@ -158,6 +162,16 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 }
 
 /* ---- stepping ---------------------------------------------------------- */
+
+/* The L2 norm of the DIM numbers at K: their squares summed in index order
+ * from 0.0, and its square root (policy_cache.key_norm). */
+static double key_norm(const double *k, int dim)
+{
+	double s = 0.0;
+	for (int i = 0; i < dim; i++)
+		s += k[i] * k[i];
+	return sqrt(s);
+}
 
 /*
  * The logits of P's query in LA against every used slot of C, where the key
@@ -299,6 +313,8 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		c->hi = slot >= c->hi ? slot + 1 : c->hi;
 		memcpy(c->keys + (size_t)slot * dim, sc->k + (size_t)p * dim,
 		       dim * sizeof *c->keys);
+		if (policies[id]->by_key_norm)
+			c->slot_norm[slot] = key_norm(sc->k + (size_t)p * dim, sc->dim);
 		if (p + PREFETCH_STEPS + KERNEL_LANES < sc->n)
 			prefetch_rows(sc, p + PREFETCH_STEPS);
 	}
@@ -327,14 +343,24 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	if (c->plan) {
 		follow_plan(c->plan, s, f, c->gone, &cut);
 	} else if (s >= sc->prompt) {
-		const struct policy_cache view = {f->len, f->pos, f->score, kw};
+		const double *norm = NULL;
+		if (pol->by_key_norm && c->slot) {
+			for (int j = 0; j < f->len; j++)
+				c->key_norm[j] = c->slot_norm[c->slot[j]];
+			norm = c->key_norm;
+		}
+		const struct policy_cache view = {f->len, f->pos, f->score, kw, norm};
 		pol->evict(&e->b, &view, c->gone, &cut);
 	}
 	f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
 	if (c->plan)
 		f->cutoff_value = c->plan->cut_w[s];
+	else if (cut < 0)
+		f->cutoff_value = 0.0;
+	else if (pol->by_key_norm)
+		f->cutoff_value = c->key_norm[cut];
 	else
-		f->cutoff_value = cut >= 0 ? (pol->by_weight ? kw[cut] : f->score[cut]) : 0.0;
+		f->cutoff_value = pol->by_weight ? kw[cut] : f->score[cut];
 	int kept = 0, n_ev = 0;
 	for (int i = 0; i < f->len;) {
 		const unsigned char *g = memchr(c->gone + i, 1, (size_t)(f->len - i));
@@ -441,6 +467,8 @@ void cache_restore(const struct engine *e, struct cache *c, int t, int len, cons
 		memcpy(c->keys + (size_t)c->slot[i] * (size_t)sc->dim,
 		       sc->k + (size_t)f->kpos[i] * (size_t)sc->dim,
 		       (size_t)sc->dim * sizeof *c->keys);
+		c->slot_norm[c->slot[i]] =
+		        key_norm(sc->k + (size_t)f->kpos[i] * (size_t)sc->dim, sc->dim);
 	}
 	c->hi = len;
 }

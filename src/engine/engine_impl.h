@@ -105,6 +105,9 @@ struct cache {
 	int *free_slot, n_free;
 	int hi; /* slots 0 .. hi - 1 have been used */
 	double *keys;
+	/* The L2 norm of each slot's key row (slot_norm), and entry i's
+	 * (key_norm, for a policy that reads them: policy.by_key_norm). */
+	double *slot_norm, *key_norm;
 	/* Grouped scores (design §2): the GROUP query heads that share this
 	 * cache's key/value head, the view's own at index OWN, each with its
 	 * lookahead (vector scenes) or its attention rows (ATTN, attention

@@ -233,7 +233,7 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		memset(r.gone, 0, (size_t)r.len);
 		int cut = -1;
 		if (s >= sc->prompt) {
-			const struct policy_cache view = {r.len, r.pos, r.score, r.mean};
+			const struct policy_cache view = {r.len, r.pos, r.score, r.mean, NULL};
 			pol->evict(&ps->b, &view, r.gone, &cut);
 		}
 		if (cut >= 0) {

@@ -27,6 +27,7 @@
 	X(WINDOW, window)       \
 	X(STREAMING, streaming) \
 	X(TOVA, tova)           \
+	X(KNORM, knorm)         \
 	POLICIES_TEST(X)
 
 /* The test build of tests/meson.build adds the toy policy of
@@ -58,12 +59,16 @@ struct policy_budget {
 };
 
 /* A cache as a policy sees it at eviction time: ascending positions, the
- * scores after this step's update and this step's weights. */
+ * scores after this step's update and this step's weights; for a policy
+ * with by_key_norm, the L2 norm of each entry's key row (the square root
+ * of its squares summed in index order from 0.0), or NULL in an attention
+ * scene, which has no keys. */
 struct policy_cache {
 	int len;
 	const int *pos;
 	const double *score;
 	const double *w;
+	const double *key_norm;
 };
 
 /* Where a kept position sits: a policy has up to two regions, drawn as
@@ -110,6 +115,9 @@ struct policy {
 	/* What the cut-off is compared on: the score (false) or this step's
 	 * weight (true). */
 	bool by_weight;
+	/* The rule reads the key norms (policy_cache.key_norm), and its
+	 * cut-off value is the cut-off's key norm. */
+	bool by_key_norm;
 	/* The rule decides for a whole layer: its policy_cache holds the
 	 * positions every key/value head of the layer shares, and the weights
 	 * averaged over all the layer's query heads (plan.h). Otherwise it
