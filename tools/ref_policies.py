@@ -2,7 +2,7 @@
 """The eviction policies of h2o-tui, written plainly, to check the engine.
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
-runs (full, h2o, window, streaming, tova, knorm) on scenes with layers, query
+runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -33,6 +33,15 @@ and G key/value heads reads kv head h // (H // G)):
   (squares summed in index order, then the square root); keep the B
   smallest norms (kvpress' score is minus the norm). An attention scene has
   no keys: it keeps the B newest, as window does.
+- snapkv, at the prompt's end only (P > B): W = min(64, P); each query
+  head's softmax rows of the last W prompt queries (over the positions up
+  to each), averaged over those queries; for the positions before the
+  window, a 1-D average pool of kernel 5 (zero padding, divided by 5),
+  then the mean over the kv head's query heads; the window stays with the
+  B - W best scored before it (B <= W: the B newest). After the prompt it
+  keeps every token. snapkv-win makes the same choice, then keeps the
+  selected (positions before P - min(W, B)) and the newest of the rest, B
+  in all.
 
 A tie in a score, a weight or a norm keeps the lower position.
 
@@ -46,7 +55,9 @@ import sys
 
 import numpy as np
 
-POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm")
+POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
+            "snapkv-win")
+SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
 
 
 class SceneError(Exception):
@@ -304,8 +315,10 @@ def run(scene, sinks=None):
                         c.score[j] += w
                     recs.append({"attended": list(c.pos), "attn": attn,
                                  "scores": [c.score[j] for j in c.pos]})
-                if may_evict and len(cs[0].pos) > B and p != "full":
-                    plans = _rule(p, scene, cs, rows, S, l)
+                if p == "snapkv" and t != scene.prompt:
+                    plans = [(list(c.pos), None) for c in cs]  # keeps every token
+                elif may_evict and len(cs[0].pos) > B and p != "full":
+                    plans = _rule(p, scene, cs, rows, S, l, t)
                 else:
                     plans = [(list(c.pos), None) for c in cs]
                 for c, rec, (kept, margin) in zip(cs, recs, plans):
@@ -320,7 +333,7 @@ def run(scene, sinks=None):
         yield t, step
 
 
-def _rule(policy, scene, caches, rows, S, layer=0):
+def _rule(policy, scene, caches, rows, S, layer=0, t=0):
     """The kept positions and margin of each kv head's cache of a layer."""
     B = scene.budget
     if policy == "window":
@@ -350,7 +363,40 @@ def _rule(policy, scene, caches, rows, S, layer=0):
             neg = {j: -key_norm(scene.k[layer, g, j]) for j in c.pos}
             plans.append(keep_top(c.pos, neg, B))
         return plans
+    if policy in ("snapkv", "snapkv-win") and t == scene.prompt:
+        return [snap_select(scene, layer, g, c) for g, c in enumerate(caches)]
+    if policy == "snapkv-win":
+        # The selected (before the window) stay; of the rest the newest.
+        before = scene.prompt - min(SNAP_WINDOW, scene.prompt, B)
+        plans = []
+        for c in caches:
+            sel = [j for j in c.pos if j < before]
+            rest = [j for j in c.pos if j >= before]
+            plans.append((sel + rest[len(rest) - (B - len(sel)):], None))
+        return plans
     raise ValueError(policy)
+
+
+def snap_select(scene, layer, g, cache):
+    """SnapKV's kept positions of one kv head's cache at the prompt's end
+    (it holds 0 .. P - 1) and the margin."""
+    B, P = scene.budget, len(cache.pos)
+    w = min(SNAP_WINDOW, P)
+    older = P - w
+    if B <= w:
+        return cache.pos[-B:], None
+    rep = scene.heads // scene.kv_heads
+    pooled = []
+    for h in range(g * rep, (g + 1) * rep):
+        obs = np.zeros(P)
+        for q in range(P - w, P):
+            obs[:q + 1] += head_weights(scene, layer, h, q, list(range(q + 1)))
+        obs /= w
+        pad = np.concatenate([np.zeros(2), obs[:older], np.zeros(2)])
+        pooled.append(np.array([pad[j:j + 5].sum() / 5 for j in range(older)]))
+    score = mean_rows(pooled)
+    kept, margin = keep_top(list(range(older)), dict(enumerate(score)), B - w)
+    return kept + cache.pos[older:], margin
 
 
 def key_norm(row):

@@ -698,6 +698,7 @@ int main(int argc, char **argv)
 	        .recent = recent,
 	        .sinks = policy_sinks_for(o.sinks, heavy + recent),
 	        .n = scene->n,
+	        .prompt = scene->prompt,
 	};
 	if (o.target.figure != REPORT_RECALL && !scene->v) {
 		scene_free(scene);

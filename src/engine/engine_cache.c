@@ -41,6 +41,10 @@ void cache_done(struct cache *c)
 	free(c->keys);
 	free(c->slot_norm);
 	free(c->key_norm);
+	free(c->obs);
+	free(c->orow);
+	free(c->ozero);
+	free(c->rank);
 	for (int i = 0; c->la && i < c->group; i++) {
 		free(c->la[i].qt);
 		free(c->la[i].logit);
@@ -161,6 +165,25 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 	return ok;
 }
 
+bool cache_init_rule(struct cache *c, enum policy_id id)
+{
+	const struct policy *pol = policies[id];
+	const size_t n = (size_t)c->cap;
+	if (pol->observe_window > 0) {
+		c->obs = malloc((size_t)c->group * n * sizeof *c->obs);
+		c->orow = malloc(2 * n * sizeof *c->orow);
+		c->ozero = calloc(n, sizeof *c->ozero);
+		if (!c->obs || !c->orow || !c->ozero)
+			return false;
+	}
+	if (pol->ranks_own) {
+		c->rank = malloc(n * sizeof *c->rank);
+		if (!c->rank)
+			return false;
+	}
+	return true;
+}
+
 /* ---- stepping ---------------------------------------------------------- */
 
 /* The L2 norm of the DIM numbers at K: their squares summed in index order
@@ -250,6 +273,48 @@ static void group_softmax_scores(const struct scene *sc, struct cache *c, int p,
 	for (int j = 0; j < len - 1; j++)
 		f->score[j] = prev->kscore[j] + mean[j];
 	f->score[len - 1] = 0.0 + mean[len - 1];
+}
+
+/*
+ * At the prompt's end (F holds positions 0 .. P - 1): for each query head
+ * I of the group, its weights over the positions up to each of the last W
+ * prompt queries (the logit a dot product in index order times the scale,
+ * or the attention row's log; the softmax kernel_softmax_scores'), added
+ * in query order from 0.0 and divided by W, into row I of C->obs
+ * (policy_cache.observed).
+ */
+static void observe_window(const struct scene *sc, struct cache *c, const struct step_state *f,
+                           int w)
+{
+	const int len = f->len;
+	const size_t dim = (size_t)sc->dim;
+	for (int i = 0; i < c->group; i++) {
+		double *o = c->obs + (size_t)i * (size_t)len;
+		for (int j = 0; j < len; j++)
+			o[j] = 0.0;
+		for (int q = len - w; q < len; q++) {
+			double *x = c->orow, max, sum;
+			for (int j = 0; j <= q; j++) {
+				if (sc->mode == SCENE_VECTOR) {
+					const double *qr = c->la[i].q + (size_t)q * dim;
+					const double *kr = sc->k + (size_t)f->pos[j] * dim;
+					double d = 0.0;
+					for (size_t k = 0; k < dim; k++)
+						d += qr[k] * kr[k];
+					x[j] = sc->scale * d;
+				} else {
+					x[j] = log(c->attn[i][scene_attn_offset(q) +
+					                      (size_t)f->pos[j]]);
+				}
+			}
+			/* The scores it writes (zeros + weights) go unread. */
+			kernel_softmax_scores(x, q + 1, &max, &sum, c->ozero, c->orow + c->cap);
+			for (int j = 0; j <= q; j++)
+				o[j] += x[j];
+		}
+		for (int j = 0; j < len; j++)
+			o[j] /= w;
+	}
 }
 
 /* Mark in C's gone what PLAN evicts at step S from F's positions, and say
@@ -349,7 +414,14 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 				c->key_norm[j] = c->slot_norm[c->slot[j]];
 			norm = c->key_norm;
 		}
-		const struct policy_cache view = {f->len, f->pos, f->score, kw, norm};
+		struct policy_cache view = {f->len, f->pos, f->score, kw,     norm,
+		                            NULL,   0,      0,        c->rank};
+		if (pol->observe_window > 0 && s == sc->prompt) {
+			view.window = policy_snap_window(pol, &e->b);
+			observe_window(sc, c, f, view.window);
+			view.observed = c->obs;
+			view.heads = c->group;
+		}
 		pol->evict(&e->b, &view, c->gone, &cut);
 	}
 	f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
@@ -359,6 +431,8 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		f->cutoff_value = 0.0;
 	else if (pol->by_key_norm)
 		f->cutoff_value = c->key_norm[cut];
+	else if (pol->ranks_own)
+		f->cutoff_value = c->rank[cut];
 	else
 		f->cutoff_value = pol->by_weight ? kw[cut] : f->score[cut];
 	int kept = 0, n_ev = 0;
