@@ -74,6 +74,7 @@ check ties_prompt        -  --layers 2 --heads 2 --kv-heads 2 --n 24 --dim 2 --p
 # SnapKV scores only with a prompt longer than its window (64) and B above it.
 check snap_gqa           -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 13
 check snap_mqa_ties      -  --layers 1 --heads 4 --kv-heads 1 --n 100 --dim 4 --prompt 85 --heavy 36 --recent 34 --seed 14 --quantise 2 --scale 8
+check pyramid_3_layers   -  --layers 3 --heads 2 --kv-heads 1 --n 110 --dim 3 --prompt 90 --heavy 40 --recent 40 --seed 15
 
 echo "policy reference: $cases scenes, $steps steps, $sets kept sets compared, $bad mismatches, $failed runs failed"
 [ "$bad" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -535,6 +535,28 @@ static double model_logit(const struct scene *sc, int qh, int kvh, int q, int j)
 static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_cache *c, int budget,
                     unsigned char *gone, double *value);
 
+/*
+ * PyramidKV's budget of layer L of LAYERS, window included, as
+ * KVCache-Factory's PyramidKVCluster.update_kv computes it with
+ * max_capacity_prompt B, window W = min(64, P) and beta 20: B when the
+ * prompt is shorter than 2 (B - W) (or B <= W, or one layer); else
+ * min = (B - W) / 20, max = 2 (B - W) - min, both moved so that max is at
+ * most P - W, and layer L keeps max - L * ((max - min) / (LAYERS - 1)),
+ * plus the window.
+ */
+static int ref_pyramid(int budget, int prompt, int layers, int l)
+{
+	const int w = prompt < 64 ? prompt : 64;
+	if (budget <= w || prompt < 2 * (budget - w) || layers < 2)
+		return budget;
+	int lo = (budget - w) / 20, hi = 2 * (budget - w) - lo;
+	if (hi >= prompt - w) {
+		hi = prompt - w;
+		lo = 2 * (budget - w) - hi;
+	}
+	return hi - l * ((hi - lo) / (layers - 1)) + w;
+}
+
 static void model_step(struct ref_model *r)
 {
 	const struct scene *sc = r->sc;
@@ -629,6 +651,12 @@ static void model_step(struct ref_model *r)
 				} else if ((id == POLICY_SNAPKV || id == POLICY_SNAPKV_WINDOW) &&
 				           s == sc->prompt && c->len > budget) {
 					cut = ref_snap(r, l, g, c, budget, gone, &norm);
+				} else if (id == POLICY_PYRAMIDKV && s == sc->prompt &&
+				           c->len > ref_pyramid(budget, sc->prompt, r->layers, l)) {
+					cut = ref_snap(
+					        r, l, g, c,
+					        ref_pyramid(budget, sc->prompt, r->layers, l), gone,
+					        &norm);
 				} else if (id == POLICY_SNAPKV_WINDOW && c->len > budget) {
 					const int w = sc->prompt < 64 ? sc->prompt : 64;
 					const int before = sc->prompt - (w < budget ? w : budget);
@@ -642,7 +670,7 @@ static void model_step(struct ref_model *r)
 				c->cutoff_value =
 				        cut >= 0 ? (by_weight ? key[cut] : c->score[cut]) : 0.0;
 				if ((id == POLICY_KNORM || id == POLICY_SNAPKV ||
-				     id == POLICY_SNAPKV_WINDOW) &&
+				     id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV) &&
 				    cut >= 0)
 					c->cutoff_value = norm;
 				int kept = 0;
@@ -863,6 +891,8 @@ static void test_model_scenes(void **state)
 	        {1, 4, 1, 120, 3, 90, 35, 35, 1, 0},
 	        {2, 2, 2, 110, 2, 100, 34, 34, 0, 1},
 	        {1, 2, 1, 100, 4, 80, 40, 26, 1, 1},
+	        /* PyramidKV where P - W bounds its schedule: 90, 80, 70 kept. */
+	        {3, 2, 1, 110, 3, 90, 40, 40, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		const int *x = shapes[i];

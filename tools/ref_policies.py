@@ -2,7 +2,8 @@
 """The eviction policies of h2o-tui, written plainly, to check the engine.
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
-runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win) on scenes with layers, query
+runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win,
+pyramidkv) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -42,6 +43,9 @@ and G key/value heads reads kv head h // (H // G)):
   keeps every token. snapkv-win makes the same choice, then keeps the
   selected (positions before P - min(W, B)) and the newest of the rest, B
   in all.
+- pyramidkv: snapkv's scores, and layer l keeps pyramid_budget(l) at the
+  prompt's end (KVCache-Factory's PyramidKVCluster schedule, beta 20);
+  after the prompt it keeps every token.
 
 A tie in a score, a weight or a norm keeps the lower position.
 
@@ -56,7 +60,7 @@ import sys
 import numpy as np
 
 POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
-            "snapkv-win")
+            "snapkv-win", "pyramidkv")
 SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
 
 
@@ -315,7 +319,13 @@ def run(scene, sinks=None):
                         c.score[j] += w
                     recs.append({"attended": list(c.pos), "attn": attn,
                                  "scores": [c.score[j] for j in c.pos]})
-                if p == "snapkv" and t != scene.prompt:
+                if p == "pyramidkv":
+                    keep = pyramid_budget(scene, l)
+                    if t == scene.prompt and len(cs[0].pos) > keep:
+                        plans = [snap_select(scene, l, g, c, keep) for g, c in enumerate(cs)]
+                    else:
+                        plans = [(list(c.pos), None) for c in cs]
+                elif p == "snapkv" and t != scene.prompt:
                     plans = [(list(c.pos), None) for c in cs]  # keeps every token
                 elif may_evict and len(cs[0].pos) > B and p != "full":
                     plans = _rule(p, scene, cs, rows, S, l, t)
@@ -377,10 +387,27 @@ def _rule(policy, scene, caches, rows, S, layer=0, t=0):
     raise ValueError(policy)
 
 
-def snap_select(scene, layer, g, cache):
+def pyramid_budget(scene, layer):
+    """PyramidKV's positions kept by LAYER at the prompt's end, its window
+    included: KVCache-Factory's PyramidKVCluster.update_kv with
+    max_capacity_prompt B, window min(64, P), beta 20."""
+    B, P, L = scene.budget, scene.prompt, scene.layers
+    w = min(SNAP_WINDOW, P)
+    if B <= w or P < 2 * (B - w) or L < 2:
+        return B
+    min_num = (B - w) // 20
+    max_num = (B - w) * 2 - min_num
+    if max_num >= P - w:
+        max_num = P - w
+        min_num = (B - w) * 2 - max_num
+    steps = (max_num - min_num) // (L - 1)
+    return max_num - layer * steps + w
+
+
+def snap_select(scene, layer, g, cache, budget=None):
     """SnapKV's kept positions of one kv head's cache at the prompt's end
-    (it holds 0 .. P - 1) and the margin."""
-    B, P = scene.budget, len(cache.pos)
+    (it holds 0 .. P - 1), down to BUDGET (B), and the margin."""
+    B, P = budget if budget is not None else scene.budget, len(cache.pos)
     w = min(SNAP_WINDOW, P)
     older = P - w
     if B <= w:

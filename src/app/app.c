@@ -82,6 +82,7 @@ static struct policy_budget budget_of(int heavy, int recent, int sinks_given,
 	        .sinks = policy_sinks_for(sinks_given, heavy + recent),
 	        .n = sc->n,
 	        .prompt = sc->prompt,
+	        .layers = sc->layers,
 	};
 }
 

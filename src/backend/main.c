@@ -699,6 +699,7 @@ int main(int argc, char **argv)
 	        .sinks = policy_sinks_for(o.sinks, heavy + recent),
 	        .n = scene->n,
 	        .prompt = scene->prompt,
+	        .layers = scene->layers,
 	};
 	if (o.target.figure != REPORT_RECALL && !scene->v) {
 		scene_free(scene);

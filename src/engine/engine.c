@@ -66,6 +66,7 @@ struct engine *engine_new_rows(const struct scene *sc, const struct policy_budge
 	e->b = *b;
 	e->b.n = sc->n;
 	e->b.prompt = sc->prompt;
+	e->b.layers = sc->parent ? sc->parent->layers : sc->layers;
 	e->mask = policies & ENGINE_ALL_POLICIES;
 	int cap = engine_cache_cap(sc, b);
 	for (int p = 0; p < POLICY_COUNT; p++)

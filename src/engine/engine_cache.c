@@ -414,8 +414,8 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 				c->key_norm[j] = c->slot_norm[c->slot[j]];
 			norm = c->key_norm;
 		}
-		struct policy_cache view = {f->len, f->pos, f->score, kw,     norm,
-		                            NULL,   0,      0,        c->rank};
+		struct policy_cache view = {f->len, f->pos, f->score, kw,      norm,
+		                            NULL,   0,      0,        c->rank, sc->view_layer};
 		if (pol->observe_window > 0 && s == sc->prompt) {
 			view.window = policy_snap_window(pol, &e->b);
 			observe_window(sc, c, f, view.window);

@@ -43,6 +43,7 @@ struct engine_plans *engine_plans_new(const struct scene *sc, const struct polic
 	ps->b = *b;
 	ps->b.plans = NULL;
 	ps->b.prompt = sc->prompt;
+	ps->b.layers = sc->layers;
 	ps->layers = sc->layers > 1 ? sc->layers : 1;
 	ps->plan = calloc((size_t)ps->layers * POLICY_COUNT, sizeof *ps->plan);
 	ps->lock = calloc((size_t)ps->layers, sizeof *ps->lock);
@@ -235,7 +236,7 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		int cut = -1;
 		if (s >= sc->prompt) {
 			const struct policy_cache view = {r.len, r.pos, r.score, r.mean, NULL,
-			                                  NULL,  0,     0,       NULL};
+			                                  NULL,  0,     0,       NULL,   l};
 			pol->evict(&ps->b, &view, r.gone, &cut);
 		}
 		if (cut >= 0) {

@@ -204,3 +204,22 @@ void policy_snap_words(const struct policy_budget *b, const struct policy_loss *
 		         b->heavy + b->recent);
 	}
 }
+
+int policy_pyramid_budget(const struct policy_budget *b, int layer)
+{
+	const int budget = b->heavy + b->recent, prompt = b->prompt;
+	const int w = prompt < 64 ? prompt : 64, layers = b->layers > 1 ? b->layers : 1;
+	/* KVCache-Factory's PyramidKVCluster.update_kv, with B its
+	 * max_capacity_prompt and beta 20: below twice the selected budget
+	 * every layer keeps B; above it the budgets fall linearly from the
+	 * lowest layer to the highest. */
+	if (budget <= w || prompt < 2 * (budget - w) || layers == 1)
+		return budget;
+	int min_num = (budget - w) / 20, max_num = 2 * (budget - w) - min_num;
+	if (max_num >= prompt - w) {
+		max_num = prompt - w;
+		min_num = 2 * (budget - w) - max_num;
+	}
+	const int steps = (max_num - min_num) / (layers - 1);
+	return max_num - layer * steps + w;
+}

@@ -478,6 +478,7 @@ struct policy_budget report_sweep_budget(const struct scene *sc, int total,
 	        .sinks = policy_sinks_for(sinks, total),
 	        .n = sc->n,
 	        .prompt = sc->prompt,
+	        .layers = sc->layers,
 	};
 }
 

@@ -30,6 +30,7 @@
 	X(KNORM, knorm)                 \
 	X(SNAPKV, snapkv)               \
 	X(SNAPKV_WINDOW, snapkv_window) \
+	X(PYRAMIDKV, pyramidkv)         \
 	POLICIES_TEST(X)
 
 /* The test build of tests/meson.build adds the toy policy of
@@ -59,6 +60,7 @@ struct policy_budget {
 	 * its own. */
 	struct engine_plans *plans;
 	int prompt; /* the scene's prompt P (design §2), 0 for none */
+	int layers; /* the scene's layers (PyramidKV's schedule), 0 for one */
 };
 
 /* A cache as a policy sees it at eviction time: ascending positions, the
@@ -85,6 +87,7 @@ struct policy_cache {
 	/* Where a policy with ranks_own writes, for each entry, the value it
 	 * ranked it by: the cut-off's is the step's cut-off value. */
 	double *rank;
+	int layer; /* the cache's layer, from 0 */
 };
 
 /* Where a kept position sits: a policy has up to two regions, drawn as
@@ -221,6 +224,11 @@ int policy_snap_window(const struct policy *pol, const struct policy_budget *b);
  * window keeps its BUDGET newest. Writes the scores into c->rank; returns
  * the cut-off, or -1. */
 int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *gone);
+
+/* PyramidKV's budget for layer LAYER at the prompt's end under B: the
+ * positions it keeps there, its window's included (design §2,
+ * docs/policies.md: KVCache-Factory's schedule). */
+int policy_pyramid_budget(const struct policy_budget *b, int layer);
 
 /* SnapKV's words for LOSS at the prompt's end: below the cut-off's pooled
  * attention ("pooled < 0.12 "), or, with a budget no larger than the
