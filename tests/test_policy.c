@@ -260,6 +260,39 @@ static void test_pyramid_budget_by_hand(void **state)
 	assert_int_equal(policy_pyramid_budget(&b, 3), 60);
 }
 
+/*
+ * ObservedAttention on the explainer's rows with a prompt of 5 and B = 3
+ * (heavy 2 + recent 1). At step 5 the column sums are The 1.78, cat 1.58,
+ * sat 0.91, because 0.51, it 0.22, seen by 5 4 3 2 1 queries: means .356
+ * .395 .303 .255 .22. The three largest, cat The sat, stay; because and it,
+ * the two newest, go (H2O keeps it as its recent one, and The and cat for
+ * their sums). The cut-off is sat at 0.91 / 3. At step 6 it keeps the new
+ * token: 4 held.
+ */
+static void test_observed_by_hand(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_attention(7, 2, 2, 1, cat_rows, NULL, NULL);
+	sc->prompt = 5;
+	const struct policy_budget b = {2, 1, 1, 7, NULL, 5, 0};
+	struct step_record rec;
+	struct engine *e = run_to(sc, b, 5, &rec);
+	const struct cache_record *r = &rec.c[POLICY_OBSERVED];
+	assert_int_equal(r->n_evicted, 2);
+	assert_int_equal(r->evicted[0], 3);
+	assert_int_equal(r->evicted[1], 4);
+	expect_kept(e, POLICY_OBSERVED, (const int[]){0, 1, 2}, 3);
+	assert_int_equal(r->cutoff_pos, 2);
+	assert_true(fabs(r->cutoff_value - 0.91 / 3) < 1e-12);
+	expect_kept(e, POLICY_H2O, (const int[]){0, 1, 4}, 3);
+	engine_free(e);
+	e = run_to(sc, b, 6, &rec);
+	assert_int_equal(rec.c[POLICY_OBSERVED].n_evicted, 0);
+	expect_kept(e, POLICY_OBSERVED, (const int[]){0, 1, 2, 5}, 4);
+	engine_free(e);
+	scene_free(sc);
+}
+
 /* Given sinks: S = 2 of B = 3 keep positions 0 and 1 for good. */
 static void test_streaming_sinks(void **state)
 {
@@ -432,6 +465,7 @@ int main(void)
 	        cmocka_unit_test(test_snapkv_select_by_hand),
 	        cmocka_unit_test(test_snapkv_engine_by_hand),
 	        cmocka_unit_test(test_pyramid_budget_by_hand),
+	        cmocka_unit_test(test_observed_by_hand),
 	        cmocka_unit_test(test_streaming_sinks),
 	        cmocka_unit_test(test_default_sinks),
 	        cmocka_unit_test(test_table),

@@ -285,8 +285,8 @@ static void check_metrics(const struct ref *r, int id, const struct step_metrics
  * also engines running one policy each, and a snapshot round trip. */
 static void compare(const struct scene *sc, int heavy, int recent)
 {
-	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent),
-	                                sc->n, NULL,   0};
+	const struct policy_budget b = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0};
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;
@@ -416,8 +416,8 @@ static void test_attention_scenes(void **state)
  */
 static void mixed(const struct scene *sc, int heavy, int recent, unsigned policies, unsigned seed)
 {
-	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent),
-	                                sc->n, NULL,   0};
+	const struct policy_budget b = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0};
 	struct engine *e = engine_new_only(sc, &b, policies);
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
@@ -657,6 +657,15 @@ static void model_step(struct ref_model *r)
 					        r, l, g, c,
 					        ref_pyramid(budget, sc->prompt, r->layers, l), gone,
 					        &norm);
+				} else if (id == POLICY_OBSERVED && s == sc->prompt &&
+				           c->len > budget) {
+					/* Each score over the queries that saw it. */
+					static double mean[4096];
+					for (int i = 0; i < c->len; i++)
+						mean[i] = c->score[i] /
+						          (double)(sc->prompt - c->pos[i]);
+					cut = keep_strongest(c, mean, c->len, budget, gone);
+					norm = cut >= 0 ? mean[cut] : 0.0;
 				} else if (id == POLICY_SNAPKV_WINDOW && c->len > budget) {
 					const int w = sc->prompt < 64 ? sc->prompt : 64;
 					const int before = sc->prompt - (w < budget ? w : budget);
@@ -670,7 +679,8 @@ static void model_step(struct ref_model *r)
 				c->cutoff_value =
 				        cut >= 0 ? (by_weight ? key[cut] : c->score[cut]) : 0.0;
 				if ((id == POLICY_KNORM || id == POLICY_SNAPKV ||
-				     id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV) &&
+				     id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV ||
+				     id == POLICY_OBSERVED) &&
 				    cut >= 0)
 					c->cutoff_value = norm;
 				int kept = 0;
@@ -830,8 +840,8 @@ static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, 
 
 static void compare_model(const struct scene *sc, int heavy, int recent)
 {
-	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent),
-	                                sc->n, NULL,   0};
+	const struct policy_budget b = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0};
 	struct ref_model *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;

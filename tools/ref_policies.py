@@ -3,7 +3,7 @@
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
 runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win,
-pyramidkv) on scenes with layers, query
+pyramidkv, observed) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -46,6 +46,10 @@ and G key/value heads reads kv head h // (H // G)):
 - pyramidkv: snapkv's scores, and layer l keeps pyramid_budget(l) at the
   prompt's end (KVCache-Factory's PyramidKVCluster schedule, beta 20);
   after the prompt it keeps every token.
+- observed, at the prompt's end only: each position's accumulated score
+  (the column sum of the prompt's group-mean attention) divided by the
+  number of prompt queries that saw it, P - j; keep the B highest, no
+  recent window. After the prompt it keeps every token.
 
 A tie in a score, a weight or a norm keeps the lower position.
 
@@ -60,7 +64,7 @@ import sys
 import numpy as np
 
 POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
-            "snapkv-win", "pyramidkv")
+            "snapkv-win", "pyramidkv", "observed")
 SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
 
 
@@ -323,6 +327,12 @@ def run(scene, sinks=None):
                     keep = pyramid_budget(scene, l)
                     if t == scene.prompt and len(cs[0].pos) > keep:
                         plans = [snap_select(scene, l, g, c, keep) for g, c in enumerate(cs)]
+                    else:
+                        plans = [(list(c.pos), None) for c in cs]
+                elif p == "observed":
+                    if t == scene.prompt and len(cs[0].pos) > B:
+                        plans = [keep_top(c.pos, {j: c.score[j] / (scene.prompt - j)
+                                                  for j in c.pos}, B) for c in cs]
                     else:
                         plans = [(list(c.pos), None) for c in cs]
                 elif p == "snapkv" and t != scene.prompt:

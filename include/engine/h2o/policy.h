@@ -31,6 +31,7 @@
 	X(SNAPKV, snapkv)               \
 	X(SNAPKV_WINDOW, snapkv_window) \
 	X(PYRAMIDKV, pyramidkv)         \
+	X(OBSERVED, observed)           \
 	POLICIES_TEST(X)
 
 /* The test build of tests/meson.build adds the toy policy of
