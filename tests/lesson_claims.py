@@ -7,14 +7,19 @@ precision written, one the scene itself holds or the engine computes: a
 weight, a score or a figure of the trace (a note's numbers at its own step),
 a number of the scene file, or a dot product q . k of a vector scene. A
 lesson that says "sat (0.91) loses to cat (1.58)" cannot drift from what
-the screen shows. The trace is also taken with one more recent slot, for
-lessons that say what } does. Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
+the screen shows. A note's numbers may also be the step before's (the old
+score of a sum) or the next step's. The trace is also taken with one more
+recent slot, for lessons that say what } does, and at the budgets the keys
+after each note's "Try" lead to, for what its experiment shows. A model's
+trace is read for its figures only (model_values), at its own budgets. Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
 """
 import json
 import re
 import subprocess
 import sys
 
+# The budget keys a note suggests: "Try { {", "Try ]".
+TRY = re.compile(r"Try ((?:[\[\]{}](?: |(?=[^ ])))+)")
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]*\d)")
 
 
@@ -35,6 +40,35 @@ def trace(binary, root, path, extra):
     run = subprocess.run([binary, "--trace", "--quiet", *extra, path], cwd=root,
                          capture_output=True, text=True, check=True)
     return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+def model_values(binary, root, path, prompt):
+    """A model's figures, without its weights (millions of them, which
+    would match any number): each step's metrics, whole and per key/value
+    head, and each policy's mean recall over the steps after the prompt and
+    over all steps, as a lesson quotes them."""
+    run = subprocess.Popen([binary, "--trace", "--quiet", path], cwd=root,
+                           stdout=subprocess.PIPE, text=True)
+    steps, after, every = {}, {}, {}
+    for line in run.stdout:
+        record = json.loads(line)
+        values = []
+        numbers(record["metrics"], values)
+        for name, value in record.items():
+            if isinstance(value, list):
+                heads = [g["metrics"] for layer in value for g in layer]
+                for m in heads:
+                    numbers(m, values)
+                recall = sum(m["attn_recall"] for m in heads) / len(heads)
+                values.append(recall)
+                every.setdefault(name, []).append(recall)
+                if record["step"] > prompt:
+                    after.setdefault(name, []).append(recall)
+        steps[record["step"]] = values
+    if run.wait() != 0:
+        raise SystemExit(f"{path}: --trace failed")
+    means = [sum(v) / len(v) for v in list(after.values()) + list(every.values()) if v]
+    return steps, means
 
 
 def matches(written, values):
@@ -60,7 +94,25 @@ def main():
                 if "q" in a and "k" in b:
                     everywhere.append(sum(x * y for x, y in zip(a["q"], b["k"])))
         steps = {}
-        for extra in ([], ["--recent", str(scene["recent"] + 1)]):
+        # A model's trace is large: its figures only, at its own budgets.
+        layered = scene.get("layers", 1) * scene.get("heads", 1) > 1
+        variants = [[]] if layered else [[], ["--recent", str(scene["recent"] + 1)]]
+        # And at the budgets each note's "Try" keys lead to.
+        for note in ([] if layered else scene.get("notes", {}).values()):
+            for keys in TRY.findall(note):
+                heavy, recent = scene["heavy"], scene["recent"]
+                for key in keys.split():
+                    heavy += {"[": -1, "]": 1}.get(key, 0)
+                    recent += {"{": -1, "}": 1}.get(key, 0)
+                heavy, recent = max(heavy, 0), max(recent, 0)
+                if heavy + recent >= 1:
+                    variants.append(["--heavy", str(heavy), "--recent", str(recent)])
+        if layered:
+            steps, means = model_values(binary, root, path, scene.get("prompt", 0))
+            # Its watch names whole-scene figures; a note, its step's.
+            everywhere.extend(means)
+            variants = []
+        for extra in variants:
             for record in trace(binary, root, path, extra):
                 values = []
                 numbers(record, values)
@@ -68,7 +120,11 @@ def main():
                 everywhere.extend(values)
         claims = [("watch", scene.get("watch", ""), everywhere)]
         for step, note in scene.get("notes", {}).items():
-            claims.append((f"notes.{step}", note, steps.get(int(step), [])))
+            # A note may name the step before's numbers (the old score a
+            # sum starts from) and the next step's (what it leads to).
+            near = [v for t in (int(step) - 1, int(step), int(step) + 1)
+                    for v in steps.get(t, [])]
+            claims.append((f"notes.{step}", note, near))
         for where, text, values in claims:
             for written in NUMBER.findall(text):
                 if not matches(written, values):

@@ -30,9 +30,11 @@ tool=$root/tools/llama2c.py
 mkdir "$tmp/story"
 watch=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["watch"])' "$root/scenes/story.json")
 desc=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["description"])' "$root/scenes/story.json")
+notes=$("$py" -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["notes"], ensure_ascii=False))' "$root/scenes/story.json")
 "$py" "$tool" trace "$model" "$tok" --text-file "$root/scenes/story/story.txt" \
 	--out "$tmp/story/story" --json "$tmp/story.json" --prompt 64 --heavy 16 --recent 16 \
 	--title "A story through every head of a real model" --description "$desc" --watch "$watch" \
+	--lesson --notes "$notes" \
 	2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 cat "$tmp/err"
 for f in story.json story/story_q.npy story/story_k.npy story/story_v.npy; do

@@ -164,6 +164,40 @@ static void test_lesson_text(void **state)
 	scene_free(sc);
 }
 
+/* In a scene that teaches, the first budget change keeps what H2O did at
+ * the opening budgets, for the step sentence to compare with; later
+ * changes keep that, and a scene that does not teach keeps nothing. */
+static void test_lesson_baseline(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	press(&app, "end,{");
+	assert_null(app.baseline);
+	app_done(&app);
+	sc->lesson = true;
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	double recall[31];
+	int gone[30];
+	for (int t = 1; t <= 30; t++)
+		recall[t] = timeline_summary(app.tl, t)->c[POLICY_H2O].m.attn_recall;
+	for (int pos = 0; pos < 30; pos++)
+		gone[pos] = timeline_evicted_at(app.tl, POLICY_H2O, pos);
+	press(&app, "end,{,{");
+	assert_int_equal(app.b.recent, 0);
+	assert_non_null(app.baseline);
+	assert_int_equal(app.baseline->heavy, 2);
+	assert_int_equal(app.baseline->recent, 2);
+	assert_int_equal(app.baseline->built[0], 30);
+	for (int t = 1; t <= 30; t++)
+		assert_true(app.baseline->recall[t] == recall[t]);
+	for (int pos = 0; pos < 30; pos++)
+		assert_int_equal(app.baseline->evicted_at[pos], gone[pos]);
+	app_done(&app);
+	scene_free(sc);
+}
+
 /* . and , walk the lesson path: a lesson that cannot be loaded leaves the
  * scene shown, with a notice; a good one opens with its own budgets; off
  * the path and at its ends the keys say so. */
@@ -574,6 +608,7 @@ int main(void)
 	        cmocka_unit_test(test_heat_scroll),
 	        cmocka_unit_test(test_every_binding_has_help),
 	        cmocka_unit_test(test_lesson_text),
+	        cmocka_unit_test(test_lesson_baseline),
 	        cmocka_unit_test(test_lesson_path),
 	        cmocka_unit_test(test_background),
 	        cmocka_unit_test(test_layer_keys),

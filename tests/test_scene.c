@@ -1351,6 +1351,24 @@ static void test_watch(void **state)
 	scene_free(sc);
 }
 
+/* "lesson": true marks a scene that teaches; false when absent. */
+static void test_lesson_flag(void **state)
+{
+	(void)state;
+	struct scene *sc = load_ok("l.json", "{\"lesson\": true, \"heavy\": 1, \"recent\": 1, "
+	                                     "\"dim\": 1, \"tokens\": [{\"text\": \"a\", "
+	                                     "\"attn\": [1]}]}");
+	assert_true(sc->lesson);
+	scene_free(sc);
+	sc = load_ok("l.json", "{\"lesson\": false, \"heavy\": 1, \"recent\": 1, \"dim\": 1, "
+	                       "\"tokens\": [{\"text\": \"a\", \"attn\": [1]}]}");
+	assert_false(sc->lesson);
+	scene_free(sc);
+	sc = load_ok("l.json", vector_scene);
+	assert_false(sc->lesson);
+	scene_free(sc);
+}
+
 /* Step notes: in the file's order, each under its step; a generated
  * scene may have them too. */
 static void test_notes(void **state)
@@ -1398,6 +1416,7 @@ static void test_shipped_scenes(void **state)
 		assert_true(strlen(sc->description) > 0);
 		if (strncmp(de->d_name, "lesson_", 7) == 0) {
 			assert_true(strlen(sc->watch) > 0);
+			assert_true(sc->lesson);
 			lessons++;
 		}
 		scene_free(sc);
@@ -1696,6 +1715,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_layered_npy_limits),
 	        cmocka_unit_test(test_paths),
 	        cmocka_unit_test(test_watch),
+	        cmocka_unit_test(test_lesson_flag),
 	        cmocka_unit_test(test_notes),
 	        cmocka_unit_test(test_shipped_scenes),
 	        cmocka_unit_test(test_jsonloc_linecol),

@@ -307,6 +307,13 @@ def write_model_scene(a, ck, dtype, texts, ids, prompt):
             f"({prompt} of prompt): {ck.n_heads} query heads per layer share "
             f"{ck.n_kv_heads} key/value heads; q, k, v from tools/llama2c.py trace ({dtype})."),
         "watch": a.watch if a.watch is not None else WATCH,
+    }
+    # A scene that teaches, with its step notes (docs/scene-format.md).
+    if a.lesson:
+        scene["lesson"] = True
+    if a.notes:
+        scene["notes"] = json.loads(a.notes)
+    scene |= {
         "heavy": a.heavy, "recent": a.recent, "dim": ck.head_size,
         "layers": ck.n_layers, "heads": ck.n_heads, "kv_heads": ck.n_kv_heads,
         "prompt": prompt,
@@ -387,6 +394,9 @@ def main(argv):
     p.add_argument("--title")
     p.add_argument("--description")
     p.add_argument("--watch", help="the scene's watch paragraph (default: one on real heads)")
+    p.add_argument("--lesson", action="store_true",
+                   help='mark the scene as one that teaches ("lesson": true)')
+    p.add_argument("--notes", help='the scene\'s step notes, a JSON object: {"64": "..."}')
     p.add_argument("--scene", type=int, nargs=2, metavar=("LAYER", "HEAD"),
                    help="also write an h2o-tui scene of one query head")
     p.add_argument("--heavy", type=int, default=16, help="the scene's heavy budget")

@@ -243,11 +243,14 @@ void app_done(struct app *app)
 {
 	free_timelines(app, app->tls, app->pool, app->b.plans);
 	app->b.plans = NULL;
+	app_model_done(app);
 	free(app->views);
 	app->pool = NULL;
 	free(app->list.pos);
 	free(app->list.index);
 	free(app->scratch);
+	app_lesson_free(app->baseline);
+	app->baseline = NULL;
 	app->tls = NULL;
 	app->views = NULL;
 	app->tl = NULL;
@@ -297,6 +300,7 @@ static void rebudget(struct app *app, int heavy, int recent)
 		snprintf(app->notice, sizeof app->notice, "out of memory: budgets unchanged");
 		return;
 	}
+	app_lesson_keep_baseline(app);
 	free_timelines(app, app->tls, app->pool, app->b.plans);
 	app->tls = tls;
 	app->pool = pool;
@@ -306,6 +310,11 @@ static void rebudget(struct app *app, int heavy, int recent)
 	app->was_building = app->background;
 	app->build_began = app->clock = seconds_now();
 	go(app, app->goal >= 0 ? app->goal : app->step);
+	if (app_model_measure(app) != 0) {
+		snprintf(app->notice, sizeof app->notice,
+		         "out of memory: the model's figures are still the old budgets'");
+		return;
+	}
 	snprintf(app->notice, sizeof app->notice, "budgets now heavy %d + recent %d: recomputed",
 	         heavy, recent);
 }
@@ -692,6 +701,16 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		break;
 	case ACT_MAP:
 		app->map = !app->map;
+		app->model_view = false;
+		break;
+	case ACT_MODEL:
+		if (!app->drop) {
+			snprintf(app->notice, sizeof app->notice,
+			         "no model here: t shows a model scene's text and perplexity");
+			break;
+		}
+		app->model_view = !app->model_view;
+		app->map = false;
 		break;
 	case ACT_LESSON_NEXT:
 		lesson_by(app, +1);

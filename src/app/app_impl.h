@@ -22,4 +22,14 @@ void app_go_position(struct app *app, long pos);
  * timeline: the caller seeks the shown head's after it. */
 void app_overview_settle(struct app *app);
 
+/* app_model.c: the real drop at the app's budgets, again (0, or -1 out of
+ * memory, the old one kept); and everything of a model freed. */
+int app_model_measure(struct app *app);
+void app_model_done(struct app *app);
+
+/* In a lesson, before the first budget change: keep what H2O does at the
+ * budgets the scene opened with (app->baseline, app_lesson.c). */
+void app_lesson_keep_baseline(struct app *app);
+void app_lesson_free(struct app_baseline *base);
+
 #endif

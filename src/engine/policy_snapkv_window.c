@@ -35,6 +35,10 @@ static void snapkv_window_evict(const struct policy_budget *b, const struct poli
 	int selected = 0;
 	while (selected < c->len && c->pos[selected] < before)
 		selected++;
+	/* More than B before the window: nothing was selected (a caller
+	 * without the observation, policy.h), so a window. */
+	if (selected > budget)
+		selected = 0;
 	for (int i = selected; i < c->len - (budget - selected); i++)
 		gone[i] = 1;
 }

@@ -96,6 +96,7 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	}
 	sc->description = dup_string(desc ? desc->valuestring : "");
 	sc->watch = dup_string(watch ? watch->valuestring : "");
+	sc->lesson = cJSON_IsTrue(p->root[R_LESSON].node);
 	sc->text = calloc(n, sizeof *sc->text);
 	/* One block per query head (q, attn) or key/value head (k, v), layer
 	 * after layer (heads.h). */

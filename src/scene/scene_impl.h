@@ -97,6 +97,7 @@ struct field {
 	X(DESCRIPTION, "description") \
 	X(WATCH, "watch")             \
 	X(NOTES, "notes")             \
+	X(LESSON, "lesson")           \
 	X(HEAVY, "heavy")             \
 	X(RECENT, "recent")           \
 	X(DIM, "dim")                 \

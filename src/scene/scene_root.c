@@ -318,6 +318,8 @@ int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p)
 		return scene_fail_value(
 		        ld, &w[R_WATCH], "expected at most %d bytes of text, got %zu",
 		        SCENE_MAX_WATCH_BYTES, strlen(f[R_WATCH].node->valuestring));
+	if (f[R_LESSON].node != NULL && !cJSON_IsBool(f[R_LESSON].node))
+		return scene_fail_got(ld, &w[R_LESSON], f[R_LESSON].node, "expected true or false");
 	if (scene_check_int(ld, f[R_HEAVY].node, &w[R_HEAVY], 0, SCENE_MAX_BUDGET, &p->heavy) !=
 	            0 ||
 	    scene_check_int(ld, f[R_RECENT].node, &w[R_RECENT], 0, SCENE_MAX_BUDGET, &p->recent) !=

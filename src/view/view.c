@@ -162,6 +162,8 @@ void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
 void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const int x0 = r.x + 1, w = r.w - 2;
+	if (r.h > 1)
+		view_lesson_remark(v, f, x0, r.y + 1, w);
 	if (v->t == 0) {
 		frame_text(f, x0, r.y, w,
 		           "The cache is empty. Step forward to feed the first token; ? lists the "
@@ -575,7 +577,9 @@ void view_draw(const struct app *app, struct frame *f)
 	 * terminal), keeping a third of the middle for the heat rows below
 	 * their rule (half for the cache map, which has more to show). */
 	const int lesson_h = view_lesson_rows(app, f->cols, f->rows, f->ascii);
-	const int middle_top = 3, middle_h = f->rows - 3 - 4 - lesson_h;
+	/* A scene that teaches has a second line under the step sentence. */
+	const int remark_h = app->scene->lesson ? 1 : 0;
+	const int middle_top = 3, middle_h = f->rows - 3 - 4 - lesson_h - remark_h;
 	const int middle_end = middle_top + middle_h; /* the row after the middle */
 	int need_cache = 1 + 3 + held_most(app, POLICY_H2O, v.n) +
 	                 timeline_eviction_count(app->tl, POLICY_H2O);
@@ -615,17 +619,19 @@ void view_draw(const struct app *app, struct frame *f)
 	        {panel_cache_draw, {0, middle_top, f->cols, cache_h}},
 	        {panel_plot_draw, {0, middle_top + cache_h, f->cols, plot_h}},
 	        /* The heat rows (or the map) draw their rule, with the legend. */
-	        {app->map ? panel_map_draw : panel_heat_draw,
+	        {app->map                       ? panel_map_draw
+	         : app->model_view && app->drop ? panel_model_draw
+	                                        : panel_heat_draw,
 	         {0, heat_top - 1, f->cols, heat_h + 1}},
 	        {panel_lesson_draw, {0, middle_end, f->cols, lesson_h}},
-	        {panel_story_draw, {0, f->rows - 3, f->cols, 1}},
+	        {panel_story_draw, {0, f->rows - 3 - remark_h, f->cols, 1 + remark_h}},
 	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
 	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},
 	};
 	bool panels_skip_middle = false;
 	view_rule(f, 0, 2, f->cols, NULL);
 	/* A lesson whose text is hidden says how to bring it back. */
-	view_rule(f, 0, f->rows - 4, f->cols,
+	view_rule(f, 0, f->rows - 4 - remark_h, f->cols,
 	          app->lesson_hidden && (*app->scene->watch || app->scene->n_notes)
 	                  ? "e shows what to watch"
 	                  : NULL);

@@ -45,13 +45,17 @@ struct cols {
 	int pos_w, text_w, bar_w;
 	int score, attn; /* x of the score and attention columns */
 	/* A lesson's sum, "1.40 + 0.20 = 1.60" (old score + attention = new
-	 * score), in place of the score and attention columns, from score. */
-	bool sum;
+	 * score; "1.40+0.20=1.60" in a narrow half), in place of the score
+	 * and attention columns, from score: SUM_W columns, the new score's
+	 * digits from score + sum_at. */
+	bool sum, narrow;
+	int sum_w, sum_at;
 };
 
 #define SCORE_W 7
 #define ATTN_W  6
 #define SUM_W   22 /* "%6.2f + %4.2f = %-6.2f" */
+#define SUM_NW  16 /* "%5.2f+%4.2f=%-5.2f" */
 
 /* A half W wide of a scene of N tokens; SUM: show a lesson's sums. */
 static struct cols layout(int x, int w, int n, bool sum)
@@ -67,10 +71,17 @@ static struct cols layout(int x, int w, int n, bool sum)
 	c.bar = c.text + c.text_w + 1;
 	c.attn = x + w - 1 - ATTN_W;
 	c.score = c.attn - 1 - SCORE_W;
-	/* The sum when it leaves the bars as much room as the text. */
-	if (sum && x + w - 1 - SUM_W - 1 - c.bar >= c.text_w) {
-		c.sum = true;
-		c.score = x + w - 1 - SUM_W;
+	/* The sum when it leaves the bars as much room as the text; in a
+	 * narrow half, written without spaces. */
+	for (int narrow = 0; sum && !c.sum && narrow < 2; narrow++) {
+		const int sw = narrow ? SUM_NW : SUM_W;
+		if (x + w - 1 - sw - 1 - c.bar >= c.text_w) {
+			c.sum = true;
+			c.narrow = narrow;
+			c.sum_w = sw;
+			c.sum_at = sw - (narrow ? 5 : 6);
+			c.score = x + w - 1 - sw;
+		}
 	}
 	c.bar_w = c.score - 1 - c.bar;
 	if (c.bar_w < 0)
@@ -305,6 +316,18 @@ static double step_weight(const struct view *v, enum policy_id p, int pos)
 	return hit ? r->attn[hit - r->attended] : -1.0;
 }
 
+/* What this step added to POS's score in policy P's cache, or -1: its
+ * weight, or with grouped heads its group's mean weight (design §2
+ * "Grouped scores"); the full cache adds its query head's own. */
+static double step_added(const struct view *v, enum policy_id p, int pos)
+{
+	if (!v->rec || p == POLICY_FULL)
+		return step_weight(v, p, pos);
+	const struct cache_record *r = &v->rec->c[p];
+	const int *hit = bsearch(&pos, r->attended, (size_t)r->n_attended, sizeof(int), by_int);
+	return hit ? r->group_attn[hit - r->attended] : -1.0;
+}
+
 /* The score of a kept POS in policy P's cache after this step, or 0. */
 static double kept_score(const struct view *v, enum policy_id p, int pos)
 {
@@ -325,14 +348,16 @@ static int draw_numbers(struct frame *f, const struct cols *c, int y, double sco
 {
 	char buf[80];
 	if (c->sum && attn >= 0.0) {
-		const int len = snprintf(buf, sizeof buf, "%6.*f + %4.2f = %-6.*f", decimals,
-		                         score - attn, attn, decimals, score);
+		const int len =
+		        snprintf(buf, sizeof buf,
+		                 c->narrow ? "%5.*f+%4.2f=%-5.*f" : "%6.*f + %4.2f = %-6.*f",
+		                 decimals, score - attn, attn, decimals, score);
 		frame_text(f, c->score, y, len, buf, style);
 		return c->score;
 	}
 	const int len = snprintf(buf, sizeof buf, "%.*f", decimals, score);
 	/* Alone in a sum's place, the score stands under the sum's. */
-	const int x = c->sum ? c->score + SUM_W - 6 : c->score + SCORE_W - len;
+	const int x = c->sum ? c->score + c->sum_at : c->score + SCORE_W - len;
 	frame_text(f, x, y, len, buf, style);
 	if (attn >= 0.0 && !c->sum)
 		frame_printf(f, c->attn, y, ATTN_W, STYLE_DIM, "+%.2f", attn);
@@ -419,7 +444,9 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 	draw_token_head(v, f, c, y, pos, pos == v->t - 1 ? STYLE_NEW : style);
 	const double score = kept_score(v, sd->p, pos);
 	frame_bar(f, c->bar, y, c->bar_w, score, bar_max, style);
-	draw_numbers(f, c, y, score, 2, step_weight(v, sd->p, pos), STYLE_NORMAL);
+	/* A sum adds what the score gained, which grouped heads share. */
+	draw_numbers(f, c, y, score, 2,
+	             c->sum ? step_added(v, sd->p, pos) : step_weight(v, sd->p, pos), STYLE_NORMAL);
 }
 
 /* What a cut section left out: "… 1,980 earlier evictions, from step 5". */
@@ -510,7 +537,8 @@ static void draw_follow_section(const struct view *v, struct frame *f, const str
 static void draw_column_labels(struct frame *f, const struct cols *c, int y)
 {
 	if (c->sum) {
-		frame_text(f, c->score, y, SUM_W, "   old + attn = score", STYLE_DIM);
+		frame_text(f, c->score, y, c->sum_w,
+		           c->narrow ? "  old+attn=score" : "   old + attn = score", STYLE_DIM);
 		return;
 	}
 	frame_printf(f, c->score, y, SCORE_W, STYLE_DIM, "%*s", SCORE_W, "score");
@@ -570,6 +598,37 @@ static double rows_max(const struct view *v, const struct side *sides, const str
 	return max;
 }
 
+/* A lesson's empty cache says what the panels will show: H2O's sections
+ * and columns on its side, what the other policy keeps on the other. */
+static void draw_legend(struct frame *f, const struct side *sides, struct rect r)
+{
+	const struct policy *h2o = policies[POLICY_H2O];
+	const struct {
+		const char *name, *what;
+		enum frame_style style;
+	} lines[] = {
+	        {h2o->region_name[0], "old tokens, the top scores", STYLE_HEAVY},
+	        {h2o->region_name[1], "the newest, kept whatever", STYLE_RECENT},
+	        {"EVICTED", "gone for good, and why", STYLE_EVICTED},
+	        {"score", "attention gathered so far", STYLE_DIM},
+	        {"+attn", "this step's attention", STYLE_DIM},
+	};
+	const struct cols *c = &sides[0].c;
+	const int w = c->w - 2;
+	for (int i = 0; i < (int)(sizeof lines / sizeof lines[0]) && 2 + i < r.h; i++) {
+		const int y = r.y + 2 + i;
+		frame_text(f, c->mark, y, 8, lines[i].name, lines[i].style);
+		frame_text(f, c->mark + 8, y, w - 8, lines[i].what, STYLE_NORMAL);
+	}
+	/* The other side: what its policy keeps, in its own words. */
+	const struct cols *o = &sides[1].c;
+	const char *at = policies[sides[1].p]->about;
+	char line[128];
+	for (int y = r.y + 2;
+	     y < r.y + r.h && view_wrap_next(&at, o->w - 2, f->ascii, line, sizeof line); y++)
+		frame_text(f, o->mark, y, o->w - 2, line, STYLE_DIM);
+}
+
 void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	if (r.h < 2)
@@ -580,7 +639,7 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 	const int w = lw < rw ? lw : rw;
 	const enum policy_id lead = v->app->list.p;
 	/* A lesson shows each score as its sum. */
-	const bool lesson = v->app->lesson >= 0;
+	const bool lesson = v->sc->lesson;
 	const struct side sides[2] = {
 	        {POLICY_H2O, layout(r.x, w, v->n, lesson), lead == POLICY_H2O},
 	        {v->app->compare, layout(v->split + 1, w, v->n, lesson), lead != POLICY_H2O},
@@ -628,6 +687,8 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 	if (v->t == 0)
 		frame_text(f, sides[0].c.mark, r.y + 1, sides[0].c.w - 2,
 		           "(empty: no token has arrived)", STYLE_DIM);
+	if (v->t == 0 && v->sc->lesson)
+		draw_legend(f, sides, r);
 	free(rows);
 	free(items);
 }

@@ -41,7 +41,8 @@ panel_draw_fn panel_inspect_draw;  /* the selected token, beside the H2O heat */
 panel_draw_fn panel_overview_draw; /* every head at a glance */
 panel_draw_fn panel_help_draw;     /* the help overlay, over everything */
 
-panel_draw_fn panel_map_draw; /* every position at once: what each cache keeps (M) */
+panel_draw_fn panel_map_draw;   /* every position at once: what each cache keeps (M) */
+panel_draw_fn panel_model_draw; /* a model scene's text and perplexity (t) */
 /* The rows below its rule the map of V fills, COLS wide, in ROWS rows (its
  * bands come five rows each, so it may leave some), or when ROWS < 0 the
  * rows it would like: one position a cell. */
@@ -88,6 +89,10 @@ int view_wrap_count(const char *text, int maxw, bool ascii);
  * scene has none); panel_lesson_draw draws it there, rule first. */
 int view_lesson_rows(const struct app *app, int cols, int rows, bool ascii);
 panel_draw_fn panel_lesson_draw;
+/* In a scene that teaches, the line under the step sentence: once, why
+ * H2O's weights are larger than the full cache's, and after a budget
+ * change what it did to this step; X, Y, W wide. */
+void view_lesson_remark(const struct view *v, struct frame *f, int x, int y, int w);
 
 /* A rule across r.w cells at row y, with an optional label near its left. */
 void view_rule(struct frame *f, int x, int y, int w, const char *label);

@@ -272,7 +272,8 @@ static void fuzz_npy(const uint8_t *data, size_t size)
 		if (fuzz_has_control(msg, len, false))
 			fuzz_fail("control character in a .npy message", msg);
 	} else if (rc == 0) {
-		if (h.rank < 0 || h.rank > NPY_MAX_RANK || (h.elem_size != 4 && h.elem_size != 8) ||
+		if (h.rank < 0 || h.rank > NPY_MAX_RANK ||
+		    (h.elem_size != 2 && h.elem_size != 4 && h.elem_size != 8) ||
 		    h.data_offset > size)
 			fuzz_fail("a .npy header parsed into nonsense", NULL);
 		npy_format_shape(&h, shape, sizeof shape);

@@ -88,6 +88,10 @@ struct policy_cache {
 	/* Where a policy with ranks_own writes, for each entry, the value it
 	 * ranked it by: the cut-off's is the step's cut-off value. */
 	double *rank;
+	/* A caller may leave key_norm, observed and rank NULL (a model run
+	 * that has none of them): key norm then keeps the B newest, SnapKV and
+	 * PyramidKV keep everything, the bounded SnapKV keeps the B newest and
+	 * ObservedAttention still ranks (without a cut-off value). */
 	int layer; /* the cache's layer, from 0 */
 };
 

@@ -65,6 +65,10 @@ struct scene {
 	int n_notes;
 	int *note_step;
 	char **note_text;
+	/* A scene that teaches ("lesson": true): each score shown as the sum
+	 * that made it, and the step sentence saying what the budgets and
+	 * H2O's renormalised softmax do. */
+	bool lesson;
 	int heavy, recent; /* budgets, >= 0, heavy + recent >= 1 */
 	int dim;           /* size of a K or V row, >= 1 */
 	int n;             /* number of tokens, >= 1 */
