@@ -27,7 +27,7 @@ flat() {
 }
 
 "$bin" --help >"$tmp/help" || fail "--help failed"
-policies=$(sed -n '/^Policies/,/^$/s/^  \([a-z0-9_][a-z0-9_]*\)  .*/\1/p' "$tmp/help")
+policies=$(sed -n '/^Policies/,/^$/s/^  \([a-z0-9_][a-z0-9_-]*\)  .*/\1/p' "$tmp/help")
 [ -n "$policies" ] || fail "no Policies section in --help"
 for want in "$@"; do
 	echo "$policies" | grep -qx "$want" || fail "--help does not list policy $want"

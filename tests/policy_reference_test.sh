@@ -71,6 +71,10 @@ check mqa_sinks_1        1  --layers 2 --heads 8 --kv-heads 1 --n 40 --dim 8 --p
 check ties_gqa           -  --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 4 --prompt 10 --heavy 3 --recent 3 --seed 9 --quantise 2 --scale 8
 check ties_zero_weights  -  --layers 1 --heads 2 --kv-heads 2 --n 50 --dim 2 --prompt 0  --heavy 4 --recent 2 --seed 12 --quantise 1 --scale 1000
 check ties_prompt        -  --layers 2 --heads 2 --kv-heads 2 --n 24 --dim 2 --prompt 16 --heavy 2 --recent 2 --seed 11 --quantise 1 --scale 2
+# SnapKV scores only with a prompt longer than its window (64) and B above it.
+check snap_gqa           -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 13
+check snap_mqa_ties      -  --layers 1 --heads 4 --kv-heads 1 --n 100 --dim 4 --prompt 85 --heavy 36 --recent 34 --seed 14 --quantise 2 --scale 8
+check pyramid_3_layers   -  --layers 3 --heads 2 --kv-heads 1 --n 110 --dim 3 --prompt 90 --heavy 40 --recent 40 --seed 15
 
 echo "policy reference: $cases scenes, $steps steps, $sets kept sets compared, $bad mismatches, $failed runs failed"
 [ "$bad" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -19,8 +19,8 @@
 /* An engine with H2O's budgets (and the default sinks). */
 static struct engine *engine_hr(const struct scene *sc, int heavy, int recent)
 {
-	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n,
-	                                NULL};
+	const struct policy_budget b = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0};
 	return engine_new(sc, &b);
 }
 

@@ -48,7 +48,7 @@ static void test_cat_sat_step5_every_policy(void **state)
 	(void)state;
 	struct scene *sc = fixture_attention(7, 2, 2, 2, cat_rows, NULL, NULL);
 	struct step_record rec;
-	struct engine *e = run_to(sc, (struct policy_budget){2, 2, 1, 7, NULL}, 5, &rec);
+	struct engine *e = run_to(sc, (struct policy_budget){2, 2, 1, 7, NULL, 0, 0}, 5, &rec);
 	assert_int_equal(rec.c[POLICY_FULL].n_evicted, 0);
 	expect_kept(e, POLICY_FULL, (const int[]){0, 1, 2, 3, 4}, 5);
 	/* H2O: scores 1.78 1.58 0.91 | 0.51 0.22 protected: sat goes. */
@@ -60,6 +60,9 @@ static void test_cat_sat_step5_every_policy(void **state)
 	expect_kept(e, POLICY_STREAMING, (const int[]){0, 2, 3, 4}, 4);
 	/* TOVA: the smallest weight this step is The's 0.08. */
 	expect_evicted(&rec, POLICY_TOVA, 0);
+	/* Key norm: an attention scene has no keys, so the B newest stay. */
+	expect_evicted(&rec, POLICY_KNORM, 0);
+	assert_int_equal(rec.c[POLICY_KNORM].cutoff_pos, -1);
 	assert_int_equal(rec.c[POLICY_TOVA].cutoff_pos, 2); /* sat's 0.20 is the lowest kept */
 	assert_true(fabs(rec.c[POLICY_TOVA].cutoff_value - 0.20) < 1e-12);
 	/* Overlap with H2O's [0, 1, 3, 4]. */
@@ -68,7 +71,7 @@ static void test_cat_sat_step5_every_policy(void **state)
 	engine_free(e);
 
 	/* Step 6 (row .10 .25 .12 .18 .20 .15), each over its own cache. */
-	e = run_to(sc, (struct policy_budget){2, 2, 1, 7, NULL}, 6, &rec);
+	e = run_to(sc, (struct policy_budget){2, 2, 1, 7, NULL, 0, 0}, 6, &rec);
 	/* TOVA holds cat sat because it + was: 0.12 / 0.90 is the least. */
 	expect_evicted(&rec, POLICY_TOVA, 2);
 	assert_true(fabs(rec.c[POLICY_TOVA].attn[1] - 0.12 / 0.90) < 1e-12);
@@ -89,10 +92,203 @@ static void test_tova_tie_evicts_new_token(void **state)
 	const double q[] = {1, 1, 1, 1}, k[] = {0, 0, 0, 0}, v[] = {0, 0, 0, 0};
 	struct scene *sc = fixture_vector(4, 1, 1, 1, 1.0, q, k, v);
 	struct step_record rec;
-	struct engine *e = run_to(sc, (struct policy_budget){1, 1, 1, 4, NULL}, 3, &rec);
+	struct engine *e = run_to(sc, (struct policy_budget){1, 1, 1, 4, NULL, 0, 0}, 3, &rec);
 	assert_true(rec.c[POLICY_TOVA].attn[0] == rec.c[POLICY_TOVA].attn[2]);
 	expect_evicted(&rec, POLICY_TOVA, 2);
 	expect_kept(e, POLICY_TOVA, (const int[]){0, 1}, 2);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/*
+ * Key norm, worked by hand. Keys (dim 2) and their L2 norms:
+ *   pos 0 (3, 4) 5;  pos 1 (1, 0) 1;  pos 2 (0, 2) 2;
+ *   pos 3 (1, 1) sqrt 2;  pos 4 (0, 0) 0;  pos 5 (-1, 1) sqrt 2.
+ * B = 3 (heavy 2 + recent 1). Step 4 holds 0..3 (5, 1, 2, 1.41): the
+ * largest norm, pos 0, goes; the largest kept is pos 2's 2 (the cut-off).
+ * Step 5 holds 1 2 3 4 (1, 2, 1.41, 0): pos 2 goes, cut-off pos 3. Step 6
+ * holds 1 3 4 5 (1, 1.41, 0, 1.41): pos 3 and the new pos 5 tie, and the
+ * higher position goes, so the new token itself is evicted; 1 3 4 stay.
+ * The queries play no part.
+ */
+static void test_knorm_by_hand(void **state)
+{
+	(void)state;
+	const double q[] = {1, 0, 0, 1, 1, 1, -1, 0, 2, 1, 0, -3};
+	const double k[] = {3, 4, 1, 0, 0, 2, 1, 1, 0, 0, -1, 1};
+	const double v[12] = {0};
+	struct scene *sc = fixture_vector(6, 2, 2, 1, 1.0, q, k, v);
+	const struct policy_budget b = {2, 1, 1, 6, NULL, 0, 0};
+	struct step_record rec;
+	struct engine *e = run_to(sc, b, 4, &rec);
+	expect_evicted(&rec, POLICY_KNORM, 0);
+	assert_int_equal(rec.c[POLICY_KNORM].cutoff_pos, 2);
+	assert_true(rec.c[POLICY_KNORM].cutoff_value == 2.0);
+	engine_free(e);
+	e = run_to(sc, b, 5, &rec);
+	expect_evicted(&rec, POLICY_KNORM, 2);
+	assert_int_equal(rec.c[POLICY_KNORM].cutoff_pos, 3);
+	assert_true(rec.c[POLICY_KNORM].cutoff_value == sqrt(2.0));
+	engine_free(e);
+	e = run_to(sc, b, 6, &rec);
+	expect_evicted(&rec, POLICY_KNORM, 5);
+	assert_int_equal(rec.c[POLICY_KNORM].cutoff_pos, 3);
+	expect_kept(e, POLICY_KNORM, (const int[]){1, 3, 4}, 3);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/*
+ * SnapKV's choice at the prompt's end, worked by hand on its rule
+ * (policy_snap_select): 7 entries, a window of the last 2 (positions 5
+ * and 6), two query heads whose observed weights before the window are
+ *   head 0  .5 .1 0  .2 0        head 1  0 .1 .5 0 .2
+ * The pool of five, zeros outside positions 0..4, each sum over 5:
+ *   head 0  .6 .8 .8 .3 .2 /5 = .12 .16 .16 .06 .04
+ *   head 1  .6 .6 .8 .8 .7 /5 = .12 .12 .16 .16 .14
+ *   mean    .12 .14 .16 .11 .09
+ * B = 4 keeps the window and the two best: positions 2 (.16) and 1 (.14);
+ * 0, 3 and 4 go, cut-off position 1 at .14. Unpooled, the means (.25 .1
+ * .25 .1 .1) would have kept 0 and 2: the pool moves the choice to the
+ * neighbours of the attended. B = 2, no more than the window, keeps 5 6.
+ */
+static void test_snapkv_select_by_hand(void **state)
+{
+	(void)state;
+	const int pos[] = {0, 1, 2, 3, 4, 5, 6};
+	const double zero[7] = {0};
+	const double obs[] = {.5, .1, 0, .2, 0, .3, .3, 0, .1, .5, 0, .2, .1, .1};
+	double rank[7];
+	const struct policy_cache c = {7, pos, zero, zero, NULL, obs, 2, 2, rank, 0};
+	unsigned char gone[7] = {0};
+	const int cut = policy_snap_select(&c, 4, gone);
+	const unsigned char want[] = {1, 0, 0, 1, 1, 0, 0};
+	assert_memory_equal(gone, want, sizeof want);
+	assert_int_equal(cut, 1);
+	const double mean[] = {.12, .14, .16, .11, .09};
+	for (int j = 0; j < 5; j++)
+		assert_true(fabs(rank[j] - mean[j]) < 1e-12);
+	unsigned char gone2[7] = {0};
+	assert_int_equal(policy_snap_select(&c, 2, gone2), -1);
+	const unsigned char want2[] = {1, 1, 1, 1, 1, 0, 0};
+	assert_memory_equal(gone2, want2, sizeof want2);
+}
+
+/*
+ * SnapKV through the engine: 72 tokens, a prompt of 70, every attention
+ * row uniform (row q gives each of its q + 1 positions 1 / (q + 1)). The
+ * window is the last 64 prompt queries (positions 6..69), so every
+ * position 0..5 before it is observed equally, o = the mean of 1 / (q + 1)
+ * over q = 6..69; pooled with zeros beyond 0..5 they score 3o/5 4o/5 o o
+ * 4o/5 3o/5. B = 66 keeps the window and the two best, 2 and 3 (a tie:
+ * the cut-off is the higher, 3, at o); 0 1 4 5 go at step 70. At step 71
+ * SnapKV keeps the new token (67 held); the bounded form keeps 2 and 3
+ * for good and drops the oldest of the rest, position 6.
+ */
+static void test_snapkv_engine_by_hand(void **state)
+{
+	(void)state;
+	enum { N = 72, P = 70 };
+	double *rows = malloc(scene_attn_offset(N) * sizeof *rows);
+	for (int q = 0; q < N; q++)
+		for (int j = 0; j <= q; j++)
+			rows[scene_attn_offset(q) + (size_t)j] = 1.0 / (q + 1);
+	struct scene *sc = fixture_attention(N, 1, 33, 33, rows, NULL, NULL);
+	sc->prompt = P;
+	const struct policy_budget b = {33, 33, 4, N, NULL, P, 0};
+	struct step_record rec;
+	struct engine *e = run_to(sc, b, P, &rec);
+	double o = 0.0;
+	for (int q = 6; q < P; q++)
+		o += 1.0 / (q + 1);
+	o /= 64;
+	for (int p = POLICY_SNAPKV; p <= POLICY_SNAPKV_WINDOW; p++) {
+		const struct cache_record *r = &rec.c[p];
+		assert_int_equal(r->n_evicted, 4);
+		const int want[] = {0, 1, 4, 5};
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(r->evicted[i], want[i]);
+		assert_int_equal(r->cutoff_pos, 3);
+		assert_true(fabs(r->cutoff_value - o) < 1e-12);
+		assert_int_equal(engine_len(e, (enum policy_id)p), 66);
+	}
+	engine_free(e);
+	e = run_to(sc, b, P + 1, &rec);
+	assert_int_equal(rec.c[POLICY_SNAPKV].n_evicted, 0);
+	assert_int_equal(engine_len(e, POLICY_SNAPKV), 67);
+	expect_evicted(&rec, POLICY_SNAPKV_WINDOW, 6);
+	assert_int_equal(engine_positions(e, POLICY_SNAPKV_WINDOW)[0], 2);
+	assert_int_equal(engine_positions(e, POLICY_SNAPKV_WINDOW)[1], 3);
+	assert_int_equal(policies[POLICY_SNAPKV_WINDOW]->region(&b, P + 1, 3), POLICY_REGION_OLD);
+	assert_int_equal(policies[POLICY_SNAPKV_WINDOW]->region(&b, P + 1, 7),
+	                 POLICY_REGION_RECENT);
+	engine_free(e);
+	scene_free(sc);
+	free(rows);
+}
+
+/*
+ * PyramidKV's schedule, worked by hand from KVCache-Factory's formula with
+ * B = 320 (its default max_capacity_prompt, 256 + 64) and W = 64:
+ * min = 256 / 20 = 12, max = 2 * 256 - 12 = 500.
+ * - P = 1000, 4 layers: P - W = 936 > 500; steps = (500 - 12) / 3 = 162;
+ *   the layers keep 500 338 176 14 before the window: 564 402 240 78.
+ * - P = 600, 4 layers: P - W = 536 > 500 still; the same.
+ * - P = 560, 4 layers: max 500 >= 496 = P - W, so max = 496 and
+ *   min = 512 - 496 = 16; steps = 480 / 3 = 160: 496 336 176 16, plus 64.
+ * - P = 500 < 2 * 256: every layer keeps B. One layer, or B <= W: B.
+ */
+static void test_pyramid_budget_by_hand(void **state)
+{
+	(void)state;
+	struct policy_budget b = {160, 160, 4, 2000, NULL, 1000, 4};
+	const int p1000[] = {564, 402, 240, 78}, p560[] = {560, 400, 240, 80};
+	for (int l = 0; l < 4; l++)
+		assert_int_equal(policy_pyramid_budget(&b, l), p1000[l]);
+	b.prompt = 600;
+	for (int l = 0; l < 4; l++)
+		assert_int_equal(policy_pyramid_budget(&b, l), p1000[l]);
+	b.prompt = 560;
+	for (int l = 0; l < 4; l++)
+		assert_int_equal(policy_pyramid_budget(&b, l), p560[l]);
+	b.prompt = 500;
+	assert_int_equal(policy_pyramid_budget(&b, 3), 320);
+	b.prompt = 1000;
+	b.layers = 1;
+	assert_int_equal(policy_pyramid_budget(&b, 0), 320);
+	b = (struct policy_budget){30, 30, 4, 2000, NULL, 1000, 4};
+	assert_int_equal(policy_pyramid_budget(&b, 3), 60);
+}
+
+/*
+ * ObservedAttention on the explainer's rows with a prompt of 5 and B = 3
+ * (heavy 2 + recent 1). At step 5 the column sums are The 1.78, cat 1.58,
+ * sat 0.91, because 0.51, it 0.22, seen by 5 4 3 2 1 queries: means .356
+ * .395 .303 .255 .22. The three largest, cat The sat, stay; because and it,
+ * the two newest, go (H2O keeps it as its recent one, and The and cat for
+ * their sums). The cut-off is sat at 0.91 / 3. At step 6 it keeps the new
+ * token: 4 held.
+ */
+static void test_observed_by_hand(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_attention(7, 2, 2, 1, cat_rows, NULL, NULL);
+	sc->prompt = 5;
+	const struct policy_budget b = {2, 1, 1, 7, NULL, 5, 0};
+	struct step_record rec;
+	struct engine *e = run_to(sc, b, 5, &rec);
+	const struct cache_record *r = &rec.c[POLICY_OBSERVED];
+	assert_int_equal(r->n_evicted, 2);
+	assert_int_equal(r->evicted[0], 3);
+	assert_int_equal(r->evicted[1], 4);
+	expect_kept(e, POLICY_OBSERVED, (const int[]){0, 1, 2}, 3);
+	assert_int_equal(r->cutoff_pos, 2);
+	assert_true(fabs(r->cutoff_value - 0.91 / 3) < 1e-12);
+	expect_kept(e, POLICY_H2O, (const int[]){0, 1, 4}, 3);
+	engine_free(e);
+	e = run_to(sc, b, 6, &rec);
+	assert_int_equal(rec.c[POLICY_OBSERVED].n_evicted, 0);
+	expect_kept(e, POLICY_OBSERVED, (const int[]){0, 1, 2, 5}, 4);
 	engine_free(e);
 	scene_free(sc);
 }
@@ -103,11 +299,11 @@ static void test_streaming_sinks(void **state)
 	(void)state;
 	struct scene *sc = fixture_random(12, 2, 1, 2, 8);
 	struct step_record rec;
-	struct engine *e = run_to(sc, (struct policy_budget){1, 2, 2, 12, NULL}, 12, &rec);
+	struct engine *e = run_to(sc, (struct policy_budget){1, 2, 2, 12, NULL, 0, 0}, 12, &rec);
 	expect_kept(e, POLICY_STREAMING, (const int[]){0, 1, 11}, 3);
 	engine_free(e);
 	/* S = 0 is a plain window. */
-	e = run_to(sc, (struct policy_budget){1, 2, 0, 12, NULL}, 12, &rec);
+	e = run_to(sc, (struct policy_budget){1, 2, 0, 12, NULL, 0, 0}, 12, &rec);
 	expect_kept(e, POLICY_STREAMING, (const int[]){9, 10, 11}, 3);
 	expect_kept(e, POLICY_WINDOW, (const int[]){9, 10, 11}, 3);
 	engine_free(e);
@@ -130,7 +326,7 @@ static void test_default_sinks(void **state)
 static void test_table(void **state)
 {
 	(void)state;
-	const struct policy_budget b = {3, 2, 1, 50, NULL};
+	const struct policy_budget b = {3, 2, 1, 50, NULL, 0, 0};
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		const struct policy *pol = policies[p];
 		assert_int_equal(policy_find(pol->name), p);
@@ -145,8 +341,10 @@ static void test_table(void **state)
 		for (int r = POLICY_REGION_OLD; r <= POLICY_REGION_RECENT; r++)
 			if (!pol->region_name[r])
 				assert_int_equal(pol->region_budget(&b, (enum policy_region)r), 0);
+		/* (One that grows after a prompt no longer than B holds the
+		 * whole scene.) */
 		const int cap = policy_capacity((enum policy_id)p, &b);
-		assert_true(cap == -1 || cap == b.heavy + b.recent);
+		assert_true(cap == -1 || cap == (pol->grows ? b.n : b.heavy + b.recent));
 	}
 	assert_int_equal(policy_find("lru"), -1);
 	assert_int_equal(policy_capacity(POLICY_FULL, &b), -1);
@@ -172,7 +370,7 @@ static void expect_words(enum policy_id p, const struct policy_budget *b, struct
 static void test_words(void **state)
 {
 	(void)state;
-	const struct policy_budget b = {2, 2, 1, 7, NULL}, b0 = {0, 3, 1, 7, NULL};
+	const struct policy_budget b = {2, 2, 1, 7, NULL, 0, 0}, b0 = {0, 3, 1, 7, NULL, 0, 0};
 	const struct policy_loss sat = {0.91, 0.20, 1, 1.58}, window = {1.6, 0.2, -1, 0.0};
 	expect_words(POLICY_H2O, &b, sat, POLICY_VOICE_BRIEF, "< 1.58 ", "", "");
 	expect_words(POLICY_H2O, &b, sat, POLICY_VOICE_SENTENCE, "score 0.91 < cut-off 1.58 (", ")",
@@ -187,6 +385,13 @@ static void test_words(void **state)
 	expect_words(POLICY_TOVA, &b, the, POLICY_VOICE_BRIEF, "attn 0.08 < 0.20 ", "", "");
 	expect_words(POLICY_TOVA, &b, the, POLICY_VOICE_SENTENCE, "attn 0.08 < cut-off 0.20 (", ")",
 	             "");
+	/* Key norm's cut-off value is the largest kept norm. */
+	const struct policy_loss big = {0.5, 0.1, 2, 2.0};
+	expect_words(POLICY_KNORM, &b, big, POLICY_VOICE_BRIEF, "key norm > 2.00 ", "", "");
+	expect_words(POLICY_KNORM, &b, big, POLICY_VOICE_SENTENCE,
+	             "its key's norm is above the largest kept, 2.00 (", ")", "");
+	expect_words(POLICY_KNORM, &b, window, POLICY_VOICE_SENTENCE,
+	             "no keys in an attention scene: only the 4 newest tokens stay", "", "");
 	/* Enough decimals to tell the two apart, and a tie said so. */
 	expect_words(POLICY_H2O, &b, (struct policy_loss){0.911, 0, 3, 0.914}, POLICY_VOICE_BRIEF,
 	             "< 0.914 ", "", "");
@@ -199,7 +404,7 @@ static void test_words(void **state)
 static void test_promotion(void **state)
 {
 	(void)state;
-	const struct policy_budget b = {2, 3, 1, 20, NULL}, b0 = {2, 0, 1, 20, NULL};
+	const struct policy_budget b = {2, 3, 1, 20, NULL, 0, 0}, b0 = {2, 0, 1, 20, NULL, 0, 0};
 	assert_int_equal(policy_promoted_at(POLICY_H2O, &b, 4), 8);
 	assert_int_equal(policies[POLICY_H2O]->region(&b, 7, 4), POLICY_REGION_RECENT);
 	assert_int_equal(policies[POLICY_H2O]->region(&b, 8, 4), POLICY_REGION_OLD);
@@ -217,8 +422,8 @@ static void test_every_policy_within_budget(void **state)
 	for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
 		const int B = budgets[i][0] + budgets[i][1];
 		struct scene *sc = fixture_random(50, 4, budgets[i][0], budgets[i][1], (unsigned)i);
-		const struct policy_budget b = {budgets[i][0], budgets[i][1],
-		                                policy_default_sinks(B), 50, NULL};
+		const struct policy_budget b = {
+		        budgets[i][0], budgets[i][1], policy_default_sinks(B), 50, NULL, 0, 0};
 		struct engine *e = engine_new(sc, &b);
 		struct step_record rec;
 		while (engine_step(e, &rec)) {
@@ -256,6 +461,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_cat_sat_step5_every_policy),
 	        cmocka_unit_test(test_tova_tie_evicts_new_token),
+	        cmocka_unit_test(test_knorm_by_hand),
+	        cmocka_unit_test(test_snapkv_select_by_hand),
+	        cmocka_unit_test(test_snapkv_engine_by_hand),
+	        cmocka_unit_test(test_pyramid_budget_by_hand),
+	        cmocka_unit_test(test_observed_by_hand),
 	        cmocka_unit_test(test_streaming_sinks),
 	        cmocka_unit_test(test_default_sinks),
 	        cmocka_unit_test(test_table),

@@ -65,6 +65,22 @@ static double ref_logit(const struct scene *sc, int q, int j)
 	return sc->scale * s;
 }
 
+/* The L2 norm of key row J of kv head KVH, the plain way. */
+static double ref_norm(const struct scene *sc, int kvh, int j)
+{
+	const double *k = sc->k + ((size_t)kvh * (size_t)sc->n + (size_t)j) * (size_t)sc->dim;
+	double s = 0.0;
+	for (int i = 0; i < sc->dim; i++)
+		s += k[i] * k[i];
+	return sqrt(s);
+}
+
+/* Key norm's rule: minus the norms as the key to keep the largest of (the
+ * smallest norms); an attention scene, without keys, keeps the newest.
+ * Returns the cut-off and sets *VALUE to its norm. */
+static int ref_knorm(const struct scene *sc, int kvh, const struct ref_cache *c, int budget,
+                     unsigned char *gone, double *value);
+
 /* Sort key for "keep the largest, a tie keeps the lower position". */
 static const double *sort_key;
 static const int *sort_pos;
@@ -90,6 +106,23 @@ static int keep_strongest(const struct ref_cache *c, const double *key, int cand
 	for (int i = keep; i < cand; i++)
 		gone[idx[i]] = 1;
 	return keep > 0 ? idx[keep - 1] : -1;
+}
+
+static int ref_knorm(const struct scene *sc, int kvh, const struct ref_cache *c, int budget,
+                     unsigned char *gone, double *value)
+{
+	if (sc->mode == SCENE_ATTENTION) {
+		for (int i = 0; i < c->len - budget; i++)
+			gone[i] = 1;
+		return -1;
+	}
+	double neg[4096];
+	for (int i = 0; i < c->len; i++)
+		neg[i] = -ref_norm(sc, kvh, c->pos[i]);
+	const int cut = keep_strongest(c, neg, c->len, budget, gone);
+	if (cut >= 0)
+		*value = -neg[cut];
+	return cut;
 }
 
 static void ref_step(struct ref *r)
@@ -133,6 +166,7 @@ static void ref_step(struct ref *r)
 		unsigned char gone[4096] = {0};
 		int cut = -1;
 		bool by_weight = false;
+		double norm = 0.0;
 		if (id == POLICY_H2O && c->len > budget) {
 			cut = keep_strongest(c, c->score, c->len - r->b.recent, r->b.heavy, gone);
 		} else if (id == POLICY_WINDOW) {
@@ -147,9 +181,19 @@ static void ref_step(struct ref *r)
 		} else if (id == POLICY_TOVA && c->len > budget) {
 			cut = keep_strongest(c, c->w, c->len, budget, gone);
 			by_weight = true;
+		} else if (id == POLICY_KNORM && c->len > budget) {
+			cut = ref_knorm(sc, 0, c, budget, gone, &norm);
+		} else if (id == POLICY_SNAPKV_WINDOW) {
+			/* These scenes have no prompt: nothing is ever selected,
+			 * and the bounded SnapKV is a window (SnapKV itself keeps
+			 * everything). */
+			for (int i = 0; i < c->len - budget; i++)
+				gone[i] = 1;
 		}
 		c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
 		c->cutoff_value = cut >= 0 ? (by_weight ? c->w[cut] : c->score[cut]) : 0.0;
+		if (id == POLICY_KNORM && cut >= 0)
+			c->cutoff_value = norm;
 		int kept = 0;
 		c->n_ev = 0;
 		for (int i = 0; i < c->len; i++) {
@@ -241,8 +285,8 @@ static void check_metrics(const struct ref *r, int id, const struct step_metrics
  * also engines running one policy each, and a snapshot round trip. */
 static void compare(const struct scene *sc, int heavy, int recent)
 {
-	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n,
-	                                NULL};
+	const struct policy_budget b = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0};
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;
@@ -372,8 +416,8 @@ static void test_attention_scenes(void **state)
  */
 static void mixed(const struct scene *sc, int heavy, int recent, unsigned policies, unsigned seed)
 {
-	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n,
-	                                NULL};
+	const struct policy_budget b = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0};
 	struct engine *e = engine_new_only(sc, &b, policies);
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
@@ -488,6 +532,31 @@ static double model_logit(const struct scene *sc, int qh, int kvh, int q, int j)
 	return sc->scale * s;
 }
 
+static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_cache *c, int budget,
+                    unsigned char *gone, double *value);
+
+/*
+ * PyramidKV's budget of layer L of LAYERS, window included, as
+ * KVCache-Factory's PyramidKVCluster.update_kv computes it with
+ * max_capacity_prompt B, window W = min(64, P) and beta 20: B when the
+ * prompt is shorter than 2 (B - W) (or B <= W, or one layer); else
+ * min = (B - W) / 20, max = 2 (B - W) - min, both moved so that max is at
+ * most P - W, and layer L keeps max - L * ((max - min) / (LAYERS - 1)),
+ * plus the window.
+ */
+static int ref_pyramid(int budget, int prompt, int layers, int l)
+{
+	const int w = prompt < 64 ? prompt : 64;
+	if (budget <= w || prompt < 2 * (budget - w) || layers < 2)
+		return budget;
+	int lo = (budget - w) / 20, hi = 2 * (budget - w) - lo;
+	if (hi >= prompt - w) {
+		hi = prompt - w;
+		lo = 2 * (budget - w) - hi;
+	}
+	return hi - l * ((hi - lo) / (layers - 1)) + w;
+}
+
 static void model_step(struct ref_model *r)
 {
 	const struct scene *sc = r->sc;
@@ -559,6 +628,7 @@ static void model_step(struct ref_model *r)
 				unsigned char gone[4096] = {0};
 				int cut = -1;
 				bool by_weight = false;
+				double norm = 0.0;
 				if (s < sc->prompt || id == POLICY_FULL) {
 					/* nothing goes */
 				} else if (id == POLICY_H2O && c->len > budget) {
@@ -576,10 +646,43 @@ static void model_step(struct ref_model *r)
 				} else if (id == POLICY_TOVA && c->len > budget) {
 					cut = keep_strongest(c, key, c->len, budget, gone);
 					by_weight = true;
+				} else if (id == POLICY_KNORM && c->len > budget) {
+					cut = ref_knorm(sc, l * r->kv + g, c, budget, gone, &norm);
+				} else if ((id == POLICY_SNAPKV || id == POLICY_SNAPKV_WINDOW) &&
+				           s == sc->prompt && c->len > budget) {
+					cut = ref_snap(r, l, g, c, budget, gone, &norm);
+				} else if (id == POLICY_PYRAMIDKV && s == sc->prompt &&
+				           c->len > ref_pyramid(budget, sc->prompt, r->layers, l)) {
+					cut = ref_snap(
+					        r, l, g, c,
+					        ref_pyramid(budget, sc->prompt, r->layers, l), gone,
+					        &norm);
+				} else if (id == POLICY_OBSERVED && s == sc->prompt &&
+				           c->len > budget) {
+					/* Each score over the queries that saw it. */
+					static double mean[4096];
+					for (int i = 0; i < c->len; i++)
+						mean[i] = c->score[i] /
+						          (double)(sc->prompt - c->pos[i]);
+					cut = keep_strongest(c, mean, c->len, budget, gone);
+					norm = cut >= 0 ? mean[cut] : 0.0;
+				} else if (id == POLICY_SNAPKV_WINDOW && c->len > budget) {
+					const int w = sc->prompt < 64 ? sc->prompt : 64;
+					const int before = sc->prompt - (w < budget ? w : budget);
+					int sel = 0;
+					while (sel < c->len && c->pos[sel] < before)
+						sel++;
+					for (int i = sel; i < c->len - (budget - sel); i++)
+						gone[i] = 1;
 				}
 				c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
 				c->cutoff_value =
 				        cut >= 0 ? (by_weight ? key[cut] : c->score[cut]) : 0.0;
+				if ((id == POLICY_KNORM || id == POLICY_SNAPKV ||
+				     id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV ||
+				     id == POLICY_OBSERVED) &&
+				    cut >= 0)
+					c->cutoff_value = norm;
 				int kept = 0;
 				c->n_ev = 0;
 				for (int i = 0; i < c->len; i++) {
@@ -599,6 +702,65 @@ static void model_step(struct ref_model *r)
 		}
 	}
 	r->t++;
+}
+
+/*
+ * SnapKV at the prompt's end, for layer L's kv head G (its cache C holds
+ * 0 .. P - 1): W = min(64, P); each query head of the group weighs
+ * positions 0 .. q for every q of the window (P - W .. P - 1), the plain
+ * softmax; their mean over the window's queries, position by position;
+ * before the window, a pool of five (zeros outside) divided by 5, then
+ * the mean over the group's heads; the window stays and the B - W best
+ * before it, or only the B newest when B <= W. *VALUE: the cut-off's score.
+ */
+static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_cache *c, int budget,
+                    unsigned char *gone, double *value)
+{
+	const struct scene *sc = r->sc;
+	const int P = c->len, w = P < 64 ? P : 64, older = P - w;
+	if (budget <= w) {
+		for (int i = 0; i < P - budget; i++)
+			gone[i] = 1;
+		return -1;
+	}
+	static double obs[16][4096];
+	for (int hi = 0; hi < r->group; hi++) {
+		const int qh = l * r->heads + g * r->group + hi;
+		for (int j = 0; j < P; j++)
+			obs[hi][j] = 0.0;
+		for (int q = P - w; q < P; q++) {
+			double x[4096], m = -INFINITY, sum = 0.0;
+			for (int j = 0; j <= q; j++) {
+				x[j] = model_logit(sc, qh, l * r->kv + g, q, j);
+				m = x[j] > m ? x[j] : m;
+			}
+			for (int j = 0; j <= q; j++) {
+				x[j] = exp(x[j] - m);
+				sum += x[j];
+			}
+			for (int j = 0; j <= q; j++)
+				obs[hi][j] += x[j] / sum;
+		}
+		for (int j = 0; j < P; j++)
+			obs[hi][j] /= w;
+	}
+	double score[4096];
+	for (int j = 0; j < older; j++) {
+		double total = 0.0;
+		for (int hi = 0; hi < r->group; hi++) {
+			double pool = 0.0;
+			for (int d = j - 2; d <= j + 2; d++)
+				pool += d >= 0 && d < older ? obs[hi][d] : 0.0;
+			total += pool / 5.0;
+		}
+		score[j] = total / r->group;
+	}
+	if (older <= budget - w)
+		return -1;
+	const int cut = keep_strongest(c, score, older, budget - w, gone);
+	if (cut >= 0)
+		*value = score[cut];
+	return cut;
 }
 
 /* Query head QH's record of policy ID against the reference. */
@@ -678,8 +840,8 @@ static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, 
 
 static void compare_model(const struct scene *sc, int heavy, int recent)
 {
-	const struct policy_budget b = {heavy, recent, policy_default_sinks(heavy + recent), sc->n,
-	                                NULL};
+	const struct policy_budget b = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0};
 	struct ref_model *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;
@@ -720,13 +882,27 @@ static void test_model_scenes(void **state)
 	(void)state;
 	/* layers, heads, kv heads, n, dim, prompt, heavy, recent,
 	 * attention, ties: groups of 1, 2 and 4; prompts shorter and longer
-	 * than the budget, and the whole scene; no heavy part, none recent. */
+	 * than the budget, and the whole scene; no heavy part, none recent;
+	 * SnapKV's window (64) within the budget. */
 	const int shapes[][10] = {
-	        {1, 2, 1, 30, 3, 0, 2, 2, 0, 0},  {2, 4, 2, 40, 8, 12, 3, 3, 0, 0},
-	        {3, 4, 1, 35, 5, 3, 2, 4, 0, 1},  {2, 2, 2, 50, 9, 20, 4, 2, 0, 0},
-	        {1, 8, 2, 45, 4, 45, 3, 3, 0, 0}, {2, 4, 4, 40, 6, 10, 0, 5, 0, 1},
-	        {2, 4, 2, 40, 1, 8, 5, 0, 1, 0},  {1, 6, 3, 50, 2, 25, 3, 2, 1, 1},
-	        {1, 1, 1, 30, 4, 9, 2, 2, 0, 0},  {2, 4, 2, 70, 17, 30, 6, 6, 0, 0},
+	        {1, 2, 1, 30, 3, 0, 2, 2, 0, 0},
+	        {2, 4, 2, 40, 8, 12, 3, 3, 0, 0},
+	        {3, 4, 1, 35, 5, 3, 2, 4, 0, 1},
+	        {2, 2, 2, 50, 9, 20, 4, 2, 0, 0},
+	        {1, 8, 2, 45, 4, 45, 3, 3, 0, 0},
+	        {2, 4, 4, 40, 6, 10, 0, 5, 0, 1},
+	        {2, 4, 2, 40, 1, 8, 5, 0, 1, 0},
+	        {1, 6, 3, 50, 2, 25, 3, 2, 1, 1},
+	        {1, 1, 1, 30, 4, 9, 2, 2, 0, 0},
+	        {2, 4, 2, 70, 17, 30, 6, 6, 0, 0},
+	        /* Prompts longer than SnapKV's window of 64 and budgets
+	         * larger than it, so that it scores and selects. */
+	        {2, 4, 2, 130, 5, 100, 40, 30, 0, 0},
+	        {1, 4, 1, 120, 3, 90, 35, 35, 1, 0},
+	        {2, 2, 2, 110, 2, 100, 34, 34, 0, 1},
+	        {1, 2, 1, 100, 4, 80, 40, 26, 1, 1},
+	        /* PyramidKV where P - W bounds its schedule: 90, 80, 70 kept. */
+	        {3, 2, 1, 110, 3, 90, 40, 40, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		const int *x = shapes[i];

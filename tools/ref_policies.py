@@ -2,7 +2,8 @@
 """The eviction policies of h2o-tui, written plainly, to check the engine.
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
-runs (full, h2o, window, streaming, tova) on scenes with layers, query
+runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win,
+pyramidkv, observed) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -29,8 +30,28 @@ and G key/value heads reads kv head h // (H // G)):
   and, among the others, the `heavy` highest scores.
 - tova: the layer's weights of this step averaged over all H query heads;
   keep the B highest, the same positions for every kv head of the layer.
+- knorm: the L2 norm of each held position's key row in the kv head
+  (squares summed in index order, then the square root); keep the B
+  smallest norms (kvpress' score is minus the norm). An attention scene has
+  no keys: it keeps the B newest, as window does.
+- snapkv, at the prompt's end only (P > B): W = min(64, P); each query
+  head's softmax rows of the last W prompt queries (over the positions up
+  to each), averaged over those queries; for the positions before the
+  window, a 1-D average pool of kernel 5 (zero padding, divided by 5),
+  then the mean over the kv head's query heads; the window stays with the
+  B - W best scored before it (B <= W: the B newest). After the prompt it
+  keeps every token. snapkv-win makes the same choice, then keeps the
+  selected (positions before P - min(W, B)) and the newest of the rest, B
+  in all.
+- pyramidkv: snapkv's scores, and layer l keeps pyramid_budget(l) at the
+  prompt's end (KVCache-Factory's PyramidKVCluster schedule, beta 20);
+  after the prompt it keeps every token.
+- observed, at the prompt's end only: each position's accumulated score
+  (the column sum of the prompt's group-mean attention) divided by the
+  number of prompt queries that saw it, P - j; keep the B highest, no
+  recent window. After the prompt it keeps every token.
 
-A tie in a score or a weight keeps the lower position.
+A tie in a score, a weight or a norm keeps the lower position.
 
 Python 3 and NumPy only.
 """
@@ -42,7 +63,9 @@ import sys
 
 import numpy as np
 
-POLICIES = ("h2o", "full", "window", "streaming", "tova")
+POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
+            "snapkv-win", "pyramidkv", "observed")
+SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
 
 
 class SceneError(Exception):
@@ -300,8 +323,22 @@ def run(scene, sinks=None):
                         c.score[j] += w
                     recs.append({"attended": list(c.pos), "attn": attn,
                                  "scores": [c.score[j] for j in c.pos]})
-                if may_evict and len(cs[0].pos) > B and p != "full":
-                    plans = _rule(p, scene, cs, rows, S)
+                if p == "pyramidkv":
+                    keep = pyramid_budget(scene, l)
+                    if t == scene.prompt and len(cs[0].pos) > keep:
+                        plans = [snap_select(scene, l, g, c, keep) for g, c in enumerate(cs)]
+                    else:
+                        plans = [(list(c.pos), None) for c in cs]
+                elif p == "observed":
+                    if t == scene.prompt and len(cs[0].pos) > B:
+                        plans = [keep_top(c.pos, {j: c.score[j] / (scene.prompt - j)
+                                                  for j in c.pos}, B) for c in cs]
+                    else:
+                        plans = [(list(c.pos), None) for c in cs]
+                elif p == "snapkv" and t != scene.prompt:
+                    plans = [(list(c.pos), None) for c in cs]  # keeps every token
+                elif may_evict and len(cs[0].pos) > B and p != "full":
+                    plans = _rule(p, scene, cs, rows, S, l, t)
                 else:
                     plans = [(list(c.pos), None) for c in cs]
                 for c, rec, (kept, margin) in zip(cs, recs, plans):
@@ -316,7 +353,7 @@ def run(scene, sinks=None):
         yield t, step
 
 
-def _rule(policy, scene, caches, rows, S):
+def _rule(policy, scene, caches, rows, S, layer=0, t=0):
     """The kept positions and margin of each kv head's cache of a layer."""
     B = scene.budget
     if policy == "window":
@@ -338,7 +375,73 @@ def _rule(policy, scene, caches, rows, S):
         mean = mean_rows(rows)
         kept, margin = keep_top(held, dict(zip(held, mean)), B)
         return [(kept, margin) for _ in caches]
+    if policy == "knorm":
+        if scene.mode == "attention":
+            return [(c.pos[-B:], None) for c in caches]
+        plans = []
+        for g, c in enumerate(caches):
+            neg = {j: -key_norm(scene.k[layer, g, j]) for j in c.pos}
+            plans.append(keep_top(c.pos, neg, B))
+        return plans
+    if policy in ("snapkv", "snapkv-win") and t == scene.prompt:
+        return [snap_select(scene, layer, g, c) for g, c in enumerate(caches)]
+    if policy == "snapkv-win":
+        # The selected (before the window) stay; of the rest the newest.
+        before = scene.prompt - min(SNAP_WINDOW, scene.prompt, B)
+        plans = []
+        for c in caches:
+            sel = [j for j in c.pos if j < before]
+            rest = [j for j in c.pos if j >= before]
+            plans.append((sel + rest[len(rest) - (B - len(sel)):], None))
+        return plans
     raise ValueError(policy)
+
+
+def pyramid_budget(scene, layer):
+    """PyramidKV's positions kept by LAYER at the prompt's end, its window
+    included: KVCache-Factory's PyramidKVCluster.update_kv with
+    max_capacity_prompt B, window min(64, P), beta 20."""
+    B, P, L = scene.budget, scene.prompt, scene.layers
+    w = min(SNAP_WINDOW, P)
+    if B <= w or P < 2 * (B - w) or L < 2:
+        return B
+    min_num = (B - w) // 20
+    max_num = (B - w) * 2 - min_num
+    if max_num >= P - w:
+        max_num = P - w
+        min_num = (B - w) * 2 - max_num
+    steps = (max_num - min_num) // (L - 1)
+    return max_num - layer * steps + w
+
+
+def snap_select(scene, layer, g, cache, budget=None):
+    """SnapKV's kept positions of one kv head's cache at the prompt's end
+    (it holds 0 .. P - 1), down to BUDGET (B), and the margin."""
+    B, P = budget if budget is not None else scene.budget, len(cache.pos)
+    w = min(SNAP_WINDOW, P)
+    older = P - w
+    if B <= w:
+        return cache.pos[-B:], None
+    rep = scene.heads // scene.kv_heads
+    pooled = []
+    for h in range(g * rep, (g + 1) * rep):
+        obs = np.zeros(P)
+        for q in range(P - w, P):
+            obs[:q + 1] += head_weights(scene, layer, h, q, list(range(q + 1)))
+        obs /= w
+        pad = np.concatenate([np.zeros(2), obs[:older], np.zeros(2)])
+        pooled.append(np.array([pad[j:j + 5].sum() / 5 for j in range(older)]))
+    score = mean_rows(pooled)
+    kept, margin = keep_top(list(range(older)), dict(enumerate(score)), B - w)
+    return kept + cache.pos[older:], margin
+
+
+def key_norm(row):
+    """The L2 norm of a key row, its squares summed in index order."""
+    total = 0.0
+    for x in row:
+        total += float(x) * float(x)
+    return math.sqrt(total)
 
 
 # --- the trace of h2o-tui ---------------------------------------------------

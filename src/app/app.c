@@ -73,13 +73,16 @@ const char *app_comparable_names(char *buf, size_t size)
 	return buf;
 }
 
-static struct policy_budget budget_of(int heavy, int recent, int sinks_given, int n)
+static struct policy_budget budget_of(int heavy, int recent, int sinks_given,
+                                      const struct scene *sc)
 {
 	return (struct policy_budget){
 	        .heavy = heavy,
 	        .recent = recent,
 	        .sinks = policy_sinks_for(sinks_given, heavy + recent),
-	        .n = n,
+	        .n = sc->n,
+	        .prompt = sc->prompt,
+	        .layers = sc->layers,
 	};
 }
 
@@ -172,7 +175,7 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 	app->goal = -1;
 	app->scene = scene;
 	app->sinks_given = sinks;
-	app->b = budget_of(heavy, recent, sinks, scene->n);
+	app->b = budget_of(heavy, recent, sinks, scene);
 	if (!plan_budget(scene, &app->b))
 		return -1;
 	app->compare = compare;
@@ -288,7 +291,7 @@ static void rebudget(struct app *app, int heavy, int recent)
 		snprintf(app->notice, sizeof app->notice, "budget is already at its limit");
 		return;
 	}
-	struct policy_budget b = budget_of(heavy, recent, app->sinks_given, app->scene->n);
+	struct policy_budget b = budget_of(heavy, recent, app->sinks_given, app->scene);
 	struct timeline **tls = calloc((size_t)app->heads, sizeof *tls);
 	struct timeline_pool *pool = NULL;
 	if (!tls || !plan_budget(app->scene, &b) || build_timelines(app, &b, tls, &pool) < 0) {

@@ -51,7 +51,9 @@ struct options {
 	const char *sweep; /* --budget-sweep: "" for the default list */
 	int cols, rows;
 	int heavy, recent; /* -1: the scene's */
-	int sinks;         /* -1: the default */
+	/* --heavy-ratio, --recent-ratio: fractions of the prompt; -1: not given */
+	double heavy_ratio, recent_ratio;
+	int sinks; /* -1: the default */
 	enum policy_id compare;
 	const char *scene;
 };
@@ -108,7 +110,10 @@ static void usage(FILE *out)
 	      "  --ascii             ASCII glyphs only (bars, heat, borders)\n"
 	      "  --trace             print the JSON Lines trace of every step and exit\n"
 	      "  --heavy N           heavy budget (overrides the scene's)\n"
-	      "  --recent N          recent budget (overrides the scene's)\n",
+	      "  --recent N          recent budget (overrides the scene's)\n"
+	      "  --heavy-ratio R     heavy budget int(R x P) of the prompt's P tokens, as\n"
+	      "                      H2O's scripts set it (e.g. 0.1)\n"
+	      "  --recent-ratio R    recent budget int(R x P), likewise\n",
 	      out);
 	snprintf(text, sizeof text,
 	         "policy beside H2O at start, one of %s (default %s; c cycles them in the TUI)",
@@ -233,6 +238,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_PER_HEAD,
 		OPT_PER_LAYER,
 		OPT_PROMPT,
+		OPT_HEAVY_RATIO,
+		OPT_RECENT_RATIO,
 		OPT_PLOT,
 		OPT_JSON,
 		OPT_CSV,
@@ -264,6 +271,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"per-head", no_argument, NULL, OPT_PER_HEAD},
 	        {"per-layer", no_argument, NULL, OPT_PER_LAYER},
 	        {"prompt", required_argument, NULL, OPT_PROMPT},
+	        {"heavy-ratio", required_argument, NULL, OPT_HEAVY_RATIO},
+	        {"recent-ratio", required_argument, NULL, OPT_RECENT_RATIO},
 	        {"plot", required_argument, NULL, OPT_PLOT},
 	        {"json", no_argument, NULL, OPT_JSON},
 	        {"csv", no_argument, NULL, OPT_CSV},
@@ -278,6 +287,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	                      .rows = 36,
 	                      .heavy = -1,
 	                      .recent = -1,
+	                      .heavy_ratio = -1,
+	                      .recent_ratio = -1,
 	                      .sinks = -1,
 	                      .prompt = -1,
 	                      .split = -1,
@@ -317,6 +328,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 				        "--recent: expected an integer from 0 to 1000000, got '%s'",
 				        optarg);
 			break;
+		case OPT_HEAVY_RATIO:
+		case OPT_RECENT_RATIO: {
+			char *end;
+			const double r = strtod(optarg, &end);
+			if (end == optarg || *end || !(r >= 0 && r <= 1))
+				return usage_error(c == OPT_HEAVY_RATIO
+				                           ? "--heavy-ratio: expected a fraction "
+				                             "from 0 to 1, got '%s'"
+				                           : "--recent-ratio: expected a fraction "
+				                             "from 0 to 1, got '%s'",
+				                   optarg);
+			*(c == OPT_HEAVY_RATIO ? &o->heavy_ratio : &o->recent_ratio) = r;
+			break;
+		}
 		case OPT_COMPARE: {
 			const int p = policy_find(optarg);
 			if (p < 0 || !app_comparable((enum policy_id)p)) {
@@ -453,7 +478,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "--per-head goes with --report or --budget-sweep");
 	if (o->split >= 0 && !o->sweep)
 		return usage_error("%s", "--split goes with --budget-sweep");
-	if (o->split >= 0 && (o->heavy >= 0 || o->recent >= 0))
+	if ((o->heavy >= 0 && o->heavy_ratio >= 0) || (o->recent >= 0 && o->recent_ratio >= 0))
+		return usage_error("%s", "--heavy-ratio and --recent-ratio give the budgets that "
+		                         "--heavy and --recent do: give one of each");
+	if (o->split >= 0 &&
+	    (o->heavy >= 0 || o->recent >= 0 || o->heavy_ratio >= 0 || o->recent_ratio >= 0))
 		return usage_error("%s", "--split and --heavy/--recent both split the budget: "
 		                         "give one of them");
 	return -1;
@@ -681,8 +710,19 @@ int main(int argc, char **argv)
 	}
 	if (o.prompt >= 0)
 		scene->prompt = o.prompt;
-	const int heavy = o.heavy >= 0 ? o.heavy : scene->heavy;
-	const int recent = o.recent >= 0 ? o.recent : scene->recent;
+	if ((o.heavy_ratio >= 0 || o.recent_ratio >= 0) && scene->prompt < 1) {
+		scene_free(scene);
+		lessons_free(lessons);
+		return usage_error("%s", "--heavy-ratio and --recent-ratio are fractions of the "
+		                         "prompt, and the scene has none: give --prompt P");
+	}
+	/* H2O's scripts: int(ratio * the prompt's length), truncated. */
+	const int heavy = o.heavy >= 0         ? o.heavy
+	                  : o.heavy_ratio >= 0 ? (int)(o.heavy_ratio * scene->prompt)
+	                                       : scene->heavy;
+	const int recent = o.recent >= 0         ? o.recent
+	                   : o.recent_ratio >= 0 ? (int)(o.recent_ratio * scene->prompt)
+	                                         : scene->recent;
 	if (heavy + recent < 1) {
 		scene_free(scene);
 		lessons_free(lessons);
@@ -698,6 +738,8 @@ int main(int argc, char **argv)
 	        .recent = recent,
 	        .sinks = policy_sinks_for(o.sinks, heavy + recent),
 	        .n = scene->n,
+	        .prompt = scene->prompt,
+	        .layers = scene->layers,
 	};
 	if (o.target.figure != REPORT_RECALL && !scene->v) {
 		scene_free(scene);
@@ -713,7 +755,7 @@ int main(int argc, char **argv)
 	if (o.split >= 0) {
 		snprintf(split_source, sizeof split_source, "--split %.40s", o.split_arg);
 		split = (struct report_split){o.split, split_source};
-	} else if (o.heavy >= 0 || o.recent >= 0) {
+	} else if (o.heavy >= 0 || o.recent >= 0 || o.heavy_ratio >= 0 || o.recent_ratio >= 0) {
 		snprintf(split_source, sizeof split_source, "heavy %d : recent %d", heavy, recent);
 		split = (struct report_split){(double)heavy / (heavy + recent), split_source};
 	}

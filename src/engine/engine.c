@@ -65,15 +65,21 @@ struct engine *engine_new_rows(const struct scene *sc, const struct policy_budge
 	e->sc = sc;
 	e->b = *b;
 	e->b.n = sc->n;
+	e->b.prompt = sc->prompt;
+	e->b.layers = sc->parent ? sc->parent->layers : sc->layers;
 	e->mask = policies & ENGINE_ALL_POLICIES;
-	const int cap = engine_cache_cap(sc, b);
+	int cap = engine_cache_cap(sc, b);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (p != POLICY_FULL && runs(e, p) && engine_policy_cap(sc, b, p) > cap)
+			cap = engine_policy_cap(sc, b, p);
 	bool ok = e->mask != 0;
 	if (ok && runs(e, POLICY_FULL))
 		ok = full_init(&e->f, sc, block_rows);
 	e->ahead = cache_ahead_of(sc, cap);
 	for (int p = 0; p < POLICY_COUNT && ok; p++)
 		if (p != POLICY_FULL && runs(e, p))
-			ok = cache_init(&e->c[p], cap, e->ahead, sc);
+			ok = cache_init(&e->c[p], engine_policy_cap(sc, b, p), e->ahead, sc) &&
+			     cache_init_rule(&e->c[p], (enum policy_id)p);
 	/* A layer-wide rule of a head view follows its layer's plan: the
 	 * budget's, shared by every head, or the engine's own. It is made (or
 	 * found made) at the first step, by the thread that steps. */
@@ -100,6 +106,21 @@ int engine_cache_cap(const struct scene *sc, const struct policy_budget *b)
 	long cap = (long)b->heavy + b->recent + 1;
 	cap = cap > sc->prompt ? cap : sc->prompt;
 	return (int)(cap < sc->n ? cap : sc->n);
+}
+
+int engine_policy_cap(const struct scene *sc, const struct policy_budget *b, enum policy_id p)
+{
+	return policies[p]->grows ? sc->n : engine_cache_cap(sc, b);
+}
+
+double engine_caches_cap(const struct scene *sc, const struct policy_budget *b)
+{
+	const double cap = engine_cache_cap(sc, b);
+	double caps = 0;
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (p != POLICY_FULL)
+			caps += policies[p]->grows ? (cap + sc->n) / 2 : cap;
+	return caps;
 }
 
 struct engine *engine_new(const struct scene *sc, const struct policy_budget *b)
@@ -311,8 +332,14 @@ void engine_advance_to(struct engine *e, int t)
 /* The bytes of an engine of SC running the policies of MASK, with a full
  * cache of blocks of ROWS steps and caches that evict of CAP entries and
  * rings of STATES steps: what its init functions allocate. */
-static size_t memory_of(const struct scene *sc, unsigned mask, size_t rows, size_t cap,
-                        size_t states)
+/* How many query heads share the key/value head of the view SC. */
+static size_t group_of_view(const struct scene *sc)
+{
+	return sc->parent ? (size_t)heads_group(sc->parent) : 1;
+}
+
+static size_t memory_of(const struct scene *sc, const struct policy_budget *b, unsigned mask,
+                        size_t rows, size_t states)
 {
 	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
 	size_t bytes = sizeof(struct engine);
@@ -329,6 +356,14 @@ static size_t memory_of(const struct scene *sc, unsigned mask, size_t rows, size
 	for (int i = 0; i < POLICY_COUNT; i++) {
 		if (i == POLICY_FULL || !(mask & ENGINE_POLICY(i)))
 			continue;
+		const size_t cap = (size_t)engine_policy_cap(sc, b, (enum policy_id)i);
+		const struct policy *pol = policies[i];
+		/* The rule's own: observed weights, a row and its scores,
+		 * zeros; its ranks. */
+		if (pol->observe_window > 0)
+			bytes += (group_of_view(sc) + 3) * cap * sizeof(double);
+		if (pol->ranks_own)
+			bytes += cap * sizeof(double);
 		/* Step states; marks; outputs; a batch's positions and weights. */
 		bytes += states * (sizeof(struct step_state) +
 		                   cap * (3 * sizeof(int) + 5 * sizeof(double))) +
@@ -343,8 +378,8 @@ static size_t memory_of(const struct scene *sc, unsigned mask, size_t rows, size
 		const size_t group = sc->parent ? (size_t)heads_group(sc->parent) : 1;
 		if (group > 1)
 			bytes += (states + group) * cap * sizeof(double);
-		if (sc->mode == SCENE_VECTOR)
-			bytes += cap * 2 * sizeof(int) +
+		if (sc->mode == SCENE_VECTOR) /* and the key norms */
+			bytes += cap * 2 * sizeof(int) + 2 * cap * sizeof(double) +
 			         (cap * dim + group * (cap * KERNEL_LANES + KERNEL_LANES * dim)) *
 			                 sizeof(double);
 	}
@@ -353,21 +388,23 @@ static size_t memory_of(const struct scene *sc, unsigned mask, size_t rows, size
 
 size_t engine_memory(const struct engine *e)
 {
-	size_t cap = 0, states = 0;
+	size_t states = 0;
 	for (int i = 0; i < POLICY_COUNT; i++)
-		if (i != POLICY_FULL && runs(e, i)) {
-			cap = (size_t)e->c[i].cap;
+		if (i != POLICY_FULL && runs(e, i))
 			states = (size_t)e->c[i].ring_len;
-		}
-	return memory_of(e->sc, e->mask, (size_t)e->f.rows, cap, states);
+	return memory_of(e->sc, &e->b, e->mask, (size_t)e->f.rows, states);
 }
 
 double engine_predict_memory(const struct scene *sc, const struct policy_budget *b,
                              unsigned policies, int block_rows)
 {
-	const long cap = engine_cache_cap(sc, b);
-	const int ahead = cache_ahead_of(sc, (int)cap);
+	int cap = engine_cache_cap(sc, b);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (p != POLICY_FULL && (policies & ENGINE_POLICY(p)) &&
+		    engine_policy_cap(sc, b, p) > cap)
+			cap = engine_policy_cap(sc, b, p);
+	const int ahead = cache_ahead_of(sc, cap);
 	const int rows = policies & ENGINE_POLICY(POLICY_FULL) ? full_rows_of(sc, block_rows) : 0;
-	return (double)memory_of(sc, policies & ENGINE_ALL_POLICIES, (size_t)rows, (size_t)cap,
+	return (double)memory_of(sc, b, policies & ENGINE_ALL_POLICIES, (size_t)rows,
 	                         (size_t)ahead + 1);
 }

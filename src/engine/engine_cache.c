@@ -39,6 +39,12 @@ void cache_done(struct cache *c)
 	free(c->slot);
 	free(c->free_slot);
 	free(c->keys);
+	free(c->slot_norm);
+	free(c->key_norm);
+	free(c->obs);
+	free(c->orow);
+	free(c->ozero);
+	free(c->rank);
 	for (int i = 0; c->la && i < c->group; i++) {
 		free(c->la[i].qt);
 		free(c->la[i].logit);
@@ -139,8 +145,10 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 		c->slot = malloc(n * sizeof *c->slot);
 		c->free_slot = malloc(n * sizeof *c->free_slot);
 		c->keys = malloc(n * dim * sizeof *c->keys);
+		c->slot_norm = malloc(n * sizeof *c->slot_norm);
+		c->key_norm = malloc(n * sizeof *c->key_norm);
 		c->la = calloc(group, sizeof *c->la);
-		ok = c->slot && c->free_slot && c->keys && c->la;
+		ok = c->slot && c->free_slot && c->keys && c->slot_norm && c->key_norm && c->la;
 		for (size_t i = 0; ok && i < group; i++) {
 			struct lookahead *la = &c->la[i];
 			la->q = group > 1 ? sc->parent->q + group_head(sc, c->own, (int)i) *
@@ -157,7 +165,36 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 	return ok;
 }
 
+bool cache_init_rule(struct cache *c, enum policy_id id)
+{
+	const struct policy *pol = policies[id];
+	const size_t n = (size_t)c->cap;
+	if (pol->observe_window > 0) {
+		c->obs = malloc((size_t)c->group * n * sizeof *c->obs);
+		c->orow = malloc(2 * n * sizeof *c->orow);
+		c->ozero = calloc(n, sizeof *c->ozero);
+		if (!c->obs || !c->orow || !c->ozero)
+			return false;
+	}
+	if (pol->ranks_own) {
+		c->rank = malloc(n * sizeof *c->rank);
+		if (!c->rank)
+			return false;
+	}
+	return true;
+}
+
 /* ---- stepping ---------------------------------------------------------- */
+
+/* The L2 norm of the DIM numbers at K: their squares summed in index order
+ * from 0.0, and its square root (policy_cache.key_norm). */
+static double key_norm(const double *k, int dim)
+{
+	double s = 0.0;
+	for (int i = 0; i < dim; i++)
+		s += k[i] * k[i];
+	return sqrt(s);
+}
 
 /*
  * The logits of P's query in LA against every used slot of C, where the key
@@ -238,6 +275,48 @@ static void group_softmax_scores(const struct scene *sc, struct cache *c, int p,
 	f->score[len - 1] = 0.0 + mean[len - 1];
 }
 
+/*
+ * At the prompt's end (F holds positions 0 .. P - 1): for each query head
+ * I of the group, its weights over the positions up to each of the last W
+ * prompt queries (the logit a dot product in index order times the scale,
+ * or the attention row's log; the softmax kernel_softmax_scores'), added
+ * in query order from 0.0 and divided by W, into row I of C->obs
+ * (policy_cache.observed).
+ */
+static void observe_window(const struct scene *sc, struct cache *c, const struct step_state *f,
+                           int w)
+{
+	const int len = f->len;
+	const size_t dim = (size_t)sc->dim;
+	for (int i = 0; i < c->group; i++) {
+		double *o = c->obs + (size_t)i * (size_t)len;
+		for (int j = 0; j < len; j++)
+			o[j] = 0.0;
+		for (int q = len - w; q < len; q++) {
+			double *x = c->orow, max, sum;
+			for (int j = 0; j <= q; j++) {
+				if (sc->mode == SCENE_VECTOR) {
+					const double *qr = c->la[i].q + (size_t)q * dim;
+					const double *kr = sc->k + (size_t)f->pos[j] * dim;
+					double d = 0.0;
+					for (size_t k = 0; k < dim; k++)
+						d += qr[k] * kr[k];
+					x[j] = sc->scale * d;
+				} else {
+					x[j] = log(c->attn[i][scene_attn_offset(q) +
+					                      (size_t)f->pos[j]]);
+				}
+			}
+			/* The scores it writes (zeros + weights) go unread. */
+			kernel_softmax_scores(x, q + 1, &max, &sum, c->ozero, c->orow + c->cap);
+			for (int j = 0; j <= q; j++)
+				o[j] += x[j];
+		}
+		for (int j = 0; j < len; j++)
+			o[j] /= w;
+	}
+}
+
 /* Mark in C's gone what PLAN evicts at step S from F's positions, and say
  * what they lost to. */
 static void follow_plan(const struct layer_plan *plan, int s, const struct step_state *f,
@@ -299,6 +378,8 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		c->hi = slot >= c->hi ? slot + 1 : c->hi;
 		memcpy(c->keys + (size_t)slot * dim, sc->k + (size_t)p * dim,
 		       dim * sizeof *c->keys);
+		if (policies[id]->by_key_norm)
+			c->slot_norm[slot] = key_norm(sc->k + (size_t)p * dim, sc->dim);
 		if (p + PREFETCH_STEPS + KERNEL_LANES < sc->n)
 			prefetch_rows(sc, p + PREFETCH_STEPS);
 	}
@@ -327,14 +408,33 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	if (c->plan) {
 		follow_plan(c->plan, s, f, c->gone, &cut);
 	} else if (s >= sc->prompt) {
-		const struct policy_cache view = {f->len, f->pos, f->score, kw};
+		const double *norm = NULL;
+		if (pol->by_key_norm && c->slot) {
+			for (int j = 0; j < f->len; j++)
+				c->key_norm[j] = c->slot_norm[c->slot[j]];
+			norm = c->key_norm;
+		}
+		struct policy_cache view = {f->len, f->pos, f->score, kw,      norm,
+		                            NULL,   0,      0,        c->rank, sc->view_layer};
+		if (pol->observe_window > 0 && s == sc->prompt) {
+			view.window = policy_snap_window(pol, &e->b);
+			observe_window(sc, c, f, view.window);
+			view.observed = c->obs;
+			view.heads = c->group;
+		}
 		pol->evict(&e->b, &view, c->gone, &cut);
 	}
 	f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
 	if (c->plan)
 		f->cutoff_value = c->plan->cut_w[s];
+	else if (cut < 0)
+		f->cutoff_value = 0.0;
+	else if (pol->by_key_norm)
+		f->cutoff_value = c->key_norm[cut];
+	else if (pol->ranks_own)
+		f->cutoff_value = c->rank[cut];
 	else
-		f->cutoff_value = cut >= 0 ? (pol->by_weight ? kw[cut] : f->score[cut]) : 0.0;
+		f->cutoff_value = pol->by_weight ? kw[cut] : f->score[cut];
 	int kept = 0, n_ev = 0;
 	for (int i = 0; i < f->len;) {
 		const unsigned char *g = memchr(c->gone + i, 1, (size_t)(f->len - i));
@@ -441,6 +541,8 @@ void cache_restore(const struct engine *e, struct cache *c, int t, int len, cons
 		memcpy(c->keys + (size_t)c->slot[i] * (size_t)sc->dim,
 		       sc->k + (size_t)f->kpos[i] * (size_t)sc->dim,
 		       (size_t)sc->dim * sizeof *c->keys);
+		c->slot_norm[c->slot[i]] =
+		        key_norm(sc->k + (size_t)f->kpos[i] * (size_t)sc->dim, sc->dim);
 	}
 	c->hi = len;
 }

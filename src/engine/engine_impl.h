@@ -105,6 +105,15 @@ struct cache {
 	int *free_slot, n_free;
 	int hi; /* slots 0 .. hi - 1 have been used */
 	double *keys;
+	/* The L2 norm of each slot's key row (slot_norm), and entry i's
+	 * (key_norm, for a policy that reads them: policy.by_key_norm). */
+	double *slot_norm, *key_norm;
+	/* A policy with observe_window: the observation window's weights of
+	 * each head of the group (group x cap, policy_cache.observed), a
+	 * query's row and its softmax's scores (2 x cap), the zeros that
+	 * softmax adds to; with ranks_own, the
+	 * values its rule ranks by (cap). */
+	double *obs, *orow, *ozero, *rank;
 	/* Grouped scores (design §2): the GROUP query heads that share this
 	 * cache's key/value head, the view's own at index OWN, each with its
 	 * lookahead (vector scenes) or its attention rows (ATTN, attention
@@ -202,6 +211,11 @@ static inline struct step_state *state_of(const struct cache *c, int step)
 
 /* Steps a cache of CAP entries computes at once in a scene like SC. */
 int cache_ahead_of(const struct scene *sc, int cap);
+
+/* The buffers policy ID's rule needs beyond cache_init's (observed,
+ * rank). False when out of memory. */
+bool cache_init_rule(struct cache *c, enum policy_id id);
+
 /* A cache of CAP entries that computes up to AHEAD steps at once, for
  * the head view SC (its group found through its parent). */
 bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc);

@@ -42,6 +42,8 @@ struct engine_plans *engine_plans_new(const struct scene *sc, const struct polic
 	ps->sc = sc;
 	ps->b = *b;
 	ps->b.plans = NULL;
+	ps->b.prompt = sc->prompt;
+	ps->b.layers = sc->layers;
 	ps->layers = sc->layers > 1 ? sc->layers : 1;
 	ps->plan = calloc((size_t)ps->layers * POLICY_COUNT, sizeof *ps->plan);
 	ps->lock = calloc((size_t)ps->layers, sizeof *ps->lock);
@@ -233,7 +235,8 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		memset(r.gone, 0, (size_t)r.len);
 		int cut = -1;
 		if (s >= sc->prompt) {
-			const struct policy_cache view = {r.len, r.pos, r.score, r.mean};
+			const struct policy_cache view = {r.len, r.pos, r.score, r.mean, NULL,
+			                                  NULL,  0,     0,       NULL,   l};
 			pol->evict(&ps->b, &view, r.gone, &cut);
 		}
 		if (cut >= 0) {

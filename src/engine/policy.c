@@ -148,3 +148,78 @@ int policy_keep_largest(const struct policy_cache *c, int candidates, int keep, 
 		gone[weakest(c, candidates, by_weight, gone)] = 1;
 	return keep > 0 ? weakest(c, candidates, by_weight, gone) : -1;
 }
+
+int policy_snap_window(const struct policy *pol, const struct policy_budget *b)
+{
+	const int w = pol->observe_window;
+	return w < b->prompt ? w : b->prompt;
+}
+
+int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *gone)
+{
+	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
+	if (budget <= win) {
+		for (int i = 0; i < len - budget; i++)
+			gone[i] = 1;
+		return -1;
+	}
+	double *score = c->rank;
+	for (int j = 0; j < older; j++) {
+		double sum = 0.0;
+		for (int h = 0; h < c->heads; h++) {
+			const double *o = c->observed + (size_t)h * (size_t)len;
+			double pool = 0.0;
+			for (int d = j - 2; d <= j + 2; d++)
+				if (d >= 0 && d < older)
+					pool += o[d];
+			sum += pool / 5.0;
+		}
+		score[j] = sum / c->heads;
+	}
+	if (older <= budget - win)
+		return -1;
+	const struct policy_cache view = {.len = len, .pos = c->pos, .score = score, .w = score};
+	return policy_keep_largest(&view, older, budget - win, false, gone);
+}
+
+void policy_snap_words(const struct policy_budget *b, const struct policy_loss *loss,
+                       enum policy_voice voice, struct policy_words *words)
+{
+	if (loss->cutoff_pos >= 0) {
+		words->cutoff_pos = loss->cutoff_pos;
+		if (voice == POLICY_VOICE_BRIEF) {
+			snprintf(words->before, sizeof words->before, "pooled < %.2f ",
+			         loss->cutoff_value);
+			return;
+		}
+		snprintf(words->before, sizeof words->before,
+		         "the prompt's last queries gave it less than the cut-off, %.2f (",
+		         loss->cutoff_value);
+		snprintf(words->after, sizeof words->after, ")");
+	} else if (voice == POLICY_VOICE_BRIEF) {
+		snprintf(words->before, sizeof words->before, "left the window");
+	} else {
+		snprintf(words->before, sizeof words->before,
+		         "only the observation window's %d newest tokens stay",
+		         b->heavy + b->recent);
+	}
+}
+
+int policy_pyramid_budget(const struct policy_budget *b, int layer)
+{
+	const int budget = b->heavy + b->recent, prompt = b->prompt;
+	const int w = prompt < 64 ? prompt : 64, layers = b->layers > 1 ? b->layers : 1;
+	/* KVCache-Factory's PyramidKVCluster.update_kv, with B its
+	 * max_capacity_prompt and beta 20: below twice the selected budget
+	 * every layer keeps B; above it the budgets fall linearly from the
+	 * lowest layer to the highest. */
+	if (budget <= w || prompt < 2 * (budget - w) || layers == 1)
+		return budget;
+	int min_num = (budget - w) / 20, max_num = 2 * (budget - w) - min_num;
+	if (max_num >= prompt - w) {
+		max_num = prompt - w;
+		min_num = 2 * (budget - w) - max_num;
+	}
+	const int steps = (max_num - min_num) / (layers - 1);
+	return max_num - layer * steps + w;
+}

@@ -17,12 +17,15 @@
 #include "h2o/scene.h"
 #include "h2o/text.h"
 
-/* A colour per policy, in the order of POLICIES (Tableau's ten, grey left
- * out: greys are the axes', the grid's and the target's). */
+/* A colour per policy, in the order of POLICIES (Tableau's twenty, the
+ * greys left out: greys are the axes', the grid's and the target's; the
+ * light ones after the dark). */
 static const double palette[][3] = {
-        {0.122, 0.467, 0.706}, {0.839, 0.153, 0.157}, {0.173, 0.627, 0.173},
-        {1.000, 0.498, 0.055}, {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294},
-        {0.890, 0.467, 0.761}, {0.737, 0.741, 0.133}, {0.090, 0.745, 0.812},
+        {0.122, 0.467, 0.706}, {0.839, 0.153, 0.157}, {0.173, 0.627, 0.173}, {1.000, 0.498, 0.055},
+        {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294}, {0.890, 0.467, 0.761}, {0.737, 0.741, 0.133},
+        {0.090, 0.745, 0.812}, {0.682, 0.780, 0.910}, {1.000, 0.733, 0.471}, {0.596, 0.875, 0.541},
+        {1.000, 0.596, 0.588}, {0.773, 0.690, 0.835}, {0.769, 0.612, 0.580}, {0.969, 0.714, 0.824},
+        {0.859, 0.859, 0.553}, {0.620, 0.855, 0.898},
 };
 #define PALETTE_SIZE ((int)(sizeof palette / sizeof palette[0]))
 

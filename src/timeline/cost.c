@@ -18,14 +18,19 @@
 #define TRACE_BYTES_PER_NUMBER 15.0
 
 /* Positions attended over one head SC with budget B: the full cache's t
- * at step t, each cache that evicts min(t, B + 1). */
+ * at step t; added over the other caches, min(t, B + 1) each, and at most
+ * t for one that grows after the prompt (policy.grows). */
 static void attended(const struct scene *sc, const struct policy_budget *b, double *full,
                      double *evicting)
 {
 	const double n = sc->n;
 	const double cap = engine_cache_cap(sc, b);
 	*full = n * (n + 1) / 2;
-	*evicting = cap * (cap + 1) / 2 + (n - cap) * cap;
+	*evicting = 0;
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (p != POLICY_FULL)
+			*evicting +=
+			        policies[p]->grows ? *full : cap * (cap + 1) / 2 + (n - cap) * cap;
 }
 
 /* Multiply-adds of every policy over one head SC with budget B. */
@@ -35,7 +40,7 @@ static double head_madds(const struct scene *sc, const struct policy_budget *b)
 	const double per = sc->v ? 2 * dim : dim; /* logits, and outputs */
 	double full, evicting;
 	attended(sc, b, &full, &evicting);
-	return per * (full + (POLICY_COUNT - 1) * evicting);
+	return per * (full + evicting);
 }
 
 /* Numbers the trace prints for one head SC: positions, weights and scores
@@ -45,7 +50,7 @@ static double head_trace_numbers(const struct scene *sc, const struct policy_bud
 	double full, evicting;
 	attended(sc, b, &full, &evicting);
 	const double out = sc->v ? (double)sc->n * sc->dim * POLICY_COUNT : 0;
-	return 3 * (full + (POLICY_COUNT - 1) * evicting) + out;
+	return 3 * (full + evicting) + out;
 }
 
 /* Budget TOTAL of a sweep. What a run costs depends on B only, not on

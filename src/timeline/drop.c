@@ -68,8 +68,13 @@ static int evict_step(const struct llama_config *cfg, struct run_state *st, int 
 				score[j] += mean[j];
 			if (s < prompt || layer_wide)
 				continue;
-			const struct policy_cache view = {len, llama_run_positions(st->run, l, g),
-			                                  score, mean};
+			/* No key norms, observation window or ranks here: the
+			 * policies that read them fall back (policy.h). */
+			const struct policy_cache view = {.len = len,
+			                                  .pos = llama_run_positions(st->run, l, g),
+			                                  .score = score,
+			                                  .w = mean,
+			                                  .layer = l};
 			int cut;
 			memset(gone, 0, (size_t)len);
 			pol->evict(b, &view, gone, &cut);
@@ -94,8 +99,11 @@ static int evict_step(const struct llama_config *cfg, struct run_state *st, int 
 		}
 		for (int j = 0; j < len0; j++)
 			lmean[j] /= cfg->n_heads;
-		const struct policy_cache view = {len0, llama_run_positions(st->run, l, 0),
-		                                  st->score[l * cfg->n_kv_heads], lmean};
+		const struct policy_cache view = {.len = len0,
+		                                  .pos = llama_run_positions(st->run, l, 0),
+		                                  .score = st->score[l * cfg->n_kv_heads],
+		                                  .w = lmean,
+		                                  .layer = l};
 		int cut;
 		memset(gone, 0, (size_t)len0);
 		pol->evict(b, &view, gone, &cut);
@@ -314,8 +322,9 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		const int total = budgets[i];
 		int heavy = (int)floor(total * heavy_share + 1e-9);
 		heavy = heavy < 0 ? 0 : heavy > total ? total : heavy;
-		const struct policy_budget b = {heavy, total - heavy,
-		                                policy_sinks_for(sinks, total), n, NULL};
+		const struct policy_budget b = {
+		        heavy, total - heavy, policy_sinks_for(sinks, total), n,
+		        NULL,  prompt,        llama_model_config(m)->n_layers};
 		out->budgets[i] = total;
 		if (drop_measure(m, tokens, n, given, prompt, &b, (1u << POLICY_COUNT) - 1u,
 		                 &out->runs[i], err) != 0) {

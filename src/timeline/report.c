@@ -477,6 +477,8 @@ struct policy_budget report_sweep_budget(const struct scene *sc, int total,
 	        .recent = total - heavy,
 	        .sinks = policy_sinks_for(sinks, total),
 	        .n = sc->n,
+	        .prompt = sc->prompt,
+	        .layers = sc->layers,
 	};
 }
 

@@ -123,9 +123,9 @@ static void choose_intervals(struct timeline *tl, double fixed)
 	double budget = MEMORY_FACTOR * scene_bytes(sc) - fixed;
 	budget = budget > MIN_SNAPSHOT_BYTES ? budget : MIN_SNAPSHOT_BYTES;
 	/* A snapshot of the caches that evict: B + 1 positions and scores
-	 * each (fewer while they fill). */
-	const double cap = engine_cache_cap(sc, &tl->b);
-	const double snap = (POLICY_COUNT - 1) * (cap * (sizeof(int) + sizeof(double)) + 64);
+	 * each (fewer while they fill; the scene for one that grows). */
+	const double caps = engine_caches_cap(sc, &tl->b);
+	const double snap = caps * (sizeof(int) + sizeof(double)) + (POLICY_COUNT - 1) * 64;
 	double every = ceil(n * snap / (budget * EVICTING_SHARE));
 	every = every < 1 ? 1 : every > n ? n : every;
 	/* The full cache's scores at steps k, 2k, ...: n^2 / (2k) numbers. */
@@ -338,12 +338,12 @@ double timeline_predict_memory(const struct scene *sc, const struct policy_budge
 	struct timeline tl = {.sc = sc, .b = *b};
 	choose_intervals(&tl, fixed);
 	/* The snapshots the intervals give: the caches that evict every
-	 * `every` steps (at most B + 1 entries each), the full cache's t
+	 * `every` steps (at most B + 1 entries each, the scene for one that grows), the full cache's t
 	 * scores every `full_every` steps. */
-	const double cap = engine_cache_cap(sc, b);
+	const double caps = engine_caches_cap(sc, b);
 	const double snaps = floor(n / tl.every) + 1, full = floor(n / tl.full_every);
 	double bytes = fixed + 2 * (snaps + 1) * sizeof(void *);
-	bytes += snaps * (POLICY_COUNT - 1) * (cap * (sizeof(int) + sizeof(double)) + 64);
+	bytes += snaps * (caps * (sizeof(int) + sizeof(double)) + (POLICY_COUNT - 1) * 64);
 	bytes += tl.full_every * full * (full + 1) / 2 * sizeof(double);
 	/* And the engine that builds it, while it does. */
 	return bytes + engine_predict_memory(sc, b, ENGINE_ALL_POLICIES, 0);

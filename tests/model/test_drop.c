@@ -66,7 +66,8 @@ static const unsigned all = (1u << POLICY_COUNT) - 1u;
 
 static struct policy_budget budget(int heavy, int recent)
 {
-	return (struct policy_budget){heavy, recent, policy_default_sinks(heavy + recent), 0, NULL};
+	return (struct policy_budget){heavy, recent, policy_default_sinks(heavy + recent), 0, NULL,
+	                              0,     0};
 }
 
 static void test_no_eviction_is_the_full_cache(void **state)
@@ -99,6 +100,8 @@ static void test_small_budget_hurts(void **state)
 	assert_memory_equal(r.p[POLICY_H2O].logprob, r.p[POLICY_FULL].logprob, 8 * sizeof(double));
 	const double full = drop_perplexity(&r, POLICY_FULL, 0, f->n - 1);
 	for (int p = 1; p < POLICY_COUNT; p++) {
+		if (policies[p]->grows) /* without a prompt it keeps every token */
+			continue;
 		const double ppl = drop_perplexity(&r, (enum policy_id)p, 0, f->n - 1);
 		assert_true(ppl > full);
 		assert_true(drop_first_change(&r, (enum policy_id)p) >= 8);

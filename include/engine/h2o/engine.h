@@ -124,6 +124,17 @@ const double *engine_scores(const struct engine *e, enum policy_id p);
  * than the budget, or the whole prompt, and never more than the scene. */
 int engine_cache_cap(const struct scene *scene, const struct policy_budget *b);
 
+/* The most entries policy P's cache holds in SCENE under B:
+ * engine_cache_cap, or the whole scene for a policy that keeps every token
+ * after the prompt's end (policy.grows). */
+int engine_policy_cap(const struct scene *scene, const struct policy_budget *b, enum policy_id p);
+
+/* What the caches of every policy but the full cache hold at most, added,
+ * taken over the scene's steps: engine_cache_cap for those that evict, and
+ * for one that grows its mean, halfway from engine_cache_cap to the whole
+ * scene (the size of their snapshots, on average). */
+double engine_caches_cap(const struct scene *scene, const struct policy_budget *b);
+
 /* The logit of query position Q against key position J under the scene's
  * mode (scale * q.k, or ln of the given attention). The timeline uses it
  * to recompute a past step's weights exactly as the engine did. */

@@ -21,12 +21,17 @@
  * struct policy it defines (policy_NAME). The order is the order of the
  * report's rows, of the trace's keys after h2o and full, and of the
  * compare key's cycle. */
-#define POLICIES(X)             \
-	X(FULL, full)           \
-	X(H2O, h2o)             \
-	X(WINDOW, window)       \
-	X(STREAMING, streaming) \
-	X(TOVA, tova)           \
+#define POLICIES(X)                     \
+	X(FULL, full)                   \
+	X(H2O, h2o)                     \
+	X(WINDOW, window)               \
+	X(STREAMING, streaming)         \
+	X(TOVA, tova)                   \
+	X(KNORM, knorm)                 \
+	X(SNAPKV, snapkv)               \
+	X(SNAPKV_WINDOW, snapkv_window) \
+	X(PYRAMIDKV, pyramidkv)         \
+	X(OBSERVED, observed)           \
 	POLICIES_TEST(X)
 
 /* The test build of tests/meson.build adds the toy policy of
@@ -55,15 +60,39 @@ struct policy_budget {
 	 * shared by its heads' engines (plan.h), or NULL: an engine then makes
 	 * its own. */
 	struct engine_plans *plans;
+	int prompt; /* the scene's prompt P (design §2), 0 for none */
+	int layers; /* the scene's layers (PyramidKV's schedule), 0 for one */
 };
 
 /* A cache as a policy sees it at eviction time: ascending positions, the
- * scores after this step's update and this step's weights. */
+ * scores after this step's update and this step's weights; for a policy
+ * with by_key_norm, the L2 norm of each entry's key row (the square root
+ * of its squares summed in index order from 0.0), or NULL in an attention
+ * scene, which has no keys. */
 struct policy_cache {
 	int len;
 	const int *pos;
 	const double *score;
 	const double *w;
+	const double *key_norm;
+	/* For a policy with observe_window, at the prompt's end only (else
+	 * NULL): the observation window's attention. Row h (h < heads, the
+	 * query heads of the group in order) at observed + h * len holds, for
+	 * each entry, query head h's weight on it averaged over the last
+	 * WINDOW prompt queries (positions P - WINDOW .. P - 1, each with its
+	 * softmax over the positions up to its own, summed in query order
+	 * from 0.0 and divided by WINDOW; 0 where a query comes before the
+	 * entry). At the prompt's end the cache holds positions 0 .. P - 1. */
+	const double *observed;
+	int heads, window;
+	/* Where a policy with ranks_own writes, for each entry, the value it
+	 * ranked it by: the cut-off's is the step's cut-off value. */
+	double *rank;
+	/* A caller may leave key_norm, observed and rank NULL (a model run
+	 * that has none of them): key norm then keeps the B newest, SnapKV and
+	 * PyramidKV keep everything, the bounded SnapKV keeps the B newest and
+	 * ObservedAttention still ranks (without a cut-off value). */
+	int layer; /* the cache's layer, from 0 */
 };
 
 /* Where a kept position sits: a policy has up to two regions, drawn as
@@ -110,6 +139,19 @@ struct policy {
 	/* What the cut-off is compared on: the score (false) or this step's
 	 * weight (true). */
 	bool by_weight;
+	/* The rule reads the key norms (policy_cache.key_norm), and its
+	 * cut-off value is the cut-off's key norm. */
+	bool by_key_norm;
+	/* How many of the prompt's last queries the rule reads at the
+	 * prompt's end (policy_cache.observed), capped by the prompt; 0 for
+	 * none. */
+	int observe_window;
+	/* The rule ranks by a value of its own (policy_cache.rank), which is
+	 * the cut-off value. */
+	bool ranks_own;
+	/* After the prompt's end the cache keeps every new token: it holds up
+	 * to policy_capacity's bound, as its regions' budgets add. */
+	bool grows;
 	/* The rule decides for a whole layer: its policy_cache holds the
 	 * positions every key/value head of the layer shares, and the weights
 	 * averaged over all the layer's query heads (plan.h). Otherwise it
@@ -172,5 +214,52 @@ int policy_pair_decimals(double x, double other);
  * as it takes to tell them apart. */
 void policy_word_cutoff(const struct policy_loss *loss, bool by_weight, enum policy_voice voice,
                         struct policy_words *words);
+
+/* SnapKV's window for budget B: the policy's observe_window capped by the
+ * prompt (b->prompt). */
+int policy_snap_window(const struct policy *pol, const struct policy_budget *b);
+
+/* SnapKV's choice at the prompt's end (C->observed set), down to BUDGET
+ * entries: each entry before the window (the last c->window) scored by
+ * its heads' observed weights, smoothed along the positions by an average
+ * pool of kernel 5 (zero padding: each sum of five, in position order from
+ * 0.0, divided by 5), then averaged over the heads (summed in head order
+ * from 0.0); the window stays, with the BUDGET - window highest scored
+ * before it (a tie keeps the lower position). A budget no larger than the
+ * window keeps its BUDGET newest. Writes the scores into c->rank; returns
+ * the cut-off, or -1. */
+int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *gone);
+
+/* PyramidKV's budget for layer LAYER at the prompt's end under B: the
+ * positions it keeps there, its window's included (design §2,
+ * docs/policies.md: KVCache-Factory's schedule). */
+int policy_pyramid_budget(const struct policy_budget *b, int layer);
+
+/* SnapKV's words for LOSS at the prompt's end: below the cut-off's pooled
+ * attention ("pooled < 0.12 "), or, with a budget no larger than the
+ * window, outside its newest B. */
+void policy_snap_words(const struct policy_budget *b, const struct policy_loss *loss,
+                       enum policy_voice voice, struct policy_words *words);
+
+/* SnapKV's window for budget B: the policy's observe_window capped by the
+ * prompt (b->prompt). */
+int policy_snap_window(const struct policy *pol, const struct policy_budget *b);
+
+/* SnapKV's choice at the prompt's end (C->observed set), down to BUDGET
+ * entries: each entry before the window (the last c->window) scored by
+ * its heads' observed weights, smoothed along the positions by an average
+ * pool of kernel 5 (zero padding: each sum of five, in position order from
+ * 0.0, divided by 5), then averaged over the heads (summed in head order
+ * from 0.0); the window stays, with the BUDGET - window highest scored
+ * before it (a tie keeps the lower position). A budget no larger than the
+ * window keeps its BUDGET newest. Writes the scores into c->rank; returns
+ * the cut-off, or -1. */
+int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *gone);
+
+/* SnapKV's words for LOSS at the prompt's end: below the cut-off's pooled
+ * attention ("pooled < 0.12 "), or, with a budget no larger than the
+ * window, outside its newest B. */
+void policy_snap_words(const struct policy_budget *b, const struct policy_loss *loss,
+                       enum policy_voice voice, struct policy_words *words);
 
 #endif

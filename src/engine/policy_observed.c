@@ -1,0 +1,95 @@
+/*
+ * policy_observed: kvpress' ObservedAttentionPress
+ * (kvpress/presses/observed_attention_press.py), related to H2O (Zhang et
+ * al., arXiv 2306.14048). At the prompt's end a position's score is the
+ * attention the prompt's queries gave it, summed over them (the column sum
+ * of the prompt's causal attention, averaged over the key/value group),
+ * divided by the number of queries that saw it (P - pos); the B highest
+ * stay, with no recent window, a tie keeping the lower position. During
+ * decoding it keeps every new token, as kvpress does.
+ */
+#include "h2o/policy.h"
+
+#include <stdio.h>
+
+/* The mean of entry J: its score over the P - pos queries that saw it. */
+static double mean_of(const struct policy_cache *c, int j, int p)
+{
+	return c->score[j] / (double)(p - c->pos[j]);
+}
+
+/* policy_keep_largest on the means, computed as it goes. */
+static int keep_largest_mean(const struct policy_cache *c, int keep, int p, unsigned char *gone)
+{
+	int weakest = -1;
+	for (int r = c->len - keep; r >= 0; r--) {
+		weakest = -1;
+		for (int j = 0; j < c->len; j++)
+			if (!gone[j] && (weakest < 0 || mean_of(c, j, p) <= mean_of(c, weakest, p)))
+				weakest = j;
+		if (r > 0)
+			gone[weakest] = 1;
+	}
+	return keep > 0 ? weakest : -1;
+}
+
+static void observed_evict(const struct policy_budget *b, const struct policy_cache *c,
+                           unsigned char *gone, int *cutoff)
+{
+	*cutoff = -1;
+	const int budget = b->heavy + b->recent, p = b->prompt;
+	/* Only at the prompt's end: the step that appended position P - 1. */
+	if (p < 1 || c->len <= budget || c->pos[c->len - 1] != p - 1)
+		return;
+	if (!c->rank) /* a caller without the buffer: the means one by one */
+		*cutoff = keep_largest_mean(c, budget, p, gone);
+	else {
+		for (int j = 0; j < c->len; j++)
+			c->rank[j] = c->score[j] / (double)(p - c->pos[j]);
+		const struct policy_cache view = {.len = c->len, .pos = c->pos, .score = c->rank};
+		*cutoff = policy_keep_largest(&view, c->len, budget, false, gone);
+	}
+}
+
+/* The prompt's kept (at most B of it), and every token after it. */
+static int observed_region_budget(const struct policy_budget *b, enum policy_region r)
+{
+	const int budget = b->heavy + b->recent;
+	const int kept = budget < b->prompt ? budget : b->prompt;
+	return r == POLICY_REGION_OLD ? kept : (b->n > b->prompt ? b->n - b->prompt : 0);
+}
+
+static enum policy_region observed_region(const struct policy_budget *b, int t, int pos)
+{
+	(void)t;
+	return pos < b->prompt ? POLICY_REGION_OLD : POLICY_REGION_RECENT;
+}
+
+static void observed_word_loss(const struct policy_budget *b, const struct policy_loss *loss,
+                               enum policy_voice voice, struct policy_words *words)
+{
+	(void)b;
+	words->cutoff_pos = loss->cutoff_pos;
+	if (voice == POLICY_VOICE_BRIEF) {
+		snprintf(words->before, sizeof words->before, "mean < %.2f ", loss->cutoff_value);
+		return;
+	}
+	snprintf(words->before, sizeof words->before,
+	         "its mean attention over the prompt is below the cut-off, %.2f (",
+	         loss->cutoff_value);
+	snprintf(words->after, sizeof words->after, ")");
+}
+
+const struct policy policy_observed = {
+        .name = "observed",
+        .title = "OBSERVED ATTENTION",
+        .about = "at the prompt's end keeps the B largest mean attentions (column sums over "
+                 "the queries that saw them); then every new token",
+        .region_name = {"PROMPT KEPT", "NEW"},
+        .region_budget = observed_region_budget,
+        .evict = observed_evict,
+        .region = observed_region,
+        .ranks_own = true,
+        .grows = true,
+        .word_loss = observed_word_loss,
+};
