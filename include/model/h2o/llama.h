@@ -78,6 +78,9 @@ struct llama_run;
 /* Load the checkpoint at PATH (a regular file, read whole into memory the
  * model owns). 0 and *OUT on success; -1 with ERR filled on failure. */
 int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MAX]);
+/* The same from the open file FD, read from its start; FD stays the
+ * caller's (a loader that checked which file it opened reads that one). */
+int llama_load_fd(int fd, struct llama_model **out, char err[LLAMA_ERR_MAX]);
 /* The same from LEN bytes at DATA, which the model does not keep. */
 int llama_load_bytes(const void *data, size_t len, struct llama_model **out,
                      char err[LLAMA_ERR_MAX]);
