@@ -60,10 +60,19 @@ void scene_model_done(struct plan *p)
 	p->model = NULL;
 }
 
-/* The model's layout against what a scene may hold; MSG says why not. */
-static int check_shape(const struct llama_config *c, char *msg, size_t size)
+/* The model's layout against what a scene may hold, and the memory its
+ * run takes; MSG says why not. */
+static int check_shape(const struct llama_model *m, char *msg, size_t size)
 {
-	if (c->head_size > SCENE_MAX_DIM)
+	const struct llama_config *c = llama_model_config(m);
+	const size_t run = llama_run_bytes(m), mib = 1024 * 1024;
+	if (run > (size_t)SCENE_MAX_MODEL_RUN_BYTES)
+		snprintf(msg, size,
+		         "a run of the model takes %zu MiB (%d layers x %d key/value heads of "
+		         "seq_len %d slots), more than the %ld MiB a model scene allows",
+		         (run + mib - 1) / mib, c->n_layers, c->n_kv_heads, c->seq_len,
+		         SCENE_MAX_MODEL_RUN_BYTES / (long)mib);
+	else if (c->head_size > SCENE_MAX_DIM)
 		snprintf(msg, size,
 		         "head size %d (dim %d / %d heads), more than the %d a scene allows",
 		         c->head_size, c->dim, c->n_heads, SCENE_MAX_DIM);
@@ -325,7 +334,7 @@ static int open_model(const struct loader *ld, struct plan *p, char *shown, size
 	if ((p->model->model_path = strdup(path)) == NULL)
 		return scene_fail_nomem(ld);
 	const struct llama_config *c = llama_model_config(p->model->model);
-	if (check_shape(c, msg, sizeof msg) != 0)
+	if (check_shape(p->model->model, msg, sizeof msg) != 0)
 		return scene_fail_value(ld, &w, "%s: %s", shown, msg);
 	if (check_given(ld, p, R_DIM, c->head_size, "head size (dim)", shown) != 0 ||
 	    check_given(ld, p, R_LAYERS, c->n_layers, "layers", shown) != 0 ||
@@ -537,7 +546,7 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 		goto done;
 	}
 	const struct llama_config *c = llama_model_config(mp->model);
-	if (check_shape(c, msg, sizeof msg) != 0) {
+	if (check_shape(mp->model, msg, sizeof msg) != 0) {
 		scene_fail_file(err, a->model, "%s", msg);
 		goto done;
 	}

@@ -319,7 +319,7 @@ static void fuzz_checkpoint(const uint8_t *data, size_t size)
 	const struct llama_config *c = llama_model_config(m);
 	const double work = (double)c->n_layers * c->dim * (c->dim + c->hidden_dim) +
 	                    (double)c->vocab_size * c->dim;
-	if (work <= 1e6) {
+	if (work <= 1e6 && llama_run_bytes(m) <= ((size_t)64 << 20)) {
 		llama_set_threads(m, LLAMA_THREADS_ONE);
 		const int n = c->seq_len < 4 ? c->seq_len : 4;
 		const size_t qn = (size_t)c->n_layers * c->n_heads * n * c->head_size;

@@ -99,6 +99,9 @@ void llama_set_threads(struct llama_model *m, enum llama_threads mode);
 /* A run of M with empty caches, M to outlive it; NULL when out of memory.
  * Its caches hold up to seq_len slots per layer and key/value head. */
 struct llama_run *llama_run_new(const struct llama_model *m);
+/* The bytes llama_run_new takes for a run of M (its caches hold seq_len
+ * slots each, whatever the run will use): to refuse a model before. */
+size_t llama_run_bytes(const struct llama_model *m);
 void llama_run_free(struct llama_run *r);
 /* Empty every cache: the next step may start again at any position. */
 void llama_run_reset(struct llama_run *r);

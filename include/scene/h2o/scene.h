@@ -36,6 +36,9 @@
 /* The bytes of a model scene's text (its tokens are bounded by the
  * model's context, seq_len, besides). */
 #define SCENE_MAX_MODEL_TEXT_BYTES (1024 * 1024)
+/* The memory a model scene's run of its model may take (its caches are
+ * sized for the model's whole context, seq_len). */
+#define SCENE_MAX_MODEL_RUN_BYTES (2048L * 1024 * 1024)
 /* The largest number of query heads in a layer, of layers, and of query
  * heads in all (layers x heads). */
 #define SCENE_MAX_HEADS       64
