@@ -15,7 +15,9 @@
 # "a", "b", " a", "ab" (no byte pieces, so "c" cannot be encoded). Every
 # other file breaks one rule src/model/llama.c or tokenizer.c must catch;
 # tests/bad/model_*.json name them (a scene names files in its own folder
-# or below). POSIX sh and printf only: every machine writes the same bytes.
+# or below). hostile_tok.bin has pieces a terminal must never see raw, for
+# the model scene hostile.json beside it (the hostile suite). POSIX sh and
+# printf only: every machine writes the same bytes.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -114,6 +116,21 @@ pieces() {
 { i32 6; pieces | head -c 67; } >"$out/tok_few.bin"
 # Nine pieces for eight.
 { i32 6; pieces; piece 1 "c"; } >"$out/tok_many.bin"
+# Pieces a terminal must never see raw (an escape sequence for <unk>, BEL,
+# the C1 CSI, bytes that are not UTF-8, wide characters): the tiny model
+# samples them all (tests/bad/model/hostile.json, the hostile suite).
+esc=$(printf '\033')
+{
+	i32 16
+	piece 5 "$esc[31m"
+	piece 5 "$nl<s>$nl"
+	piece 6 "$nl</s>$nl"
+	piece 1 " "
+	piece 4 "$(printf '\007bel')"
+	piece 4 "$(printf '\302\2332J')"
+	piece 2 "$(printf '\377\376')"
+	piece 13 "$(printf 'w\347\225\214\347\225\214\347\225\214\347\225\214')"
+} >"$out/hostile_tok.bin"
 # Shorter than its 4-byte header.
 printf '\006\000\000' >"$out/tok_truncated.bin"
 # The last piece says 5 bytes, and 2 are left.
