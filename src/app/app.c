@@ -240,6 +240,7 @@ void app_done(struct app *app)
 {
 	free_timelines(app, app->tls, app->pool, app->b.plans);
 	app->b.plans = NULL;
+	app_model_done(app);
 	free(app->views);
 	app->pool = NULL;
 	free(app->list.pos);
@@ -303,6 +304,11 @@ static void rebudget(struct app *app, int heavy, int recent)
 	app->was_building = app->background;
 	app->build_began = app->clock = seconds_now();
 	go(app, app->goal >= 0 ? app->goal : app->step);
+	if (app_model_measure(app) != 0) {
+		snprintf(app->notice, sizeof app->notice,
+		         "out of memory: the model's figures are still the old budgets'");
+		return;
+	}
 	snprintf(app->notice, sizeof app->notice, "budgets now heavy %d + recent %d: recomputed",
 	         heavy, recent);
 }
@@ -689,6 +695,16 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		break;
 	case ACT_MAP:
 		app->map = !app->map;
+		app->model_view = false;
+		break;
+	case ACT_MODEL:
+		if (!app->drop) {
+			snprintf(app->notice, sizeof app->notice,
+			         "no model here: t shows a model scene's text and perplexity");
+			break;
+		}
+		app->model_view = !app->model_view;
+		app->map = false;
 		break;
 	case ACT_LESSON_NEXT:
 		lesson_by(app, +1);

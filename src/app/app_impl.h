@@ -22,4 +22,9 @@ void app_go_position(struct app *app, long pos);
  * timeline: the caller seeks the shown head's after it. */
 void app_overview_settle(struct app *app);
 
+/* app_model.c: the real drop at the app's budgets, again (0, or -1 out of
+ * memory, the old one kept); and everything of a model freed. */
+int app_model_measure(struct app *app);
+void app_model_done(struct app *app);
+
 #endif

@@ -615,7 +615,9 @@ void view_draw(const struct app *app, struct frame *f)
 	        {panel_cache_draw, {0, middle_top, f->cols, cache_h}},
 	        {panel_plot_draw, {0, middle_top + cache_h, f->cols, plot_h}},
 	        /* The heat rows (or the map) draw their rule, with the legend. */
-	        {app->map ? panel_map_draw : panel_heat_draw,
+	        {app->map                       ? panel_map_draw
+	         : app->model_view && app->drop ? panel_model_draw
+	                                        : panel_heat_draw,
 	         {0, heat_top - 1, f->cols, heat_h + 1}},
 	        {panel_lesson_draw, {0, middle_end, f->cols, lesson_h}},
 	        {panel_story_draw, {0, f->rows - 3, f->cols, 1}},

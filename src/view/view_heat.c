@@ -161,9 +161,11 @@ static void find_pins(const struct view *v, struct heat_cols *h)
 		}
 		if (w < PIN_WEIGHT)
 			continue;
-		int at = h->pins < MAX_PINS ? h->pins++ : MAX_PINS - 1;
-		if (at == MAX_PINS - 1 && h->pins == MAX_PINS && best[at] >= w)
+		/* A free slot, or (all taken) the weakest one's, if W beats it. */
+		const bool full = h->pins == MAX_PINS;
+		if (full && best[MAX_PINS - 1] >= w)
 			continue;
+		int at = full ? MAX_PINS - 1 : h->pins++;
 		for (; at > 0 && best[at - 1] < w; at--) {
 			best[at] = best[at - 1];
 			h->pin[at] = h->pin[at - 1];

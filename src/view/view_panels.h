@@ -41,7 +41,8 @@ panel_draw_fn panel_inspect_draw;  /* the selected token, beside the H2O heat */
 panel_draw_fn panel_overview_draw; /* every head at a glance */
 panel_draw_fn panel_help_draw;     /* the help overlay, over everything */
 
-panel_draw_fn panel_map_draw; /* every position at once: what each cache keeps (M) */
+panel_draw_fn panel_map_draw;   /* every position at once: what each cache keeps (M) */
+panel_draw_fn panel_model_draw; /* a model scene's text and perplexity (t) */
 /* The rows below its rule the map of V fills, COLS wide, in ROWS rows (its
  * bands come five rows each, so it may leave some), or when ROWS < 0 the
  * rows it would like: one position a cell. */

@@ -23,7 +23,10 @@
 #include "h2o/engine.h"
 #include "h2o/policy.h"
 
+struct drop_result;
 struct lessons;
+struct llama_model;
+struct llama_tokenizer;
 struct scene;
 struct timeline;
 
@@ -65,6 +68,7 @@ struct timeline;
 	X(LAYER_PREV, "previous layer, the same head")       \
 	X(OVERVIEW, "layers x heads grid: arrows, Enter")    \
 	X(MAP, "cache map: every position, what each keeps") \
+	X(MODEL, "the model's text: what eviction costs it") \
 	X(LESSON_NEXT, "next lesson: opens its scene")       \
 	X(LESSON_PREV, "previous lesson")                    \
 	X(LESSON, "lesson text: show / hide")                \
@@ -133,6 +137,7 @@ enum app_action {
 	X('K', LAYER_PREV)        \
 	X('o', OVERVIEW)          \
 	X('M', MAP)               \
+	X('t', MODEL)             \
 	X('.', LESSON_NEXT)       \
 	X(',', LESSON_PREV)       \
 	X('e', LESSON)            \
@@ -262,6 +267,17 @@ struct app {
 	 * (timeline_seek_lite of tl) and its record (NULL at step 0), and the
 	 * list of the leading policy (app_lead) at that step. Every update
 	 * function refreshes them, so that drawing changes nothing. */
+	/* A model scene (app_set_model): the model, each vocabulary id's text,
+	 * the text's token ids, and the real drop at the current budgets (the
+	 * model run once per policy, every layer evicted: drop.h); the model
+	 * panel (t) in place of the heat rows. NULL without a model. */
+	const struct llama_model *model;
+	char **vocab;
+	int vocab_size;
+	const int *tokens;
+	bool generate;
+	struct drop_result *drop;
+	bool model_view;
 	const struct engine *shown;
 	const struct step_record *shown_rec;
 	struct app_list list;
@@ -295,6 +311,14 @@ bool app_building(const struct app *app);
 /* Put APP on the lesson path LESSONS (which outlives it) at lesson INDEX,
  * the scene it shows: . and , then open the next and previous lessons. */
 void app_set_lessons(struct app *app, const struct lessons *lessons, int index);
+
+/* A model scene: M (with tokenizer T, for its pieces' text) ran over the
+ * scene's TOKENS (its ids, scene->n of them; after the prompt its own
+ * greedy choices when GENERATE), and the real drop is computed now and at
+ * every budget change. M, T and TOKENS must outlive the app. Returns -1
+ * when out of memory (the app then has no model). */
+int app_set_model(struct app *app, const struct llama_model *m, const struct llama_tokenizer *t,
+                  const int *tokens, bool generate);
 
 void app_done(struct app *app);
 

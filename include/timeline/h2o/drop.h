@@ -1,0 +1,116 @@
+/*
+ * drop: what eviction does to the model itself (the real drop).
+ *
+ * A trace scene shows each head's local picture: the policies evict from
+ * caches whose queries, keys and values all come from the full cache's
+ * forward pass. The real drop runs the model once per policy, and every
+ * layer and key/value head of that run keeps only what the policy keeps:
+ * the attention at layer l and step t is computed over that policy's
+ * cache, its output feeds layer l + 1, and so the policy's own hidden
+ * states, logits and next token follow. The rules are design §2's, driven
+ * by the run's own attention weights (the floats that multiplied the value
+ * rows, as doubles): each cache's score adds the mean of its group's
+ * weights, TOVA weighs the mean over all the layer's query heads and keeps
+ * the same positions in every key/value head of the layer, nothing goes
+ * before the prompt's end, and then each rule runs once over the prompt
+ * and once per step. With a budget that never evicts, every policy's
+ * logits are the full cache's, bit for bit (the runs are the same
+ * arithmetic: llama.h).
+ *
+ * Teacher-forced: every run is fed the text's tokens, and the figures are
+ * each run's log-probability of the text's next token. Generating: after
+ * the prompt each run is fed its own greedy choice, so the continuations
+ * part where the policy changed the model's mind.
+ */
+#ifndef H2O_DROP_H
+#define H2O_DROP_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "h2o/policy.h"
+
+struct llama_model;
+
+#define DROP_ERR_MAX 256
+
+/* One policy's run over the text. */
+struct drop_policy {
+	bool ran;
+	/* logprob[t]: ln p(token t + 1 | tokens 0 .. t) after step t + 1, the
+	 * natural log of its softmax in double; t = 0 .. n - 2. */
+	double *logprob;
+	/* top[t]: the run's most likely next token after step t + 1 (the
+	 * lower id on a tie); t = 0 .. n - 1. */
+	int *top;
+	double *top_logprob; /* ln p of top[t] */
+	/* Generating: the tokens this run was fed, n of them (the prompt's,
+	 * then its own choices); NULL when teacher-forced. */
+	int *fed;
+};
+
+struct drop_result {
+	int n, prompt;
+	bool generate; /* after the prompt, each run follows its own choices */
+	struct policy_budget budget;
+	struct drop_policy p[POLICY_COUNT];
+};
+
+/*
+ * Run model M over the N tokens TOKENS (N at most its context) once per
+ * policy of MASK (the full cache included when asked) under budget B, with
+ * a prompt of PROMPT tokens; GENERATE as above (TOKENS then gives the
+ * prompt, and n - prompt more are generated). 0 and *OUT filled, or -1
+ * with ERR filled (out of memory, a token out of range).
+ */
+int drop_measure(const struct llama_model *m, const int *tokens, int n, int prompt, bool generate,
+                 const struct policy_budget *b, unsigned mask, struct drop_result *out,
+                 char err[DROP_ERR_MAX]);
+void drop_result_free(struct drop_result *r);
+
+/* Perplexity of policy P's run over the predictions FROM .. TO - 1 (of
+ * logprob), exp of minus their mean; 1 when the range is empty. */
+double drop_perplexity(const struct drop_result *r, enum policy_id p, int from, int to);
+
+/* The first prediction (0 .. n - 1) where policy P's top token differs
+ * from the full cache's, or -1 when they agree throughout. */
+int drop_first_change(const struct drop_result *r, enum policy_id p);
+
+/* The share of predictions FROM .. TO - 1 where policy P's top token is the
+ * full cache's. */
+double drop_agreement(const struct drop_result *r, enum policy_id p, int from, int to);
+
+/*
+ * The real drop as a table (or one JSON object when JSON): per policy the
+ * perplexity of the text over every prediction and over those after the
+ * prompt, its change against the full cache, how often its next-token
+ * choice is the full cache's, and the first step where it is not. TITLE
+ * names the model.
+ */
+int drop_print(const struct drop_result *r, const char *title, bool json, FILE *out);
+
+/* The real drop at each of several total budgets. */
+struct drop_sweep {
+	int count;
+	int *budgets;             /* [count], as given */
+	struct drop_result *runs; /* [count] */
+	double ratio;             /* the target: perplexity at most ratio x the full cache's */
+	int good[POLICY_COUNT];   /* the smallest budget meeting it, 0: none */
+};
+
+/*
+ * drop_measure for each total budget BUDGETS[i] (COUNT of them), split into
+ * heavy = floor(B * HEAVY_SHARE) and recent = B - heavy, StreamingLLM
+ * keeping SINKS sinks (-1: its default); RATIO is the target (1.01: within
+ * 1% of the full cache's perplexity after the prompt). 0, or -1 with ERR.
+ */
+int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int prompt,
+                       bool generate, const int *budgets, int count, double heavy_share, int sinks,
+                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX]);
+void drop_sweep_free(struct drop_sweep *s);
+/* A row per budget, a column per policy: the perplexity after the prompt
+ * (the H2O paper's figure); then the smallest budget that meets the target.
+ * One JSON object when JSON. */
+int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out);
+
+#endif

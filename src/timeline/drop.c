@@ -1,0 +1,397 @@
+/*
+ * drop: the model run once per policy, every layer's cache evicted for
+ * real (see drop.h).
+ */
+#include "h2o/drop.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h2o/llama.h"
+
+/* One policy's run and the scores of its caches. */
+struct run_state {
+	enum policy_id id;
+	struct llama_run *run;
+	double **score; /* [layer * kv + g]: aligned with the cache's slots */
+};
+
+static double log_prob(const float *logits, int vocab, int token, int *top, double *top_lp)
+{
+	double m = -INFINITY;
+	int best = 0;
+	for (int i = 0; i < vocab; i++)
+		if ((double)logits[i] > m) {
+			m = logits[i];
+			best = i;
+		}
+	double sum = 0.0;
+	for (int i = 0; i < vocab; i++)
+		sum += exp((double)logits[i] - m);
+	*top = best;
+	*top_lp = (double)logits[best] - m - log(sum);
+	return token >= 0 ? (double)logits[token] - m - log(sum) : 0.0;
+}
+
+/*
+ * After step S of policy ST's run: every cache's scores add its group's
+ * mean weights, then (from the prompt's end on) its rule keeps what it
+ * keeps. A layer-wide rule decides once per layer on the weights averaged
+ * over every query head, for all its kv heads.
+ */
+static int evict_step(const struct llama_config *cfg, struct run_state *st, int s, int prompt,
+                      const struct policy_budget *b, double *mean, double *lmean,
+                      unsigned char *gone, unsigned char *keep)
+{
+	const struct policy *pol = policies[st->id];
+	const int group = cfg->n_heads / cfg->n_kv_heads;
+	for (int l = 0; l < cfg->n_layers; l++) {
+		const bool layer_wide = pol->layer_wide && cfg->n_heads > 1;
+		int len0 = 0;
+		for (int g = 0; g < cfg->n_kv_heads; g++) {
+			double *score = st->score[l * cfg->n_kv_heads + g];
+			const int len = llama_run_len(st->run, l, g);
+			len0 = len;
+			for (int j = 0; j < len; j++)
+				mean[j] = 0.0;
+			for (int i = 0; i < group; i++) {
+				const float *w = llama_run_weights(st->run, l, g * group + i);
+				for (int j = 0; j < len; j++)
+					mean[j] += (double)w[j];
+			}
+			for (int j = 0; j < len; j++)
+				mean[j] /= group;
+			score[len - 1] = 0.0;
+			for (int j = 0; j < len; j++)
+				score[j] += mean[j];
+			if (s < prompt || layer_wide)
+				continue;
+			const struct policy_cache view = {len, llama_run_positions(st->run, l, g),
+			                                  score, mean};
+			int cut;
+			memset(gone, 0, (size_t)len);
+			pol->evict(b, &view, gone, &cut);
+			int kept = 0;
+			for (int j = 0; j < len; j++) {
+				keep[j] = !gone[j];
+				if (keep[j])
+					score[kept++] = score[j];
+			}
+			llama_run_keep(st->run, l, g, keep);
+		}
+		if (!layer_wide || s < prompt)
+			continue;
+		/* The layer's mean over all its query heads: every kv head of
+		 * the layer holds the same positions. */
+		for (int j = 0; j < len0; j++)
+			lmean[j] = 0.0;
+		for (int h = 0; h < cfg->n_heads; h++) {
+			const float *w = llama_run_weights(st->run, l, h);
+			for (int j = 0; j < len0; j++)
+				lmean[j] += (double)w[j];
+		}
+		for (int j = 0; j < len0; j++)
+			lmean[j] /= cfg->n_heads;
+		const struct policy_cache view = {len0, llama_run_positions(st->run, l, 0),
+		                                  st->score[l * cfg->n_kv_heads], lmean};
+		int cut;
+		memset(gone, 0, (size_t)len0);
+		pol->evict(b, &view, gone, &cut);
+		for (int j = 0; j < len0; j++)
+			keep[j] = !gone[j];
+		for (int g = 0; g < cfg->n_kv_heads; g++) {
+			double *score = st->score[l * cfg->n_kv_heads + g];
+			int kept = 0;
+			for (int j = 0; j < len0; j++)
+				if (keep[j])
+					score[kept++] = score[j];
+			llama_run_keep(st->run, l, g, keep);
+		}
+	}
+	return 0;
+}
+
+static void states_free(struct run_state *st, int count, const struct llama_config *cfg)
+{
+	for (int i = 0; i < count; i++) {
+		llama_run_free(st[i].run);
+		for (int c = 0; st[i].score && c < cfg->n_layers * cfg->n_kv_heads; c++)
+			free(st[i].score[c]);
+		free(st[i].score);
+	}
+}
+
+static int fail(char err[DROP_ERR_MAX], const char *msg)
+{
+	snprintf(err, DROP_ERR_MAX, "%s", msg);
+	return -1;
+}
+
+int drop_measure(const struct llama_model *m, const int *tokens, int n, int prompt, bool generate,
+                 const struct policy_budget *b, unsigned mask, struct drop_result *out,
+                 char err[DROP_ERR_MAX])
+{
+	const struct llama_config *cfg = llama_model_config(m);
+	*out = (struct drop_result){.n = n, .prompt = prompt, .generate = generate, .budget = *b};
+	if (n < 1 || n > cfg->seq_len)
+		return fail(err, "the text is longer than the model's context");
+	struct run_state st[POLICY_COUNT];
+	struct llama_run *runs[POLICY_COUNT];
+	int count = 0, feed[POLICY_COUNT];
+	const size_t cap = (size_t)cfg->seq_len;
+	double *mean = malloc(cap * sizeof *mean), *lmean = malloc(cap * sizeof *lmean);
+	unsigned char *gone = malloc(cap), *keep = malloc(cap);
+	bool ok = mean && lmean && gone && keep;
+	for (int p = 0; p < POLICY_COUNT && ok; p++) {
+		if (!(mask & (1u << p)))
+			continue;
+		struct run_state *s = &st[count];
+		*s = (struct run_state){.id = (enum policy_id)p, .run = llama_run_new(m)};
+		s->score =
+		        calloc((size_t)cfg->n_layers * (size_t)cfg->n_kv_heads, sizeof *s->score);
+		count++;
+		ok = s->run && s->score;
+		for (int c = 0; ok && c < cfg->n_layers * cfg->n_kv_heads; c++)
+			ok = (s->score[c] = calloc(cap, sizeof **s->score)) != NULL;
+		struct drop_policy *dp = &out->p[p];
+		dp->ran = true;
+		dp->logprob = calloc((size_t)n, sizeof *dp->logprob);
+		dp->top = calloc((size_t)n, sizeof *dp->top);
+		dp->top_logprob = calloc((size_t)n, sizeof *dp->top_logprob);
+		dp->fed = generate ? calloc((size_t)n, sizeof *dp->fed) : NULL;
+		ok = ok && dp->logprob && dp->top && dp->top_logprob && (!generate || dp->fed);
+		runs[count - 1] = s->run;
+	}
+	for (int t = 0; ok && t < n; t++) {
+		for (int i = 0; i < count; i++) {
+			const struct drop_policy *dp = &out->p[st[i].id];
+			feed[i] = !generate || t < prompt || t == 0 ? tokens[t] : dp->top[t - 1];
+			if (dp->fed)
+				dp->fed[t] = feed[i];
+		}
+		if (llama_step_batch(m, runs, count, feed, t) != 0) {
+			ok = false;
+			break;
+		}
+		for (int i = 0; i < count; i++) {
+			struct drop_policy *dp = &out->p[st[i].id];
+			const int next =
+			        t + 1 < n && (!generate || t + 1 < prompt) ? tokens[t + 1] : -1;
+			const double lp = log_prob(llama_logits(st[i].run), cfg->vocab_size, next,
+			                           &dp->top[t], &dp->top_logprob[t]);
+			if (t + 1 < n)
+				dp->logprob[t] = lp;
+			if (st[i].id != POLICY_FULL)
+				evict_step(cfg, &st[i], t + 1, prompt, b, mean, lmean, gone, keep);
+		}
+	}
+	states_free(st, count, cfg);
+	free(mean);
+	free(lmean);
+	free(gone);
+	free(keep);
+	if (!ok) {
+		drop_result_free(out);
+		return fail(err, "out of memory, or a token the model does not have");
+	}
+	return 0;
+}
+
+void drop_result_free(struct drop_result *r)
+{
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		free(r->p[p].logprob);
+		free(r->p[p].top);
+		free(r->p[p].top_logprob);
+		free(r->p[p].fed);
+	}
+	memset(r, 0, sizeof *r);
+}
+
+double drop_perplexity(const struct drop_result *r, enum policy_id p, int from, int to)
+{
+	const struct drop_policy *dp = &r->p[p];
+	if (!dp->ran || to <= from)
+		return 1.0;
+	double sum = 0.0;
+	for (int t = from; t < to; t++)
+		sum += dp->logprob[t];
+	return exp(-sum / (to - from));
+}
+
+int drop_first_change(const struct drop_result *r, enum policy_id p)
+{
+	const struct drop_policy *a = &r->p[p], *f = &r->p[POLICY_FULL];
+	if (!a->ran || !f->ran)
+		return -1;
+	for (int t = 0; t < r->n; t++)
+		if (a->top[t] != f->top[t])
+			return t;
+	return -1;
+}
+
+double drop_agreement(const struct drop_result *r, enum policy_id p, int from, int to)
+{
+	const struct drop_policy *a = &r->p[p], *f = &r->p[POLICY_FULL];
+	if (!a->ran || !f->ran || to <= from)
+		return 1.0;
+	int same = 0;
+	for (int t = from; t < to; t++)
+		same += a->top[t] == f->top[t];
+	return (double)same / (to - from);
+}
+
+int drop_print(const struct drop_result *r, const char *title, bool json, FILE *out)
+{
+	const int last = r->n - 1, from = r->prompt > 0 ? r->prompt - 1 : 0;
+	const double full_all = drop_perplexity(r, POLICY_FULL, 0, last);
+	const double full_after = drop_perplexity(r, POLICY_FULL, from, last);
+	if (json)
+		fprintf(out, "{\"tokens\": %d, \"prompt\": %d, \"policies\": [", r->n, r->prompt);
+	else
+		fprintf(out,
+		        "\nThe model itself, every layer's cache evicted by each policy (%s):\n"
+		        "perplexity of the text's next tokens, over all %d and over the %d after "
+		        "the prompt\n\n%-10s %6s %9s %11s %9s %12s %13s\n",
+		        title, last > 0 ? last : 0, last - from > 0 ? last - from : 0, "policy",
+		        "budget", "ppl all", "ppl decode", "vs full", "top-1 agree",
+		        "first change");
+	for (int p = 0, k = 0; p < POLICY_COUNT; p++) {
+		if (!r->p[p].ran)
+			continue;
+		const double all = drop_perplexity(r, (enum policy_id)p, 0, last);
+		const double after = drop_perplexity(r, (enum policy_id)p, from, last);
+		const double agree = drop_agreement(r, (enum policy_id)p, 0, r->n);
+		const int change = drop_first_change(r, (enum policy_id)p);
+		const int capacity = policy_capacity((enum policy_id)p, &r->budget);
+		if (json) {
+			fprintf(out,
+			        "%s{\"name\": \"%s\", \"ppl\": %.17g, \"ppl_decode\": %.17g, "
+			        "\"top1_agreement\": %.17g, \"first_change_step\": ",
+			        k++ ? ", " : "", policies[p]->name, all, after, agree);
+			if (change >= 0)
+				fprintf(out, "%d}", change + 1);
+			else
+				fputs("null}", out);
+			continue;
+		}
+		char budget[16], vs[16], first[24];
+		snprintf(budget, sizeof budget, capacity < 0 ? "all" : "%d", capacity);
+		if (p == POLICY_FULL)
+			snprintf(vs, sizeof vs, "-");
+		else
+			snprintf(vs, sizeof vs, "%+.1f%%", 100.0 * (after / full_after - 1.0));
+		if (change >= 0)
+			snprintf(first, sizeof first, "step %d", change + 1);
+		else
+			snprintf(first, sizeof first, "never");
+		fprintf(out, "%-10s %6s %9.4f %11.4f %9s %11.1f%% %13s\n", policies[p]->name,
+		        budget, all, after, vs, 100.0 * agree, first);
+	}
+	if (json)
+		fputs("]}\n", out);
+	(void)full_all;
+	return ferror(out) ? -1 : 0;
+}
+
+int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int prompt,
+                       bool generate, const int *budgets, int count, double heavy_share, int sinks,
+                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX])
+{
+	*out = (struct drop_sweep){.count = count, .ratio = ratio};
+	out->budgets = calloc((size_t)count, sizeof *out->budgets);
+	out->runs = calloc((size_t)count, sizeof *out->runs);
+	if (!out->budgets || !out->runs) {
+		drop_sweep_free(out);
+		return fail(err, "out of memory");
+	}
+	const int from = prompt > 0 ? prompt - 1 : 0;
+	for (int i = 0; i < count; i++) {
+		const int total = budgets[i];
+		int heavy = (int)floor(total * heavy_share + 1e-9);
+		heavy = heavy < 0 ? 0 : heavy > total ? total : heavy;
+		const struct policy_budget b = {heavy, total - heavy,
+		                                policy_sinks_for(sinks, total), n, NULL};
+		out->budgets[i] = total;
+		if (drop_measure(m, tokens, n, prompt, generate, &b, (1u << POLICY_COUNT) - 1u,
+		                 &out->runs[i], err) != 0) {
+			out->count = i;
+			drop_sweep_free(out);
+			return -1;
+		}
+		const double full = drop_perplexity(&out->runs[i], POLICY_FULL, from, n - 1);
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			const double ppl =
+			        drop_perplexity(&out->runs[i], (enum policy_id)p, from, n - 1);
+			if (ppl <= ratio * full && (!out->good[p] || total < out->good[p]))
+				out->good[p] = total;
+		}
+	}
+	return 0;
+}
+
+void drop_sweep_free(struct drop_sweep *s)
+{
+	for (int i = 0; s->runs && i < s->count; i++)
+		drop_result_free(&s->runs[i]);
+	free(s->runs);
+	free(s->budgets);
+	memset(s, 0, sizeof *s);
+}
+
+int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
+{
+	if (s->count == 0)
+		return 0;
+	const struct drop_result *r0 = &s->runs[0];
+	const int n = r0->n, from = r0->prompt > 0 ? r0->prompt - 1 : 0;
+	const double full = drop_perplexity(r0, POLICY_FULL, from, n - 1);
+	if (json) {
+		fprintf(out, "{\"ppl_full\": %.17g, \"target_ratio\": %.17g, \"budgets\": [", full,
+		        s->ratio);
+		for (int i = 0; i < s->count; i++) {
+			fprintf(out, "%s{\"total\": %d", i ? ", " : "", s->budgets[i]);
+			for (int p = 1; p < POLICY_COUNT; p++)
+				fprintf(out, ", \"%s\": %.17g", policies[p]->name,
+				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
+				                        n - 1));
+			fputc('}', out);
+		}
+		fputs("], \"smallest\": {", out);
+		for (int p = 1; p < POLICY_COUNT; p++) {
+			fprintf(out, "%s\"%s\": ", p > 1 ? ", " : "", policies[p]->name);
+			if (s->good[p])
+				fprintf(out, "%d", s->good[p]);
+			else
+				fputs("null", out);
+		}
+		fputs("}}\n", out);
+		return ferror(out) ? -1 : 0;
+	}
+	fprintf(out,
+	        "\nThe model itself at each budget (every layer's cache evicted): perplexity of "
+	        "the "
+	        "%d tokens after the prompt; the full cache's is %.4f\n\n%-8s",
+	        n - 1 - from, full, "budget");
+	for (int p = 1; p < POLICY_COUNT; p++)
+		fprintf(out, " %10s", policies[p]->name);
+	fputc('\n', out);
+	for (int i = 0; i < s->count; i++) {
+		fprintf(out, "%-8d", s->budgets[i]);
+		for (int p = 1; p < POLICY_COUNT; p++)
+			fprintf(out, " %10.4f",
+			        drop_perplexity(&s->runs[i], (enum policy_id)p, from, n - 1));
+		fputc('\n', out);
+	}
+	fprintf(out, "\nsmallest budget within %.4g x the full cache's perplexity:", s->ratio);
+	for (int p = 1; p < POLICY_COUNT; p++) {
+		if (s->good[p])
+			fprintf(out, " %s %d", policies[p]->name, s->good[p]);
+		else
+			fprintf(out, " %s none", policies[p]->name);
+		fputs(p + 1 < POLICY_COUNT ? "," : "\n", out);
+	}
+	return ferror(out) ? -1 : 0;
+}

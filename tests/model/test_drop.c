@@ -1,0 +1,160 @@
+/*
+ * The real drop (src/timeline/drop.c): stories260K run once per policy,
+ * every layer's cache evicted by that policy.
+ *
+ * A budget that never evicts gives every policy the full cache's logits
+ * bit for bit; a small one makes H2O's text less likely and, before long,
+ * changes what the model would say next; a prompt is read whole before
+ * anything goes; generating, each run follows its own choices.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h2o/drop.h"
+#include "h2o/llama.h"
+#include "h2o/tokenizer.h"
+
+static const char *root = ".";
+
+static const char story[] =
+        "Once upon a time, there was a little girl named Lily. She loved to play outside in "
+        "the park. One day, she saw a big red ball. She ran to the ball and kicked it. The ball "
+        "went up high in the sky. Lily was happy. She said, \"Mom, look at my ball!\" Her mom "
+        "smiled and said, \"Good job, Lily!\" Then they went home and had a nice lunch.";
+
+struct fixture {
+	struct llama_model *m;
+	int tokens[512];
+	int n;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	char path[1024], err[LLAMA_ERR_MAX];
+	snprintf(path, sizeof path, "%s/models/stories260K/stories260K.bin", root);
+	if (llama_load(path, &f->m, err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	struct llama_tokenizer *t;
+	snprintf(path, sizeof path, "%s/models/stories260K/tok512.bin", root);
+	if (llama_tokenizer_load(path, llama_model_config(f->m)->vocab_size, &t, err) != 0)
+		return -1;
+	f->n = llama_tokenizer_encode(t, story, strlen(story), 1, 0, f->tokens, 512, err);
+	llama_tokenizer_free(t);
+	*state = f;
+	return f->n > 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	llama_free(f->m);
+	free(f);
+	return 0;
+}
+
+static const unsigned all = (1u << POLICY_COUNT) - 1u;
+
+static struct policy_budget budget(int heavy, int recent)
+{
+	return (struct policy_budget){heavy, recent, policy_default_sinks(heavy + recent), 0, NULL};
+}
+
+static void test_no_eviction_is_the_full_cache(void **state)
+{
+	const struct fixture *f = *state;
+	const struct policy_budget b = budget(f->n, f->n);
+	struct drop_result r;
+	char err[DROP_ERR_MAX];
+	assert_int_equal(drop_measure(f->m, f->tokens, f->n, 0, false, &b, all, &r, err), 0);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		assert_true(r.p[p].ran);
+		assert_memory_equal(r.p[p].logprob, r.p[POLICY_FULL].logprob,
+		                    (size_t)(f->n - 1) * sizeof(double));
+		assert_int_equal(drop_first_change(&r, (enum policy_id)p), -1);
+	}
+	/* The model knows the story: far better than chance (512 tokens). */
+	const double ppl = drop_perplexity(&r, POLICY_FULL, 0, f->n - 1);
+	assert_true(ppl > 1.0 && ppl < 20.0);
+	drop_result_free(&r);
+}
+
+static void test_small_budget_hurts(void **state)
+{
+	const struct fixture *f = *state;
+	const struct policy_budget b = budget(4, 4);
+	struct drop_result r;
+	char err[DROP_ERR_MAX];
+	assert_int_equal(drop_measure(f->m, f->tokens, f->n, 0, false, &b, all, &r, err), 0);
+	/* Until the cache first overflows (step 9), H2O is the full cache. */
+	assert_memory_equal(r.p[POLICY_H2O].logprob, r.p[POLICY_FULL].logprob, 8 * sizeof(double));
+	const double full = drop_perplexity(&r, POLICY_FULL, 0, f->n - 1);
+	for (int p = 1; p < POLICY_COUNT; p++) {
+		const double ppl = drop_perplexity(&r, (enum policy_id)p, 0, f->n - 1);
+		assert_true(ppl > full);
+		assert_true(drop_first_change(&r, (enum policy_id)p) >= 8);
+	}
+	drop_result_free(&r);
+}
+
+/* A prompt longer than the budget is read whole first: until its end the
+ * runs are the full cache's. */
+static void test_prompt_read_whole(void **state)
+{
+	const struct fixture *f = *state;
+	const struct policy_budget b = budget(4, 4);
+	const int prompt = 40;
+	struct drop_result r;
+	char err[DROP_ERR_MAX];
+	assert_int_equal(drop_measure(f->m, f->tokens, f->n, prompt, false, &b, all, &r, err), 0);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		assert_memory_equal(r.p[p].logprob, r.p[POLICY_FULL].logprob,
+		                    (size_t)(prompt - 1) * sizeof(double));
+	assert_true(drop_perplexity(&r, POLICY_H2O, prompt, f->n - 1) >
+	            drop_perplexity(&r, POLICY_FULL, prompt, f->n - 1));
+	drop_result_free(&r);
+}
+
+/* Generating: after the prompt each run is fed its own greedy choice. */
+static void test_generate(void **state)
+{
+	const struct fixture *f = *state;
+	const int prompt = 12, n = 80;
+	struct drop_result r, wide;
+	char err[DROP_ERR_MAX];
+	const struct policy_budget small = budget(3, 3), big = budget(n, n);
+	assert_int_equal(drop_measure(f->m, f->tokens, n, prompt, true, &big, all, &wide, err), 0);
+	assert_int_equal(drop_measure(f->m, f->tokens, n, prompt, true, &small, all, &r, err), 0);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		assert_memory_equal(wide.p[p].fed, wide.p[POLICY_FULL].fed,
+		                    (size_t)n * sizeof(int));
+		assert_memory_equal(r.p[p].fed, f->tokens, (size_t)prompt * sizeof(int));
+		for (int t = prompt; t < n; t++)
+			assert_int_equal(r.p[p].fed[t], r.p[p].top[t - 1]);
+	}
+	assert_memory_equal(r.p[POLICY_FULL].fed, wide.p[POLICY_FULL].fed, (size_t)n * sizeof(int));
+	drop_result_free(&r);
+	drop_result_free(&wide);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		root = argv[1];
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_no_eviction_is_the_full_cache),
+	        cmocka_unit_test(test_small_budget_hurts),
+	        cmocka_unit_test(test_prompt_read_whole),
+	        cmocka_unit_test(test_generate),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
