@@ -131,5 +131,27 @@ accepted scenes/cat_sat.json --headless --heavy 1000000 --recent 1000000 --keys 
 grep -q 'budget (2,000,000) covers all 7 tokens: H2O never evicts' "$tmp/out" ||
 	fail "cat_sat.json with budgets 1000000: no 'never evicts' on screen"
 
+# A model whose run would take more than 2 GiB (its caches are sized for
+# seq_len 65536 in 256 layers of 6 key/value heads) from a file of 1.2 MB
+# (all zeros, finite): refused before the run is made, and so is a text of
+# more than 1 MiB.
+mkdir "$tmp/model"
+i32() { printf "\\$(printf '%03o' $(($1 % 256)))\\$(printf '%03o' $(($1 / 256 % 256)))\\$(printf '%03o' $(($1 / 65536 % 256)))\\000"; }
+{
+	for v in 12 1 256 6 6 1 65536; do i32 "$v"; done
+	head -c $((4 * (12 + 256 * (24 + 288 + 288 + 36) + 12 + 65536 * 2))) /dev/zero
+} >"$tmp/model/wide.bin"
+printf '{"heavy": 1, "recent": 1, "model": "wide.bin", "tokenizer": "t.bin", "text": "a"}\n' \
+	>"$tmp/model/wide.json"
+refused "$tmp/model/wide.json" "$tmp/model/wide.json:1:36: model: wide.bin: a run of the model \
+takes 3073 MiB (256 layers x 6 key/value heads of seq_len 65536 slots), more than the 2048 MiB a \
+model scene allows"
+cp tests/bad/model/tiny.bin tests/bad/model/tiny_tok.bin "$tmp/model/"
+head -c 1048577 /dev/zero | tr '\0' a >"$tmp/model/long.txt"
+printf '{"heavy": 1, "recent": 1, "model": "tiny.bin", "tokenizer": "tiny_tok.bin", %s}\n' \
+	'"text_file": "long.txt"' >"$tmp/model/long.json"
+refused "$tmp/model/long.json" "$tmp/model/long.json:1:90: text_file: long.txt: expected at most \
+1048576 bytes of text, got 1048577"
+
 [ "$failed" = 0 ] && echo "all limits hold"
 [ "$failed" = 0 ]

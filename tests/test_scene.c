@@ -1684,6 +1684,75 @@ static void test_jsonloc_agrees_with_cjson(void **state)
 	assert_true(syntax > rounds / 4 && syntax < rounds);
 }
 
+/* A model scene: the model's layout, the fields a later run reads, the
+ * prompt's defaults, and the same scene on every load (sampling too). */
+static void test_model_scene(void **state)
+{
+	(void)state;
+	char err[SCENE_ERROR_MAX];
+	struct scene *a, *b;
+	static const char forced[] = "{\"heavy\": 2, \"recent\": 1, \"model\": \"tiny.bin\", "
+	                             "\"tokenizer\": \"tiny_tok.bin\", \"text\": \"ab a\"}";
+	assert_int_equal(
+	        scene_load_text("tests/bad/model/forced.json", forced, strlen(forced), &a, err), 0);
+	assert_int_equal(a->layers, 1);
+	assert_int_equal(a->heads, 2);
+	assert_int_equal(a->kv_heads, 1);
+	assert_int_equal(a->dim, 2);
+	assert_true(a->scale == 1.0 / sqrt(2.0));
+	assert_int_equal(a->mode, SCENE_VECTOR);
+	assert_int_equal(a->prompt, 0);
+	/* BOS, then " ab a" merged: " a" (6), "b" (5), " a" (6)... as the
+	 * tokenizer's best pairs say; whatever they are, BOS comes first. */
+	assert_non_null(a->tokens);
+	assert_int_equal(a->tokens[0], 1);
+	assert_int_equal(a->given, a->n);
+	assert_int_equal(a->generated, 0);
+	assert_string_equal(a->text[0], "<s>");
+	assert_non_null(strstr(a->model_path, "tests/bad/model/tiny.bin"));
+	assert_non_null(strstr(a->tokenizer_path, "tests/bad/model/tiny_tok.bin"));
+	assert_non_null(a->q);
+	assert_non_null(a->k);
+	assert_non_null(a->v);
+
+	static const char gen[] =
+	        "{\"heavy\": 2, \"recent\": 1, \"model\": \"tiny.bin\", "
+	        "\"tokenizer\": \"tiny_tok.bin\", \"prompt_text\": \"a\", \"generate\": 5, "
+	        "\"temperature\": 1.5, \"seed\": 9}";
+	assert_int_equal(scene_load_text("tests/bad/model/gen.json", gen, strlen(gen), &b, err), 0);
+	assert_int_equal(b->generated, 5);
+	assert_int_equal(b->n, b->given + 5);
+	assert_int_equal(b->prompt, b->given);
+	assert_true(b->temperature == 1.5);
+	assert_int_equal(b->seed, 9);
+	for (int i = 0; i < b->n; i++)
+		assert_true(b->tokens[i] >= 0 && b->tokens[i] < 8);
+	struct scene *c;
+	assert_int_equal(scene_load_text("tests/bad/model/gen.json", gen, strlen(gen), &c, err), 0);
+	assert_memory_equal(b->tokens, c->tokens, (size_t)b->n * sizeof *b->tokens);
+	const size_t kv = (size_t)b->n * (size_t)b->dim;
+	assert_memory_equal(b->k, c->k, kv * sizeof *b->k);
+	scene_free(c);
+
+	/* The command line's scene is the JSON one. */
+	const struct scene_model_args args = {
+	        .model = "tests/bad/model/tiny.bin",
+	        .tokenizer = "tests/bad/model/tiny_tok.bin",
+	        .text = "ab a",
+	        .text_len = 4,
+	        .heavy = 2,
+	        .recent = 1,
+	};
+	assert_int_equal(scene_load_model(&args, &c, err), 0);
+	assert_int_equal(c->n, a->n);
+	assert_memory_equal(c->tokens, a->tokens, (size_t)a->n * sizeof *a->tokens);
+	assert_memory_equal(c->q, a->q, (size_t)a->n * 2 * 2 * sizeof *a->q);
+	assert_string_equal(c->model_path, "tests/bad/model/tiny.bin");
+	scene_free(c);
+	scene_free(a);
+	scene_free(b);
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : getenv("H2O_SOURCE_ROOT");
@@ -1693,6 +1762,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_vector_scene),
+	        cmocka_unit_test(test_model_scene),
 	        cmocka_unit_test(test_attention_scene),
 	        cmocka_unit_test(test_defaults),
 	        cmocka_unit_test(test_notes_ignored),

@@ -56,7 +56,17 @@ struct options {
 	int sinks; /* -1: the default */
 	enum policy_id compare;
 	const char *scene;
+	/* A model scene from the command line (--model): the files, the
+	 * text (--text FILE or --text-string), and a generation's length,
+	 * temperature and seed (0: not given). */
+	const char *model, *tokenizer, *text_file, *text_string;
+	int generate;
+	double temperature;
+	int seed;
 };
+
+/* A --model scene's heavy and recent budgets when not given. */
+#define MODEL_DEFAULT_BUDGET 16
 
 /* The policy beside H2O when --compare is not given. */
 #define COMPARE_DEFAULT POLICY_FULL
@@ -96,6 +106,7 @@ static void usage(FILE *out)
 {
 	char names[256], text[512];
 	fputs("Usage: h2o-tui [OPTIONS] SCENE.json\n"
+	      "       h2o-tui [OPTIONS] --model M.bin --tokenizer T.bin --text FILE\n"
 	      "Step through the H2O KV-cache eviction of a scene, beside the full cache.\n"
 	      "\n"
 	      "  --headless          print frames as text to stdout instead of opening the TUI\n",
@@ -141,6 +152,20 @@ static void usage(FILE *out)
 	      "                      (e.g. 16G; default: what the machine has free)\n"
 	      "  --quiet             no progress on stderr for --report, --trace, --budget-sweep\n"
 	      "  --allow-paths       let the scene name files outside its own folder\n"
+	      "\n"
+	      "A model instead of SCENE.json (the model runs here, with a full cache, and its\n"
+	      "q, k, v are the scene; --heavy and --recent default to 16):\n"
+	      "  --model M.bin       a llama2.c checkpoint (e.g. "
+	      "models/stories260K/stories260K.bin)\n"
+	      "  --tokenizer T.bin   its tokenizer (e.g. models/stories260K/tok512.bin)\n"
+	      "  --text FILE         the text, teacher-forced (white space at its ends dropped)\n"
+	      "  --text-string TEXT  the text itself\n"
+	      "  --generate N        the text is a prompt: the model adds N tokens of its own\n"
+	      "                      (the prompt is then the text's tokens unless --prompt)\n"
+	      "  --temperature T     with --generate: sample at T (default 0: the likeliest)\n"
+	      "  --seed S            with --temperature: the sampler's seed, 1 or more (default "
+	      "1)\n"
+	      "\n"
 	      "  --help              show this help and exit\n"
 	      "  --version           show the version and exit\n"
 	      "\n"
@@ -251,6 +276,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_MAX_MEMORY,
 		OPT_QUIET,
 		OPT_ALLOW_PATHS,
+		OPT_MODEL,
+		OPT_TOKENIZER,
+		OPT_TEXT,
+		OPT_TEXT_STRING,
+		OPT_GENERATE,
+		OPT_TEMPERATURE,
+		OPT_SEED,
 		OPT_HELP,
 		OPT_VERSION
 	};
@@ -279,6 +311,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
 	        {"quiet", no_argument, NULL, OPT_QUIET},
 	        {"allow-paths", no_argument, NULL, OPT_ALLOW_PATHS},
+	        {"model", required_argument, NULL, OPT_MODEL},
+	        {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
+	        {"text", required_argument, NULL, OPT_TEXT},
+	        {"text-string", required_argument, NULL, OPT_TEXT_STRING},
+	        {"generate", required_argument, NULL, OPT_GENERATE},
+	        {"temperature", required_argument, NULL, OPT_TEMPERATURE},
+	        {"seed", required_argument, NULL, OPT_SEED},
 	        {"help", no_argument, NULL, OPT_HELP},
 	        {"version", no_argument, NULL, OPT_VERSION},
 	        {NULL, 0, NULL, 0},
@@ -437,6 +476,41 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_ALLOW_PATHS:
 			o->allow_paths = true;
 			break;
+		case OPT_MODEL:
+			o->model = optarg;
+			break;
+		case OPT_TOKENIZER:
+			o->tokenizer = optarg;
+			break;
+		case OPT_TEXT:
+			o->text_file = optarg;
+			break;
+		case OPT_TEXT_STRING:
+			o->text_string = optarg;
+			break;
+		case OPT_GENERATE:
+			if (!parse_int(optarg, 1, 65536, &o->generate))
+				return usage_error(
+				        "--generate: expected an integer from 1 to 65536, got '%s'",
+				        optarg);
+			break;
+		case OPT_TEMPERATURE: {
+			char *end;
+			errno = 0;
+			o->temperature = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(o->temperature >= 0 && o->temperature <= 100))
+				return usage_error("--temperature: expected a number from 0 to "
+				                   "100, got '%s'",
+				                   optarg);
+			break;
+		}
+		case OPT_SEED:
+			if (!parse_int(optarg, 1, 2147483647, &o->seed))
+				return usage_error("--seed: expected an integer from 1 to "
+				                   "2147483647, got '%s'",
+				                   optarg);
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -451,6 +525,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 	if (optind < argc - 1)
 		return usage_error("%s", "expected exactly one scene file");
 	o->scene = optind < argc ? argv[optind] : NULL;
+	if (o->model && o->scene)
+		return usage_error("%s", "--model stands for the scene file: give one of them");
+	if (o->model && !o->tokenizer)
+		return usage_error("%s", "--model needs --tokenizer, the model's tokenizer");
+	if (!o->model && (o->tokenizer || o->text_file || o->text_string || o->generate))
+		return usage_error("%s", "--tokenizer, --text, --text-string and --generate go "
+		                         "with --model");
+	if (o->model && !o->text_file == !o->text_string)
+		return usage_error("%s", "--model needs one of --text FILE and --text-string TEXT");
+	if ((o->temperature > 0 || o->seed) && !o->generate)
+		return usage_error("%s", "--temperature and --seed go with --generate");
 	if (o->keys && !o->headless)
 		return usage_error("%s", "--keys goes with --headless");
 	if (o->keys) {
@@ -685,7 +770,9 @@ int main(int argc, char **argv)
 	int lesson = -1;
 	struct lessons *lessons = NULL;
 	char first[4096];
-	if (!o.scene) {
+	if (o.model) {
+		/* No lesson path. */
+	} else if (!o.scene) {
 		if (lessons_load(H2O_SCENES_DIR, &lessons, err, sizeof err) < 0)
 			return usage_error("expected a scene file (SCENE.json); the lessons: %s",
 			                   err);
@@ -694,7 +781,25 @@ int main(int argc, char **argv)
 		lessons = lessons_of_scene(o.scene, &lesson);
 	struct scene *scene;
 	const struct scene_options load = {.allow_paths = o.allow_paths};
-	if (scene_load_file_opts(o.scene, &load, &scene, err) < 0) {
+	const struct scene_model_args model = {
+	        .model = o.model,
+	        .tokenizer = o.tokenizer,
+	        .text_file = o.text_file,
+	        .text = o.text_string,
+	        .text_len = o.text_string ? strlen(o.text_string) : 0,
+	        .generate = o.generate,
+	        .temperature = o.temperature,
+	        .seed = (unsigned long long)o.seed,
+	        .heavy = o.heavy >= 0 ? o.heavy : MODEL_DEFAULT_BUDGET,
+	        .recent = o.recent >= 0 ? o.recent : MODEL_DEFAULT_BUDGET,
+	};
+	if (o.model) {
+		o.scene = o.model; /* what messages name */
+		if (scene_load_model(&model, &scene, err) < 0) {
+			fprintf(stderr, "%s\n", err);
+			return EXIT_SCENE;
+		}
+	} else if (scene_load_file_opts(o.scene, &load, &scene, err) < 0) {
 		fprintf(stderr, "%s\n", err);
 		lessons_free(lessons);
 		return EXIT_SCENE;

@@ -42,6 +42,18 @@ struct llama_run {
 
 /* ---- runs --------------------------------------------------------------- */
 
+size_t llama_run_bytes(const struct llama_model *m)
+{
+	const struct llama_config *c = &m->c;
+	const size_t S = (size_t)c->seq_len, hs = (size_t)c->head_size, D = (size_t)c->dim;
+	const size_t caches = (size_t)c->n_layers * (size_t)c->n_kv_heads;
+	const size_t tiles = (size_t)packed_panels(c->seq_len) * MODEL_PANEL * hs;
+	const size_t floats =
+	        caches * (2 * S * hs + tiles) + (size_t)c->n_layers * (size_t)c->n_heads * S +
+	        (size_t)c->n_layers * D + 7 * D + 2 * (size_t)c->hidden_dim + (size_t)c->vocab_size;
+	return floats * sizeof(float) + caches * S * sizeof(int) + caches * sizeof(struct cache);
+}
+
 struct llama_run *llama_run_new(const struct llama_model *m)
 {
 	const struct llama_config *c = &m->c;

@@ -329,6 +329,13 @@ int llama_load_bytes(const void *data, size_t len, struct llama_model **out,
 	return load(&s, len, out);
 }
 
+static int load_stream(struct source *s, uint64_t size, struct llama_model **out)
+{
+	const int rc = load(s, size, out);
+	fclose(s->f);
+	return rc;
+}
+
 int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MAX])
 {
 	struct source s = {.err = err};
@@ -337,9 +344,18 @@ int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MA
 	*out = NULL;
 	if (model_open(path, &s.f, &size, err) != 0)
 		return -1;
-	const int rc = load(&s, size, out);
-	fclose(s.f);
-	return rc;
+	return load_stream(&s, size, out);
+}
+
+int llama_load_fd(int fd, struct llama_model **out, char err[LLAMA_ERR_MAX])
+{
+	struct source s = {.err = err};
+	uint64_t size;
+
+	*out = NULL;
+	if (model_open_fd(fd, &s.f, &size, err) != 0)
+		return -1;
+	return load_stream(&s, size, out);
 }
 
 void llama_free(struct llama_model *m)

@@ -96,5 +96,8 @@ int model_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Open PATH for reading if it is a regular file: 0 with *F and *SIZE, or
  * -1 with ERR filled. A FIFO or device never blocks the open. */
 int model_open(const char *path, FILE **f, uint64_t *size, char *err);
+/* The same for the caller's open FD, read from its start (the caller
+ * keeps FD; *F reads a duplicate of it). */
+int model_open_fd(int fd, FILE **f, uint64_t *size, char *err);
 
 #endif

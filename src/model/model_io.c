@@ -20,14 +20,11 @@ int model_fail(char *err, const char *fmt, ...)
 	return -1;
 }
 
-int model_open(const char *path, FILE **f, uint64_t *size, char *err)
+/* FD (ours to close) as a FILE if it is a regular file. */
+static int open_stream(int fd, FILE **f, uint64_t *size, char *err)
 {
 	struct stat st;
 
-	/* O_NONBLOCK: opening a FIFO with no writer would wait for one. */
-	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return model_fail(err, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) != 0) {
 		const int e = errno;
 		close(fd);
@@ -51,4 +48,26 @@ int model_open(const char *path, FILE **f, uint64_t *size, char *err)
 	}
 	*size = (uint64_t)st.st_size;
 	return 0;
+}
+
+int model_open(const char *path, FILE **f, uint64_t *size, char *err)
+{
+	/* O_NONBLOCK: opening a FIFO with no writer would wait for one. */
+	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return model_fail(err, "cannot open: %s", strerror(errno));
+	return open_stream(fd, f, size, err);
+}
+
+int model_open_fd(int fd, FILE **f, uint64_t *size, char *err)
+{
+	const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
+		return model_fail(err, "cannot read: %s", strerror(errno));
+	if (lseek(own, 0, SEEK_SET) < 0) {
+		const int e = errno;
+		close(own);
+		return model_fail(err, "cannot read: %s", strerror(e));
+	}
+	return open_stream(own, f, size, err);
 }

@@ -188,18 +188,10 @@ int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
 	return 0;
 }
 
-int llama_tokenizer_load(const char *path, int vocab_size, struct llama_tokenizer **out,
-                         char err[LLAMA_ERR_MAX])
+/* The tokenizer in F (SIZE bytes), which is closed here. */
+static int load_stream(FILE *f, uint64_t size, int vocab_size, struct llama_tokenizer **out,
+                       char err[LLAMA_ERR_MAX])
 {
-	FILE *f;
-	uint64_t size;
-
-	*out = NULL;
-	if (vocab_size < 1 || vocab_size > LLAMA_MAX_VOCAB)
-		return model_fail(err, "vocabulary of %d tokens, must be 1 to %d", vocab_size,
-		                  LLAMA_MAX_VOCAB);
-	if (model_open(path, &f, &size, err) != 0)
-		return -1;
 	const uint64_t most = 4 + (uint64_t)vocab_size * (8 + LLAMA_TOK_MAX_PIECE);
 	if (size > most) {
 		fclose(f);
@@ -223,6 +215,36 @@ int llama_tokenizer_load(const char *path, int vocab_size, struct llama_tokenize
 	return rc;
 }
 
+int llama_tokenizer_load(const char *path, int vocab_size, struct llama_tokenizer **out,
+                         char err[LLAMA_ERR_MAX])
+{
+	FILE *f;
+	uint64_t size;
+
+	*out = NULL;
+	if (vocab_size < 1 || vocab_size > LLAMA_MAX_VOCAB)
+		return model_fail(err, "vocabulary of %d tokens, must be 1 to %d", vocab_size,
+		                  LLAMA_MAX_VOCAB);
+	if (model_open(path, &f, &size, err) != 0)
+		return -1;
+	return load_stream(f, size, vocab_size, out, err);
+}
+
+int llama_tokenizer_load_fd(int fd, int vocab_size, struct llama_tokenizer **out,
+                            char err[LLAMA_ERR_MAX])
+{
+	FILE *f;
+	uint64_t size;
+
+	*out = NULL;
+	if (vocab_size < 1 || vocab_size > LLAMA_MAX_VOCAB)
+		return model_fail(err, "vocabulary of %d tokens, must be 1 to %d", vocab_size,
+		                  LLAMA_MAX_VOCAB);
+	if (model_open_fd(fd, &f, &size, err) != 0)
+		return -1;
+	return load_stream(f, size, vocab_size, out, err);
+}
+
 void llama_tokenizer_free(struct llama_tokenizer *t)
 {
 	if (t == NULL)
@@ -237,6 +259,11 @@ void llama_tokenizer_free(struct llama_tokenizer *t)
 int llama_tokenizer_vocab_size(const struct llama_tokenizer *t)
 {
 	return t->vocab_size;
+}
+
+int llama_tokenizer_max_piece(const struct llama_tokenizer *t)
+{
+	return t->max_len;
 }
 
 const char *llama_tokenizer_piece(const struct llama_tokenizer *t, int token, size_t *len)

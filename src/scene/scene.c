@@ -50,6 +50,7 @@ static void plan_done(struct plan *p)
 		npy_close(&p->npy[i].file);
 	free(p->topic_positions);
 	free(p->text_file);
+	scene_model_done(p);
 }
 
 static bool all_blank(const char *text, size_t len)
@@ -192,6 +193,12 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 		rc = scene_check_generate(&ld, &p);
 		if (rc == 0)
 			rc = scene_check_scale(&ld, &p);
+	} else if (rc == 0 && p.source == SRC_MODEL) {
+		rc = scene_check_model(&ld, &p);
+		if (rc == 0)
+			rc = scene_check_head_names(&ld, &p);
+		if (rc == 0)
+			rc = scene_check_values(&ld, &p, &p.w_root);
 	} else if (rc == 0) {
 		rc = scene_check_npy(&ld, &p);
 		if (rc == 0)
@@ -351,6 +358,9 @@ void scene_free(struct scene *scene)
 	free(scene->k);
 	free(scene->v);
 	free(scene->attn);
+	free(scene->tokens);
+	free(scene->model_path);
+	free(scene->tokenizer_path);
 	if (scene->head_names != NULL)
 		for (int h = 0; h < scene->layers * scene->heads; h++)
 			free(scene->head_names[h]);

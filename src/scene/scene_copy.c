@@ -306,6 +306,9 @@ int scene_build(const struct loader *ld, struct plan *p, struct scene **out)
 	case SRC_NPY:
 		rc = build_npy(ld, p, sc);
 		break;
+	case SRC_MODEL:
+		rc = scene_build_model(ld, p, sc);
+		break;
 	default:
 		rc = build_tokens(ld, p, sc);
 		break;

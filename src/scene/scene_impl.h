@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <sys/stat.h>
+
 #include <cjson/cJSON.h>
 
 #include "h2o/generate.h"
@@ -91,7 +93,8 @@ struct field {
 /* X(ID, name): the root's fields. The order matters: title to watch are
  * the strings (notes, after them, an object of strings), title to scale the fields that belong at the root of a
  * generated scene, q to v the .npy files; the layout and the prompt came
- * last, and go anywhere in a scene. */
+ * last, and go anywhere in a scene; model to seed are a model scene's
+ * (scene_model.c), which also reads "text" and "generate" its own way. */
 #define ROOT_FIELDS(X)                \
 	X(TITLE, "title")             \
 	X(DESCRIPTION, "description") \
@@ -112,7 +115,13 @@ struct field {
 	X(HEAD_NAMES, "head_names")   \
 	X(LAYERS, "layers")           \
 	X(KV_HEADS, "kv_heads")       \
-	X(PROMPT, "prompt")
+	X(PROMPT, "prompt")           \
+	X(MODEL, "model")             \
+	X(TOKENIZER, "tokenizer")     \
+	X(TEXT_FILE, "text_file")     \
+	X(PROMPT_TEXT, "prompt_text") \
+	X(TEMPERATURE, "temperature") \
+	X(SEED, "seed")
 
 enum root_field {
 #define X(id, name) R_##id,
@@ -146,7 +155,7 @@ int scene_count_children(const cJSON *node);
 /* ---- what the checks learn -------------------------------------------- */
 
 /* Where a scene's tokens come from. */
-enum source { SRC_NONE, SRC_TOKENS, SRC_GENERATE, SRC_NPY };
+enum source { SRC_NONE, SRC_TOKENS, SRC_GENERATE, SRC_NPY, SRC_MODEL };
 
 /* One of q, k and v, named as a .npy file. */
 struct npy_source {
@@ -168,6 +177,7 @@ struct plan {
 	int layers, heads, kv_heads;
 	bool layout_given[3]; /* layers, heads, kv_heads */
 	int prompt;
+	int default_prompt; /* without "prompt": a generation scene's given tokens */
 	enum scene_mode mode;
 	bool has_v;
 	double scale;
@@ -181,6 +191,9 @@ struct plan {
 	struct npy_source npy[3];
 	char *text_file;
 	size_t text_len;
+
+	/* A model scene (scene_model.c): what it loaded and encoded. */
+	struct model_plan *model;
 };
 
 /* ---- the checks, in the order scene.c runs them ----------------------- */
@@ -224,6 +237,25 @@ int scene_check_text_source(const struct loader *ld, struct plan *p);
 int scene_check_notes(const struct loader *ld, const struct plan *p);
 /* The next line of a "text" file from *AT (END is the end of the file). */
 const char *scene_next_line(const char **at, const char *end, size_t *len);
+
+/* scene_npy.c: the string at W names a file (WHAT says what kind): a
+ * non-empty string without NUL, resolved into PATH against the scene's
+ * folder and, unless --allow-paths, inside it; SHOWN gets it as messages
+ * show it. Then open it: a regular file, its descriptor (or -1). */
+int scene_check_file_name(const struct loader *ld, const cJSON *node, const struct where *w,
+                          const char *what, char *shown, size_t shown_size, char *path,
+                          size_t path_size);
+int scene_open_named(const struct loader *ld, const struct where *w, const char *shown,
+                     const char *path, struct stat *st);
+/* Whether the string literal at W holds the escape \u0000. */
+bool scene_holds_nul(const struct loader *ld, const struct where *w);
+
+/* scene_model.c: a model scene's fields, its model, tokenizer and text
+ * (after scene_check_root); the forward pass in the last pass; and the
+ * plan's model parts freed. */
+int scene_check_model(const struct loader *ld, struct plan *p);
+int scene_build_model(const struct loader *ld, const struct plan *p, struct scene *sc);
+void scene_model_done(struct plan *p);
 
 /* scene_copy.c: the last pass, the scene's arrays filled. */
 int scene_build(const struct loader *ld, struct plan *p, struct scene **out);

@@ -55,7 +55,7 @@ static int resolve(const struct loader *ld, const char *name, char *out, size_t 
 /* Whether the string literal at W holds the escape \u0000: cJSON decodes
  * it into a NUL byte, which ends the C string there, so "a.npy\u0000.txt"
  * would name a.npy without a word. */
-static bool holds_nul(const struct loader *ld, const struct where *w)
+bool scene_holds_nul(const struct loader *ld, const struct where *w)
 {
 	const char *s = ld->text;
 	size_t at;
@@ -151,13 +151,13 @@ static int check_inside(const struct loader *ld, const struct where *w, const ch
 
 /* The string at W names a file: a non-empty string without NUL, resolved
  * into PATH, and by default in the scene's folder. */
-static int check_file_name(const struct loader *ld, const cJSON *node, const struct where *w,
-                           const char *what, char *shown, size_t shown_size, char *path,
-                           size_t path_size)
+int scene_check_file_name(const struct loader *ld, const cJSON *node, const struct where *w,
+                          const char *what, char *shown, size_t shown_size, char *path,
+                          size_t path_size)
 {
 	if (!cJSON_IsString(node))
 		return scene_fail_got(ld, w, node, "expected %s", what);
-	if (holds_nul(ld, w))
+	if (scene_holds_nul(ld, w))
 		return scene_fail_value(ld, w,
 		                        "expected %s, got a name holding \\u0000 (a NUL "
 		                        "character)",
@@ -177,8 +177,8 @@ static int check_file_name(const struct loader *ld, const cJSON *node, const str
  * the open before fstat refuses it, then blocking again for the reads.
  * Only a regular file passes. Returns the descriptor, and its fstat in
  * *ST, or -1 with the error written. */
-static int open_named(const struct loader *ld, const struct where *w, const char *shown,
-                      const char *path, struct stat *st)
+int scene_open_named(const struct loader *ld, const struct where *w, const char *shown,
+                     const char *path, struct stat *st)
 {
 	/* Inside the folder, PATH has no links left: one that appears now is
 	 * not the file checked. */
@@ -333,11 +333,11 @@ int scene_check_npy(const struct loader *ld, struct plan *p)
 		char path[4096], msg[NPY_MSG_MAX], shape[64];
 
 		src->w = scene_where_field(&p->w_root, f->index, scene_root_names[R_Q + i]);
-		if (check_file_name(ld, f->node, &src->w, "the name of a .npy file", src->shown,
-		                    sizeof src->shown, path, sizeof path) != 0)
+		if (scene_check_file_name(ld, f->node, &src->w, "the name of a .npy file",
+		                          src->shown, sizeof src->shown, path, sizeof path) != 0)
 			return -1;
 		struct stat st;
-		const int fd = open_named(ld, &src->w, src->shown, path, &st);
+		const int fd = scene_open_named(ld, &src->w, src->shown, path, &st);
 		if (fd < 0)
 			return -1;
 		if (npy_open_fd(fd, &src->file, msg) != 0)
@@ -383,12 +383,13 @@ static int check_text_file(const struct loader *ld, const cJSON *node, const str
 	char path[4096], shown[160], msg[128];
 	struct stat st;
 
-	if (check_file_name(ld, node, w,
-	                    "an array of strings or the name of a text file with one token per "
-	                    "line",
-	                    shown, sizeof shown, path, sizeof path) != 0)
+	if (scene_check_file_name(
+	            ld, node, w,
+	            "an array of strings or the name of a text file with one token per "
+	            "line",
+	            shown, sizeof shown, path, sizeof path) != 0)
 		return -1;
-	const int fd = open_named(ld, w, shown, path, &st);
+	const int fd = scene_open_named(ld, w, shown, path, &st);
 	if (fd < 0)
 		return -1;
 	if (st.st_size > SCENE_MAX_FILE_BYTES) {

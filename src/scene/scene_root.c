@@ -137,12 +137,43 @@ static int source_field(const struct plan *p, enum source src)
 	return best;
 }
 
+/* A model scene: "model" and none of the other ways of giving tokens
+ * ("generate" and "text" are its own, read by scene_model.c); any other
+ * scene: none of the fields only a model scene has. */
+static int check_model_source(const struct loader *ld, struct plan *p)
+{
+	static const enum root_field others[] = {R_TOKENS, R_Q, R_K, R_V};
+	const struct field *f = p->root;
+
+	if (f[R_MODEL].node != NULL) {
+		for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+			if (f[others[i]].node != NULL)
+				return scene_fail_field(
+				        ld, &p->w_root, f[others[i]].index,
+				        "has both \"model\" and \"%s\"; a model scene's tokens are "
+				        "its text's, and its q, k and v the model's",
+				        scene_root_names[others[i]]);
+		p->source = SRC_MODEL;
+		return 1;
+	}
+	for (int i = R_TOKENIZER; i <= R_SEED; i++)
+		if (f[i].node != NULL)
+			return scene_fail_field(ld, &p->w_root, f[i].index,
+			                        "\"%s\" belongs to a model scene, which names its "
+			                        "\"model\"",
+			                        scene_root_names[i]);
+	return 0;
+}
+
 /* Exactly one way of giving the tokens; two are an error at the later. */
 static int check_source(const struct loader *ld, struct plan *p)
 {
 	int first = -1;
 
 	p->source = SRC_NONE;
+	const int model = check_model_source(ld, p);
+	if (model != 0)
+		return model < 0 ? -1 : 0;
 	for (enum source src = SRC_TOKENS; src <= SRC_NPY; src++) {
 		const int field = source_field(p, src);
 		if (field < 0)
@@ -193,7 +224,7 @@ static int check_layout(const struct loader *ld, struct plan *p, const struct wh
 		                    &p->kv_heads) != 0)
 			return -1;
 		/* A .npy scene's heads come from its files (scene_npy.c). */
-		if (p->source != SRC_NPY && p->heads % p->kv_heads != 0)
+		if (p->source != SRC_NPY && p->source != SRC_MODEL && p->heads % p->kv_heads != 0)
 			return scene_fail_got(ld, &w[R_KV_HEADS], f[R_KV_HEADS].node,
 			                      "must divide heads (%d)", p->heads);
 	}
@@ -243,7 +274,7 @@ int scene_check_head_names(const struct loader *ld, const struct plan *p)
 int scene_check_prompt(const struct loader *ld, struct plan *p)
 {
 	const struct field *f = &p->root[R_PROMPT];
-	p->prompt = 0;
+	p->prompt = p->default_prompt;
 	if (f->node == NULL)
 		return 0;
 	const struct where w = scene_where_field(&p->w_root, f->index, "prompt");
@@ -289,15 +320,16 @@ int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p)
 		return -1;
 	if (check_source(ld, p) != 0)
 		return -1;
+	/* A model scene's dim is its model's head size. */
 	for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
-		if (f[required[i]].node == NULL)
+		if (f[required[i]].node == NULL &&
+		    !(required[i] == R_DIM && p->source == SRC_MODEL))
 			return scene_fail_value(ld, &p->w_root, "missing required field \"%s\"",
 			                        scene_root_names[required[i]]);
 	if (p->source == SRC_NONE)
-		return scene_fail_value(
-		        ld, &p->w_root,
-		        "missing required field \"tokens\" (or \"generate\", or .npy "
-		        "files in \"q\", \"k\" and \"v\")");
+		return scene_fail_value(ld, &p->w_root,
+		                        "missing required field \"tokens\" (or \"generate\", .npy "
+		                        "files in \"q\", \"k\" and \"v\", or a \"model\")");
 	if (p->source == SRC_NPY)
 		for (int i = R_Q; i <= R_V; i++)
 			if (f[i].node == NULL)
@@ -329,14 +361,15 @@ int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p)
 		return scene_fail_value(ld, &w[R_RECENT],
 		                        "heavy + recent must be at least 1, got %d + %d", p->heavy,
 		                        p->recent);
-	if (scene_check_int(ld, f[R_DIM].node, &w[R_DIM], 1, SCENE_MAX_DIM, &p->dim) != 0)
+	if (f[R_DIM].node != NULL &&
+	    scene_check_int(ld, f[R_DIM].node, &w[R_DIM], 1, SCENE_MAX_DIM, &p->dim) != 0)
 		return -1;
 	if (check_layout(ld, p, w) != 0)
 		return -1;
 	if (f[R_PROMPT].node != NULL && scene_check_int(ld, f[R_PROMPT].node, &w[R_PROMPT], 0,
 	                                                SCENE_MAX_TOKENS, &p->prompt) != 0)
 		return -1;
-	if (p->source != SRC_NPY && scene_check_head_names(ld, p) != 0)
+	if (p->source != SRC_NPY && p->source != SRC_MODEL && scene_check_head_names(ld, p) != 0)
 		return -1;
 	if (p->source != SRC_TOKENS)
 		return 0;

@@ -10,7 +10,12 @@
  * printable line, a frame holds no control character and no line wider
  * than the frame, and every trace line is JSON. An input that starts like
  * a NumPy file (the magic "\x93NUMPY") goes to the .npy header parser
- * instead, whose files are as untrusted as the scenes that name them. The
+ * instead, whose files are as untrusted as the scenes that name them; one
+ * that starts with "\x7fCKPT" goes, after the marker, to the llama2.c
+ * checkpoint loader (and a small model that loads runs a few tokens,
+ * sampled), and one with "\x7fTOKN" and a 2-byte little-endian vocabulary
+ * size minus 1 to the tokenizer's (which then encodes and decodes the
+ * input's own bytes): a model scene reads both. The
  * scene is named tests/bad/fuzz.json, so run from the source root (as
  * `.ci/run` does) the .npy files named by the seeds from tests/bad/ are
  * found in tests/bad/npy/. Built only with -Dfuzz=true under clang
@@ -36,6 +41,9 @@
 #include "h2o/scene.h"
 #include "h2o/trace.h"
 #include "h2o/view.h"
+#include "h2o/llama.h"
+#include "h2o/llama_trace.h"
+#include "h2o/tokenizer.h"
 #include "../../src/scene/npy.h"
 
 /* Engine work grows with n * n * dim per head and per timeline; above this
@@ -284,6 +292,83 @@ static void fuzz_npy(const uint8_t *data, size_t size)
 	}
 }
 
+/* A model's or tokenizer's refusal: one short printable phrase, which a
+ * model scene puts into its error line. */
+static void fuzz_model_message(const char *err)
+{
+	const size_t len = strnlen(err, LLAMA_ERR_MAX);
+	if (len == 0 || len == LLAMA_ERR_MAX)
+		fuzz_fail("a refused model file without a proper message", NULL);
+	if (fuzz_has_control(err, len, false))
+		fuzz_fail("control character in a model file's message", err);
+}
+
+/* A checkpoint: loaded or refused; a small one that loads traces up to
+ * four tokens (the first given, the rest sampled). */
+static void fuzz_checkpoint(const uint8_t *data, size_t size)
+{
+	char err[LLAMA_ERR_MAX] = "";
+	struct llama_model *m = NULL;
+
+	if (llama_load_bytes(data, size, &m, err) != 0) {
+		if (m != NULL)
+			fuzz_fail("a refused checkpoint left *out set", err);
+		fuzz_model_message(err);
+		return;
+	}
+	const struct llama_config *c = llama_model_config(m);
+	const double work = (double)c->n_layers * c->dim * (c->dim + c->hidden_dim) +
+	                    (double)c->vocab_size * c->dim;
+	if (work <= 1e6 && llama_run_bytes(m) <= ((size_t)64 << 20)) {
+		llama_set_threads(m, LLAMA_THREADS_ONE);
+		const int n = c->seq_len < 4 ? c->seq_len : 4;
+		const size_t qn = (size_t)c->n_layers * c->n_heads * n * c->head_size;
+		const size_t kn = (size_t)c->n_layers * c->n_kv_heads * n * c->head_size;
+		float *q = malloc(qn * sizeof *q), *k = malloc(kn * sizeof *k),
+		      *v = malloc(kn * sizeof *v);
+		int tokens[4] = {size > 0 ? data[size - 1] % c->vocab_size : 0};
+		const struct llama_sampling sampling = {1.0f, 1};
+		if (q && k && v && llama_trace(m, tokens, 1, n, &sampling, q, k, v, err) != 0)
+			fuzz_fail("a loaded model could not trace its own tokens", err);
+		for (int i = 0; q && k && v && i < n; i++)
+			if (tokens[i] < 0 || tokens[i] >= c->vocab_size)
+				fuzz_fail("a traced token is not in the vocabulary", NULL);
+		free(q);
+		free(k);
+		free(v);
+	}
+	llama_free(m);
+}
+
+/* A tokenizer for VOCAB tokens: loaded or refused; one that loads encodes
+ * the input's own bytes and decodes every token. */
+static void fuzz_tokenizer(const uint8_t *data, size_t size, int vocab)
+{
+	char err[LLAMA_ERR_MAX] = "";
+	struct llama_tokenizer *t = NULL;
+
+	if (llama_tokenizer_load_bytes(data, size, vocab, &t, err) != 0) {
+		if (t != NULL)
+			fuzz_fail("a refused tokenizer left *out set", err);
+		fuzz_model_message(err);
+		return;
+	}
+	const size_t len = size < 64 ? size : 64;
+	int tokens[64 + 3];
+	const int n = llama_tokenizer_encode(t, (const char *)data, len, 1, 1, tokens, 64 + 3, err);
+	if (n < 0)
+		fuzz_model_message(err);
+	for (int i = 0; i < n; i++) {
+		size_t piece;
+		if (tokens[i] < 0 || tokens[i] >= vocab ||
+		    llama_tokenizer_decode(t, i ? tokens[i - 1] : -1, tokens[i], &piece) == NULL)
+			fuzz_fail("an encoded token does not decode", NULL);
+	}
+	if (llama_tokenizer_max_piece(t) < 1 || llama_tokenizer_max_piece(t) > LLAMA_TOK_MAX_PIECE)
+		fuzz_fail("a tokenizer's longest piece is out of its bounds", NULL);
+	llama_tokenizer_free(t);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -309,6 +394,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size >= 6 && memcmp(data, "\x93NUMPY", 6) == 0) {
 		fuzz_npy(data, size);
+		return 0;
+	}
+	if (size >= 5 && memcmp(data,
+	                        "\x7f"
+	                        "CKPT",
+	                        5) == 0) {
+		fuzz_checkpoint(data + 5, size - 5);
+		return 0;
+	}
+	if (size >= 7 && memcmp(data,
+	                        "\x7f"
+	                        "TOKN",
+	                        5) == 0) {
+		fuzz_tokenizer(data + 7, size - 7, 1 + (data[5] | data[6] << 8));
 		return 0;
 	}
 	if (scene_load_text("tests/bad/fuzz.json", (const char *)data, size, &scene, err) != 0) {

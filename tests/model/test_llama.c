@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "h2o/llama.h"
+#include "h2o/llama_trace.h"
 #include "h2o/tokenizer.h"
 
 static const char *root = ".";
@@ -952,6 +953,68 @@ static void test_bad_tokenizers(void **state)
 	free(orig);
 }
 
+/* llama_rng_coin: the xorshift64* words of llama_trace.h from seed 1
+ * (worked out by hand in Python's integers), and llama_trace's rows are
+ * the run's own: a run stepped by hand gives the same query, key and
+ * value at every position, and greedy tokens are the logits' argmax. */
+static void test_trace(void **state)
+{
+	(void)state;
+	uint64_t s = 1;
+	assert_true(llama_rng_coin(&s) == 0.28083503246307373f);
+	assert_true(s == UINT64_C(33554433));
+	assert_true(llama_rng_coin(&s) == 0.6711372137069702f);
+	assert_true(s == UINT64_C(1126174793148417));
+
+	struct llama_model *m = stories();
+	const struct llama_config *c = llama_model_config(m);
+	enum { N = 12, GIVEN = 4 };
+	int tokens[N] = {1, 403, 407, 261};
+	const size_t hs = (size_t)c->head_size;
+	float *q = malloc((size_t)c->n_layers * c->n_heads * N * hs * sizeof *q);
+	float *k = malloc((size_t)c->n_layers * c->n_kv_heads * N * hs * sizeof *k);
+	float *v = malloc((size_t)c->n_layers * c->n_kv_heads * N * hs * sizeof *v);
+	char err[LLAMA_ERR_MAX];
+	assert_int_equal(llama_trace(m, tokens, GIVEN, N, NULL, q, k, v, err), 0);
+	struct llama_run *r = llama_run_new(m);
+	assert_non_null(r);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(llama_step(m, r, tokens[i], i), 0);
+		for (int l = 0; l < c->n_layers; l++) {
+			for (int h = 0; h < c->n_heads; h++)
+				assert_memory_equal(q + (((size_t)l * c->n_heads + h) * N + i) * hs,
+				                    llama_run_query(r, l, h), hs * sizeof(float));
+			for (int g = 0; g < c->n_kv_heads; g++) {
+				const size_t at = (((size_t)l * c->n_kv_heads + g) * N + i) * hs;
+				assert_memory_equal(k + at,
+				                    llama_run_keys(r, l, g) + (size_t)i * hs,
+				                    hs * sizeof(float));
+				assert_memory_equal(v + at,
+				                    llama_run_values(r, l, g) + (size_t)i * hs,
+				                    hs * sizeof(float));
+			}
+		}
+		if (i + 1 < N && i + 1 >= GIVEN) {
+			const float *logits = llama_logits(r);
+			int best = 0;
+			for (int t = 1; t < c->vocab_size; t++)
+				if (logits[t] > logits[best])
+					best = t;
+			assert_int_equal(tokens[i + 1], best);
+		}
+	}
+	llama_run_free(r);
+	/* Past the context, and a given token out of the vocabulary. */
+	assert_int_equal(llama_trace(m, tokens, 1, c->seq_len + 1, NULL, NULL, NULL, NULL, err),
+	                 -1);
+	tokens[1] = c->vocab_size;
+	assert_int_equal(llama_trace(m, tokens, 2, 2, NULL, NULL, NULL, NULL, err), -1);
+	free(q);
+	free(k);
+	free(v);
+	llama_free(m);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -961,6 +1024,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_tiny_by_hand),
 	        cmocka_unit_test(test_stories_fixture),
+	        cmocka_unit_test(test_trace),
 	        cmocka_unit_test(test_accuracy),
 	        cmocka_unit_test(test_evict_reference),
 	        cmocka_unit_test(test_batch_auto),

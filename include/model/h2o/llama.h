@@ -78,6 +78,9 @@ struct llama_run;
 /* Load the checkpoint at PATH (a regular file, read whole into memory the
  * model owns). 0 and *OUT on success; -1 with ERR filled on failure. */
 int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MAX]);
+/* The same from the open file FD, read from its start; FD stays the
+ * caller's (a loader that checked which file it opened reads that one). */
+int llama_load_fd(int fd, struct llama_model **out, char err[LLAMA_ERR_MAX]);
 /* The same from LEN bytes at DATA, which the model does not keep. */
 int llama_load_bytes(const void *data, size_t len, struct llama_model **out,
                      char err[LLAMA_ERR_MAX]);
@@ -96,6 +99,9 @@ void llama_set_threads(struct llama_model *m, enum llama_threads mode);
 /* A run of M with empty caches, M to outlive it; NULL when out of memory.
  * Its caches hold up to seq_len slots per layer and key/value head. */
 struct llama_run *llama_run_new(const struct llama_model *m);
+/* The bytes llama_run_new takes for a run of M (its caches hold seq_len
+ * slots each, whatever the run will use): to refuse a model before. */
+size_t llama_run_bytes(const struct llama_model *m);
 void llama_run_free(struct llama_run *r);
 /* Empty every cache: the next step may start again at any position. */
 void llama_run_reset(struct llama_run *r);

@@ -37,12 +37,19 @@ struct llama_tokenizer;
  * VOCAB_SIZE tokens (the model's). 0 and *OUT, or -1 with ERR filled. */
 int llama_tokenizer_load(const char *path, int vocab_size, struct llama_tokenizer **out,
                          char err[LLAMA_ERR_MAX]);
+/* The same from the open file FD, read from its start; FD stays the
+ * caller's. */
+int llama_tokenizer_load_fd(int fd, int vocab_size, struct llama_tokenizer **out,
+                            char err[LLAMA_ERR_MAX]);
 /* The same from LEN bytes at DATA, which the tokenizer does not keep. */
 int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
                                struct llama_tokenizer **out, char err[LLAMA_ERR_MAX]);
 void llama_tokenizer_free(struct llama_tokenizer *t);
 
 int llama_tokenizer_vocab_size(const struct llama_tokenizer *t);
+/* The longest piece the file declares (its header), in bytes: a text of
+ * B bytes encodes into at least (B + 1) / max_piece tokens besides BOS. */
+int llama_tokenizer_max_piece(const struct llama_tokenizer *t);
 
 /*
  * Encode the LEN bytes of TEXT (any bytes, NUL included) into TOKENS, which

@@ -33,6 +33,12 @@
 /* The words a generated scene's "text" may hold, in bytes. */
 #define SCENE_MAX_WORDS_BYTES     65536
 #define SCENE_MAX_HEAD_NAME_BYTES 32
+/* The bytes of a model scene's text (its tokens are bounded by the
+ * model's context, seq_len, besides). */
+#define SCENE_MAX_MODEL_TEXT_BYTES (1024 * 1024)
+/* The memory a model scene's run of its model may take (its caches are
+ * sized for the model's whole context, seq_len). */
+#define SCENE_MAX_MODEL_RUN_BYTES (2048L * 1024 * 1024)
 /* The largest number of query heads in a layer, of layers, and of query
  * heads in all (layers x heads). */
 #define SCENE_MAX_HEADS       64
@@ -97,6 +103,24 @@ struct scene {
 	double *v;    /* n x dim, or NULL when the scene has no values */
 	double *attn; /* attention scenes: row i (i + 1 weights) starts at
 			 attn + scene_attn_offset(i); NULL otherwise */
+	/* A model scene (docs/scene-format.md "Model scenes"): a llama2.c
+	 * checkpoint ran over the tokens with a full cache, and q, k, v are
+	 * what its attention took in (q and k after RoPE, float32 made
+	 * double); layers, heads, kv_heads and dim are the model's, scale
+	 * 1/sqrt(head size). Everything a later stage needs to run the model
+	 * again (with a cache that evicts) is here. All NULL and 0 for any
+	 * other scene. */
+	int *tokens;          /* n token ids, BOS (1) first; text[i] is token i's piece */
+	char *model_path;     /* the checkpoint, a path that opens the very file
+	                         loaded (the scene's folder joined, links
+	                         resolved under the folder rule) */
+	char *tokenizer_path; /* its tokenizer, the same way */
+	int given;            /* tokens 0 .. given - 1 come from the text (BOS
+	                         included): n for a teacher-forced scene */
+	int generated;        /* n - given: tokens the model chose after them */
+	double temperature;   /* how they were chosen: 0 the highest logit, else
+	                         drawn (include/model/h2o/llama_trace.h) with SEED */
+	unsigned long long seed;
 };
 
 /* Offset of token i's attention row in scene.attn (rows are packed). */
@@ -135,6 +159,28 @@ int scene_load_file_opts(const char *path, const struct scene_options *options, 
 int scene_load_text_opts(const char *name, const char *text, size_t len,
                          const struct scene_options *options, struct scene **out,
                          char err[SCENE_ERROR_MAX]);
+
+/*
+ * A model scene given directly, as `h2o-tui --model M --tokenizer T
+ * --text FILE` does: the same scene a JSON model scene with these fields
+ * gives, without the folder rule (the user named the files). TEXT_FILE is
+ * read and trimmed as "text_file" is; otherwise TEXT (LEN bytes) is used as
+ * "text" is. GENERATE > 0 makes TEXT the prompt of a generation scene.
+ * Errors are one line "FILE: message", FILE the file at fault (or
+ * "--text-string" for TEXT).
+ */
+struct scene_model_args {
+	const char *model, *tokenizer;
+	const char *text_file;
+	const char *text;
+	size_t text_len;
+	int generate;            /* 0: teacher-forced */
+	double temperature;      /* with GENERATE: 0 greedy, else sampled */
+	unsigned long long seed; /* with a temperature: 1 .. 2^31 - 1 */
+	int heavy, recent;
+};
+int scene_load_model(const struct scene_model_args *args, struct scene **out,
+                     char err[SCENE_ERROR_MAX]);
 
 void scene_free(struct scene *scene);
 
