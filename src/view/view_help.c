@@ -127,8 +127,21 @@ bool view_wrap_next(const char **at, int maxw, bool ascii, char *line, size_t si
 		while (*e != '\0' && *e != '\n' && !is_space(*e))
 			e++;
 		const size_t old = len, wl = (size_t)(e - s);
-		if (len + 1 + wl >= size)
+		if (len + 1 + wl >= size) {
+			if (len > 0)
+				break; /* the word starts the next line */
+			/* A word longer than the whole buffer stands alone, as
+			 * much of it as fits (cut where a character starts), and
+			 * the rest of it is skipped: frame_text ends it with an
+			 * ellipsis. */
+			size_t cut = size - 1;
+			while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+				cut--;
+			memcpy(line, s, cut);
+			line[cut] = '\0';
+			s = e;
 			break;
+		}
 		if (len > 0)
 			line[len++] = ' ';
 		memcpy(line + len, s, wl);
