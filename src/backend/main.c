@@ -20,16 +20,19 @@
 
 #include "h2o/app.h"
 #include "h2o/cost.h"
+#include "h2o/drop.h"
 #include "h2o/engine.h"
 #include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "h2o/lessons.h"
+#include "h2o/llama.h"
 #include "headless.h"
 #include "h2o/plot.h"
 #include "h2o/policy.h"
 #include "h2o/report.h"
 #include "h2o/scene.h"
 #include "h2o/text.h"
+#include "h2o/tokenizer.h"
 #include "h2o/trace.h"
 #include "tui.h"
 
@@ -744,6 +747,86 @@ static bool setup_locale(bool keep_user_ctype)
 	return utf8;
 }
 
+/* A model scene's model and tokenizer, loaded again for the real drop
+ * (drop.h): the loader ran the model for the trace and let it go. */
+struct model_pair {
+	struct llama_model *m;
+	struct llama_tokenizer *t;
+};
+
+/* 0 with *MP filled (both NULL for a scene without a model), or the exit
+ * status after one line on stderr. */
+static int model_pair_load(const struct scene *sc, struct model_pair *mp)
+{
+	char err[LLAMA_ERR_MAX];
+	*mp = (struct model_pair){0};
+	if (!sc->model_path)
+		return 0;
+	if (llama_load(sc->model_path, &mp->m, err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_SCENE;
+	}
+	if (llama_tokenizer_load(sc->tokenizer_path, llama_model_config(mp->m)->vocab_size, &mp->t,
+	                         err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		llama_free(mp->m);
+		mp->m = NULL;
+		return EXIT_SCENE;
+	}
+	return 0;
+}
+
+static void model_pair_free(struct model_pair *mp)
+{
+	llama_tokenizer_free(mp->t);
+	llama_free(mp->m);
+}
+
+/* The model's name for the drop's table: its file's base name. */
+static const char *model_name(const struct scene *sc)
+{
+	const char *slash = strrchr(sc->model_path, '/');
+	return slash ? slash + 1 : sc->model_path;
+}
+
+/* After the report of a model scene, what eviction does to the model: the
+ * real drop at budget B (text reports; JSON and CSV stay one document). */
+static int report_drop(const struct scene *sc, const struct model_pair *mp,
+                       const struct policy_budget *b, enum report_format format)
+{
+	if (!mp->m || format != REPORT_TEXT)
+		return 0;
+	struct drop_result r;
+	char err[DROP_ERR_MAX];
+	if (drop_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, b, ENGINE_ALL_POLICIES,
+	                 &r, err) != 0)
+		return out_of_memory("running the model per policy");
+	const int rc = drop_print(&r, model_name(sc), false, stdout) < 0
+	                       ? mode_failed("running the model per policy")
+	                       : 0;
+	drop_result_free(&r);
+	return rc;
+}
+
+/* After a model scene's sweep, the real drop at each of its budgets. */
+static int sweep_drop(const struct scene *sc, const struct model_pair *mp, const int *budgets,
+                      int count, const struct report_split *split, int sinks,
+                      enum report_format format)
+{
+	if (!mp->m || format != REPORT_TEXT)
+		return 0;
+	struct drop_sweep s;
+	char err[DROP_ERR_MAX];
+	if (drop_sweep_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, budgets, count,
+	                       split->heavy, sinks, 1.01, &s, err) != 0)
+		return out_of_memory("running the model per policy and budget");
+	const int rc = drop_sweep_print(&s, false, stdout) < 0
+	                       ? mode_failed("running the model per policy and budget")
+	                       : 0;
+	drop_sweep_free(&s);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -887,6 +970,11 @@ int main(int argc, char **argv)
 		rc = refuse_if_too_large(&o, scene, &cost);
 	struct meter meter;
 	struct progress progress;
+	struct model_pair mp = {0};
+	if (rc < 0 && !o.trace) {
+		const int mrc = model_pair_load(scene, &mp);
+		rc = mrc ? mrc : rc;
+	}
 	if (rc >= 0) {
 		/* Refused, or a bad list. */
 	} else if (o.trace) {
@@ -908,6 +996,8 @@ int main(int argc, char **argv)
 			rc = report_print(&run, format, o.per_head, stdout) < 0
 			             ? mode_failed("computing the report")
 			             : 0;
+			if (rc == 0)
+				rc = report_drop(scene, &mp, &b, format);
 			if (rc == 0 && o.plot)
 				rc = write_plot(&o, &run, NULL);
 			report_run_done(&run);
@@ -924,6 +1014,9 @@ int main(int argc, char **argv)
 			rc = report_sweep_print(&sw, format, o.per_head, stdout) < 0
 			             ? mode_failed("computing the budget sweep")
 			             : 0;
+			if (rc == 0)
+				rc = sweep_drop(scene, &mp, budgets, count, &split, o.sinks,
+				                format);
 			if (rc == 0 && o.plot)
 				rc = write_plot(&o, NULL, &sw);
 			report_sweep_done(&sw);
@@ -938,7 +1031,10 @@ int main(int argc, char **argv)
 		                                                o.compare);
 		if (ok >= 0)
 			app_set_lessons(&app, lessons, lesson);
-		if (ok < 0) {
+		const bool model_ok =
+		        ok < 0 || !mp.m ||
+		        app_set_model(&app, mp.m, mp.t, scene->tokens, scene->given) == 0;
+		if (ok < 0 || !model_ok) {
 			rc = out_of_memory("building the timeline");
 		} else if (o.headless) {
 			rc = headless_run(&app, o.cols, o.rows, o.ascii, o.keys, stdout) < 0
@@ -949,6 +1045,7 @@ int main(int argc, char **argv)
 		}
 		app_done(&app);
 	}
+	model_pair_free(&mp);
 	if (fflush(stdout) != 0 && rc == 0)
 		rc = 1;
 	free(budgets);

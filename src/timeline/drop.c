@@ -42,7 +42,7 @@ static double log_prob(const float *logits, int vocab, int token, int *top, doub
  * over every query head, for all its kv heads.
  */
 static int evict_step(const struct llama_config *cfg, struct run_state *st, int s, int prompt,
-                      const struct policy_budget *b, double *mean, double *lmean,
+                      const struct policy_budget *b, double *mean, double *lmean, double *norm,
                       unsigned char *gone, unsigned char *keep)
 {
 	const struct policy *pol = policies[st->id];
@@ -68,12 +68,31 @@ static int evict_step(const struct llama_config *cfg, struct run_state *st, int 
 				score[j] += mean[j];
 			if (s < prompt || layer_wide)
 				continue;
-			/* No key norms, observation window or ranks here: the
-			 * policies that read them fall back (policy.h). */
+			/* Key norms of the run's own keys (after RoPE, each the
+			 * square root of its squares summed in index order), for
+			 * a rule that reads them; no observation window here (the
+			 * policies that need one do not run: drop_measure). */
+			if (pol->by_key_norm) {
+				const float *k = llama_run_keys(st->run, l, g);
+				for (int j = 0; j < len; j++) {
+					double sq = 0.0;
+					for (int i = 0; i < cfg->head_size; i++) {
+						const double x =
+						        k[(size_t)j * (size_t)cfg->head_size +
+						          (size_t)i];
+						sq += x * x;
+					}
+					norm[j] = sqrt(sq);
+				}
+			}
 			const struct policy_cache view = {.len = len,
 			                                  .pos = llama_run_positions(st->run, l, g),
 			                                  .score = score,
 			                                  .w = mean,
+			                                  .key_norm =
+			                                          pol->by_key_norm ? norm : NULL,
+			                                  .rank = pol->ranks_own ? lmean : NULL,
+			                                  .heads = group,
 			                                  .layer = l};
 			int cut;
 			memset(gone, 0, (size_t)len);
@@ -137,6 +156,11 @@ static int fail(char err[DROP_ERR_MAX], const char *msg)
 	return -1;
 }
 
+bool drop_runs(int p)
+{
+	return p == POLICY_FULL || policies[p]->observe_window == 0;
+}
+
 int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                  const struct policy_budget *b, unsigned mask, struct drop_result *out,
                  char err[DROP_ERR_MAX])
@@ -144,6 +168,12 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 	const struct llama_config *cfg = llama_model_config(m);
 	given = given < 1 ? 1 : given > n ? n : given;
 	const bool generate = given < n;
+	/* The rules that read the prompt or the layers find them here. */
+	struct policy_budget run_b = *b;
+	run_b.n = n;
+	run_b.prompt = prompt;
+	run_b.layers = cfg->n_layers;
+	b = &run_b;
 	*out = (struct drop_result){
 	        .n = n, .prompt = prompt, .given = given, .generate = generate, .budget = *b};
 	if (n < 1 || n > cfg->seq_len)
@@ -153,11 +183,18 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 	int count = 0, feed[POLICY_COUNT];
 	const size_t cap = (size_t)cfg->seq_len;
 	double *mean = malloc(cap * sizeof *mean), *lmean = malloc(cap * sizeof *lmean);
+	double *norm = malloc(cap * sizeof *norm);
 	unsigned char *gone = malloc(cap), *keep = malloc(cap);
-	bool ok = mean && lmean && gone && keep;
+	bool ok = mean && lmean && norm && gone && keep;
 	for (int p = 0; p < POLICY_COUNT && ok; p++) {
 		if (!(mask & (1u << p)))
 			continue;
+		/* A rule that reads the prompt's last queries at its end needs
+		 * them kept through the prompt, which a run does not do. */
+		if (!drop_runs(p)) {
+			out->skipped |= 1u << p;
+			continue;
+		}
 		struct run_state *s = &st[count];
 		*s = (struct run_state){.id = (enum policy_id)p, .run = llama_run_new(m)};
 		s->score =
@@ -194,12 +231,14 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 			if (t + 1 < n)
 				dp->logprob[t] = lp;
 			if (st[i].id != POLICY_FULL)
-				evict_step(cfg, &st[i], t + 1, prompt, b, mean, lmean, gone, keep);
+				evict_step(cfg, &st[i], t + 1, prompt, b, mean, lmean, norm, gone,
+				           keep);
 		}
 	}
 	states_free(st, count, cfg);
 	free(mean);
 	free(lmean);
+	free(norm);
 	free(gone);
 	free(keep);
 	if (!ok) {
@@ -300,8 +339,17 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 		fprintf(out, "%-10s %6s %9.4f %11.4f %9s %11.1f%% %13s\n", policies[p]->name,
 		        budget, all, after, vs, 100.0 * agree, first);
 	}
-	if (json)
+	if (json) {
 		fputs("]}\n", out);
+	} else if (r->skipped) {
+		fputs("not run on the model (their rule reads the prompt's last queries at its "
+		      "end, which a run does not keep):",
+		      out);
+		for (int p = 0; p < POLICY_COUNT; p++)
+			if (r->skipped & (1u << p))
+				fprintf(out, " %s", policies[p]->name);
+		fputc('\n', out);
+	}
 	(void)full_all;
 	return ferror(out) ? -1 : 0;
 }
@@ -366,14 +414,17 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 		for (int i = 0; i < s->count; i++) {
 			fprintf(out, "%s{\"total\": %d", i ? ", " : "", s->budgets[i]);
 			for (int p = 1; p < POLICY_COUNT; p++)
-				fprintf(out, ", \"%s\": %.17g", policies[p]->name,
-				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
-				                        n - 1));
+				if (r0->p[p].ran)
+					fprintf(out, ", \"%s\": %.17g", policies[p]->name,
+					        drop_perplexity(&s->runs[i], (enum policy_id)p,
+					                        from, n - 1));
 			fputc('}', out);
 		}
 		fputs("], \"smallest\": {", out);
-		for (int p = 1; p < POLICY_COUNT; p++) {
-			fprintf(out, "%s\"%s\": ", p > 1 ? ", " : "", policies[p]->name);
+		for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
+			if (!r0->p[p].ran)
+				continue;
+			fprintf(out, "%s\"%s\": ", k++ ? ", " : "", policies[p]->name);
 			if (s->good[p])
 				fprintf(out, "%d", s->good[p]);
 			else
@@ -384,26 +435,31 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 	}
 	fprintf(out,
 	        "\nThe model itself at each budget (every layer's cache evicted): perplexity of "
-	        "the "
-	        "%d tokens after the prompt; the full cache's is %.4f\n\n%-8s",
+	        "the %d tokens after the prompt; the full cache's is %.4f\n\n%-8s",
 	        n - 1 - from, full, "budget");
 	for (int p = 1; p < POLICY_COUNT; p++)
-		fprintf(out, " %10s", policies[p]->name);
+		if (r0->p[p].ran)
+			fprintf(out, " %10s", policies[p]->name);
 	fputc('\n', out);
 	for (int i = 0; i < s->count; i++) {
 		fprintf(out, "%-8d", s->budgets[i]);
 		for (int p = 1; p < POLICY_COUNT; p++)
-			fprintf(out, " %10.4f",
-			        drop_perplexity(&s->runs[i], (enum policy_id)p, from, n - 1));
+			if (r0->p[p].ran)
+				fprintf(out, " %10.4f",
+				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
+				                        n - 1));
 		fputc('\n', out);
 	}
 	fprintf(out, "\nsmallest budget within %.4g x the full cache's perplexity:", s->ratio);
-	for (int p = 1; p < POLICY_COUNT; p++) {
+	for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
+		if (!r0->p[p].ran)
+			continue;
+		fputs(k++ ? ", " : " ", out);
 		if (s->good[p])
-			fprintf(out, " %s %d", policies[p]->name, s->good[p]);
+			fprintf(out, "%s %d", policies[p]->name, s->good[p]);
 		else
-			fprintf(out, " %s none", policies[p]->name);
-		fputs(p + 1 < POLICY_COUNT ? "," : "\n", out);
+			fprintf(out, "%s none", policies[p]->name);
 	}
+	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
 }

@@ -10,6 +10,7 @@
  * say next, or when generating, where the continuations part.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,22 +48,38 @@ static const char *token_text(const struct view *v, int i)
 	return v->sc->text[i];
 }
 
+/* Whether a word ends after token I: the next starts with a space, or is
+ * not a letter or digit, or there is none. */
+static bool word_ends(const struct view *v, int i)
+{
+	if (i + 1 >= v->t)
+		return true;
+	const unsigned char c = (unsigned char)token_text(v, i + 1)[0];
+	return !(c >= 0x80 || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'));
+}
+
 /* The text's tokens 0 .. T - 1 wrapped into W columns from line FIRST on,
- * at most H lines from Y; returns the lines the whole text takes. */
+ * at most H lines from Y; returns the lines the whole text takes. A word
+ * with a token H2O made e times less likely is marked after its end. */
 static int put_text(const struct view *v, struct frame *f, int x, int y, int w, int h, int first,
                     bool draw)
 {
 	const struct drop_result *r = v->app->drop;
 	const uint32_t mark = f->ascii ? 'v' : 0x25BC; /* ▼ */
 	int line = 0, col = 0;
+	bool word_marked = false;
 	for (int i = 0; i < v->t; i++) {
 		const char *s = token_text(v, i);
 		if (strcmp(s, "\n") == 0) {
 			line++, col = 0;
+			word_marked = false;
 			continue;
 		}
-		const bool marked = i > 0 && drop_of(r, POLICY_H2O, i) >= MODEL_MARK_NATS;
-		int tw = frame_text_width(s, f->ascii) + (marked ? 1 : 0);
+		const bool marked =
+		        i > 0 && i < r->given && drop_of(r, POLICY_H2O, i) >= MODEL_MARK_NATS;
+		word_marked = word_marked || marked;
+		const bool put_mark = word_marked && word_ends(v, i);
+		int tw = frame_text_width(s, f->ascii) + (put_mark ? 1 : 0);
 		tw = tw < w ? tw : w;
 		if (col > 0 && col + tw > w)
 			line++, col = 0;
@@ -72,10 +89,12 @@ static int put_text(const struct view *v, struct frame *f, int x, int y, int w, 
 			                            : marked      ? STYLE_GONE
 			                                          : STYLE_NORMAL;
 			int used = frame_text(f, x + col, yy, w - col, s, st);
-			if (marked && col + used < w)
+			if (put_mark && col + used < w)
 				frame_put(f, x + col + used, yy, mark, STYLE_GONE);
 		}
 		col += tw;
+		if (word_ends(v, i))
+			word_marked = false;
 	}
 	return line + 1;
 }
@@ -96,7 +115,7 @@ static void put_next(const struct view *v, struct frame *f, int x, int y, int w)
 			return;
 		}
 		used = frame_printf(f, x, y, w, STYLE_LABEL,
-		                    "H2O's own words from step %d: ", change + 1);
+		                    "H2O's words from step %d on: ", change + 1);
 		for (int i = change + 1; i < r->n && used < w; i++)
 			used += frame_text(f, x + used, y, w - used,
 			                   app->vocab[r->p[POLICY_H2O].fed[i]], STYLE_HEAVY);
@@ -135,8 +154,26 @@ void panel_model_draw(const struct view *v, struct frame *f, struct rect r)
 		return;
 	const int x = r.x + 1, w = r.w - 2;
 	const int upto = v->t - 1 > 0 ? v->t - 1 : 0; /* predictions of known tokens */
-	int used = frame_printf(f, x, r.y + 1, w, STYLE_LABEL, "perplexity so far: ");
-	if (upto == 0) {
+	int used = 0;
+	if (d->generate) {
+		/* The text is the full cache's own; H2O's parts from it. */
+		const int change = drop_first_change(d, POLICY_H2O);
+		used = frame_printf(
+		        f, x, r.y + 1, w, STYLE_LABEL,
+		        "writing: after the %d given tokens the text is the full cache's; ",
+		        d->given);
+		if (change >= 0 && change + 1 < d->n)
+			frame_printf(f, x + used, r.y + 1, w - used, STYLE_HEAVY,
+			             "H2O's parts from it at step %d (last line)", change + 1);
+		else
+			frame_printf(f, x + used, r.y + 1, w - used, STYLE_DIM,
+			             "H2O's is the same");
+	} else {
+		used = frame_printf(f, x, r.y + 1, w, STYLE_LABEL, "perplexity so far: ");
+	}
+	if (d->generate) {
+		/* said above */
+	} else if (upto == 0) {
 		frame_printf(f, x + used, r.y + 1, w - used, STYLE_DIM, "no prediction yet");
 	} else {
 		used += put_ppl(f, x + used, r.y + 1, w - used, d, POLICY_FULL, upto);

@@ -55,6 +55,7 @@ struct drop_result {
 	 * run is fed its own choices after them. */
 	int given;
 	bool generate;
+	unsigned skipped; /* policies asked for that drop_runs refuses */
 	struct policy_budget budget;
 	struct drop_policy p[POLICY_COUNT];
 };
@@ -70,6 +71,10 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
                  const struct policy_budget *b, unsigned mask, struct drop_result *out,
                  char err[DROP_ERR_MAX]);
 void drop_result_free(struct drop_result *r);
+
+/* Whether the real drop runs policy P: every policy but those whose rule
+ * reads the prompt's last queries at its end (policy.observe_window). */
+bool drop_runs(int p);
 
 /* Perplexity of policy P's run over the predictions FROM .. TO - 1 (of
  * logprob), exp of minus their mean; 1 when the range is empty. */
