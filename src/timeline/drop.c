@@ -303,10 +303,12 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 		fprintf(out,
 		        "\nThe model itself, every layer's cache evicted by each policy (%s):\n"
 		        "perplexity of the text's next tokens, over all %d and over the %d after "
-		        "the prompt\n\n%-10s %6s %9s %11s %9s %12s %13s\n",
+		        "the prompt; how many nats less likely each token was than under the full "
+		        "cache (mean, max); how often its likeliest next token was another\n\n"
+		        "%-10s %6s %9s %11s %9s %9s %9s %10s %13s\n",
 		        title, last > 0 ? last : 0, last - from > 0 ? last - from : 0, "policy",
-		        "budget", "ppl all", "ppl decode", "vs full", "top-1 agree",
-		        "first change");
+		        "budget", "ppl all", "ppl decode", "vs full", "mean drop", "max drop",
+		        "top-1 diff", "first change");
 	for (int p = 0, k = 0; p < POLICY_COUNT; p++) {
 		if (!r->p[p].ran)
 			continue;
@@ -315,11 +317,20 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 		const double agree = drop_agreement(r, (enum policy_id)p, 0, r->n);
 		const int change = drop_first_change(r, (enum policy_id)p);
 		const int capacity = policy_capacity((enum policy_id)p, &r->budget);
+		double mean_drop = 0.0, max_drop = 0.0;
+		for (int t = 0; t < last; t++) {
+			const double d = r->p[POLICY_FULL].logprob[t] - r->p[p].logprob[t];
+			mean_drop += d;
+			max_drop = d > max_drop ? d : max_drop;
+		}
+		mean_drop = last > 0 ? mean_drop / last : 0.0;
 		if (json) {
 			fprintf(out,
 			        "%s{\"name\": \"%s\", \"ppl\": %.17g, \"ppl_decode\": %.17g, "
-			        "\"top1_agreement\": %.17g, \"first_change_step\": ",
-			        k++ ? ", " : "", policies[p]->name, all, after, agree);
+			        "\"mean_logprob_drop\": %.17g, \"max_logprob_drop\": %.17g, "
+			        "\"top1_differs\": %.17g, \"first_change_step\": ",
+			        k++ ? ", " : "", policies[p]->name, all, after, mean_drop, max_drop,
+			        1.0 - agree);
 			if (change >= 0)
 				fprintf(out, "%d}", change + 1);
 			else
@@ -327,7 +338,10 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 			continue;
 		}
 		char budget[16], vs[16], first[24];
-		snprintf(budget, sizeof budget, capacity < 0 ? "all" : "%d", capacity);
+		if (capacity < 0)
+			snprintf(budget, sizeof budget, "all");
+		else
+			snprintf(budget, sizeof budget, "%d", capacity);
 		if (p == POLICY_FULL)
 			snprintf(vs, sizeof vs, "-");
 		else
@@ -336,8 +350,9 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 			snprintf(first, sizeof first, "step %d", change + 1);
 		else
 			snprintf(first, sizeof first, "never");
-		fprintf(out, "%-10s %6s %9.4f %11.4f %9s %11.1f%% %13s\n", policies[p]->name,
-		        budget, all, after, vs, 100.0 * agree, first);
+		fprintf(out, "%-10s %6s %9.4f %11.4f %9s %9.4f %9.4f %9.1f%% %13s\n",
+		        policies[p]->name, budget, all, after, vs, mean_drop, max_drop,
+		        100.0 * (1.0 - agree), first);
 	}
 	if (json) {
 		fputs("]}\n", out);

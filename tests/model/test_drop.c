@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,103 @@ static void test_generate(void **state)
 	drop_result_free(&wide);
 }
 
+/* ---- H2O's real drop the plain way -------------------------------------- */
+
+static const double *sort_score;
+static const int *sort_pos;
+static int stronger_first(const void *a, const void *b)
+{
+	const int i = *(const int *)a, j = *(const int *)b;
+	if (sort_score[i] != sort_score[j])
+		return sort_score[i] > sort_score[j] ? -1 : 1;
+	return sort_pos[i] - sort_pos[j];
+}
+
+/*
+ * One H2O run written out: every layer and kv head accumulates the mean of
+ * its group's weights, and from the prompt's end on keeps its recent
+ * newest and, of the others, its heavy largest scores (sorted; a tie keeps
+ * the lower position). Its log-probabilities of the text's tokens into LP.
+ */
+static void plain_h2o(const struct fixture *f, int prompt, int heavy, int recent, double *lp)
+{
+	const struct llama_config *cfg = llama_model_config(f->m);
+	const int group = cfg->n_heads / cfg->n_kv_heads, caches = cfg->n_layers * cfg->n_kv_heads;
+	struct llama_run *run = llama_run_new(f->m);
+	static double score[64][1024];
+	assert_true(caches <= 64 && cfg->seq_len <= 1024);
+	memset(score, 0, sizeof score);
+	for (int t = 0; t < f->n; t++) {
+		assert_int_equal(llama_step(f->m, run, f->tokens[t], t), 0);
+		const float *logits = llama_logits(run);
+		double m = -INFINITY, sum = 0.0;
+		for (int i = 0; i < cfg->vocab_size; i++)
+			m = (double)logits[i] > m ? logits[i] : m;
+		for (int i = 0; i < cfg->vocab_size; i++)
+			sum += exp((double)logits[i] - m);
+		if (t + 1 < f->n)
+			lp[t] = (double)logits[f->tokens[t + 1]] - m - log(sum);
+		for (int l = 0; l < cfg->n_layers; l++)
+			for (int g = 0; g < cfg->n_kv_heads; g++) {
+				double *sc = score[l * cfg->n_kv_heads + g];
+				const int len = llama_run_len(run, l, g);
+				double mean[1024];
+				for (int j = 0; j < len; j++)
+					mean[j] = 0.0;
+				for (int i = 0; i < group; i++) {
+					const float *w = llama_run_weights(run, l, g * group + i);
+					for (int j = 0; j < len; j++)
+						mean[j] += (double)w[j];
+				}
+				sc[len - 1] = 0.0;
+				for (int j = 0; j < len; j++)
+					sc[j] += mean[j] / group;
+				if (t + 1 < prompt || len <= heavy + recent)
+					continue;
+				int idx[1024];
+				const int cand = len - recent;
+				for (int j = 0; j < cand; j++)
+					idx[j] = j;
+				sort_score = sc;
+				sort_pos = llama_run_positions(run, l, g);
+				qsort(idx, (size_t)cand, sizeof *idx, stronger_first);
+				unsigned char keep[1024];
+				for (int j = 0; j < len; j++)
+					keep[j] = j >= cand;
+				for (int j = 0; j < heavy && j < cand; j++)
+					keep[idx[j]] = 1;
+				int kept = 0;
+				for (int j = 0; j < len; j++)
+					if (keep[j])
+						sc[kept++] = sc[j];
+				llama_run_keep(run, l, g, keep);
+			}
+	}
+	llama_run_free(run);
+}
+
+/* The drop's H2O is the plain loop's, bit for bit, with and without a
+ * prompt. */
+static void test_h2o_plain(void **state)
+{
+	const struct fixture *f = *state;
+	const int cases[][3] = {{0, 4, 4}, {40, 6, 2}, {20, 0, 5}, {10, 7, 0}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		const int prompt = cases[c][0], heavy = cases[c][1], recent = cases[c][2];
+		const struct policy_budget b = budget(heavy, recent);
+		struct drop_result r;
+		char err[DROP_ERR_MAX];
+		assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, prompt, &b,
+		                              1u << POLICY_H2O, &r, err),
+		                 0);
+		double lp[512];
+		plain_h2o(f, prompt, heavy, recent, lp);
+		assert_memory_equal(r.p[POLICY_H2O].logprob, lp,
+		                    (size_t)(f->n - 1) * sizeof(double));
+		drop_result_free(&r);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -167,6 +265,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_small_budget_hurts),
 	        cmocka_unit_test(test_prompt_read_whole),
 	        cmocka_unit_test(test_generate),
+	        cmocka_unit_test(test_h2o_plain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
