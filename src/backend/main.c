@@ -971,7 +971,7 @@ int main(int argc, char **argv)
 	struct meter meter;
 	struct progress progress;
 	struct model_pair mp = {0};
-	if (rc < 0 && !o.trace) {
+	if (rc < 0) {
 		const int mrc = model_pair_load(scene, &mp);
 		rc = mrc ? mrc : rc;
 	}
@@ -984,7 +984,17 @@ int main(int argc, char **argv)
 		cost_format_bytes(cost.trace_bytes, size, sizeof size);
 		snprintf(what, sizeof what, "tracing (about %s)", size);
 		const struct progress *pr = progress_for(&o, &meter, &progress, what);
-		rc = trace_write(scene, &b, stdout, pr) < 0 ? mode_failed("writing the trace") : 0;
+		/* A model scene's trace carries the model run per policy. */
+		struct drop_result drop = {0};
+		char derr[DROP_ERR_MAX];
+		if (mp.m && drop_measure(mp.m, scene->tokens, scene->n, scene->given, scene->prompt,
+		                         &b, ENGINE_ALL_POLICIES, &drop, derr) != 0)
+			rc = out_of_memory("running the model per policy");
+		else
+			rc = trace_write_drop(scene, &b, mp.m ? &drop : NULL, stdout, pr) < 0
+			             ? mode_failed("writing the trace")
+			             : 0;
+		drop_result_free(&drop);
 		progress_done(&meter, pr);
 	} else if (o.report) {
 		const struct progress *pr =

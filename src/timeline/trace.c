@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h2o/drop.h"
 #include "h2o/engine.h"
 #include "h2o/heads.h"
 #include "h2o/scene.h"
@@ -199,7 +200,32 @@ static void put_layer(FILE *out, const struct scene *sc, const struct heads_run 
 		fputc(']', out);
 }
 
-static void put_step(FILE *out, const struct scene *sc, const struct heads_run *run, double *mean)
+/* A model scene's step: per policy run on the model, the log-probability
+ * of the text's next token (of its own choice when generating; null after
+ * the last token) and its likeliest next token. */
+static void put_model(FILE *out, const struct drop_result *d, int pos)
+{
+	fputs(", \"model\": {\"logprob\": {", out);
+	for (int p = 0, k = 0; p < POLICY_COUNT; p++) {
+		if (!d->p[p].ran)
+			continue;
+		fprintf(out, "%s\"%s\": ", k++ ? ", " : "", policies[p]->name);
+		if (pos + 1 >= d->n)
+			fputs("null", out);
+		else
+			put_number(out, pos + 1 < d->given ? d->p[p].logprob[pos]
+			                                   : d->p[p].top_logprob[pos]);
+	}
+	fputs("}, \"top1\": {", out);
+	for (int p = 0, k = 0; p < POLICY_COUNT; p++)
+		if (d->p[p].ran)
+			fprintf(out, "%s\"%s\": %d", k++ ? ", " : "", policies[p]->name,
+			        d->p[p].top[pos]);
+	fputs("}}", out);
+}
+
+static void put_step(FILE *out, const struct scene *sc, const struct heads_run *run, double *mean,
+                     const struct drop_result *drop)
 {
 	const struct step_record *rec = &run->rec[0];
 	fprintf(out, "{\"step\": %d, \"pos\": %d, \"token\": ", rec->step, rec->pos);
@@ -244,11 +270,13 @@ static void put_step(FILE *out, const struct scene *sc, const struct heads_run *
 			fputc('}', out);
 		}
 	}
+	if (drop)
+		put_model(out, drop, rec->pos);
 	fputs("}\n", out);
 }
 
-int trace_write(const struct scene *sc, const struct policy_budget *b, FILE *out,
-                const struct progress *pr)
+int trace_write_drop(const struct scene *sc, const struct policy_budget *b,
+                     const struct drop_result *drop, FILE *out, const struct progress *pr)
 {
 	struct heads_run run;
 	double *mean = malloc((size_t)sc->n * sizeof *mean);
@@ -257,10 +285,16 @@ int trace_write(const struct scene *sc, const struct policy_budget *b, FILE *out
 		return -1;
 	}
 	while (heads_run_step(&run)) {
-		put_step(out, sc, &run, mean);
+		put_step(out, sc, &run, mean, drop);
 		progress_tell(pr, run.rec[0].step, sc->n);
 	}
 	heads_run_done(&run);
 	free(mean);
 	return ferror(out) ? -1 : 0;
+}
+
+int trace_write(const struct scene *sc, const struct policy_budget *b, FILE *out,
+                const struct progress *pr)
+{
+	return trace_write_drop(sc, b, NULL, out, pr);
 }

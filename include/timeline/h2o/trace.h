@@ -13,6 +13,7 @@
 
 #include "h2o/policy.h"
 
+struct drop_result;
 struct progress;
 struct scene;
 
@@ -21,5 +22,10 @@ struct scene;
  * when out of memory or OUT fails. */
 int trace_write(const struct scene *scene, const struct policy_budget *b, FILE *out,
                 const struct progress *progress);
+
+/* The same for a model scene with its real drop DROP (drop.h, at budget B):
+ * every step also carries a "model" object, design §5. */
+int trace_write_drop(const struct scene *scene, const struct policy_budget *b,
+                     const struct drop_result *drop, FILE *out, const struct progress *progress);
 
 #endif
