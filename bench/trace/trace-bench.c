@@ -11,8 +11,9 @@
  * works out the arithmetic the run cannot do without: the full cache's n^2
  * * dim multiply-adds per query head (n^2/2 logits and n^2/2 output terms),
  * and for each policy that evicts 2 * dim per position it holds per step
- * per query head, plus TOVA's layer plan (dim per position per step per
- * query head). Its time at the measured rate is the limit.
+ * per query head (a policy that keeps every token after the prompt holds
+ * as many as the full cache), plus TOVA's layer plan (dim per position per
+ * step per query head). Its time at the measured rate is the limit.
  *
  * With --open SCENE.json (a trace of .npy files, as bench/trace/make_trace.py
  * writes one), it times instead what opening it on the screen takes: the
@@ -225,7 +226,14 @@ int main(int argc, char **argv)
 	const double full = qh * (double)n * n * dim;
 	/* Per step a cache holds min(t, cap) positions: logits and output. */
 	const double held = cap * (cap + 1) / 2 + (n - cap) * cap;
-	const double evicting = (POLICY_COUNT - 1) * qh * 2.0 * held * dim + qh * held * dim;
+	/* A policy that keeps every token after the prompt (policy.grows)
+	 * holds t positions at step t, as the full cache does; TOVA's plan
+	 * adds the logits of every head once more. */
+	const double held_all = (double)n * (n + 1) / 2;
+	double evicting = qh * held * dim;
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (p != POLICY_FULL)
+			evicting += qh * 2.0 * (policies[p]->grows ? held_all : held) * dim;
 	const double limit = (full + evicting) / rate;
 	printf("arithmetic: full %.3g + policies %.3g multiply-adds = %.2f s at that rate\n", full,
 	       evicting, limit);
