@@ -35,6 +35,19 @@ static double log_prob(const float *logits, int vocab, int token, int *top, doub
 	return token >= 0 ? (double)logits[token] - m - log(sum) : 0.0;
 }
 
+/* Keep in layer L's kv head G of ST's run (of KV kv heads a layer) the
+ * LEN entries KEEP marks, and their scores with them. */
+static void keep_cache(struct run_state *st, int l, int g, int kv, int len,
+                       const unsigned char *keep)
+{
+	double *score = st->score[l * kv + g];
+	int kept = 0;
+	for (int j = 0; j < len; j++)
+		if (keep[j])
+			score[kept++] = score[j];
+	llama_run_keep(st->run, l, g, keep);
+}
+
 /*
  * After step S of policy ST's run: every cache's scores add its group's
  * mean weights, then (from the prompt's end on) its rule keeps what it
@@ -97,13 +110,9 @@ static int evict_step(const struct llama_config *cfg, struct run_state *st, int 
 			int cut;
 			memset(gone, 0, (size_t)len);
 			pol->evict(b, &view, gone, &cut);
-			int kept = 0;
-			for (int j = 0; j < len; j++) {
+			for (int j = 0; j < len; j++)
 				keep[j] = !gone[j];
-				if (keep[j])
-					score[kept++] = score[j];
-			}
-			llama_run_keep(st->run, l, g, keep);
+			keep_cache(st, l, g, cfg->n_kv_heads, len, keep);
 		}
 		if (!layer_wide || s < prompt)
 			continue;
@@ -128,14 +137,8 @@ static int evict_step(const struct llama_config *cfg, struct run_state *st, int 
 		pol->evict(b, &view, gone, &cut);
 		for (int j = 0; j < len0; j++)
 			keep[j] = !gone[j];
-		for (int g = 0; g < cfg->n_kv_heads; g++) {
-			double *score = st->score[l * cfg->n_kv_heads + g];
-			int kept = 0;
-			for (int j = 0; j < len0; j++)
-				if (keep[j])
-					score[kept++] = score[j];
-			llama_run_keep(st->run, l, g, keep);
-		}
+		for (int g = 0; g < cfg->n_kv_heads; g++)
+			keep_cache(st, l, g, cfg->n_kv_heads, len0, keep);
 	}
 	return 0;
 }
