@@ -9,17 +9,7 @@
 # Usage: llama2c_trace_test.sh SOURCE_ROOT
 set -eu
 root=$1
-py=
-for p in ${PYTHON:-} python3 /usr/bin/python3; do
-	if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import numpy' >/dev/null 2>&1; then
-		py=$p
-		break
-	fi
-done
-if [ -z "$py" ]; then
-	echo "skip: no python3 with NumPy (apt-get install python3-numpy)"
-	exit 77
-fi
+. "$root/tests/numpy_python.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 model=$root/models/stories260K/stories260K.bin

@@ -10,17 +10,7 @@
 # Usage: model_scene_test.sh H2O_TUI MODEL_SCENE_DUMP SOURCE_ROOT
 set -eu
 bin=$1 dump=$2 root=$3
-py=
-for p in ${PYTHON:-} python3 /usr/bin/python3; do
-	if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import numpy' >/dev/null 2>&1; then
-		py=$p
-		break
-	fi
-done
-if [ -z "$py" ]; then
-	echo "skip: no python3 with NumPy (apt-get install python3-numpy)"
-	exit 77
-fi
+. "$root/tests/numpy_python.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 dir=$root/models/stories260K

@@ -15,17 +15,7 @@ tui=$1
 root=$2
 ref=$root/tools/ref_policies.py
 
-py=
-for p in ${PYTHON:-} python3 /usr/bin/python3; do
-	if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import numpy' >/dev/null 2>&1; then
-		py=$p
-		break
-	fi
-done
-if [ -z "$py" ]; then
-	echo "skip: no python3 with NumPy (apt-get install python3-numpy)"
-	exit 77
-fi
+. "$root/tests/numpy_python.sh"
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
