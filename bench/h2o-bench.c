@@ -146,8 +146,9 @@ static struct scene *make_scene(int n, int dim, int heavy, int recent)
 static struct policy_budget budget_of(const struct scene *sc)
 {
 	return (struct policy_budget){
-	        sc->heavy,  sc->recent, policy_default_sinks(sc->heavy + sc->recent), sc->n, NULL,
-	        sc->prompt, sc->layers};
+	        sc->heavy,  sc->recent, policy_default_sinks(sc->heavy + sc->recent),
+	        sc->n,      NULL,       sc->prompt,
+	        sc->layers, 0};
 }
 
 /* ---- the engine alone --------------------------------------------------- */

@@ -20,7 +20,7 @@
 static struct engine *engine_hr(const struct scene *sc, int heavy, int recent)
 {
 	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0};
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, 0};
 	return engine_new(sc, &b);
 }
 

@@ -83,6 +83,7 @@ static struct policy_budget budget_of(int heavy, int recent, int sinks_given,
 	        .n = sc->n,
 	        .prompt = sc->prompt,
 	        .layers = sc->layers,
+	        .interval = sc->interval,
 	};
 }
 

@@ -43,6 +43,7 @@ struct options {
 	bool per_head;    /* --per-head: the report's rows per head */
 	bool per_layer;   /* --per-layer: the report's rows per layer */
 	int prompt;       /* --prompt: the prompt's length; -1: the scene's */
+	int interval;     /* --interval: compress every N decoding steps (1: every step) */
 	const char *plot; /* --plot FILE, or NULL */
 	double split;     /* --split: heavy's fraction of a swept budget; -1: not given */
 	const char *split_arg;
@@ -136,6 +137,8 @@ static void usage(FILE *out)
 	fputs("  --sinks N           StreamingLLM's attention sinks (default 4, below B)\n"
 	      "  --prompt P          the first P tokens are the prompt: no eviction before\n"
 	      "                      its end, then each cache's rule once (overrides the scene's)\n"
+	      "  --interval N        after the prompt, each cache's rule runs every N steps,\n"
+	      "                      back to B at once (kvpress' DecodingPress; default 1)\n"
 	      "  --report            print every policy's figures over the scene and exit\n"
 	      "  --budget-sweep[=LIST]  the report for each total budget B of LIST\n"
 	      "                      (comma-separated; default 1..n, or powers of two past 64;\n"
@@ -266,6 +269,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_PER_HEAD,
 		OPT_PER_LAYER,
 		OPT_PROMPT,
+		OPT_INTERVAL,
 		OPT_HEAVY_RATIO,
 		OPT_RECENT_RATIO,
 		OPT_PLOT,
@@ -306,6 +310,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	        {"per-head", no_argument, NULL, OPT_PER_HEAD},
 	        {"per-layer", no_argument, NULL, OPT_PER_LAYER},
 	        {"prompt", required_argument, NULL, OPT_PROMPT},
+	        {"interval", required_argument, NULL, OPT_INTERVAL},
 	        {"heavy-ratio", required_argument, NULL, OPT_HEAVY_RATIO},
 	        {"recent-ratio", required_argument, NULL, OPT_RECENT_RATIO},
 	        {"plot", required_argument, NULL, OPT_PLOT},
@@ -333,6 +338,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	                      .recent_ratio = -1,
 	                      .sinks = -1,
 	                      .prompt = -1,
+	                      .interval = 1,
 	                      .split = -1,
 	                      .target = REPORT_DEFAULT_TARGET,
 	                      .compare = COMPARE_DEFAULT};
@@ -449,6 +455,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error(
 				        "--prompt: expected an integer from 0 to 1000000, got '%s'",
 				        optarg);
+			break;
+		case OPT_INTERVAL:
+			if (!parse_int(optarg, 1, SCENE_MAX_TOKENS, &o->interval))
+				return usage_error("--interval: expected an integer from 1 to "
+				                   "1000000, got '%s'",
+				                   optarg);
 			break;
 		case OPT_PER_HEAD:
 			o->per_head = true;
@@ -818,7 +830,7 @@ static int sweep_drop(const struct scene *sc, const struct model_pair *mp, const
 	struct drop_sweep s;
 	char err[DROP_ERR_MAX];
 	if (drop_sweep_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, budgets, count,
-	                       split->heavy, sinks, 1.01, &s, err) != 0)
+	                       split->heavy, sinks, sc->interval, 1.01, &s, err) != 0)
 		return out_of_memory("running the model per policy and budget");
 	const int rc = drop_sweep_print(&s, false, stdout) < 0
 	                       ? mode_failed("running the model per policy and budget")
@@ -898,6 +910,7 @@ int main(int argc, char **argv)
 	}
 	if (o.prompt >= 0)
 		scene->prompt = o.prompt;
+	scene->interval = o.interval;
 	if ((o.heavy_ratio >= 0 || o.recent_ratio >= 0) && scene->prompt < 1) {
 		scene_free(scene);
 		lessons_free(lessons);
@@ -928,6 +941,7 @@ int main(int argc, char **argv)
 	        .n = scene->n,
 	        .prompt = scene->prompt,
 	        .layers = scene->layers,
+	        .interval = scene->interval,
 	};
 	if (o.target.figure != REPORT_RECALL && !scene->v) {
 		scene_free(scene);

@@ -99,11 +99,11 @@ struct engine *engine_new_rows(const struct scene *sc, const struct policy_budge
 	return e;
 }
 
-/* A cache never holds more than budget + 1 tokens (or the prompt), nor
- * more than the scene has: a huge budget is not trusted with memory. */
+/* A cache never holds more than budget + interval tokens (or the prompt),
+ * nor more than the scene has: a huge budget is not trusted with memory. */
 int engine_cache_cap(const struct scene *sc, const struct policy_budget *b)
 {
-	long cap = (long)b->heavy + b->recent + 1;
+	long cap = (long)b->heavy + b->recent + policy_interval(b);
 	cap = cap > sc->prompt ? cap : sc->prompt;
 	return (int)(cap < sc->n ? cap : sc->n);
 }

@@ -398,16 +398,17 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	}
 
 	/* Step 6: mark (nothing before the prompt's end; at it, the rule
-	 * once over the whole prompt), then what stays, run by run, into the
-	 * state's cache, and what goes into its evictions. The rule weighs the
-	 * group's mean weights (design §2); a layer-wide one follows its plan. */
+	 * once over the whole prompt; after it, at every step the interval
+	 * compresses), then what stays, run by run, into the state's cache,
+	 * and what goes into its evictions. The rule weighs the group's mean
+	 * weights (design §2); a layer-wide one follows its plan. */
 	const struct policy *pol = policies[id];
 	const double *kw = f->gw ? f->gw : w;
 	memset(c->gone, 0, (size_t)f->len);
 	int cut = -1;
 	if (c->plan) {
 		follow_plan(c->plan, s, f, c->gone, &cut);
-	} else if (s >= sc->prompt) {
+	} else if (policy_compresses(&e->b, s)) {
 		const double *norm = NULL;
 		if (pol->by_key_norm && c->slot) {
 			for (int j = 0; j < f->len; j++)

@@ -234,7 +234,7 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		r.score[r.len - 1] = 0.0 + r.mean[r.len - 1];
 		memset(r.gone, 0, (size_t)r.len);
 		int cut = -1;
-		if (s >= sc->prompt) {
+		if (policy_compresses(&ps->b, s)) {
 			const struct policy_cache view = {r.len, r.pos, r.score, r.mean, NULL,
 			                                  NULL,  0,     0,       NULL,   l};
 			pol->evict(&ps->b, &view, r.gone, &cut);

@@ -28,10 +28,40 @@ int policy_find(const char *name)
 	return -1;
 }
 
+int policy_interval(const struct policy_budget *b)
+{
+	return b->interval > 1 ? b->interval : 1;
+}
+
+bool policy_compresses(const struct policy_budget *b, int step)
+{
+	return step >= b->prompt && (step - b->prompt) % policy_interval(b) == 0;
+}
+
+/* The region in which P's tokens wait for the next compression at an
+ * interval: where its region rule puts a token older than the B newest,
+ * long after the prompt and the sinks (H2O's heavy hitters' region, as
+ * its recent region is the recent newest; a window's only one). */
+static enum policy_region waiting_region(enum policy_id p, const struct policy_budget *b)
+{
+	const int budget = b->heavy + b->recent;
+	const int t = b->prompt + b->sinks + 2 * budget + 2;
+	return policies[p]->region(b, t, t - 1 - budget);
+}
+
+int policy_region_budget(enum policy_id p, const struct policy_budget *b, enum policy_region r)
+{
+	const int most = policies[p]->region_budget(b, r);
+	/* A cache that keeps every new token has no interval to wait for. */
+	if (most < 0 || policies[p]->grows || policy_interval(b) == 1 || waiting_region(p, b) != r)
+		return most;
+	return most + policy_interval(b) - 1;
+}
+
 int policy_capacity(enum policy_id p, const struct policy_budget *b)
 {
-	const int old = policies[p]->region_budget(b, POLICY_REGION_OLD);
-	const int recent = policies[p]->region_budget(b, POLICY_REGION_RECENT);
+	const int old = policy_region_budget(p, b, POLICY_REGION_OLD);
+	const int recent = policy_region_budget(p, b, POLICY_REGION_RECENT);
 	return old < 0 || recent < 0 ? -1 : old + recent;
 }
 

@@ -50,11 +50,11 @@ static void keep_cache(struct run_state *st, int l, int g, int kv, int len,
 
 /*
  * After step S of policy ST's run: every cache's scores add its group's
- * mean weights, then (from the prompt's end on) its rule keeps what it
- * keeps. A layer-wide rule decides once per layer on the weights averaged
+ * mean weights, then (at the prompt's end and at every step the interval
+ * compresses after it, policy_compresses) its rule keeps what it keeps. A layer-wide rule decides once per layer on the weights averaged
  * over every query head, for all its kv heads.
  */
-static int evict_step(const struct llama_config *cfg, struct run_state *st, int s, int prompt,
+static int evict_step(const struct llama_config *cfg, struct run_state *st, int s,
                       const struct policy_budget *b, double *mean, double *lmean, double *norm,
                       unsigned char *gone, unsigned char *keep)
 {
@@ -79,7 +79,7 @@ static int evict_step(const struct llama_config *cfg, struct run_state *st, int 
 			score[len - 1] = 0.0;
 			for (int j = 0; j < len; j++)
 				score[j] += mean[j];
-			if (s < prompt || layer_wide)
+			if (!policy_compresses(b, s) || layer_wide)
 				continue;
 			/* Key norms of the run's own keys (after RoPE, each the
 			 * square root of its squares summed in index order), for
@@ -114,7 +114,7 @@ static int evict_step(const struct llama_config *cfg, struct run_state *st, int 
 				keep[j] = !gone[j];
 			keep_cache(st, l, g, cfg->n_kv_heads, len, keep);
 		}
-		if (!layer_wide || s < prompt)
+		if (!layer_wide || !policy_compresses(b, s))
 			continue;
 		/* The layer's mean over all its query heads: every kv head of
 		 * the layer holds the same positions. */
@@ -234,8 +234,7 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 			if (t + 1 < n)
 				dp->logprob[t] = lp;
 			if (st[i].id != POLICY_FULL)
-				evict_step(cfg, &st[i], t + 1, prompt, b, mean, lmean, norm, gone,
-				           keep);
+				evict_step(cfg, &st[i], t + 1, b, mean, lmean, norm, gone, keep);
 		}
 	}
 	states_free(st, count, cfg);
@@ -300,18 +299,26 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 	const int last = r->given - 1, from = r->prompt > 0 ? r->prompt - 1 : 0;
 	const double full_all = drop_perplexity(r, POLICY_FULL, 0, last);
 	const double full_after = drop_perplexity(r, POLICY_FULL, from, last);
-	if (json)
+	/* An interval other than 1 is said; at 1 the text is as it always was. */
+	const int every = policy_interval(&r->budget);
+	char when[48] = "";
+	if (every > 1)
+		snprintf(when, sizeof when, ", compressed every %d steps", every);
+	if (json && every > 1)
+		fprintf(out, "{\"tokens\": %d, \"prompt\": %d, \"interval\": %d, \"policies\": [",
+		        r->n, r->prompt, every);
+	else if (json)
 		fprintf(out, "{\"tokens\": %d, \"prompt\": %d, \"policies\": [", r->n, r->prompt);
 	else
 		fprintf(out,
-		        "\nThe model itself, every layer's cache evicted by each policy (%s):\n"
+		        "\nThe model itself, every layer's cache evicted by each policy (%s%s):\n"
 		        "perplexity of the text's next tokens, over all %d and over the %d after "
 		        "the prompt; how many nats less likely each token was than under the full "
 		        "cache (mean, max); how often its likeliest next token was another\n\n"
 		        "%-10s %6s %9s %11s %9s %9s %9s %10s %13s\n",
-		        title, last > 0 ? last : 0, last - from > 0 ? last - from : 0, "policy",
-		        "budget", "ppl all", "ppl decode", "vs full", "mean drop", "max drop",
-		        "top-1 diff", "first change");
+		        title, when, last > 0 ? last : 0, last - from > 0 ? last - from : 0,
+		        "policy", "budget", "ppl all", "ppl decode", "vs full", "mean drop",
+		        "max drop", "top-1 diff", "first change");
 	for (int p = 0, k = 0; p < POLICY_COUNT; p++) {
 		if (!r->p[p].ran)
 			continue;
@@ -373,8 +380,8 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 }
 
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
-                       const int *budgets, int count, double heavy_share, int sinks, double ratio,
-                       struct drop_sweep *out, char err[DROP_ERR_MAX])
+                       const int *budgets, int count, double heavy_share, int sinks, int interval,
+                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX])
 {
 	*out = (struct drop_sweep){.count = count, .ratio = ratio};
 	out->budgets = calloc((size_t)count, sizeof *out->budgets);
@@ -389,8 +396,8 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		int heavy = (int)floor(total * heavy_share + 1e-9);
 		heavy = heavy < 0 ? 0 : heavy > total ? total : heavy;
 		const struct policy_budget b = {
-		        heavy, total - heavy, policy_sinks_for(sinks, total), n,
-		        NULL,  prompt,        llama_model_config(m)->n_layers};
+		        heavy, total - heavy, policy_sinks_for(sinks, total),  n,
+		        NULL,  prompt,        llama_model_config(m)->n_layers, interval};
 		out->budgets[i] = total;
 		if (drop_measure(m, tokens, n, given, prompt, &b, (1u << POLICY_COUNT) - 1u,
 		                 &out->runs[i], err) != 0) {

@@ -479,6 +479,7 @@ struct policy_budget report_sweep_budget(const struct scene *sc, int total,
 	        .n = sc->n,
 	        .prompt = sc->prompt,
 	        .layers = sc->layers,
+	        .interval = sc->interval,
 	};
 }
 

@@ -480,7 +480,7 @@ static void draw_section_row(const struct view *v, struct frame *f, const struct
 	const int limit =
 	        row->sec == SEC_EVICTED
 	                ? -1
-	                : policies[sd->p]->region_budget(&v->app->b, (enum policy_region)row->sec);
+	                : policy_region_budget(sd->p, &v->app->b, (enum policy_region)row->sec);
 	const char *name =
 	        row->sec == SEC_EVICTED ? "EVICTED" : policies[sd->p]->region_name[row->sec];
 	const int w = sd->c.w - 2;

@@ -62,6 +62,11 @@ struct policy_budget {
 	struct engine_plans *plans;
 	int prompt; /* the scene's prompt P (design §2), 0 for none */
 	int layers; /* the scene's layers (PyramidKV's schedule), 0 for one */
+	/* Compress every INTERVAL decoding steps (kvpress' DecodingPress,
+	 * design §2 "Compressing at an interval"): the rule runs at the
+	 * prompt's end and then at every INTERVAL-th step after it, back to B
+	 * at once; 0 or 1: at every step. */
+	int interval;
 };
 
 /* A cache as a policy sees it at eviction time: ascending positions, the
@@ -175,9 +180,24 @@ extern const struct policy *const policies[POLICY_COUNT];
 /* The policy called NAME, or -1. */
 int policy_find(const char *name);
 
-/* The most positions policy P keeps under B, its regions' budgets added,
- * or -1 when it keeps every token. */
+/* The most positions policy P keeps after a step under B, its regions'
+ * budgets (policy_region_budget) added, or -1 when it keeps every token. */
 int policy_capacity(enum policy_id p, const struct policy_budget *b);
+
+/* The interval of B: b->interval, or 1 when it is below 1. */
+int policy_interval(const struct policy_budget *b);
+
+/* Whether the rule runs at the end of step STEP (>= 1) under B: from the
+ * prompt's end b->prompt on, at the steps that are a whole number of
+ * intervals after it (design §2). With an interval of 1: every step from
+ * the prompt's end on. */
+bool policy_compresses(const struct policy_budget *b, int step);
+
+/* The most positions region R of policy P holds after a step under B: the
+ * policy's region_budget, plus the interval's INTERVAL - 1 tokens that
+ * wait for the next compression in the region they wait in (design §2).
+ * 0 for an unused region, -1 for no limit. */
+int policy_region_budget(enum policy_id p, const struct policy_budget *b, enum policy_region r);
 
 /* Policy P's words for LOSS in VOICE (struct policy_words). */
 void policy_word(enum policy_id p, const struct policy_budget *b, const struct policy_loss *loss,
