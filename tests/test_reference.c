@@ -162,12 +162,17 @@ static void ref_step(struct ref *r)
 				c->out[k] = o;
 			}
 		}
-		/* Each rule, the plain way. */
+		/* Each rule, the plain way, at the steps that compress: these
+		 * scenes have no prompt, so every INTERVAL-th step (every step
+		 * for an interval of 0 or 1). */
 		unsigned char gone[4096] = {0};
 		int cut = -1;
 		bool by_weight = false;
 		double norm = 0.0;
-		if (id == POLICY_H2O && c->len > budget) {
+		const int every = r->b.interval > 1 ? r->b.interval : 1;
+		if ((p + 1) % every != 0) {
+			/* the cache waits for the next compression */
+		} else if (id == POLICY_H2O && c->len > budget) {
 			cut = keep_strongest(c, c->score, c->len - r->b.recent, r->b.heavy, gone);
 		} else if (id == POLICY_WINDOW) {
 			for (int i = 0; i < c->len - budget; i++)
@@ -281,12 +286,13 @@ static void check_metrics(const struct ref *r, int id, const struct step_metrics
 	assert_true(m->out_cos == cos);
 }
 
-/* Run SC with budget (heavy, recent) through both and compare every step;
- * also engines running one policy each, and a snapshot round trip. */
-static void compare(const struct scene *sc, int heavy, int recent)
+/* Run SC with budget (heavy, recent) compressing every INTERVAL steps
+ * through both and compare every step; also engines running one policy
+ * each, and a snapshot round trip. */
+static void compare_every(const struct scene *sc, int heavy, int recent, int interval)
 {
 	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, 0};
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, interval};
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;
@@ -335,6 +341,11 @@ static void compare(const struct scene *sc, int heavy, int recent)
 		engine_free(one[p]);
 	engine_free(e);
 	free(r);
+}
+
+static void compare(const struct scene *sc, int heavy, int recent)
+{
+	compare_every(sc, heavy, recent, 1);
 }
 
 static void test_vector_scenes(void **state)
@@ -629,7 +640,11 @@ static void model_step(struct ref_model *r)
 				int cut = -1;
 				bool by_weight = false;
 				double norm = 0.0;
-				if (s < sc->prompt || id == POLICY_FULL) {
+				/* The rules run at the prompt's end and every
+				 * INTERVAL steps after it. */
+				const int every = r->b.interval > 1 ? r->b.interval : 1;
+				if (s < sc->prompt || (s - sc->prompt) % every != 0 ||
+				    id == POLICY_FULL) {
 					/* nothing goes */
 				} else if (id == POLICY_H2O && c->len > budget) {
 					cut = keep_strongest(c, c->score, c->len - r->b.recent,
@@ -838,10 +853,10 @@ static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, 
 	return sc;
 }
 
-static void compare_model(const struct scene *sc, int heavy, int recent)
+static void compare_model(const struct scene *sc, int heavy, int recent, int interval)
 {
 	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, 0};
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, interval};
 	struct ref_model *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;
@@ -908,7 +923,49 @@ static void test_model_scenes(void **state)
 		const int *x = shapes[i];
 		struct scene *sc = model_scene(x[0], x[1], x[2], x[3], x[4], x[5], x[8], x[9],
 		                               (unsigned)i + 7);
-		compare_model(sc, x[6], x[7]);
+		compare_model(sc, x[6], x[7], 1);
+		scene_free(sc);
+	}
+}
+
+/* Compressing at an interval (design §2): every INTERVAL-th step from the
+ * prompt's end, on vector and attention scenes of one head (no prompt)
+ * and on layered, grouped scenes with prompts, intervals 2 to 9 against
+ * budgets below, at and above them. */
+static void test_interval_scenes(void **state)
+{
+	(void)state;
+	/* n, dim, heavy, recent, interval */
+	const int heads[][5] = {
+	        {40, 3, 2, 2, 2},
+	        {60, 8, 0, 5, 3},
+	        {70, 9, 4, 0, 5},
+	        {50, 2, 1, 1, 9},
+	};
+	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+		const int *x = heads[i];
+		struct scene *sc = fixture_random(x[0], x[1], 0, 0, (unsigned)i + 31);
+		compare_every(sc, x[2], x[3], x[4]);
+		scene_free(sc);
+	}
+	struct scene *sc = attention_scene(45, 2, true, false, 41);
+	compare_every(sc, 3, 2, 4);
+	scene_free(sc);
+	sc = attention_scene(45, 2, true, true, 42);
+	compare_every(sc, 2, 2, 3);
+	scene_free(sc);
+	/* layers, heads, kv heads, n, dim, prompt, heavy, recent, attention,
+	 * ties, interval */
+	const int models[][11] = {
+	        {2, 4, 2, 40, 8, 12, 3, 3, 0, 0, 3},     {1, 2, 1, 30, 3, 0, 2, 2, 0, 0, 4},
+	        {3, 4, 1, 35, 5, 3, 2, 4, 0, 1, 2},      {2, 4, 4, 40, 6, 10, 0, 5, 0, 1, 7},
+	        {2, 4, 2, 40, 1, 8, 5, 0, 1, 0, 5},      {1, 6, 3, 50, 2, 25, 3, 2, 1, 1, 6},
+	        {2, 4, 2, 130, 5, 100, 40, 30, 0, 0, 8}, {1, 8, 2, 45, 4, 45, 3, 3, 0, 0, 2},
+	};
+	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+		const int *x = models[i];
+		sc = model_scene(x[0], x[1], x[2], x[3], x[4], x[5], x[8], x[9], (unsigned)i + 51);
+		compare_model(sc, x[6], x[7], x[10]);
 		scene_free(sc);
 	}
 }
@@ -931,7 +988,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_vector_scenes),    cmocka_unit_test(test_long_scene),
 	        cmocka_unit_test(test_attention_scenes), cmocka_unit_test(test_mixed_stepping),
-	        cmocka_unit_test(test_model_scenes),
+	        cmocka_unit_test(test_model_scenes),     cmocka_unit_test(test_interval_scenes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
