@@ -282,6 +282,159 @@ static void test_invariants(void **state)
 	}
 }
 
+/* The positions policy P keeps after the engine's last step are WANT. */
+static void expect_kept_set(const struct engine *e, enum policy_id p, const int *want, int n)
+{
+	assert_int_equal(engine_len(e, p), n);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(engine_positions(e, p)[i], want[i]);
+}
+
+/*
+ * Compressing at an interval, worked by hand on the explainer's rows: B = 2
+ * (heavy 1, recent 1), interval 3, no prompt, so steps 3 and 6 compress
+ * (design §2: step t when t % 3 == 0) and the others only append.
+ *
+ *   step 3 (sat): H2O holds The cat sat, the row .15 .45 .40 whole; scores
+ *     The 1.60, cat 1.00, sat 0.40. sat is the recent one; of The and cat
+ *     The (1.60) stays: cat goes. Window keeps cat sat; TOVA, by this
+ *     step's weights, keeps cat (.45) and sat (.40): The goes.
+ *   step 4 (because): H2O holds The sat because, row .10 .31 .29 / .70;
+ *     nothing goes: 3 held, B + 1.
+ *   step 5 (it): The sat because it, row .08 .20 .22 .22 / .72; 4 held,
+ *     B + 2 = B + interval - 1, the most a cache holds after a step. Its
+ *     heavy region (positions before the recent one) holds The sat
+ *     because: 3 = heavy + interval - 1, as policy_region_budget says.
+ *   step 6 (was): The sat because it was, row .10 .12 .18 .20 .15 / .75;
+ *     The's score is 1.60 + .10/.70 + .08/.72 + .10/.75 = 1.98730...,
+ *     sat's .40 + .31/.70 + .20/.72 + .12/.75, because's .29/.70 + .22/.72
+ *     + .18/.75, it's .22/.72 + .20/.75. was is recent; The is the largest
+ *     of the rest: sat, because and it go at once, The is the cut-off.
+ *     Window keeps it was (cat sat because go). TOVA holds cat sat
+ *     because it was, row .25 .12 .18 .20 .15 / .90: cat (.25) and it
+ *     (.20) stay.
+ *   step 7 (tired): each appends: H2O The was tired, window it was tired,
+ *     TOVA cat it tired.
+ */
+static void test_interval_by_hand(void **state)
+{
+	(void)state;
+	struct scene *sc = cat_sat();
+	const struct policy_budget b = {1, 1, 1, 7, NULL, 0, 0, 3};
+	struct engine *e = engine_new(sc, &b);
+	struct step_record rec;
+	const int h2o_len[] = {0, 1, 2, 2, 3, 4};
+	for (int t = 1; t <= 5; t++) {
+		step_to(e, t, &rec);
+		assert_int_equal(engine_len(e, H), h2o_len[t]);
+		assert_int_equal(engine_len(e, POLICY_WINDOW), h2o_len[t]);
+		assert_int_equal(engine_len(e, POLICY_TOVA), h2o_len[t]);
+		assert_true(policy_compresses(&b, t) == (t % 3 == 0));
+		if (t == 3) {
+			expect_kept_set(e, H, (const int[]){0, 2}, 2);
+			assert_int_equal(rec.c[H].n_evicted, 1);
+			assert_int_equal(rec.c[H].evicted[0], 1);
+			expect_kept_set(e, POLICY_WINDOW, (const int[]){1, 2}, 2);
+			expect_kept_set(e, POLICY_TOVA, (const int[]){1, 2}, 2);
+		}
+		if (t == 4 || t == 5)
+			assert_int_equal(rec.c[H].n_evicted, 0);
+		if (t == 5) {
+			expect_kept_set(e, H, (const int[]){0, 2, 3, 4}, 4);
+			int heavy = 0;
+			for (int i = 0; i < 4; i++)
+				heavy += policies[H]->region(&b, 5, engine_positions(e, H)[i]) ==
+				         POLICY_REGION_OLD;
+			assert_int_equal(heavy, 3);
+		}
+	}
+	step_to(e, 6, &rec);
+	assert_true(policy_compresses(&b, 6));
+	const double the = 1.00 + 0.45 + 0.15 + 0.10 / 0.70 + 0.08 / 0.72 + 0.10 / 0.75;
+	const double sat = 0.40 + 0.31 / 0.70 + 0.20 / 0.72 + 0.12 / 0.75;
+	const double because = 0.29 / 0.70 + 0.22 / 0.72 + 0.18 / 0.75;
+	const double it = 0.22 / 0.72 + 0.20 / 0.75;
+	assert_int_equal(rec.c[H].n_attended, 5);
+	const double want[] = {the, sat, because, it, 0.15 / 0.75};
+	for (int i = 0; i < 5; i++)
+		assert_true(fabs(rec.c[H].scores[i] - want[i]) < 1e-9);
+	assert_int_equal(rec.c[H].n_evicted, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rec.c[H].evicted[i], 2 + i);
+	assert_int_equal(rec.c[H].cutoff_pos, 0);
+	assert_true(fabs(rec.c[H].cutoff_value - the) < 1e-9);
+	expect_kept_set(e, H, (const int[]){0, 5}, 2);
+	expect_kept_set(e, POLICY_WINDOW, (const int[]){4, 5}, 2);
+	expect_kept_set(e, POLICY_TOVA, (const int[]){1, 4}, 2);
+	step_to(e, 7, &rec);
+	expect_kept_set(e, H, (const int[]){0, 5, 6}, 3);
+	expect_kept_set(e, POLICY_WINDOW, (const int[]){4, 5, 6}, 3);
+	expect_kept_set(e, POLICY_TOVA, (const int[]){1, 4, 6}, 3);
+	/* The bounds the panels and the report use. */
+	assert_int_equal(policy_capacity(H, &b), 4);
+	assert_int_equal(policy_region_budget(H, &b, POLICY_REGION_OLD), 3);
+	assert_int_equal(policy_region_budget(H, &b, POLICY_REGION_RECENT), 1);
+	assert_int_equal(policy_capacity(POLICY_WINDOW, &b), 4);
+	assert_int_equal(
+	        policy_capacity(POLICY_SNAPKV, &b),
+	        policy_capacity(POLICY_SNAPKV, &(struct policy_budget){1, 1, 1, 7, NULL, 0, 0, 1}));
+	engine_free(e);
+	scene_free(sc);
+}
+
+/*
+ * On random scenes, with and without a prompt and intervals 1 to 7: a
+ * policy that evicts during decoding holds its capacity at most, each
+ * region within policy_region_budget, B at most after a step that
+ * compresses (once past the prompt), and one more after each step that
+ * does not; and an interval of 1 is the default's every step.
+ */
+static void test_interval_bounds(void **state)
+{
+	(void)state;
+	const int cases[][5] = {
+	        /* heavy, recent, prompt, interval, seed */
+	        {2, 2, 0, 3, 1},  {1, 3, 10, 4, 2}, {3, 0, 5, 2, 3},
+	        {0, 4, 20, 7, 4}, {2, 1, 2, 5, 5},  {4, 4, 0, 1, 6},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const int *x = cases[i], budget = x[0] + x[1];
+		struct scene *sc = fixture_random(50, 4, x[0], x[1], (unsigned)x[4]);
+		sc->prompt = x[2];
+		const struct policy_budget b = {
+		        x[0], x[1], policy_default_sinks(budget), 50, NULL, x[2], 0, x[3]};
+		struct engine *e = engine_new(sc, &b);
+		struct step_record rec;
+		int prev[POLICY_COUNT] = {0};
+		while (engine_step(e, &rec)) {
+			const int t = rec.step;
+			for (int p = 0; p < POLICY_COUNT; p++) {
+				if (p == F || policies[p]->grows)
+					continue;
+				const int len = engine_len(e, p);
+				assert_true(len <= policy_capacity((enum policy_id)p, &b) ||
+				            t < x[2]);
+				if (t >= x[2] && (t - x[2]) % x[3] == 0)
+					assert_true(len <= budget);
+				else
+					assert_int_equal(len, prev[p] + 1);
+				int count[2] = {0, 0};
+				for (int j = 0; j < len; j++)
+					count[policies[p]->region(&b, t,
+					                          engine_positions(e, p)[j])]++;
+				for (int r = 0; r < 2 && t >= x[2]; r++) {
+					const int most = policy_region_budget(
+					        (enum policy_id)p, &b, (enum policy_region)r);
+					assert_true(most < 0 || count[r] <= most);
+				}
+				prev[p] = len;
+			}
+		}
+		engine_free(e);
+		scene_free(sc);
+	}
+}
+
 /* A snapshot restored and replayed gives bit-identical records. */
 static void test_snapshot_replay(void **state)
 {
@@ -338,6 +491,8 @@ int main(void)
 	        cmocka_unit_test(test_invariants),
 	        cmocka_unit_test(test_snapshot_replay),
 	        cmocka_unit_test(test_budget_beyond_scene),
+	        cmocka_unit_test(test_interval_by_hand),
+	        cmocka_unit_test(test_interval_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
