@@ -20,8 +20,9 @@ ref=$root/tools/ref_policies.py
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-steps=0 sets=0 bad=0 failed=0 cases=0
-# check NAME SINKS MAKE-SCENE-OPTIONS...: SINKS is "-" for the default.
+steps=0 sets=0 bad=0 failed=0 cases=0 interval=1
+# check NAME SINKS MAKE-SCENE-OPTIONS...: SINKS is "-" for the default;
+# both run with --interval $interval when it is not 1 (check_every).
 check() {
 	name=$1 sinks=$2
 	shift 2
@@ -29,6 +30,7 @@ check() {
 	dir=$tmp/$name
 	"$py" "$ref" make-scene "$dir" "$@" >/dev/null || { echo "$name: make-scene failed"; failed=$((failed + 1)); return; }
 	if [ "$sinks" = - ]; then set --; else set -- --sinks "$sinks"; fi
+	if [ "$interval" != 1 ]; then set -- "$@" --interval "$interval"; fi
 	if ! "$tui" --trace --quiet "$@" "$dir/scene.json" >"$dir/trace.jsonl" 2>"$dir/err"; then
 		echo "$name: h2o-tui --trace failed: $(head -n 1 "$dir/err")"
 		failed=$((failed + 1))
@@ -65,6 +67,29 @@ check ties_prompt        -  --layers 2 --heads 2 --kv-heads 2 --n 24 --dim 2 --p
 check snap_gqa           -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 13
 check snap_mqa_ties      -  --layers 1 --heads 4 --kv-heads 1 --n 100 --dim 4 --prompt 85 --heavy 36 --recent 34 --seed 14 --quantise 2 --scale 8
 check pyramid_3_layers   -  --layers 3 --heads 2 --kv-heads 1 --n 110 --dim 3 --prompt 90 --heavy 40 --recent 40 --seed 15
+
+# check_every N NAME SINKS MAKE-SCENE-OPTIONS...: check, compressing every
+# N steps (kvpress' DecodingPress): every policy that evicts during
+# decoding, against budgets below, at and above N, with and without a
+# prompt, ties, SnapKV's window and PyramidKV's layers.
+check_every() {
+	interval=$1
+	shift
+	check "$@"
+	interval=1
+}
+#           N  name                sinks  L           H          G             n      d        P           heavy      recent     seed
+check_every 3  every3_prompt       -  --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 12 --heavy 3 --recent 3 --seed 21
+check_every 4  every4_no_prompt    -  --layers 1 --heads 1 --kv-heads 1 --n 30 --dim 4 --prompt 0  --heavy 2 --recent 2 --seed 22
+check_every 2  every2_prompt_under -  --layers 3 --heads 6 --kv-heads 3 --n 36 --dim 8 --prompt 4  --heavy 4 --recent 4 --seed 23
+check_every 7  every7_heavy_zero   -  --layers 2 --heads 2 --kv-heads 2 --n 30 --dim 6 --prompt 8  --heavy 0 --recent 5 --seed 24
+check_every 5  every5_recent_zero  -  --layers 2 --heads 4 --kv-heads 4 --n 30 --dim 6 --prompt 6  --heavy 5 --recent 0 --seed 25
+check_every 3  every3_budget_one   -  --layers 1 --heads 2 --kv-heads 2 --n 16 --dim 4 --prompt 3  --heavy 1 --recent 0 --seed 26
+check_every 6  every6_mqa_sinks_1  1  --layers 2 --heads 8 --kv-heads 1 --n 40 --dim 8 --prompt 10 --heavy 4 --recent 4 --seed 27 --spread 2
+check_every 4  every4_ties_gqa     -  --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 4 --prompt 10 --heavy 3 --recent 3 --seed 28 --quantise 2 --scale 8
+check_every 3  every3_ties_zero    -  --layers 1 --heads 2 --kv-heads 2 --n 50 --dim 2 --prompt 0  --heavy 4 --recent 2 --seed 29 --quantise 1 --scale 1000
+check_every 16 every16_snap_gqa    -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 30
+check_every 9  every9_pyramid      -  --layers 3 --heads 2 --kv-heads 1 --n 110 --dim 3 --prompt 90 --heavy 40 --recent 40 --seed 31
 
 echo "policy reference: $cases scenes, $steps steps, $sets kept sets compared, $bad mismatches, $failed runs failed"
 [ "$bad" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -22,6 +22,9 @@ and G key/value heads reads kv head h // (H // G)):
 - No cache evicts during the prompt (steps 1..P). At the end of step P
   each applies its rule once to all it holds; from step P + 1 on (from
   step 1 without a prompt) whenever it holds more than B after appending.
+  With an interval N (--interval, kvpress' DecodingPress) the rule runs
+  only at the steps t >= P with (t - P) % N == 0 (without a prompt, every
+  N-th step), back to B at once; the caches grow by one between.
 - full keeps everything. window keeps the B newest. streaming keeps the
   first S positions (the sinks, S = min(4, B - 1) unless given) and the
   B - S newest.
@@ -292,7 +295,7 @@ class Cache:
         self.score = {}    # position -> accumulated group-mean weight
 
 
-def run(scene, sinks=None):
+def run(scene, sinks=None, interval=1):
     """Yield, for each step, {policy: [layer][kv head] -> record}.
 
     A record holds "attended" (the positions held after appending),
@@ -306,7 +309,8 @@ def run(scene, sinks=None):
     caches = {p: [[Cache() for _ in range(G)] for _ in range(L)] for p in POLICIES}
     for t in range(1, scene.n + 1):
         pos = t - 1
-        may_evict = t >= scene.prompt  # the prompt's end, or any step after it
+        # The prompt's end, and every INTERVAL-th step after it.
+        may_evict = t >= scene.prompt and (t - scene.prompt) % interval == 0
         step = {}
         for p in POLICIES:
             layers = []
@@ -493,14 +497,14 @@ def trace_kept(policy, obj, step):
     return [int(x) for x in kept]
 
 
-def compare(scene, lines, sinks=None, show=20, out=sys.stdout):
+def compare(scene, lines, sinks=None, show=20, out=sys.stdout, interval=1):
     """Compare h2o-tui --trace lines with the reference.
 
     Returns (steps compared, kept sets compared, mismatches, problems), and
     prints every mismatch up to SHOW of them with the reference's margin:
     a margin near 0 is a near tie that rounding may decide either way.
     """
-    ref = dict(run(scene, sinks))
+    ref = dict(run(scene, sinks, interval))
     steps = sets = mismatches = 0
     problems = []
     attn_err = 0.0
@@ -612,9 +616,9 @@ def _json_record(rec):
             "attn": [float(x) for x in rec["attn"]], "scores": [float(x) for x in rec["scores"]]}
 
 
-def print_run(scene, sinks, as_json, out=sys.stdout):
+def print_run(scene, sinks, as_json, out=sys.stdout, interval=1):
     """Every step's kept positions, as text or as trace-shaped JSON lines."""
-    for t, step in run(scene, sinks):
+    for t, step in run(scene, sinks, interval):
         if as_json:
             line = {"step": t, "pos": t - 1, "token": scene.text[t - 1]}
             for p in POLICIES:
@@ -637,11 +641,13 @@ def main(argv):
     p.add_argument("scene")
     p.add_argument("--sinks", type=int, help="StreamingLLM's sinks (default: the scene's, or 4)")
     p.add_argument("--json", action="store_true", help="JSON lines shaped like h2o-tui --trace")
+    p.add_argument("--interval", type=int, default=1, help="compress every N steps (default 1)")
     p = sub.add_parser("compare", help="check an h2o-tui --trace against the reference")
     p.add_argument("scene")
     p.add_argument("trace", help="the trace's file, - for stdin")
     p.add_argument("--sinks", type=int, help="the --sinks h2o-tui ran with")
     p.add_argument("--show", type=int, default=20, help="print at most this many mismatches")
+    p.add_argument("--interval", type=int, default=1, help="the --interval h2o-tui ran with")
     p = sub.add_parser("make-scene", help="write a random layered GQA scene")
     p.add_argument("outdir")
     for name, default in (("layers", 2), ("heads", 4), ("kv-heads", 2), ("n", 40), ("dim", 8),
@@ -663,11 +669,15 @@ def main(argv):
         print(f"{a.scene}: {e}", file=sys.stderr)
         return 3
     if a.cmd == "run":
-        print_run(scene, a.sinks, a.json)
+        if a.interval < 1:
+            print(f"--interval: expected 1 or more, got {a.interval}", file=sys.stderr)
+            return 2
+        print_run(scene, a.sinks, a.json, interval=a.interval)
         return 0
     f = sys.stdin if a.trace == "-" else open(a.trace, encoding="utf-8")
     with f:
-        steps, sets, bad, problems, attn_err = compare(scene, f, a.sinks, a.show)
+        steps, sets, bad, problems, attn_err = compare(scene, f, a.sinks, a.show,
+                                                       interval=max(a.interval, 1))
     for why in problems[:a.show]:
         print(why)
     print(f"{a.scene}: {steps} steps, {sets} kept sets compared "
