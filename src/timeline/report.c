@@ -316,8 +316,20 @@ static void put_json_policies(FILE *out, const struct report_run *run, bool per_
 
 static void put_json_budget(FILE *out, const struct policy_budget *b)
 {
-	fprintf(out, "{\"total\": %d, \"heavy\": %d, \"recent\": %d, \"sinks\": %d}",
+	fprintf(out, "{\"total\": %d, \"heavy\": %d, \"recent\": %d, \"sinks\": %d",
 	        b->heavy + b->recent, b->heavy, b->recent, b->sinks);
+	/* Said only when the caches do not compress at every step. */
+	if (policy_interval(b) > 1)
+		fprintf(out, ", \"interval\": %d", policy_interval(b));
+	fputc('}', out);
+}
+
+/* LEAD and "compressed every N steps" for an interval N above 1 (design
+ * §2), else nothing: the words the report and the sweep add. */
+static void put_interval_text(FILE *out, const char *lead, const struct policy_budget *b)
+{
+	if (policy_interval(b) > 1)
+		fprintf(out, "%scompressed every %d steps", lead, policy_interval(b));
 }
 
 static void put_json_target(FILE *out, const struct report_target *t)
@@ -447,8 +459,10 @@ int report_print(const struct report_run *run, enum report_format format, bool p
 		fprintf(out, " sharing %d kv heads", heads_kv_count(sc));
 	if (sc->prompt > 0)
 		fprintf(out, ", prompt %d", sc->prompt);
-	fprintf(out, ", budget %d (heavy %d + recent %d, %d sinks), loss = %s\n\n",
-	        b->heavy + b->recent, b->heavy, b->recent, b->sinks, miss);
+	fprintf(out, ", budget %d (heavy %d + recent %d, %d sinks)", b->heavy + b->recent, b->heavy,
+	        b->recent, b->sinks);
+	put_interval_text(out, ", ", b);
+	fprintf(out, ", loss = %s\n\n", miss);
 	put_table(out, run, per_head);
 	return ferror(out) ? -1 : 0;
 }
@@ -568,6 +582,7 @@ int report_sweep_print(const struct report_sweep *sw, enum report_format format,
 	} else {
 		fprintf(out, "%d tokens; ", sc->n);
 		put_split_text(out, sw);
+		put_interval_text(out, "; every cache ", &sw->runs[0].budget);
 		fputs("\n\n", out);
 	}
 	for (int i = 0; i < sw->count; i++) {

@@ -125,9 +125,14 @@ static void header_right(const struct view *v, const struct frame *f, int form, 
 			len += snprintf(right + len, size - (size_t)len, " %.16s", name);
 	}
 	char heavy[32], recent[32], dim[32];
-	snprintf(right + len, size - (size_t)len, "  heavy %s + recent %s  dim %s  ",
-	         view_format_count(app->b.heavy, heavy), view_format_count(app->b.recent, recent),
-	         view_format_count(v->sc->dim, dim));
+	len += snprintf(right + len, size - (size_t)len, "  heavy %s + recent %s",
+	                view_format_count(app->b.heavy, heavy),
+	                view_format_count(app->b.recent, recent));
+	/* Compressing at an interval (design §2): said only when not 1. */
+	if (policy_interval(&app->b) > 1)
+		len += snprintf(right + len, size - (size_t)len, "  every %d steps",
+		                policy_interval(&app->b));
+	snprintf(right + len, size - (size_t)len, "  dim %s  ", view_format_count(v->sc->dim, dim));
 }
 
 void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
@@ -177,7 +182,7 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 	const int budget = v->app->b.heavy + v->app->b.recent;
 	int used = 0;
 	char rest[160];
-	const int prompt = v->sc->prompt;
+	const int prompt = v->sc->prompt, every = policy_interval(&v->app->b);
 	if (prompt > 0 && v->t == prompt && h->n_evicted > 0) {
 		/* The prompt's end: every evicting cache compresses once. */
 		char a[32], b[32], c[32];
@@ -188,6 +193,17 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 		if (v->rec && v->rec->c[POLICY_H2O].cutoff_pos >= 0)
 			snprintf(rest + len, sizeof rest - (size_t)len, ", cut-off %.2f",
 			         v->rec->c[POLICY_H2O].cutoff_value);
+		used += frame_text(f, x0, r.y, w, rest, STYLE_NORMAL);
+	} else if (every > 1 && h->n_evicted > 0) {
+		/* Compressing at an interval: this step's rule, back to B. */
+		char a[32], b[32], c[32];
+		int len = snprintf(rest, sizeof rest, "step %s compresses to %s: %s evicted",
+		                   view_format_count(v->t, a), view_format_count(h->m.tokens, b),
+		                   view_format_count(h->n_evicted, c));
+		if (v->rec && v->rec->c[POLICY_H2O].cutoff_pos >= 0)
+			len += snprintf(rest + len, sizeof rest - (size_t)len, ", cut-off %.2f",
+			                v->rec->c[POLICY_H2O].cutoff_value);
+		snprintf(rest + len, sizeof rest - (size_t)len, " (every %d steps)", every);
 		used += frame_text(f, x0, r.y, w, rest, STYLE_NORMAL);
 	} else if (h->n_evicted > 0) {
 		const struct eviction *ev = timeline_eviction(v->tl, POLICY_H2O, h->first_evict);
@@ -205,7 +221,7 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 			used += frame_text(f, x0 + used, r.y, w - used, words.note, STYLE_NORMAL);
 	} else {
 		used += frame_text(f, x0, r.y, w, token, STYLE_NEW);
-		char a[32], b[32];
+		char a[32], b[32], c[32];
 		if (budget >= v->n)
 			snprintf(rest, sizeof rest,
 			         " arrives. The budget (%s) covers all %s tokens: H2O never evicts "
@@ -220,6 +236,13 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 			snprintf(rest, sizeof rest,
 			         " arrives: %s of %s slots used, nothing to evict yet",
 			         view_format_count(v->t, a), view_format_count(budget, b));
+		else if (every > 1 && !policy_compresses(&v->app->b, v->t))
+			/* Between compressions the cache grows by one a step. */
+			snprintf(rest, sizeof rest,
+			         " arrives: %s held, compressed to %s at step %s (every %d steps)",
+			         view_format_count(h->m.tokens, a), view_format_count(budget, b),
+			         view_format_count(v->t + every - (v->t - prompt) % every, c),
+			         every);
 		else
 			snprintf(rest, sizeof rest, " arrives; nothing is evicted");
 		used += frame_text(f, x0 + used, r.y, w - used, rest, STYLE_NORMAL);
