@@ -173,11 +173,13 @@ static int stronger_first(const void *a, const void *b)
 
 /*
  * One H2O run written out: every layer and kv head accumulates the mean of
- * its group's weights, and from the prompt's end on keeps its recent
- * newest and, of the others, its heavy largest scores (sorted; a tie keeps
- * the lower position). Its log-probabilities of the text's tokens into LP.
+ * its group's weights, and at the prompt's end and every INTERVAL-th step
+ * after it (every step for 1) keeps its recent newest and, of the others,
+ * its heavy largest scores (sorted; a tie keeps the lower position). Its
+ * log-probabilities of the text's tokens into LP.
  */
-static void plain_h2o(const struct fixture *f, int prompt, int heavy, int recent, double *lp)
+static void plain_h2o(const struct fixture *f, int prompt, int heavy, int recent, int interval,
+                      double *lp)
 {
 	const struct llama_config *cfg = llama_model_config(f->m);
 	const int group = cfg->n_heads / cfg->n_kv_heads, caches = cfg->n_layers * cfg->n_kv_heads;
@@ -210,7 +212,10 @@ static void plain_h2o(const struct fixture *f, int prompt, int heavy, int recent
 				sc[len - 1] = 0.0;
 				for (int j = 0; j < len; j++)
 					sc[j] += mean[j] / group;
-				if (t + 1 < prompt || len <= heavy + recent)
+				/* Step t + 1 compresses from the prompt's end on,
+				 * a whole number of intervals after it. */
+				if (t + 1 < prompt || (t + 1 - prompt) % interval != 0 ||
+				    len <= heavy + recent)
 					continue;
 				int idx[1024];
 				const int cand = len - recent;
@@ -249,11 +254,49 @@ static void test_h2o_plain(void **state)
 		                              1u << POLICY_H2O, &r, err),
 		                 0);
 		double lp[512];
-		plain_h2o(f, prompt, heavy, recent, lp);
+		plain_h2o(f, prompt, heavy, recent, 1, lp);
 		assert_memory_equal(r.p[POLICY_H2O].logprob, lp,
 		                    (size_t)(f->n - 1) * sizeof(double));
 		drop_result_free(&r);
 	}
+}
+
+/* Compressing at an interval: the drop's H2O is the plain loop's, bit for
+ * bit, every N steps with and without a prompt; an interval of 1 is the
+ * default's run for every policy, and a larger one is another run. */
+static void test_interval(void **state)
+{
+	const struct fixture *f = *state;
+	const int cases[][4] = {{0, 4, 4, 3}, {40, 6, 2, 8}, {20, 0, 5, 5}, {10, 7, 0, 2}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		const int prompt = cases[c][0], heavy = cases[c][1], recent = cases[c][2];
+		struct policy_budget b = budget(heavy, recent);
+		b.interval = cases[c][3];
+		struct drop_result r;
+		char err[DROP_ERR_MAX];
+		assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, prompt, &b,
+		                              1u << POLICY_H2O, &r, err),
+		                 0);
+		double lp[512], every[512];
+		plain_h2o(f, prompt, heavy, recent, cases[c][3], lp);
+		assert_memory_equal(r.p[POLICY_H2O].logprob, lp,
+		                    (size_t)(f->n - 1) * sizeof(double));
+		plain_h2o(f, prompt, heavy, recent, 1, every);
+		assert_memory_not_equal(lp, every, (size_t)(f->n - 1) * sizeof(double));
+		drop_result_free(&r);
+	}
+	struct policy_budget one = budget(4, 4), zero = budget(4, 4);
+	one.interval = 1;
+	struct drop_result a, b;
+	char err[DROP_ERR_MAX];
+	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 12, &one, all, &a, err), 0);
+	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 12, &zero, all, &b, err), 0);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (drop_runs(p))
+			assert_memory_equal(a.p[p].logprob, b.p[p].logprob,
+			                    (size_t)(f->n - 1) * sizeof(double));
+	drop_result_free(&a);
+	drop_result_free(&b);
 }
 
 int main(int argc, char **argv)
@@ -266,6 +309,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_prompt_read_whole),
 	        cmocka_unit_test(test_generate),
 	        cmocka_unit_test(test_h2o_plain),
+	        cmocka_unit_test(test_interval),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
