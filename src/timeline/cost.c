@@ -18,8 +18,9 @@
 #define TRACE_BYTES_PER_NUMBER 15.0
 
 /* Positions attended over one head SC with budget B: the full cache's t
- * at step t; added over the other caches, min(t, B + 1) each, and at most
- * t for one that grows after the prompt (policy.grows). */
+ * at step t; added over the other caches, min(t, engine_cache_cap) each
+ * (B + 1, or B + N at an interval of N), and at most t for one that grows
+ * after the prompt (policy.grows). */
 static void attended(const struct scene *sc, const struct policy_budget *b, double *full,
                      double *evicting)
 {
