@@ -90,6 +90,8 @@ check_every 4  every4_ties_gqa     -  --layers 2 --heads 4 --kv-heads 2 --n 40 -
 check_every 3  every3_ties_zero    -  --layers 1 --heads 2 --kv-heads 2 --n 50 --dim 2 --prompt 0  --heavy 4 --recent 2 --seed 29 --quantise 1 --scale 1000
 check_every 16 every16_snap_gqa    -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 30
 check_every 9  every9_pyramid      -  --layers 3 --heads 2 --kv-heads 1 --n 110 --dim 3 --prompt 90 --heavy 40 --recent 40 --seed 31
+# The scene's own "interval" field, read by both without --interval.
+check scene_interval_5 - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 7 --heavy 2 --recent 3 --seed 32 --interval 5
 
 echo "policy reference: $cases scenes, $steps steps, $sets kept sets compared, $bad mismatches, $failed runs failed"
 [ "$bad" -eq 0 ] && [ "$failed" -eq 0 ]

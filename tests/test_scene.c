@@ -978,6 +978,15 @@ static void test_layered_inline(void **state)
 	assert_string_equal(sc->head_names[5], "b1");
 	assert_string_equal(sc->head_names[7], "d1");
 	assert_int_equal(sc->prompt, 0);
+	assert_int_equal(sc->interval, 0); /* absent: every step */
+	scene_free(sc);
+
+	/* "interval": compress every N steps, read as written. */
+	text = layered_scene(", \"prompt\": 2, \"interval\": 8");
+	sc = load_ok("interval.json", text);
+	free(text);
+	assert_int_equal(sc->prompt, 2);
+	assert_int_equal(sc->interval, 8);
 	scene_free(sc);
 
 	/* Attention scenes: 2 layers of 2 heads, one key/value head for v. */

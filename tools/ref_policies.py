@@ -88,6 +88,7 @@ class Scene:
         self.n = self.dim = 0
         self.layers = self.heads = self.kv_heads = 1
         self.prompt = 0
+        self.interval = 1
         self.heavy = self.recent = 0
         self.sinks = None
         self.scale = None
@@ -217,6 +218,7 @@ def load_scene(path):
     s.prompt = _int_field(obj, "prompt", 0)
     if s.prompt > n:
         raise SceneError(f"prompt: {s.prompt} tokens, the scene has {n}")
+    s.interval = _int_field(obj, "interval", 1, 1)
     if s.scale is None:
         s.scale = 1.0 / math.sqrt(s.dim)
     return s
@@ -295,8 +297,10 @@ class Cache:
         self.score = {}    # position -> accumulated group-mean weight
 
 
-def run(scene, sinks=None, interval=1):
+def run(scene, sinks=None, interval=None):
     """Yield, for each step, {policy: [layer][kv head] -> record}.
+
+    INTERVAL (--interval) overrides the scene's "interval" (default 1).
 
     A record holds "attended" (the positions held after appending),
     "attn" (the group's mean weights over them), "scores" (H2O's
@@ -305,6 +309,7 @@ def run(scene, sinks=None, interval=1):
     """
     L, H, G, B = scene.layers, scene.heads, scene.kv_heads, scene.budget
     S = streaming_sinks(scene, sinks)
+    interval = interval or scene.interval
     rep = H // G
     caches = {p: [[Cache() for _ in range(G)] for _ in range(L)] for p in POLICIES}
     for t in range(1, scene.n + 1):
@@ -497,7 +502,7 @@ def trace_kept(policy, obj, step):
     return [int(x) for x in kept]
 
 
-def compare(scene, lines, sinks=None, show=20, out=sys.stdout, interval=1):
+def compare(scene, lines, sinks=None, show=20, out=sys.stdout, interval=None):
     """Compare h2o-tui --trace lines with the reference.
 
     Returns (steps compared, kept sets compared, mismatches, problems), and
@@ -570,7 +575,7 @@ def compare(scene, lines, sinks=None, show=20, out=sys.stdout, interval=1):
 
 def make_scene(outdir, layers=2, heads=4, kv_heads=2, n=40, dim=8, prompt=12,
                heavy=3, recent=3, seed=1, quantise=0, scale=None, sinks=None,
-               spread=1.0):
+               spread=1.0, interval=None):
     """Write a random layered GQA scene: OUTDIR/scene.json, q.npy, k.npy, v.npy.
 
     q is (layers, heads, n, dim), k and v (layers, kv_heads, n, dim), all
@@ -602,6 +607,8 @@ def make_scene(outdir, layers=2, heads=4, kv_heads=2, n=40, dim=8, prompt=12,
         scene["scale"] = scale
     if sinks is not None:
         scene["sinks"] = sinks
+    if interval is not None:
+        scene["interval"] = interval
     path = os.path.join(outdir, "scene.json")
     with open(path, "w") as f:
         json.dump(scene, f, indent=1)
@@ -616,7 +623,7 @@ def _json_record(rec):
             "attn": [float(x) for x in rec["attn"]], "scores": [float(x) for x in rec["scores"]]}
 
 
-def print_run(scene, sinks, as_json, out=sys.stdout, interval=1):
+def print_run(scene, sinks, as_json, out=sys.stdout, interval=None):
     """Every step's kept positions, as text or as trace-shaped JSON lines."""
     for t, step in run(scene, sinks, interval):
         if as_json:
@@ -641,13 +648,13 @@ def main(argv):
     p.add_argument("scene")
     p.add_argument("--sinks", type=int, help="StreamingLLM's sinks (default: the scene's, or 4)")
     p.add_argument("--json", action="store_true", help="JSON lines shaped like h2o-tui --trace")
-    p.add_argument("--interval", type=int, default=1, help="compress every N steps (default 1)")
+    p.add_argument("--interval", type=int, help="compress every N steps (default: the scene's, or 1)")
     p = sub.add_parser("compare", help="check an h2o-tui --trace against the reference")
     p.add_argument("scene")
     p.add_argument("trace", help="the trace's file, - for stdin")
     p.add_argument("--sinks", type=int, help="the --sinks h2o-tui ran with")
     p.add_argument("--show", type=int, default=20, help="print at most this many mismatches")
-    p.add_argument("--interval", type=int, default=1, help="the --interval h2o-tui ran with")
+    p.add_argument("--interval", type=int, help="the --interval h2o-tui ran with")
     p = sub.add_parser("make-scene", help="write a random layered GQA scene")
     p.add_argument("outdir")
     for name, default in (("layers", 2), ("heads", 4), ("kv-heads", 2), ("n", 40), ("dim", 8),
@@ -657,27 +664,29 @@ def main(argv):
     p.add_argument("--scale", type=float, help="the scene's logit scale (default 1/sqrt(dim))")
     p.add_argument("--sinks", type=int, help="write a \"sinks\" field")
     p.add_argument("--spread", type=float, default=1.0, help="scale of the random numbers")
+    p.add_argument("--interval", type=int, help="write an \"interval\" field")
     a = ap.parse_args(argv)
 
     if a.cmd == "make-scene":
         print(make_scene(a.outdir, a.layers, a.heads, a.kv_heads, a.n, a.dim, a.prompt,
-                         a.heavy, a.recent, a.seed, a.quantise, a.scale, a.sinks, a.spread))
+                         a.heavy, a.recent, a.seed, a.quantise, a.scale, a.sinks, a.spread,
+                         a.interval))
         return 0
+    if a.cmd != "make-scene" and a.interval is not None and a.interval < 1:
+        print(f"--interval: expected 1 or more, got {a.interval}", file=sys.stderr)
+        return 2
     try:
         scene = load_scene(a.scene)
     except (SceneError, OSError, ValueError) as e:
         print(f"{a.scene}: {e}", file=sys.stderr)
         return 3
     if a.cmd == "run":
-        if a.interval < 1:
-            print(f"--interval: expected 1 or more, got {a.interval}", file=sys.stderr)
-            return 2
         print_run(scene, a.sinks, a.json, interval=a.interval)
         return 0
     f = sys.stdin if a.trace == "-" else open(a.trace, encoding="utf-8")
     with f:
         steps, sets, bad, problems, attn_err = compare(scene, f, a.sinks, a.show,
-                                                       interval=max(a.interval, 1))
+                                                       interval=a.interval)
     for why in problems[:a.show]:
         print(why)
     print(f"{a.scene}: {steps} steps, {sets} kept sets compared "

@@ -43,7 +43,7 @@ struct options {
 	bool per_head;    /* --per-head: the report's rows per head */
 	bool per_layer;   /* --per-layer: the report's rows per layer */
 	int prompt;       /* --prompt: the prompt's length; -1: the scene's */
-	int interval;     /* --interval: compress every N decoding steps (1: every step) */
+	int interval;     /* --interval: compress every N decoding steps; 0: the scene's */
 	const char *plot; /* --plot FILE, or NULL */
 	double split;     /* --split: heavy's fraction of a swept budget; -1: not given */
 	const char *split_arg;
@@ -138,7 +138,8 @@ static void usage(FILE *out)
 	      "  --prompt P          the first P tokens are the prompt: no eviction before\n"
 	      "                      its end, then each cache's rule once (overrides the scene's)\n"
 	      "  --interval N        after the prompt, each cache's rule runs every N steps,\n"
-	      "                      back to B at once (kvpress' DecodingPress; default 1)\n"
+	      "                      back to B at once (kvpress' DecodingPress; overrides the\n"
+	      "                      scene's; default 1)\n"
 	      "  --report            print every policy's figures over the scene and exit\n"
 	      "  --budget-sweep[=LIST]  the report for each total budget B of LIST\n"
 	      "                      (comma-separated; default 1..n, or powers of two past 64;\n"
@@ -338,7 +339,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	                      .recent_ratio = -1,
 	                      .sinks = -1,
 	                      .prompt = -1,
-	                      .interval = 1,
 	                      .split = -1,
 	                      .target = REPORT_DEFAULT_TARGET,
 	                      .compare = COMPARE_DEFAULT};
@@ -910,7 +910,8 @@ int main(int argc, char **argv)
 	}
 	if (o.prompt >= 0)
 		scene->prompt = o.prompt;
-	scene->interval = o.interval;
+	if (o.interval > 0)
+		scene->interval = o.interval;
 	if ((o.heavy_ratio >= 0 || o.recent_ratio >= 0) && scene->prompt < 1) {
 		scene_free(scene);
 		lessons_free(lessons);

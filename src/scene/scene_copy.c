@@ -84,6 +84,7 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	sc->heads = p->heads;
 	sc->kv_heads = p->kv_heads;
 	sc->prompt = p->prompt;
+	sc->interval = p->interval;
 
 	const cJSON *title = p->root[R_TITLE].node, *desc = p->root[R_DESCRIPTION].node;
 	const cJSON *watch = p->root[R_WATCH].node;

@@ -121,7 +121,8 @@ struct field {
 	X(TEXT_FILE, "text_file")     \
 	X(PROMPT_TEXT, "prompt_text") \
 	X(TEMPERATURE, "temperature") \
-	X(SEED, "seed")
+	X(SEED, "seed")               \
+	X(INTERVAL, "interval")
 
 enum root_field {
 #define X(id, name) R_##id,
@@ -178,6 +179,7 @@ struct plan {
 	bool layout_given[3]; /* layers, heads, kv_heads */
 	int prompt;
 	int default_prompt; /* without "prompt": a generation scene's given tokens */
+	int interval;       /* "interval", 1 ... SCENE_MAX_TOKENS; 0 when absent */
 	enum scene_mode mode;
 	bool has_v;
 	double scale;

@@ -369,6 +369,10 @@ int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p)
 	if (f[R_PROMPT].node != NULL && scene_check_int(ld, f[R_PROMPT].node, &w[R_PROMPT], 0,
 	                                                SCENE_MAX_TOKENS, &p->prompt) != 0)
 		return -1;
+	/* Compress every N steps (design §2), 1 or more; absent: every step. */
+	if (f[R_INTERVAL].node != NULL && scene_check_int(ld, f[R_INTERVAL].node, &w[R_INTERVAL], 1,
+	                                                  SCENE_MAX_TOKENS, &p->interval) != 0)
+		return -1;
 	if (p->source != SRC_NPY && p->source != SRC_MODEL && scene_check_head_names(ld, p) != 0)
 		return -1;
 	if (p->source != SRC_TOKENS)

@@ -89,8 +89,8 @@ struct scene {
 	int kv_heads;
 	int prompt; /* the prompt's tokens, 0..n: no eviction before its end */
 	/* Compress every INTERVAL decoding steps after the prompt's end
-	 * (--interval, design §2), 0 or 1 for every step: a run-wide choice
-	 * the budgets read (policy_budget.interval); no file sets it. */
+	 * (design §2), 0 or 1 for every step: the scene's "interval", or
+	 * --interval; the budgets read it (policy_budget.interval). */
 	int interval;
 	char **head_names; /* one short name per query head (layers x heads, its
 	                      character, e.g. "local"), or NULL */
