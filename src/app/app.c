@@ -103,9 +103,10 @@ double app_time_left(const struct app *app)
 	if (built <= 0 || built >= n || elapsed < 1.0 || !timeline_building(app->tl))
 		return -1;
 	/* Step t costs the full cache t keys and each cache that evicts at
-	 * most B + 1: steps 1..t cost about t^2 / 2 + (POLICY_COUNT - 1) *
-	 * (B + 1) * t keys, and the rest of the scene what that leaves. */
-	const double cap = (double)app->b.heavy + app->b.recent + 1;
+	 * most B + N (N the interval, design §2): steps 1..t cost about
+	 * t^2 / 2 + (POLICY_COUNT - 1) * (B + N) * t keys, and the rest of the
+	 * scene what that leaves. */
+	const double cap = (double)app->b.heavy + app->b.recent + policy_interval(&app->b);
 	const double per = (POLICY_COUNT - 1) * (cap < n ? cap : n);
 	const double done = (double)built * built / 2 + per * built;
 	const double all = (double)n * n / 2 + per * n;
