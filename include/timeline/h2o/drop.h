@@ -110,8 +110,9 @@ struct drop_sweep {
  * drop_measure for each total budget BUDGETS[i] (COUNT of them), split into
  * heavy = floor(B * HEAVY_SHARE) and recent = B - heavy, StreamingLLM
  * keeping SINKS sinks (-1: its default), every cache compressing every
- * INTERVAL steps after the prompt (policy_budget.interval); RATIO is the target (1.01: within
- * 1% of the full cache's perplexity after the prompt). 0, or -1 with ERR.
+ * INTERVAL steps after the prompt (policy_budget.interval); RATIO is the
+ * target (1.01: within 1% of the full cache's perplexity after the
+ * prompt). 0, or -1 with ERR.
  */
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                        const int *budgets, int count, double heavy_share, int sinks, int interval,
