@@ -128,11 +128,17 @@ static void header_right(const struct view *v, const struct frame *f, int form, 
 	len += snprintf(right + len, size - (size_t)len, "  heavy %s + recent %s",
 	                view_format_count(app->b.heavy, heavy),
 	                view_format_count(app->b.recent, recent));
-	/* Compressing at an interval (design §2): said only when not 1. */
-	if (policy_interval(&app->b) > 1)
-		len += snprintf(right + len, size - (size_t)len, "  every %d steps",
-		                policy_interval(&app->b));
-	snprintf(right + len, size - (size_t)len, "  dim %s  ", view_format_count(v->sc->dim, dim));
+	/* Compressing at an interval (design §2): said only when not 1, the
+	 * shorter forms in fewer words and, the shortest, without the dim. */
+	const int every = policy_interval(&app->b);
+	if (every > 1)
+		len += snprintf(right + len, size - (size_t)len,
+		                form == 0 ? "  every %d steps" : "  every %d", every);
+	if (every > 1 && form == 2)
+		snprintf(right + len, size - (size_t)len, "  ");
+	else
+		snprintf(right + len, size - (size_t)len, "  dim %s  ",
+		         view_format_count(v->sc->dim, dim));
 }
 
 void panel_header_draw(const struct view *v, struct frame *f, struct rect r)
