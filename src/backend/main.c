@@ -861,7 +861,7 @@ int main(int argc, char **argv)
 			                   err);
 		o.scene = lessons_path(lessons, lesson = 0, first, sizeof first);
 	} else
-		lessons = lessons_of_scene(o.scene, &lesson);
+		lessons = lessons_of_scene(o.scene, H2O_SCENES_DIR, &lesson);
 	struct scene *scene;
 	const struct scene_options load = {.allow_paths = o.allow_paths};
 	const struct scene_model_args model = {
