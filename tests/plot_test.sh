@@ -8,7 +8,8 @@
 # curve colours as the scene has policies (axes, grid and target are grey),
 # and the line on stderr says so. A model scene's sweep adds the model's
 # panel, perplexity against the budget, with a curve per policy the model
-# runs; the README's figure is the size its command draws. A file that
+# runs, and its report a panel of the log-probability lost over the steps;
+# the README's figure is the size its command draws. A file that
 # cannot be written is one line on stderr and exit status 1.
 #
 # Usage: tests/plot_test.sh H2O_TUI   (from the source root, as Meson runs it)
@@ -72,19 +73,26 @@ check sweep.pdf --budget-sweep=2,4 --target cos=0.99 scenes/cat_sat_qkv.json
 
 # A model scene's sweep: a second panel, the model's perplexity against
 # the budget, with a curve per policy the model runs (the names of the
-# sweep JSON's "smallest", the full cache apart).
+# sweep JSON's "smallest", the full cache apart); its report: a panel of
+# the log-probability lost so far, a curve per policy the model runs.
 model=models/stories260K/story_model.json
 ran=$("$bin" --quiet --budget-sweep=8,64 --json "$model" |
 	sed -n 's/.*"smallest": {\([^}]*\)}.*/\1/p' | tr ',' '\n' | grep -c '"')
 [ "$ran" -gt 1 ] || fail "the model's sweep names $ran policies"
+# model_curves NAME WHAT: the line on stderr counts the model's curves.
 model_curves() {
-	grep -qF "1 panel of $policies curves, one per policy, and the model's perplexity against the budget, $ran curves, one per policy run on the model" "$tmp/err" ||
+	grep -qF "of $policies curves, one per policy, and the model's $2, $ran curves, one per policy run on the model" "$tmp/err" ||
 		fail "$1: stderr does not count $ran model curves: $(cat "$tmp/err")"
 }
 check model.svg --budget-sweep=8,64 "$model"
-model_curves model.svg
+model_curves model.svg "perplexity against the budget"
 check model.png --budget-sweep=8,64 --target ppl=1.05 "$model"
-model_curves model.png
+model_curves model.png "perplexity against the budget"
+# And its report: a panel more, the log-probability lost over the steps.
+check model_report.pdf --report "$model"
+model_curves model_report.pdf "log-probability lost over the steps"
+grep -qF "wrote $tmp/model_report.pdf: 3 panels of" "$tmp/err" ||
+	fail "the model's report: not 3 panels of attention figures: $(cat "$tmp/err")"
 
 # The README's figure is what the command beside it draws: the same
 # command draws a PNG of the same size.

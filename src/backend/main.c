@@ -729,11 +729,12 @@ static int refuse_if_too_large(const struct options *o, const struct scene *scen
  * drew (unless --quiet). The one file this program writes. Returns 0, or
  * 1 when the file cannot be written. */
 static int write_plot(const struct options *o, const struct report_run *run,
-                      const struct report_sweep *sweep, const struct drop_sweep *model)
+                      const struct drop_result *drop, const struct report_sweep *sweep,
+                      const struct drop_sweep *model)
 {
 	char err[256];
 	struct plot_info info;
-	const int rc = run ? plot_report(run, o->plot, &info, err, sizeof err)
+	const int rc = run ? plot_report(run, drop, o->plot, &info, err, sizeof err)
 	                   : plot_sweep(sweep, model, o->plot, &info, err, sizeof err);
 	if (rc < 0) {
 		fprintf(stderr, "h2o-tui: %s: %s\n", o->plot, err);
@@ -743,10 +744,11 @@ static int write_plot(const struct options *o, const struct report_run *run,
 	if (!o->quiet && info.model_curves > 0)
 		fprintf(stderr,
 		        "h2o-tui: wrote %s: %d panel%s of %d curves, one per policy, and the "
-		        "model's "
-		        "perplexity against the budget, %d curves, one per policy run on the "
-		        "model\n",
-		        o->plot, panels, panels == 1 ? "" : "s", info.curves, info.model_curves);
+		        "model's %s, %d curves, one per policy run on the model\n",
+		        o->plot, panels, panels == 1 ? "" : "s", info.curves,
+		        run ? "log-probability lost over the steps"
+		            : "perplexity against the budget",
+		        info.model_curves);
 	else if (!o->quiet)
 		fprintf(stderr, "h2o-tui: wrote %s: %d panel%s of %d curves, one per policy\n",
 		        o->plot, panels, panels == 1 ? "" : "s", info.curves);
@@ -1026,7 +1028,7 @@ int main(int argc, char **argv)
 				             ? mode_failed("computing the report")
 				             : 0;
 			if (rc == 0 && o.plot)
-				rc = write_plot(&o, &run, NULL, NULL);
+				rc = write_plot(&o, &run, mp.m ? &drop : NULL, NULL, NULL);
 			report_run_done(&run);
 		}
 		drop_result_free(&drop);
@@ -1051,7 +1053,7 @@ int main(int argc, char **argv)
 				             ? mode_failed("computing the budget sweep")
 				             : 0;
 			if (rc == 0 && o.plot)
-				rc = write_plot(&o, NULL, &sw, mp.m ? &ds : NULL);
+				rc = write_plot(&o, NULL, NULL, &sw, mp.m ? &ds : NULL);
 			report_sweep_done(&sw);
 		}
 		drop_sweep_free(&ds);

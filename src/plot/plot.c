@@ -359,14 +359,121 @@ static const char *figure_label(enum report_figure f)
 	}
 }
 
-int plot_report(const struct report_run *run, const char *path, struct plot_info *info, char *err,
-                int size)
+static int count_bits(unsigned mask)
+{
+	int n = 0;
+	for (; mask; mask &= mask - 1)
+		n++;
+	return n;
+}
+
+/* The policies D ran, but the full cache: a curve each. */
+static unsigned drop_mask(const struct drop_result *d)
+{
+	unsigned mask = 0;
+	for (int p = 0; d && p < POLICY_COUNT; p++)
+		if (p != POLICY_FULL && d->p[p].ran)
+			mask |= 1u << p;
+	return mask;
+}
+
+/* The log-probability policy P's run has lost against the full cache's
+ * over the predictions 0 .. COUNT - 1, added up in order, into YS. */
+static void lost_so_far(const struct drop_result *d, enum policy_id p, int count, double *ys)
+{
+	double sum = 0.0;
+	for (int t = 0; t < count; t++) {
+		sum += d->p[POLICY_FULL].logprob[t] - d->p[p].logprob[t];
+		ys[t] = sum;
+	}
+}
+
+/* The model's panel of the report, in PA (its x axis set): for each
+ * policy run on the model, the nats it has lost so far at each step (the
+ * prediction made after the step). XS holds the steps, YS room for them. */
+static void draw_drop_panel(cairo_t *cr, struct panel *pa, const struct drop_result *d,
+                            const double *xs, double *ys)
+{
+	const unsigned mask = drop_mask(d);
+	const int count = d->given - 1;
+	/* The axis reaches twice the median policy's largest loss: one rule
+	 * far worse than the others (key norms) would flatten them all. The
+	 * policies above it are named. */
+	double top[POLICY_COUNT], sorted[POLICY_COUNT], lo = 0;
+	int k = 0;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		top[p] = 0;
+		if (!(mask & (1u << p)))
+			continue;
+		lost_so_far(d, (enum policy_id)p, count, ys);
+		for (int t = 0; t < count; t++) {
+			lo = ys[t] < lo ? ys[t] : lo;
+			top[p] = ys[t] > top[p] ? ys[t] : top[p];
+		}
+		/* Insertion, ascending. */
+		int i = k++;
+		for (; i > 0 && sorted[i - 1] > top[p]; i--)
+			sorted[i] = sorted[i - 1];
+		sorted[i] = top[p];
+	}
+	const double cap = 2 * sorted[(k - 1) / 2];
+	double hi = 0;
+	unsigned above = 0;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (!(mask & (1u << p)))
+			continue;
+		if (cap > 0 && top[p] > cap)
+			above |= 1u << p;
+		else
+			hi = top[p] > hi ? top[p] : hi;
+	}
+	pa->ya = value_axis(lo, hi);
+	set_grey(cr, 0.3);
+	put_text(cr, pa->x, pa->y - 10, 0, 1, 12,
+	         "the model itself, every layer's cache evicted: the next tokens' log-probability "
+	         "lost against the full cache, added up");
+	draw_frame(cr, pa, "step", "nats lost so far");
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (!(mask & (1u << p)))
+			continue;
+		lost_so_far(d, (enum policy_id)p, count, ys);
+		draw_curve(cr, pa, p, xs, ys, count, count == 1);
+	}
+	if (d->prompt > 0 && d->prompt <= pa->xa.hi) {
+		/* Nothing is evicted before the prompt's end. */
+		set_grey(cr, 0.35);
+		const double x = panel_x(pa, d->prompt);
+		const double dash[] = {2, 3};
+		cairo_set_dash(cr, dash, 2, 0);
+		cairo_move_to(cr, x, pa->y);
+		cairo_line_to(cr, x, pa->y + pa->h);
+		cairo_stroke(cr);
+		cairo_set_dash(cr, NULL, 0, 0);
+		put_text(cr, x + 4, pa->y + 4, 0, 0, 10, "prompt's end");
+	}
+	if (above) {
+		char names[160] = "above the axis:";
+		size_t len = strlen(names);
+		for (int p = 0; p < POLICY_COUNT && len < sizeof names; p++)
+			if (above & (1u << p))
+				len += (size_t)snprintf(names + len, sizeof names - len, " %s",
+				                        policies[p]->name);
+		set_grey(cr, 0.3);
+		put_text(cr, pa->x + pa->w + 24, pa->y + 14, 0, 1, 11, names);
+	}
+}
+
+int plot_report(const struct report_run *run, const struct drop_result *model, const char *path,
+                struct plot_info *info, char *err, int size)
 {
 	const struct scene *sc = run->scene;
 	if (!run->steps || sc->n < 1) {
 		snprintf(err, (size_t)size, "no steps to plot");
 		return -1;
 	}
+	/* The model's run is of the same tokens, with a prediction to lose. */
+	if (model && (model->n != sc->n || model->given < 2 || !drop_mask(model)))
+		model = NULL;
 	enum report_figure figs[REPORT_FIGURE_COUNT];
 	int panels = 0;
 	figs[panels++] = REPORT_RECALL;
@@ -375,7 +482,8 @@ int plot_report(const struct report_run *run, const char *path, struct plot_info
 		figs[panels++] = REPORT_COS;
 	}
 	enum { PANEL_H = 190, GAP = 60 };
-	const double height = TITLE_H + panels * PANEL_H + (panels - 1) * GAP + BOTTOM;
+	const int all = panels + (model != NULL);
+	const double height = TITLE_H + all * PANEL_H + (all - 1) * GAP + BOTTOM;
 	double *xs = malloc((size_t)sc->n * sizeof *xs), *ys = malloc((size_t)sc->n * sizeof *ys);
 	if (!xs || !ys) {
 		free(xs);
@@ -428,10 +536,20 @@ int plot_report(const struct report_run *run, const char *path, struct plot_info
 		if (f == run->target.figure)
 			draw_target(c.cr, &pa, &run->target);
 	}
+	if (model) {
+		struct panel pa = {
+		        .x = MARGIN_L,
+		        .y = TITLE_H + panels * (PANEL_H + GAP),
+		        .w = WIDTH - MARGIN_L - MARGIN_R - LEGEND_W,
+		        .h = PANEL_H,
+		        .xa = {sc->n > 1 ? 1 : 0.5, sc->n > 1 ? sc->n : 1.5, false},
+		};
+		draw_drop_panel(c.cr, &pa, model, xs, ys);
+	}
 	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14, ALL_POLICIES);
 	free(xs);
 	free(ys);
-	*info = (struct plot_info){panels, POLICY_COUNT, 0};
+	*info = (struct plot_info){all, POLICY_COUNT, model ? count_bits(drop_mask(model)) : 0};
 	return canvas_close(&c, err, size);
 }
 
@@ -455,14 +573,6 @@ static unsigned model_mask(const struct drop_sweep *model)
 		if (p != POLICY_FULL && model->runs[0].p[p].ran)
 			mask |= 1u << p;
 	return mask;
-}
-
-static int count_bits(unsigned mask)
-{
-	int n = 0;
-	for (; mask; mask &= mask - 1)
-		n++;
-	return n;
 }
 
 static double model_ppl(const struct drop_sweep *model, int i, enum policy_id p)

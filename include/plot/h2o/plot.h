@@ -35,9 +35,12 @@ struct plot_info {
 /* Draw RUN's figures over its steps (RUN must have kept its steps: one
  * panel each for attention recall, and output error and cosine when the
  * scene has values; the target as a dashed line in its panel) into PATH.
- * Returns 0, or -1 with a reason in ERR (SIZE bytes). */
-int plot_report(const struct report_run *run, const char *path, struct plot_info *info, char *err,
-                int size);
+ * With MODEL (a model scene's real drop at the same budget; NULL: none),
+ * one panel more: the log-probability each policy run on the model has
+ * lost against the full cache's, added up over the steps so far. Returns
+ * 0, or -1 with a reason in ERR (SIZE bytes). */
+int plot_report(const struct report_run *run, const struct drop_result *model, const char *path,
+                struct plot_info *info, char *err, int size);
 
 /* Draw the sweep's mean of the target figure against the budget, a curve
  * per policy and the target as a dashed line, into PATH. With MODEL (a
