@@ -378,6 +378,9 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 		const double agree = drop_agreement(r, (enum policy_id)p, 0, r->n);
 		const int change = drop_first_change(r, (enum policy_id)p);
 		const int capacity = policy_capacity((enum policy_id)p, &r->budget);
+		/* No text after the prompt (a prompt the model writes after):
+		 * nothing to judge. */
+		const bool judged = last > from;
 		const bool meets = report_ppl_meets(after[p], full_after, ratio);
 		double mean_drop = 0.0, max_drop = 0.0;
 		for (int t = 0; t < last; t++) {
@@ -393,7 +396,10 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 			        "\"top1_differs\": %.17g, \"meets_target\": %s, "
 			        "\"first_change_step\": ",
 			        k ? ", " : "", policies[p]->name, all, after[p], mean_drop,
-			        max_drop, 1.0 - agree, meets ? "true" : "false");
+			        max_drop, 1.0 - agree,
+			        !judged ? "null"
+			        : meets ? "true"
+			                : "false");
 			if (change >= 0)
 				fprintf(out, "%d}", change + 1);
 			else
@@ -415,7 +421,10 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 			snprintf(first, sizeof first, "never");
 		fprintf(out, "%-10s %6s %9.4f %11.4f %9s %9.4f %9.4f %9.1f%% %13s %7s\n",
 		        policies[p]->name, budget, all, after[p], vs, mean_drop, max_drop,
-		        100.0 * (1.0 - agree), first, meets ? "met" : "missed");
+		        100.0 * (1.0 - agree), first,
+		        !judged ? "-"
+		        : meets ? "met"
+		                : "missed");
 	}
 	if (json) {
 		fputs("]}", out);
@@ -471,7 +480,7 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			const double ppl =
 			        drop_perplexity(&out->runs[i], (enum policy_id)p, from, last);
-			if (report_ppl_meets(ppl, full, ratio) &&
+			if (last > from && report_ppl_meets(ppl, full, ratio) &&
 			    (!out->good[p] || total < out->good[p]))
 				out->good[p] = total;
 		}
@@ -565,6 +574,10 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 		fputc('\n', out);
 	}
 	fprintf(out, "\nsmallest budget meeting the model's target, %s (ppl decode):", target);
+	if (n - 1 <= from) {
+		fputs(" none to judge, the text has no tokens after the prompt\n", out);
+		return ferror(out) ? -1 : 0;
+	}
 	for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
 		if (!r0->p[p].ran)
 			continue;

@@ -493,8 +493,11 @@ static void put_csv_model_budget(FILE *out, const struct drop_sweep *ds, int i, 
 	}
 	const struct drop_result *r = &ds->runs[i];
 	const double ppl = drop_perplexity(r, p, r->prompt > 0 ? r->prompt - 1 : 0, r->given - 1);
+	const bool judged = r->given - 1 > (r->prompt > 0 ? r->prompt - 1 : 0);
 	fprintf(out, ",%.17g,%s", ppl,
-	        report_ppl_meets(ppl, drop_sweep_full(ds), ds->ratio) ? "true" : "false");
+	        !judged                                                 ? ""
+	        : report_ppl_meets(ppl, drop_sweep_full(ds), ds->ratio) ? "true"
+	                                                                : "false");
 }
 
 /* A row per budget and policy, then per head with PER_HEAD; with the
