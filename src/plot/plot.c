@@ -719,7 +719,10 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 	         sc->n, split);
 	draw_title(c.cr, sc, subtitle);
 	/* Budgets that span powers of two read best on a log axis. */
-	const bool log_x = bmin >= 1 && bmax / bmin >= 32;
+	bool powers = true; /* every budget a power of two */
+	for (int i = 0; i < sw->count; i++)
+		powers = powers && (sw->budgets[i] & (sw->budgets[i] - 1)) == 0;
+	const bool log_x = bmin >= 1 && (bmax / bmin >= 32 || (powers && bmax / bmin >= 4));
 	struct panel pa = {
 	        .x = MARGIN_L,
 	        .y = TITLE_H,
