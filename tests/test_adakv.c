@@ -277,11 +277,11 @@ static void test_words(void **state)
 	const struct policy_loss loss = {0.5, 0.01, 7, 0.0123};
 	struct policy_words w;
 	policy_word(POLICY_ADAKV, &b, &loss, POLICY_VOICE_BRIEF, &w);
-	assert_string_equal(w.before, "pooled < layer 0.01 ");
+	assert_string_equal(w.before, "< layer 0.012 ");
 	assert_int_equal(w.cutoff_pos, 7);
 	policy_word(POLICY_ADAKV, &b, &loss, POLICY_VOICE_SENTENCE, &w);
 	assert_string_equal(w.before,
-	                    "pooled below the layer's cut-off 0.01, the lowest any of its heads "
+	                    "pooled below the layer's cut-off 0.012, the lowest any of its heads "
 	                    "kept (");
 	assert_string_equal(w.after, ")");
 	/* A budget within the window: a window's words. */

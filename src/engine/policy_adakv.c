@@ -66,12 +66,11 @@ static void adakv_words(const struct policy_budget *b, const struct policy_loss 
 	}
 	words->cutoff_pos = loss->cutoff_pos;
 	if (voice == POLICY_VOICE_BRIEF) {
-		snprintf(words->before, sizeof words->before, "pooled < layer %.2f ",
-		         loss->cutoff_value);
+		snprintf(words->before, sizeof words->before, "< layer %.2g ", loss->cutoff_value);
 		return;
 	}
 	snprintf(words->before, sizeof words->before,
-	         "pooled below the layer's cut-off %.2f, the lowest any of its heads kept (",
+	         "pooled below the layer's cut-off %.2g, the lowest any of its heads kept (",
 	         loss->cutoff_value);
 	snprintf(words->after, sizeof words->after, ")");
 }

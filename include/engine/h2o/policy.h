@@ -170,8 +170,9 @@ struct policy {
 	 * layer at once, each keeping positions of its own (AdaKV: the heads'
 	 * budgets come out of one layer budget). Its policy_cache holds the
 	 * positions they share then (nothing is evicted before) and the
-	 * observed rows of all the layer's query heads (kv_heads). A layer
-	 * with more than one key/value head follows a plan (plan.h). */
+	 * observed rows of all the layer's query heads (kv_heads), without
+	 * scores or weights (NULL: each kv head has its own). A layer with
+	 * more than one key/value head follows a plan (plan.h). */
 	bool per_kv_head;
 	/* The words for LOSS in VOICE into WORDS (cleared, cutoff_pos -1).
 	 * NULL: policy_word_cutoff's for a loss with a cut-off, and a
