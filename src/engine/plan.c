@@ -9,6 +9,11 @@
  * heads' weights summed in head order from 0.0 and divided by their
  * number, the scores that add it, and the policy's rule on those means. So
  * each head's weight is the one its own engine computes, bit for bit.
+ *
+ * A per_kv_head policy (AdaKV) decides at the prompt's end only, when every
+ * kv head still holds the whole prompt: its plan computes each query
+ * head's observation window as the engines do, runs the rule once for all
+ * the layer's kv heads, and keeps each kv head's evictions as its part.
  */
 #include "h2o/plan.h"
 
