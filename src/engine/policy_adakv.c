@@ -78,8 +78,8 @@ static void adakv_words(const struct policy_budget *b, const struct policy_loss 
 const struct policy policy_adakv = {
         .name = "adakv",
         .title = "ADAKV",
-        .about = "SnapKV's scores at the prompt's end, the heads of a layer sharing its "
-                 "budget (each keeps a fifth); then every new token",
+        .about = "SnapKV's scores at the prompt's end, one budget shared by a layer's heads "
+                 "(each keeps at least a fifth of B); then every new token",
         .region_name = {"WON IN THE LAYER", "WINDOW + NEW"},
         .region_budget = adakv_region_budget,
         .evict = adakv_evict,
