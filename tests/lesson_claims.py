@@ -14,6 +14,8 @@ after each note's "Try" lead to, for what its experiment shows. A model's
 trace is read for its figures only (model_values), at its own budgets. Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
 """
 import json
+import math
+import os
 import re
 import subprocess
 import sys
@@ -45,13 +47,18 @@ def trace(binary, root, path, extra):
 def model_values(binary, root, path, prompt):
     """A model's figures, without its weights (millions of them, which
     would match any number): each step's metrics, whole and per key/value
-    head, and each policy's mean recall over the steps after the prompt and
-    over all steps, as a lesson quotes them."""
+    head, each policy's mean recall over the steps after the prompt and
+    over all steps, and a model scene's perplexity per policy, as a lesson
+    quotes them."""
     run = subprocess.Popen([binary, "--trace", "--quiet", path], cwd=root,
                            stdout=subprocess.PIPE, text=True)
-    steps, after, every = {}, {}, {}
+    steps, after, every, logprob = {}, {}, {}, {}
     for line in run.stdout:
         record = json.loads(line)
+        # A model run's log-probability of the text's next token, per policy.
+        for name, lp in record.get("model", {}).get("logprob", {}).items():
+            if lp is not None:
+                logprob.setdefault(name, []).append((record["step"], lp))
         values = []
         numbers(record["metrics"], values)
         for name, value in record.items():
@@ -68,6 +75,12 @@ def model_values(binary, root, path, prompt):
     if run.wait() != 0:
         raise SystemExit(f"{path}: --trace failed")
     means = [sum(v) / len(v) for v in list(after.values()) + list(every.values()) if v]
+    # And each policy's perplexity, as --report gives it: over every
+    # prediction, and over those from the prompt's end on.
+    for runs in logprob.values():
+        for chosen in ([lp for _, lp in runs], [lp for t, lp in runs if t >= prompt]):
+            if chosen:
+                means.append(math.exp(-sum(chosen) / len(chosen)))
     return steps, means
 
 
@@ -83,7 +96,7 @@ def main():
         lessons = [l.strip() for l in f if l.strip() and not l.startswith("#")]
     bad = 0
     for name in lessons:
-        path = f"scenes/{name}"
+        path = os.path.normpath(f"scenes/{name}")
         with open(f"{root}/{path}") as f:
             scene = json.load(f)
         everywhere = []

@@ -6,8 +6,11 @@
 # starts with its format's signature, an SVG parses as XML (Python's
 # xml.etree; that part skips without python3) and holds as many distinct
 # curve colours as the scene has policies (axes, grid and target are grey),
-# and the line on stderr says so. A file that cannot be written is one
-# line on stderr and exit status 1.
+# and the line on stderr says so. A model scene's sweep adds the model's
+# panel, perplexity against the budget, with a curve per policy the model
+# runs, and its report a panel of the log-probability lost over the steps;
+# the README's figure is the size its command draws. A file that
+# cannot be written is one line on stderr and exit status 1.
 #
 # Usage: tests/plot_test.sh H2O_TUI   (from the source root, as Meson runs it)
 set -u
@@ -67,6 +70,42 @@ check hostile.svg --report tests/scenes/hostile_text.json
 check sweep.svg --budget-sweep 1,2,4,0.5 --json scenes/cat_sat.json
 check sweep.PNG --budget-sweep --csv scenes/cat_sat_qkv.json
 check sweep.pdf --budget-sweep=2,4 --target cos=0.99 scenes/cat_sat_qkv.json
+
+# A model scene's sweep: a second panel, the model's perplexity against
+# the budget, with a curve per policy the model runs (the names of the
+# sweep JSON's "smallest", the full cache apart); its report: a panel of
+# the log-probability lost so far, a curve per policy the model runs.
+model=models/stories260K/story_model.json
+ran=$("$bin" --quiet --budget-sweep=8,64 --json "$model" |
+	sed -n 's/.*"smallest": {\([^}]*\)}.*/\1/p' | tr ',' '\n' | grep -c '"')
+[ "$ran" -gt 1 ] || fail "the model's sweep names $ran policies"
+# model_curves NAME WHAT: the line on stderr counts the model's curves.
+model_curves() {
+	grep -qF "of $policies curves, one per policy, and the model's $2, $ran curves, one per policy run on the model" "$tmp/err" ||
+		fail "$1: stderr does not count $ran model curves: $(cat "$tmp/err")"
+}
+check model.svg --budget-sweep=8,64 "$model"
+model_curves model.svg "perplexity against the budget"
+check model.png --budget-sweep=8,64 --target ppl=1.05 "$model"
+model_curves model.png "perplexity against the budget"
+# And its report: a panel more, the log-probability lost over the steps.
+check model_report.pdf --report "$model"
+model_curves model_report.pdf "log-probability lost over the steps"
+grep -qF "wrote $tmp/model_report.pdf: 3 panels of" "$tmp/err" ||
+	fail "the model's report: not 3 panels of attention figures: $(cat "$tmp/err")"
+
+# The README's figure is what the command beside it draws: the same
+# command draws a PNG of the same size.
+figure=docs/figures/ppl_vs_budget.png
+if [ -f "$figure" ]; then
+	"$bin" --quiet --budget-sweep=8,16,32,64,128,256 --plot "$tmp/readme.png" "$model" >/dev/null ||
+		fail "the README's figure: exit status $?"
+	size() { head -c 24 "$1" | tail -c 8 | od -An -tx1 | tr -d ' \n'; }
+	[ "$(size "$tmp/readme.png")" = "$(size "$figure")" ] ||
+		fail "the README's figure is $(size "$figure"), the command draws $(size "$tmp/readme.png")"
+else
+	fail "no $figure"
+fi
 
 # A file that cannot be written: one line, exit 1.
 "$bin" --report --plot "$tmp/no/such/folder/x.svg" scenes/cat_sat.json >/dev/null 2>"$tmp/err"

@@ -20,7 +20,7 @@ ref=$root/tools/ref_policies.py
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-steps=0 sets=0 bad=0 failed=0 cases=0 interval=1
+steps=0 sets=0 bad=0 failed=0 cases=0 interval=1 ada_layers=0 ada_uneven=0 ada_above=0
 # check NAME SINKS MAKE-SCENE-OPTIONS...: SINKS is "-" for the default;
 # both run with --interval $interval when it is not 1 (check_every).
 check() {
@@ -38,7 +38,14 @@ check() {
 	fi
 	"$py" "$ref" compare --show 5 "$@" "$dir/scene.json" "$dir/trace.jsonl" >"$dir/out"
 	status=$?
-	sed "s|^$dir/scene.json|$name|" "$dir/out"
+	grep -v '^adakv budgets:' "$dir/out" | sed "s|^$dir/scene.json|$name|"
+	# How AdaKV shared the layers' budgets (the reference's count).
+	ada=$(sed -n 's/^adakv budgets: \([0-9]*\) layer decisions, \([0-9]*\) with .*, \([0-9]*\) kv heads above.*/\1 \2 \3/p' "$dir/out")
+	if [ -n "$ada" ]; then
+		set -- $ada
+		ada_layers=$((ada_layers + $1)) ada_uneven=$((ada_uneven + $2)) ada_above=$((ada_above + $3))
+		[ "$2" -eq 0 ] || grep '^adakv budgets:' "$dir/out" | sed 's/^/  /'
+	fi
 	last=$(tail -n 1 "$dir/out")
 	s=$(echo "$last" | sed -n 's/.*: \([0-9]*\) steps, \([0-9]*\) kept sets.*, \([0-9]*\) mismatches.*/\1 \2 \3/p')
 	if [ -z "$s" ]; then
@@ -67,6 +74,11 @@ check ties_prompt        -  --layers 2 --heads 2 --kv-heads 2 --n 24 --dim 2 --p
 check snap_gqa           -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 13
 check snap_mqa_ties      -  --layers 1 --heads 4 --kv-heads 1 --n 100 --dim 4 --prompt 85 --heavy 36 --recent 34 --seed 14 --quantise 2 --scale 8
 check pyramid_3_layers   -  --layers 3 --heads 2 --kv-heads 1 --n 110 --dim 3 --prompt 90 --heavy 40 --recent 40 --seed 15
+# AdaKV shares a layer's budget among its kv heads: G > 1 with prompts
+# longer than the window, so that the heads keep different numbers.
+check ada_gqa_4          -  --layers 2 --heads 4 --kv-heads 4 --n 100 --dim 6 --prompt 90 --heavy 35 --recent 35 --seed 16
+check ada_gqa_ties       -  --layers 1 --heads 4 --kv-heads 2 --n 96 --dim 4 --prompt 88 --heavy 36 --recent 34 --seed 17 --quantise 2 --scale 8
+check ada_sharp          -  --layers 2 --heads 2 --kv-heads 2 --n 100 --dim 4 --prompt 92 --heavy 40 --recent 30 --seed 18 --spread 2
 
 # check_every N NAME SINKS MAKE-SCENE-OPTIONS...: check, compressing every
 # N steps (kvpress' DecodingPress): every policy that evicts during
@@ -93,5 +105,7 @@ check_every 9  every9_pyramid      -  --layers 3 --heads 2 --kv-heads 1 --n 110 
 # The scene's own "interval" field, read by both without --interval.
 check scene_interval_5 - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 7 --heavy 2 --recent 3 --seed 32 --interval 5
 
+echo "adakv: $ada_uneven of $ada_layers layer decisions gave the kv heads unequal budgets, $ada_above kv heads kept more than B"
+[ "$ada_uneven" -gt 0 ] || { echo "adakv: no scene shares a budget unequally"; failed=$((failed + 1)); }
 echo "policy reference: $cases scenes, $steps steps, $sets kept sets compared, $bad mismatches, $failed runs failed"
 [ "$bad" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -159,7 +159,7 @@ static void test_snapkv_select_by_hand(void **state)
 	const double zero[7] = {0};
 	const double obs[] = {.5, .1, 0, .2, 0, .3, .3, 0, .1, .5, 0, .2, .1, .1};
 	double rank[7];
-	const struct policy_cache c = {7, pos, zero, zero, NULL, obs, 2, 2, rank, 0};
+	const struct policy_cache c = {7, pos, zero, zero, NULL, obs, 2, 2, rank, 0, 0, NULL};
 	unsigned char gone[7] = {0};
 	const int cut = policy_snap_select(&c, 4, gone);
 	const unsigned char want[] = {1, 0, 0, 1, 1, 0, 0};

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -545,6 +546,8 @@ static double model_logit(const struct scene *sc, int qh, int kvh, int q, int j)
 
 static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_cache *c, int budget,
                     unsigned char *gone, double *value);
+static int ref_ada(const struct ref_model *r, int l, int prompt, int budget, unsigned char *gone,
+                   double *value);
 
 /*
  * PyramidKV's budget of layer L of LAYERS, window included, as
@@ -632,6 +635,16 @@ static void model_step(struct ref_model *r)
 					lmean[i] += r->w[(size_t)h * 4096 + (size_t)i];
 				lmean[i] /= r->heads;
 			}
+			/* AdaKV decides for the layer's kv heads at once: a row of
+			 * marks per kv head, one cut-off for all. */
+			static unsigned char ada_gone[16][4096];
+			int ada_cut = -1;
+			double ada_value = 0.0;
+			const bool ada = id == POLICY_ADAKV && s == sc->prompt && len > budget;
+			if (ada) {
+				memset(ada_gone, 0, sizeof ada_gone);
+				ada_cut = ref_ada(r, l, len, budget, &ada_gone[0][0], &ada_value);
+			}
 			for (int g = 0; g < r->kv; g++) {
 				struct ref_cache *c = model_cache(r, l, g, id);
 				const double *key =
@@ -643,8 +656,12 @@ static void model_step(struct ref_model *r)
 				/* The rules run at the prompt's end and every
 				 * INTERVAL steps after it. */
 				const int every = r->b.interval > 1 ? r->b.interval : 1;
-				if (s < sc->prompt || (s - sc->prompt) % every != 0 ||
-				    id == POLICY_FULL) {
+				if (ada) {
+					memcpy(gone, ada_gone[g], (size_t)c->len);
+					cut = ada_cut;
+					norm = ada_value;
+				} else if (s < sc->prompt || (s - sc->prompt) % every != 0 ||
+				           id == POLICY_FULL) {
 					/* nothing goes */
 				} else if (id == POLICY_H2O && c->len > budget) {
 					cut = keep_strongest(c, c->score, c->len - r->b.recent,
@@ -695,7 +712,7 @@ static void model_step(struct ref_model *r)
 				        cut >= 0 ? (by_weight ? key[cut] : c->score[cut]) : 0.0;
 				if ((id == POLICY_KNORM || id == POLICY_SNAPKV ||
 				     id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV ||
-				     id == POLICY_OBSERVED) &&
+				     id == POLICY_ADAKV || id == POLICY_OBSERVED) &&
 				    cut >= 0)
 					c->cutoff_value = norm;
 				int kept = 0;
@@ -728,16 +745,10 @@ static void model_step(struct ref_model *r)
  * the mean over the group's heads; the window stays and the B - W best
  * before it, or only the B newest when B <= W. *VALUE: the cut-off's score.
  */
-static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_cache *c, int budget,
-                    unsigned char *gone, double *value)
+static void ref_snap_scores(const struct ref_model *r, int l, int g, int P, double *score)
 {
 	const struct scene *sc = r->sc;
-	const int P = c->len, w = P < 64 ? P : 64, older = P - w;
-	if (budget <= w) {
-		for (int i = 0; i < P - budget; i++)
-			gone[i] = 1;
-		return -1;
-	}
+	const int w = P < 64 ? P : 64, older = P - w;
 	static double obs[16][4096];
 	for (int hi = 0; hi < r->group; hi++) {
 		const int qh = l * r->heads + g * r->group + hi;
@@ -759,7 +770,6 @@ static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_ca
 		for (int j = 0; j < P; j++)
 			obs[hi][j] /= w;
 	}
-	double score[4096];
 	for (int j = 0; j < older; j++) {
 		double total = 0.0;
 		for (int hi = 0; hi < r->group; hi++) {
@@ -770,12 +780,92 @@ static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_ca
 		}
 		score[j] = total / r->group;
 	}
+}
+
+static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_cache *c, int budget,
+                    unsigned char *gone, double *value)
+{
+	const int P = c->len, w = P < 64 ? P : 64, older = P - w;
+	if (budget <= w) {
+		for (int i = 0; i < P - budget; i++)
+			gone[i] = 1;
+		return -1;
+	}
+	double score[4096];
+	ref_snap_scores(r, l, g, P, score);
 	if (older <= budget - w)
 		return -1;
 	const int cut = keep_strongest(c, score, older, budget - w, gone);
 	if (cut >= 0)
 		*value = score[cut];
 	return cut;
+}
+
+/* Weakest first over a flattened layer: the lower score, and on a tie the
+ * later index (the later head, then the later position). */
+static const double *flat_key;
+static int weakest_first(const void *a, const void *b)
+{
+	const int i = *(const int *)a, j = *(const int *)b;
+	if (flat_key[i] != flat_key[j])
+		return flat_key[i] < flat_key[j] ? -1 : 1;
+	return j - i;
+}
+
+/*
+ * AdaKV at the prompt's end for layer L, as kvpress' AdaKVPress.compress
+ * over SnapKVPress.score: a row of P scores per kv head, SnapKV's before
+ * the window and the layer's largest plus 1 on it; each row's int(B x
+ * 0.2) best (a tie keeps the lower position) set to DBL_MAX; the kv x
+ * (P - B) lowest of all the rows go. B <= W keeps each head's B newest.
+ * GONE holds a row of 4096 marks per kv head. Returns the cut-off (the
+ * lowest kept: its position) and sets *VALUE to its score.
+ */
+static int ref_ada(const struct ref_model *r, int l, int P, int budget, unsigned char *gone,
+                   double *value)
+{
+	const int w = P < 64 ? P : 64, older = P - w, kv = r->kv;
+	if (budget <= w) {
+		for (int g = 0; g < kv; g++)
+			for (int i = 0; i < P - budget; i++)
+				gone[g * 4096 + i] = 1;
+		return -1;
+	}
+	static double key[16 * 4096];
+	static int idx[16 * 4096];
+	double top = -INFINITY;
+	for (int g = 0; g < kv; g++) {
+		ref_snap_scores(r, l, g, P, key + g * P);
+		for (int j = 0; j < older; j++)
+			top = key[g * P + j] > top ? key[g * P + j] : top;
+	}
+	const int safe = (int)(budget * 0.2);
+	for (int g = 0; g < kv; g++) {
+		double *row = key + g * P;
+		for (int j = older; j < P; j++)
+			row[j] = top + 1.0;
+		/* The row's best SAFE: strongest first, a tie the lower first. */
+		int order[4096];
+		for (int j = 0; j < P; j++)
+			order[j] = j;
+		sort_key = row;
+		static int ident[4096];
+		for (int j = 0; j < P; j++)
+			ident[j] = j;
+		sort_pos = ident;
+		qsort(order, (size_t)P, sizeof *order, stronger_first);
+		for (int i = 0; i < safe; i++)
+			row[order[i]] = DBL_MAX;
+	}
+	for (int i = 0; i < kv * P; i++)
+		idx[i] = i;
+	flat_key = key;
+	qsort(idx, (size_t)(kv * P), sizeof *idx, weakest_first);
+	const int pruned = kv * (P - budget);
+	for (int i = 0; i < pruned; i++)
+		gone[(idx[i] / P) * 4096 + idx[i] % P] = 1;
+	*value = key[idx[pruned]];
+	return idx[pruned] % P;
 }
 
 /* Query head QH's record of policy ID against the reference. */
@@ -918,6 +1008,11 @@ static void test_model_scenes(void **state)
 	        {1, 2, 1, 100, 4, 80, 40, 26, 1, 1},
 	        /* PyramidKV where P - W bounds its schedule: 90, 80, 70 kept. */
 	        {3, 2, 1, 110, 3, 90, 40, 40, 0, 0},
+	        /* AdaKV's heads sharing a layer's budget: groups of 1 and 2,
+	         * ties, attention. */
+	        {2, 4, 4, 100, 3, 90, 35, 35, 0, 0},
+	        {1, 4, 2, 96, 2, 88, 36, 34, 0, 1},
+	        {2, 6, 3, 100, 4, 92, 40, 30, 1, 0},
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		const int *x = shapes[i];
@@ -926,6 +1021,21 @@ static void test_model_scenes(void **state)
 		compare_model(sc, x[6], x[7], 1);
 		scene_free(sc);
 	}
+	/* AdaKV's safeguard at work: kv head 1 attends only to the four
+	 * newest positions, so every score it has before the window is lower
+	 * than kv head 0's, and equal to each other; 2 (630 - 340) = 580 of
+	 * the 2 x 566 go, more than its 566 - 4, so it keeps its int(0.2 x
+	 * 340) - 64 = 4 and kv head 0 the rest. */
+	struct scene *sc = model_scene(1, 2, 2, 640, 1, 630, true, false, 99);
+	for (int i = 0; i < sc->n; i++) {
+		double *row = sc->attn + scene_attn_offset(sc->n) + scene_attn_offset(i), sum = 0.0;
+		for (int j = 0; j <= i; j++)
+			sum += row[j] = j >= i - 3 ? 1.0 : 1e-6;
+		for (int j = 0; j <= i; j++)
+			row[j] /= sum;
+	}
+	compare_model(sc, 170, 170, 1);
+	scene_free(sc);
 }
 
 /* Compressing at an interval (design §2): every INTERVAL-th step from the

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <string.h>
 
 #include "h2o/heads.h"
 #include "h2o/report.h"
@@ -48,6 +49,103 @@ static void test_target_parse(void **state)
 	assert_false(report_target_missed(&(struct report_target){REPORT_RECALL, 0.9}, 0.9));
 	assert_true(report_target_missed(&(struct report_target){REPORT_ERR, 0.1}, 0.11));
 	assert_false(report_target_missed(&(struct report_target){REPORT_ERR, 0.1}, 0.1));
+}
+
+/* ppl=R: the model's target, a ratio of at least 1 to the full cache's
+ * perplexity; the attention parser does not take it, nor it theirs. */
+static void test_ppl_parse(void **state)
+{
+	(void)state;
+	double r = 0;
+	struct report_target t;
+	assert_true(report_ppl_parse("ppl=1.01", &r));
+	assert_true(r == 1.01);
+	assert_true(report_ppl_parse("ppl=1", &r));
+	assert_true(r == 1.0);
+	assert_true(report_ppl_parse("ppl=2.5", &r));
+	assert_true(r == 2.5);
+	assert_false(report_target_parse("ppl=1.01", &t));
+	const char *bad[] = {"ppl=0.99", "ppl=0",   "ppl=-1",   "ppl=",       "ppl",
+	                     "ppl=inf",  "ppl=nan", "ppl=1.5x", "recall=0.9", "pp=1.1"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_false(report_ppl_parse(bad[i], &r));
+	assert_true(r == 2.5); /* a refused one leaves the ratio alone */
+	char text[48];
+	report_ppl_text(1.01, text, sizeof text);
+	assert_string_equal(text, "ppl <= 1.01 x full");
+	/* At most R times the full cache's: 3 is 1.5 x 2 exactly. */
+	assert_true(report_ppl_meets(3.0, 2.0, 1.5));
+	assert_false(report_ppl_meets(3.0000001, 2.0, 1.5));
+	assert_true(report_ppl_meets(2.0, 2.0, 1.0));
+	assert_false(report_ppl_meets(2.0000001, 2.0, 1.0));
+}
+
+/* The row of policy NAME in the report's text TEXT: its rank among the
+ * policy rows (lines that start with a policy's name), or -1. */
+static int row_of(const char *text, const char *name)
+{
+	int rank = 0;
+	for (const char *line = text; line && *line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			const size_t len = strlen(policies[p]->name);
+			if (strncmp(line, policies[p]->name, len) == 0 && line[len] == ' ') {
+				if (!strcmp(policies[p]->name, name))
+					return rank;
+				rank++;
+				break;
+			}
+		}
+	}
+	return -1;
+}
+
+/* The text report's rows: the full cache, then the best mean of the
+ * target's figure first, a tie in the order of POLICIES; checked against
+ * the summaries for every figure a target can name. */
+static void test_report_order(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/cat_sat_qkv.json");
+	const struct policy_budget b = {.heavy = 1, .recent = 1, .sinks = 1, .n = sc->n};
+	const struct report_target targets[] = {
+	        {REPORT_RECALL, 0.95}, {REPORT_ERR, 0.05}, {REPORT_COS, 0.99}};
+	for (size_t k = 0; k < sizeof targets / sizeof targets[0]; k++) {
+		struct report_run run;
+		assert_int_equal(report_measure(sc, &b, &targets[k], 0, &run, NULL, 0, 1), 0);
+		FILE *f = tmpfile();
+		assert_non_null(f);
+		assert_int_equal(report_print(&run, REPORT_TEXT, false, f), 0);
+		static char text[8192];
+		rewind(f);
+		text[fread(text, 1, sizeof text - 1, f)] = '\0';
+		fclose(f);
+		int rank[POLICY_COUNT];
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			rank[p] = row_of(text, policies[p]->name);
+			assert_true(rank[p] >= 0);
+		}
+		assert_int_equal(rank[POLICY_FULL], 0);
+		const enum report_figure fig = targets[k].figure;
+		for (int p = 1; p < POLICY_COUNT; p++)
+			for (int q = 1; q < POLICY_COUNT; q++) {
+				if (p == q)
+					continue;
+				const double mp = report_summary_mean(&run.sum[p], fig, sc->n);
+				const double mq = report_summary_mean(&run.sum[q], fig, sc->n);
+				const bool p_better = fig == REPORT_ERR ? mp < mq : mp > mq;
+				if (p_better || (mp == mq && p < q))
+					assert_true(rank[p] < rank[q]);
+			}
+		/* And the text says so. */
+		assert_non_null(strstr(text, "rows: full, then the "));
+		assert_non_null(strstr(text, fig == REPORT_ERR   ? "lowest mean err first"
+		                             : fig == REPORT_COS ? "highest mean cos first"
+		                                                 : "highest mean recall first"));
+		report_run_done(&run);
+	}
+	scene_free(sc);
 }
 
 static void test_split(void **state)
@@ -123,10 +221,9 @@ static void test_kept(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_target_parse),
-	        cmocka_unit_test(test_split),
-	        cmocka_unit_test(test_sweep_smallest),
-	        cmocka_unit_test(test_kept),
+	        cmocka_unit_test(test_target_parse),   cmocka_unit_test(test_ppl_parse),
+	        cmocka_unit_test(test_report_order),   cmocka_unit_test(test_split),
+	        cmocka_unit_test(test_sweep_smallest), cmocka_unit_test(test_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

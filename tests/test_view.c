@@ -252,6 +252,89 @@ static void test_map_every_position(void **state)
 	scene_free(sc);
 }
 
+/* The help's rows from the one that starts with START (box borders and
+ * padding dropped), joined by spaces up to a row that is empty or starts
+ * with a glyph, into OUT; false when no row starts with START. */
+static bool help_sentence(const char *text, const char *start, char *out, size_t size)
+{
+	const char *at = strstr(text, start);
+	size_t len = 0;
+	out[0] = '\0';
+	if (!at)
+		return false;
+	while (*at) {
+		const char *end = strchr(at, '\n');
+		if (!end)
+			end = at + strlen(at);
+		/* The row's text ends at its right border. */
+		const char *stop = strstr(at, "\xe2\x94\x82"); /* │ */
+		if (!stop || stop > end)
+			stop = end;
+		while (stop > at && stop[-1] == ' ')
+			stop--;
+		if (stop == at)
+			break;
+		len += (size_t)snprintf(out + len, size - len, "%s%.*s", len ? " " : "",
+		                        (int)(stop - at), at);
+		if (len >= size || !*end)
+			break;
+		at = end + 1;
+		/* The next row: past its left border and one space. */
+		const char *bar = strstr(at, "\xe2\x94\x82 ");
+		if (!bar || bar > strchr(at, '\n'))
+			break;
+		at = bar + 4;
+		if ((unsigned char)*at >= 0x80 || *at == ' ')
+			break; /* a mark's glyph, or an empty row */
+	}
+	return true;
+}
+
+/* c's cycle in the help reads whole at every size: page 1 lists the
+ * policies by name when all of its lines fit, else says how many there are
+ * and that page 2 lists them; page 2 lists every one of them, wrapped by
+ * words, none cut. */
+static void test_help_cycle(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/lesson_03_evict.json");
+	char names[256], want[320], got[1024];
+	app_comparable_names(names, sizeof names);
+	int count = 1;
+	for (const char *c = names; *c; c++)
+		count += *c == ',';
+	for (size_t i = 0; i < SIZE_COUNT; i++) {
+		struct app app;
+		assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
+		press(&app, "?");
+		struct frame *f = draw(&app, sizes[i].cols, sizes[i].rows, false);
+		char *text = frame_to_text(f);
+		assert_true(help_sentence(text, "c compares H2O with each", got, sizeof got));
+		snprintf(want, sizeof want, "c compares H2O with each in turn: %s", names);
+		if (strcmp(got, want) != 0) {
+			/* Only where the whole list has no room. */
+			assert_int_equal(sizes[i].rows, 24);
+			snprintf(want, sizeof want,
+			         "c compares H2O with each of %d policies in turn (help page 2 "
+			         "lists them)",
+			         count);
+			assert_string_equal(got, want);
+		}
+		free(text);
+		frame_free(f);
+		press(&app, "space");
+		f = draw(&app, sizes[i].cols, sizes[i].rows, false);
+		text = frame_to_text(f);
+		assert_true(help_sentence(text, "c puts each policy", got, sizeof got));
+		snprintf(want, sizeof want, "c puts each policy beside H2O in turn: %s", names);
+		assert_string_equal(got, want);
+		free(text);
+		frame_free(f);
+		app_done(&app);
+	}
+	scene_free(sc);
+}
+
 /* The overview's grid at every size, for models small and large: the
  * cursor's row and column are on screen, a grid that does not fit says
  * which part it shows, and a small model (5 x 8) fits 80x24 whole. */
@@ -350,8 +433,11 @@ static void test_prompt_compression(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_heat_one_scale),     cmocka_unit_test(test_heat_halves_align),
-	        cmocka_unit_test(test_map_every_position), cmocka_unit_test(test_overview_grid),
+	        cmocka_unit_test(test_heat_one_scale),
+	        cmocka_unit_test(test_heat_halves_align),
+	        cmocka_unit_test(test_map_every_position),
+	        cmocka_unit_test(test_help_cycle),
+	        cmocka_unit_test(test_overview_grid),
 	        cmocka_unit_test(test_prompt_compression),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

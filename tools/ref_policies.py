@@ -3,7 +3,7 @@
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
 runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win,
-pyramidkv, observed) on scenes with layers, query
+pyramidkv, adakv, observed) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -49,6 +49,13 @@ and G key/value heads reads kv head h // (H // G)):
 - pyramidkv: snapkv's scores, and layer l keeps pyramid_budget(l) at the
   prompt's end (KVCache-Factory's PyramidKVCluster schedule, beta 20);
   after the prompt it keeps every token.
+- adakv (kvpress' AdaKVPress over SnapKVPress), at the prompt's end only
+  (P > B): each kv head's snapkv scores (G x (P - W)), the window padded
+  with the layer's max + 1; in each kv head the int(0.2 B) highest
+  (alpha_safeguard) raised to the largest float; then the G (P - B) lowest
+  of all the layer's scores, flattened head by head, are pruned (a tie
+  prunes the later head, then the later position). B <= W: each kv head
+  keeps its B newest. After the prompt it keeps every token.
 - observed, at the prompt's end only: each position's accumulated score
   (the column sum of the prompt's group-mean attention) divided by the
   number of prompt queries that saw it, P - j; keep the B highest, no
@@ -67,7 +74,7 @@ import sys
 import numpy as np
 
 POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
-            "snapkv-win", "pyramidkv", "observed")
+            "snapkv-win", "pyramidkv", "adakv", "observed")
 SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
 
 
@@ -338,6 +345,11 @@ def run(scene, sinks=None, interval=None):
                         plans = [snap_select(scene, l, g, c, keep) for g, c in enumerate(cs)]
                     else:
                         plans = [(list(c.pos), None) for c in cs]
+                elif p == "adakv":
+                    if t == scene.prompt and len(cs[0].pos) > B:
+                        plans = ada_select(scene, l, cs)
+                    else:
+                        plans = [(list(c.pos), None) for c in cs]
                 elif p == "observed":
                     if t == scene.prompt and len(cs[0].pos) > B:
                         plans = [keep_top(c.pos, {j: c.score[j] / (scene.prompt - j)
@@ -443,6 +455,79 @@ def snap_select(scene, layer, g, cache, budget=None):
     score = mean_rows(pooled)
     kept, margin = keep_top(list(range(older)), dict(enumerate(score)), B - w)
     return kept + cache.pos[older:], margin
+
+
+def snap_scores(scene, layer, g, P):
+    """SnapKV's score of each position before the window of kv head G's
+    cache at the prompt's end (it holds 0 .. P - 1): the window's rows of
+    each query head of the group averaged over the queries, pooled with
+    kernel 5 (zero padding, each sum divided by 5), then the mean over the
+    group."""
+    w = min(SNAP_WINDOW, P)
+    older = P - w
+    rep = scene.heads // scene.kv_heads
+    pooled = []
+    for h in range(g * rep, (g + 1) * rep):
+        obs = np.zeros(P)
+        for q in range(P - w, P):
+            obs[:q + 1] += head_weights(scene, layer, h, q, list(range(q + 1)))
+        obs /= w
+        pad = np.concatenate([np.zeros(2), obs[:older], np.zeros(2)])
+        pooled.append(np.array([pad[j:j + 5].sum() / 5 for j in range(older)]))
+    return mean_rows(pooled)
+
+
+ADA_SAFEGUARD = 0.20  # kvpress' AdaKVPress.alpha_safeguard
+
+
+def ada_select(scene, layer, caches):
+    """AdaKV's kept positions of every kv head of LAYER at the prompt's end
+    (each holds 0 .. P - 1), and the margin, as kvpress'
+    AdaKVPress.compress reads: n_kept = B, n_safe = int(B * 0.2); scores
+    of shape (G, P), SnapKV's with the window padded by max + 1; each
+    head's top n_safe set to the largest float; the G * (P - B) lowest of
+    the flattened scores pruned."""
+    B, G, P = scene.budget, scene.kv_heads, len(caches[0].pos)
+    w = min(SNAP_WINDOW, P)
+    if B <= w:
+        return [(c.pos[-B:], None) for c in caches]
+    older = [snap_scores(scene, layer, g, P) for g in range(G)]
+    top = max(float(np.max(s)) for s in older) if P > w else 0.0
+    scores = np.array([np.concatenate([s, np.full(w, top + 1.0)]) for s in older])
+    n_safe = int(B * ADA_SAFEGUARD)
+    big = np.finfo(np.float64).max
+    for g in range(G):
+        # topk over the head's scores; a tie keeps the lower position.
+        best = sorted(range(P), key=lambda j: (-scores[g, j], j))[:n_safe]
+        scores[g, best] = big
+    flat = scores.reshape(-1)
+    # Lowest first; on a tie the later flat index (head, then position).
+    order = sorted(range(G * P), key=lambda i: (flat[i], -i))
+    n_pruned = G * (P - B)
+    pruned = set(order[:n_pruned])
+    margin = None
+    if 0 < n_pruned < len(order):
+        margin = float(flat[order[n_pruned]] - flat[order[n_pruned - 1]])
+    return [([j for j in range(P) if g * P + j not in pruned], margin) for g in range(G)]
+
+
+def ada_budgets(ref, scene):
+    """How AdaKV shared the layers' budgets at the prompt's end: layer
+    decisions in which the kv heads kept unequal numbers, kv heads that kept
+    more than B, and the most one kept."""
+    t = scene.prompt
+    if t < 1 or t not in ref or "adakv" not in ref[t]:
+        return 0, 0, 0, 0
+    uneven = above = most = layers = 0
+    for recs in ref[t]["adakv"]:
+        counts = [len(r["kept"]) for r in recs]
+        if not any(r["evicted"] for r in recs):
+            continue
+        layers += 1
+        uneven += len(set(counts)) > 1
+        above += sum(c > scene.budget for c in counts)
+        most = max(most, max(counts))
+    return layers, uneven, above, most
 
 
 def key_norm(row):
@@ -565,6 +650,10 @@ def compare(scene, lines, sinks=None, show=20, out=sys.stdout, interval=None):
                                   f"the trace does not, the trace {only_c}"
                                   + ("" if m is None else f" (reference margin {m:.3g})"),
                                   file=out)
+    layers, uneven, above, most = ada_budgets(ref, scene)
+    print(f"adakv budgets: {layers} layer decisions, {uneven} with unequal kv-head "
+          f"budgets, {above} kv heads above B = {scene.budget}, the most kept {most}",
+          file=out)
     missing = sorted(set(ref) - seen)
     if missing:
         problems.append(f"{len(missing)} steps missing from the trace (first: {missing[0]})")

@@ -446,6 +446,12 @@ static void open_lesson(struct app *app, int index)
 		return;
 	}
 	next.owned = sc;
+	char why[160];
+	if (app_open_model(&next, sc, why, sizeof why) != 0) {
+		app_done(&next);
+		snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1, why);
+		return;
+	}
 	next.lessons = app->lessons;
 	next.lesson = index;
 	next.lesson_hidden = app->lesson_hidden;

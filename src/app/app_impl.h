@@ -27,6 +27,12 @@ void app_overview_settle(struct app *app);
 int app_model_measure(struct app *app);
 void app_model_done(struct app *app);
 
+/* A lesson's model scene opened by . or ,: its model and tokenizer loaded
+ * from the files the scene names and owned by APP (freed by
+ * app_model_done), then app_set_model. 0 (also for a scene without a
+ * model), or -1 with one line in ERR. */
+int app_open_model(struct app *app, const struct scene *sc, char *err, size_t size);
+
 /* In a lesson, before the first budget change: keep what H2O does at the
  * budgets the scene opened with (app->baseline, app_lesson.c). */
 void app_lesson_keep_baseline(struct app *app);

@@ -1,6 +1,7 @@
 /*
  * app_model: a model scene's real drop, kept at the app's budgets.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,10 @@ void app_model_done(struct app *app)
 	app->drop = NULL;
 	vocab_free(app);
 	app->model = NULL;
+	llama_tokenizer_free(app->owned_tokenizer);
+	llama_free(app->owned_model);
+	app->owned_tokenizer = NULL;
+	app->owned_model = NULL;
 }
 
 int app_model_measure(struct app *app)
@@ -79,5 +84,30 @@ int app_set_model(struct app *app, const struct llama_model *m, const struct lla
 		app_model_done(app);
 		return -1;
 	}
+	return 0;
+}
+
+int app_open_model(struct app *app, const struct scene *sc, char *err, size_t size)
+{
+	if (!sc->model_path)
+		return 0;
+	char why[LLAMA_ERR_MAX];
+	struct llama_model *m = NULL;
+	struct llama_tokenizer *t = NULL;
+	if (llama_load(sc->model_path, &m, why) != 0 ||
+	    llama_tokenizer_load(sc->tokenizer_path, llama_model_config(m)->vocab_size, &t, why) !=
+	            0) {
+		llama_free(m);
+		snprintf(err, size, "%s", why);
+		return -1;
+	}
+	if (app_set_model(app, m, t, sc->tokens, sc->given) != 0) {
+		llama_tokenizer_free(t);
+		llama_free(m);
+		snprintf(err, size, "out of memory while running the model");
+		return -1;
+	}
+	app->owned_model = m;
+	app->owned_tokenizer = t;
 	return 0;
 }

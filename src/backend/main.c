@@ -47,8 +47,11 @@ struct options {
 	const char *plot; /* --plot FILE, or NULL */
 	double split;     /* --split: heavy's fraction of a swept budget; -1: not given */
 	const char *split_arg;
-	struct report_target target; /* --target */
+	struct report_target target; /* --target FIG=VALUE, an attention figure */
 	bool target_given;
+	double ppl_ratio; /* --target ppl=R, the model's */
+	const char *ppl_arg;
+	bool ppl_given;
 	bool allow_paths;  /* a scene may name files outside its folder */
 	double max_memory; /* bytes a run may take; 0: what the machine has free */
 	const char *keys;
@@ -147,7 +150,9 @@ static void usage(FILE *out)
 	      "  --split R           with --budget-sweep: heavy's fraction of B (default 0.5,\n"
 	      "                      or the ratio of --heavy and --recent when given)\n"
 	      "  --target FIG=VALUE  the report's and the sweep's target: recall=0.95 (the\n"
-	      "                      default), err=0.1 (at most) or cos=0.99 (at least)\n"
+	      "                      default), err=0.1 (at most) or cos=0.99 (at least);\n"
+	      "                      on a model scene also ppl=1.01 (the default): the\n"
+	      "                      model's perplexity at most 1.01 x the full cache's\n"
 	      "  --per-head          with --report or --budget-sweep: a row per head too\n"
 	      "  --per-layer         with --report: a row per layer too\n"
 	      "  --plot FILE         with --report or --budget-sweep: also draw the figures\n"
@@ -341,6 +346,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	                      .prompt = -1,
 	                      .split = -1,
 	                      .target = REPORT_DEFAULT_TARGET,
+	                      .ppl_ratio = REPORT_PPL_DEFAULT,
 	                      .compare = COMPARE_DEFAULT};
 	opterr = 0;
 	int c;
@@ -440,12 +446,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case OPT_TARGET:
-			if (!report_target_parse(optarg, &o->target))
+			/* Once for the attention tables and once for the model's. */
+			if (report_ppl_parse(optarg, &o->ppl_ratio)) {
+				o->ppl_given = true;
+				o->ppl_arg = optarg;
+			} else if (report_target_parse(optarg, &o->target)) {
+				o->target_given = true;
+			} else {
 				return usage_error(
-				        "--target: expected recall=R or cos=C (0 to 1) or err=E (0 "
-				        "or more), got '%s'",
+				        "--target: expected recall=R or cos=C (0 to 1), err=E (0 "
+				        "or more) or ppl=R (1 or more), got '%s'",
 				        optarg);
-			o->target_given = true;
+			}
 			break;
 		case OPT_PER_LAYER:
 			o->per_layer = true;
@@ -568,7 +580,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "--csv goes with --report or --budget-sweep");
 	if (o->csv && o->json)
 		return usage_error("%s", "choose one of --json, --csv");
-	if (o->target_given && !o->report && !o->sweep)
+	if ((o->target_given || o->ppl_given) && !o->report && !o->sweep)
 		return usage_error("%s", "--target goes with --report or --budget-sweep");
 	if (o->plot && !o->report && !o->sweep)
 		return usage_error("%s", "--plot goes with --report or --budget-sweep");
@@ -729,19 +741,29 @@ static int refuse_if_too_large(const struct options *o, const struct scene *scen
  * drew (unless --quiet). The one file this program writes. Returns 0, or
  * 1 when the file cannot be written. */
 static int write_plot(const struct options *o, const struct report_run *run,
-                      const struct report_sweep *sweep)
+                      const struct drop_result *drop, const struct report_sweep *sweep,
+                      const struct drop_sweep *model)
 {
 	char err[256];
 	struct plot_info info;
-	const int rc = run ? plot_report(run, o->plot, &info, err, sizeof err)
-	                   : plot_sweep(sweep, o->plot, &info, err, sizeof err);
+	const int rc = run ? plot_report(run, drop, o->plot, &info, err, sizeof err)
+	                   : plot_sweep(sweep, model, o->plot, &info, err, sizeof err);
 	if (rc < 0) {
 		fprintf(stderr, "h2o-tui: %s: %s\n", o->plot, err);
 		return 1;
 	}
-	if (!o->quiet)
+	const int panels = info.panels - (info.model_curves > 0);
+	if (!o->quiet && info.model_curves > 0)
+		fprintf(stderr,
+		        "h2o-tui: wrote %s: %d panel%s of %d curves, one per policy, and the "
+		        "model's %s, %d curves, one per policy run on the model\n",
+		        o->plot, panels, panels == 1 ? "" : "s", info.curves,
+		        run ? "log-probability lost over the steps"
+		            : "perplexity against the budget",
+		        info.model_curves);
+	else if (!o->quiet)
 		fprintf(stderr, "h2o-tui: wrote %s: %d panel%s of %d curves, one per policy\n",
-		        o->plot, info.panels, info.panels == 1 ? "" : "s", info.curves);
+		        o->plot, panels, panels == 1 ? "" : "s", info.curves);
 	return 0;
 }
 
@@ -801,42 +823,28 @@ static const char *model_name(const struct scene *sc)
 	return slash ? slash + 1 : sc->model_path;
 }
 
-/* After the report of a model scene, what eviction does to the model: the
- * real drop at budget B (text reports; JSON and CSV stay one document). */
+/* A model scene's report: the real drop at budget B (drop.h) into *R,
+ * printed inside the report in every format. 0, or the exit status. */
 static int report_drop(const struct scene *sc, const struct model_pair *mp,
-                       const struct policy_budget *b, enum report_format format)
+                       const struct policy_budget *b, struct drop_result *r)
 {
-	if (!mp->m || format != REPORT_TEXT)
-		return 0;
-	struct drop_result r;
 	char err[DROP_ERR_MAX];
-	if (drop_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, b, ENGINE_ALL_POLICIES,
-	                 &r, err) != 0)
+	if (drop_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, b, ENGINE_ALL_POLICIES, r,
+	                 err) != 0)
 		return out_of_memory("running the model per policy");
-	const int rc = drop_print(&r, model_name(sc), false, stdout) < 0
-	                       ? mode_failed("running the model per policy")
-	                       : 0;
-	drop_result_free(&r);
-	return rc;
+	return 0;
 }
 
-/* After a model scene's sweep, the real drop at each of its budgets. */
+/* A model scene's sweep: the real drop at each of its budgets into *S. */
 static int sweep_drop(const struct scene *sc, const struct model_pair *mp, const int *budgets,
-                      int count, const struct report_split *split, int sinks,
-                      enum report_format format)
+                      int count, const struct report_split *split, int sinks, double ratio,
+                      struct drop_sweep *s)
 {
-	if (!mp->m || format != REPORT_TEXT)
-		return 0;
-	struct drop_sweep s;
 	char err[DROP_ERR_MAX];
 	if (drop_sweep_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, budgets, count,
-	                       split->heavy, sinks, sc->interval, 1.01, &s, err) != 0)
+	                       split->heavy, sinks, sc->interval, ratio, s, err) != 0)
 		return out_of_memory("running the model per policy and budget");
-	const int rc = drop_sweep_print(&s, false, stdout) < 0
-	                       ? mode_failed("running the model per policy and budget")
-	                       : 0;
-	drop_sweep_free(&s);
-	return rc;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -873,7 +881,7 @@ int main(int argc, char **argv)
 			                   err);
 		o.scene = lessons_path(lessons, lesson = 0, first, sizeof first);
 	} else
-		lessons = lessons_of_scene(o.scene, &lesson);
+		lessons = lessons_of_scene(o.scene, H2O_SCENES_DIR, &lesson);
 	struct scene *scene;
 	const struct scene_options load = {.allow_paths = o.allow_paths};
 	const struct scene_model_args model = {
@@ -944,6 +952,13 @@ int main(int argc, char **argv)
 	        .layers = scene->layers,
 	        .interval = scene->interval,
 	};
+	if (o.ppl_given && !scene->model_path) {
+		scene_free(scene);
+		lessons_free(lessons);
+		return usage_error("--target ppl=%s: the scene has no model, so no perplexity to "
+		                   "compare: use recall, err or cos",
+		                   strchr(o.ppl_arg, '=') + 1);
+	}
 	if (o.target.figure != REPORT_RECALL && !scene->v) {
 		scene_free(scene);
 		lessons_free(lessons);
@@ -1015,37 +1030,48 @@ int main(int argc, char **argv)
 		const struct progress *pr =
 		        progress_for(&o, &meter, &progress, "computing the report");
 		struct report_run run;
+		struct drop_result drop = {0};
+		const struct report_model model = {&drop, NULL, mp.m ? model_name(scene) : NULL,
+		                                   o.ppl_ratio};
 		if (report_measure(scene, &b, &o.target, keep, &run, pr, 0, scene->n) < 0) {
 			rc = out_of_memory("computing the report");
 		} else {
-			rc = report_print(&run, format, o.per_head, stdout) < 0
-			             ? mode_failed("computing the report")
-			             : 0;
+			rc = mp.m ? report_drop(scene, &mp, &b, &drop) : 0;
 			if (rc == 0)
-				rc = report_drop(scene, &mp, &b, format);
+				rc = report_print_model(&run, mp.m ? &model : NULL, format,
+				                        o.per_head, stdout) < 0
+				             ? mode_failed("computing the report")
+				             : 0;
 			if (rc == 0 && o.plot)
-				rc = write_plot(&o, &run, NULL);
+				rc = write_plot(&o, &run, mp.m ? &drop : NULL, NULL, NULL);
 			report_run_done(&run);
 		}
+		drop_result_free(&drop);
 		progress_done(&meter, pr);
 	} else if (o.sweep) {
 		const struct progress *pr =
 		        progress_for(&o, &meter, &progress, "computing the budget sweep");
 		struct report_sweep sw;
+		struct drop_sweep ds = {0};
+		const struct report_model model = {NULL, &ds, mp.m ? model_name(scene) : NULL,
+		                                   o.ppl_ratio};
 		if (report_sweep_measure(scene, budgets, count, &split, o.sinks, &o.target, keep,
 		                         &sw, pr) < 0) {
 			rc = out_of_memory("computing the budget sweep");
 		} else {
-			rc = report_sweep_print(&sw, format, o.per_head, stdout) < 0
-			             ? mode_failed("computing the budget sweep")
-			             : 0;
+			rc = mp.m ? sweep_drop(scene, &mp, budgets, count, &split, o.sinks,
+			                       o.ppl_ratio, &ds)
+			          : 0;
 			if (rc == 0)
-				rc = sweep_drop(scene, &mp, budgets, count, &split, o.sinks,
-				                format);
+				rc = report_sweep_print_model(&sw, mp.m ? &model : NULL, format,
+				                              o.per_head, stdout) < 0
+				             ? mode_failed("computing the budget sweep")
+				             : 0;
 			if (rc == 0 && o.plot)
-				rc = write_plot(&o, NULL, &sw);
+				rc = write_plot(&o, NULL, NULL, &sw, mp.m ? &ds : NULL);
 			report_sweep_done(&sw);
 		}
+		drop_sweep_free(&ds);
 		progress_done(&meter, pr);
 	} else {
 		struct app app;

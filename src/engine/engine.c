@@ -364,6 +364,8 @@ static size_t memory_of(const struct scene *sc, const struct policy_budget *b, u
 			bytes += (group_of_view(sc) + 3) * cap * sizeof(double);
 		if (pol->ranks_own)
 			bytes += cap * sizeof(double);
+		if (pol->per_kv_head)
+			bytes += cap * sizeof(int);
 		/* Step states; marks; outputs; a batch's positions and weights. */
 		bytes += states * (sizeof(struct step_state) +
 		                   cap * (3 * sizeof(int) + 5 * sizeof(double))) +

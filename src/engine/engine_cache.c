@@ -45,6 +45,7 @@ void cache_done(struct cache *c)
 	free(c->orow);
 	free(c->ozero);
 	free(c->rank);
+	free(c->order);
 	for (int i = 0; c->la && i < c->group; i++) {
 		free(c->la[i].qt);
 		free(c->la[i].logit);
@@ -179,6 +180,11 @@ bool cache_init_rule(struct cache *c, enum policy_id id)
 	if (pol->ranks_own) {
 		c->rank = malloc(n * sizeof *c->rank);
 		if (!c->rank)
+			return false;
+	}
+	if (pol->per_kv_head) {
+		c->order = malloc(n * sizeof *c->order);
+		if (!c->order)
 			return false;
 	}
 	return true;
@@ -317,12 +323,13 @@ static void observe_window(const struct scene *sc, struct cache *c, const struct
 	}
 }
 
-/* Mark in C's gone what PLAN evicts at step S from F's positions, and say
- * what they lost to. */
-static void follow_plan(const struct layer_plan *plan, int s, const struct step_state *f,
+/* Mark in C's gone what PLAN evicts at step S from F's positions (its part
+ * PART's), and say what they lost to. */
+static void follow_plan(const struct layer_plan *plan, int part, int s, const struct step_state *f,
                         unsigned char *gone, int *cut)
 {
-	const int from = plan->ev_start[s], to = plan->ev_start[s + 1];
+	const int *start = plan->ev_start + (size_t)part * (size_t)(plan->n + 2);
+	const int from = start[s], to = start[s + 1];
 	*cut = -1;
 	for (int j = 0, k = from; j < f->len; j++) {
 		while (k < to && plan->ev_pos[k] < f->pos[j])
@@ -406,8 +413,11 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	const double *kw = f->gw ? f->gw : w;
 	memset(c->gone, 0, (size_t)f->len);
 	int cut = -1;
+	/* A plan with a part per key/value head: this view's part. */
+	const int part =
+	        c->plan && c->plan->parts > 1 ? sc->view_head / heads_group(sc->parent) : 0;
 	if (c->plan) {
-		follow_plan(c->plan, s, f, c->gone, &cut);
+		follow_plan(c->plan, part, s, f, c->gone, &cut);
 	} else if (policy_compresses(&e->b, s)) {
 		const double *norm = NULL;
 		if (pol->by_key_norm && c->slot) {
@@ -415,8 +425,8 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 				c->key_norm[j] = c->slot_norm[c->slot[j]];
 			norm = c->key_norm;
 		}
-		struct policy_cache view = {f->len, f->pos, f->score, kw,      norm,
-		                            NULL,   0,      0,        c->rank, sc->view_layer};
+		struct policy_cache view = {f->len, f->pos,  f->score,       kw, norm,    NULL, 0,
+		                            0,      c->rank, sc->view_layer, 1,  c->order};
 		if (pol->observe_window > 0 && s == sc->prompt) {
 			view.window = policy_snap_window(pol, &e->b);
 			observe_window(sc, c, f, view.window);
@@ -451,8 +461,9 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		if (j < f->len) {
 			f->ev_pos[n_ev] = f->pos[j];
 			f->ev_score[n_ev] = f->score[j];
-			f->ev_w[n_ev] =
-			        c->plan ? c->plan->ev_w[c->plan->ev_start[s] + n_ev] : kw[j];
+			f->ev_w[n_ev] = c->plan && c->plan->ev_w
+			                        ? c->plan->ev_w[c->plan->ev_start[s] + n_ev]
+			                        : kw[j];
 			n_ev++;
 			if (c->slot)
 				c->free_slot[c->n_free++] = c->slot[j];

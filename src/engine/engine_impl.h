@@ -114,6 +114,9 @@ struct cache {
 	 * softmax adds to; with ranks_own, the
 	 * values its rule ranks by (cap). */
 	double *obs, *orow, *ozero, *rank;
+	/* A policy with per_kv_head: room to order its entries (policy_cache.
+	 * order). */
+	int *order;
 	/* Grouped scores (design §2): the GROUP query heads that share this
 	 * cache's key/value head, the view's own at index OWN, each with its
 	 * lookahead (vector scenes) or its attention rows (ATTN, attention
@@ -175,10 +178,15 @@ struct engine {
 /* A layer's plan for one layer-wide policy (plan.h): the evictions of step
  * s are ev_pos[ev_start[s] .. ev_start[s + 1]) (ascending positions) with
  * their mean weights ev_w, and the kept position they lost to is cut_pos[s]
- * (-1: none) with its mean weight cut_w[s]; steps 1..n. */
+ * (-1: none) with its mean weight cut_w[s]; steps 1..n. A plan of a
+ * per_kv_head policy has a part per key/value head of the layer (parts;
+ * else 1, every head alike): part g's evictions of step s start at
+ * ev_start[g * (n + 2) + s]; its ev_w is NULL (each head's engine words
+ * its evictions with its own group's weights) and cut_w is the cut-off's
+ * score. */
 struct layer_plan {
-	int n;
-	int *ev_start; /* n + 2 */
+	int n, parts;
+	int *ev_start; /* parts x (n + 2) */
 	int *ev_pos;
 	double *ev_w, *ev_score;
 	int *cut_pos;

@@ -9,6 +9,11 @@
  * heads' weights summed in head order from 0.0 and divided by their
  * number, the scores that add it, and the policy's rule on those means. So
  * each head's weight is the one its own engine computes, bit for bit.
+ *
+ * A per_kv_head policy (AdaKV) decides at the prompt's end only, when every
+ * kv head still holds the whole prompt: its plan computes each query
+ * head's observation window as the engines do, runs the rule once for all
+ * the layer's kv heads, and keeps each kv head's evictions as its part.
  */
 #include "h2o/plan.h"
 
@@ -31,7 +36,11 @@ struct engine_plans {
 
 bool engine_plan_needed(const struct scene *sc, enum policy_id p)
 {
-	return p != POLICY_FULL && policies[p]->layer_wide && heads_per_layer(sc) > 1;
+	if (p == POLICY_FULL)
+		return false;
+	if (policies[p]->per_kv_head)
+		return heads_kv_count(sc) > 1;
+	return policies[p]->layer_wide && heads_per_layer(sc) > 1;
 }
 
 struct engine_plans *engine_plans_new(const struct scene *sc, const struct policy_budget *b)
@@ -187,6 +196,7 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		return NULL;
 	}
 	pl->n = n;
+	pl->parts = 1;
 	pl->ev_start = calloc((size_t)n + 2, sizeof *pl->ev_start);
 	pl->ev_pos = malloc((size_t)n * sizeof *pl->ev_pos);
 	pl->ev_w = malloc((size_t)n * sizeof *pl->ev_w);
@@ -235,8 +245,8 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		memset(r.gone, 0, (size_t)r.len);
 		int cut = -1;
 		if (policy_compresses(&ps->b, s)) {
-			const struct policy_cache view = {r.len, r.pos, r.score, r.mean, NULL,
-			                                  NULL,  0,     0,       NULL,   l};
+			const struct policy_cache view = {
+			        r.len, r.pos, r.score, r.mean, NULL, NULL, 0, 0, NULL, l, 0, NULL};
 			pol->evict(&ps->b, &view, r.gone, &cut);
 		}
 		if (cut >= 0) {
@@ -267,12 +277,143 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 	return pl;
 }
 
+/*
+ * Query head H's observation window at the prompt's end, for the POS/LEN
+ * positions 0 .. P - 1 the layer's caches hold then: each of the last W
+ * queries' softmax over the positions up to its own (the logit a dot
+ * product in index order times the scale, or the attention row's log; the
+ * softmax kernel_softmax_scores'), added in query order from 0.0 and
+ * divided by W, into O: what each head's engine computes for its own group
+ * (engine_cache.c, observe_window), bit for bit.
+ */
+static void window_row(const struct scene *sc, int l, int h, int len, int w, double *o, double *x,
+                       double *zero, double *scratch)
+{
+	const int heads = heads_per_layer(sc), group = heads_group(sc);
+	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
+	const size_t qh = (size_t)l * (size_t)heads + (size_t)h;
+	const size_t kb = (size_t)l * (size_t)(heads / group) + (size_t)(h / group);
+	for (int j = 0; j < len; j++)
+		o[j] = 0.0;
+	for (int q = len - w; q < len; q++) {
+		double max, sum;
+		for (int j = 0; j <= q; j++) {
+			if (sc->mode == SCENE_VECTOR) {
+				const double *qr = sc->q + (qh * n + (size_t)q) * dim;
+				const double *kr = sc->k + (kb * n + (size_t)j) * dim;
+				double d = 0.0;
+				for (size_t k = 0; k < dim; k++)
+					d += qr[k] * kr[k];
+				x[j] = sc->scale * d;
+			} else {
+				x[j] = log(sc->attn[qh * scene_attn_offset(sc->n) +
+				                    scene_attn_offset(q) + (size_t)j]);
+			}
+		}
+		kernel_softmax_scores(x, q + 1, &max, &sum, zero, scratch);
+		for (int j = 0; j <= q; j++)
+			o[j] += x[j];
+	}
+	for (int j = 0; j < len; j++)
+		o[j] /= w;
+}
+
+/*
+ * The plan of a per_kv_head policy (AdaKV) for layer L: nothing goes
+ * before the prompt's end or after it; at step P the rule sees the prompt
+ * (positions 0 .. P - 1, held alike by every kv head) with the observation
+ * windows of all the layer's query heads, and marks each kv head's
+ * evictions, which become that head's part.
+ */
+static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enum policy_id id)
+{
+	const struct scene *sc = ps->sc;
+	const struct policy *pol = policies[id];
+	const int n = sc->n, prompt = sc->prompt, kv = heads_kv_count(sc);
+	const int heads = heads_per_layer(sc);
+	const size_t parts = (size_t)kv * ((size_t)n + 2), len = (size_t)prompt;
+	struct layer_plan *pl = calloc(1, sizeof *pl);
+	if (!pl)
+		return NULL;
+	pl->n = n;
+	pl->parts = kv;
+	pl->ev_start = calloc(parts, sizeof *pl->ev_start);
+	pl->ev_pos = malloc((len * (size_t)kv + 1) * sizeof *pl->ev_pos);
+	pl->cut_pos = malloc(((size_t)n + 2) * sizeof *pl->cut_pos);
+	pl->cut_w = calloc((size_t)n + 2, sizeof *pl->cut_w);
+	if (!pl->ev_start || !pl->ev_pos || !pl->cut_pos || !pl->cut_w) {
+		plan_free(pl);
+		return NULL;
+	}
+	for (int s = 0; s <= n + 1; s++)
+		pl->cut_pos[s] = -1;
+	const struct policy_budget *b = &ps->b;
+	if (prompt < 1 || prompt <= b->heavy + b->recent)
+		return pl; /* nothing to evict: every part empty */
+	const int w = policy_snap_window(pol, b);
+	int *pos = malloc(len * sizeof *pos);
+	int *order = malloc(len * (size_t)kv * sizeof *order);
+	double *obs = malloc(len * (size_t)heads * sizeof *obs);
+	double *rank = malloc(len * (size_t)kv * sizeof *rank);
+	double *x = malloc(len * sizeof *x), *zero = calloc(len, sizeof *zero);
+	double *scratch = malloc(len * sizeof *scratch);
+	unsigned char *gone = calloc(len * (size_t)kv, 1);
+	const bool ok = pos && order && obs && rank && x && zero && scratch && gone;
+	if (ok) {
+		for (int j = 0; j < prompt; j++)
+			pos[j] = j;
+		for (int h = 0; h < heads; h++)
+			window_row(sc, l, h, prompt, w, obs + (size_t)h * len, x, zero, scratch);
+		struct policy_cache view = {.len = prompt,
+		                            .pos = pos,
+		                            .observed = obs,
+		                            .heads = heads,
+		                            .window = w,
+		                            .rank = rank,
+		                            .layer = l,
+		                            .kv_heads = kv,
+		                            .order = order};
+		int cut = -1;
+		pol->evict(b, &view, gone, &cut);
+		if (cut >= 0) {
+			pl->cut_pos[prompt] = cut % prompt;
+			pl->cut_w[prompt] = rank[cut];
+		}
+		int k = 0;
+		for (int g = 0; g < kv; g++) {
+			int *start = pl->ev_start + (size_t)g * ((size_t)n + 2);
+			for (int s = 0; s <= n + 1; s++) {
+				start[s] = k;
+				if (s != prompt)
+					continue;
+				for (int j = 0; j < prompt; j++)
+					if (gone[(size_t)g * len + (size_t)j])
+						pl->ev_pos[k++] = j;
+			}
+		}
+	}
+	free(pos);
+	free(order);
+	free(obs);
+	free(rank);
+	free(x);
+	free(zero);
+	free(scratch);
+	free(gone);
+	if (!ok) {
+		plan_free(pl);
+		return NULL;
+	}
+	return pl;
+}
+
 const struct layer_plan *engine_plan_get(struct engine_plans *ps, int layer, enum policy_id p)
 {
 	pthread_mutex_lock(&ps->lock[layer]);
 	struct layer_plan **slot = &ps->plan[(size_t)layer * POLICY_COUNT + (size_t)p];
 	if (!*slot)
-		*slot = plan_make(ps, layer, p);
+		*slot = policies[p]->per_kv_head ? plan_make_kv(ps, layer, p)
+		                                 : plan_make(ps, layer, p);
 	const struct layer_plan *pl = *slot;
 	pthread_mutex_unlock(&ps->lock[layer]);
 	return pl;

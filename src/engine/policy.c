@@ -185,15 +185,9 @@ int policy_snap_window(const struct policy *pol, const struct policy_budget *b)
 	return w < b->prompt ? w : b->prompt;
 }
 
-int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *gone)
+void policy_snap_scores(const struct policy_cache *c, double *score)
 {
 	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
-	if (budget <= win) {
-		for (int i = 0; i < len - budget; i++)
-			gone[i] = 1;
-		return -1;
-	}
-	double *score = c->rank;
 	for (int j = 0; j < older; j++) {
 		double sum = 0.0;
 		for (int h = 0; h < c->heads; h++) {
@@ -206,6 +200,18 @@ int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *
 		}
 		score[j] = sum / c->heads;
 	}
+}
+
+int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *gone)
+{
+	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
+	if (budget <= win) {
+		for (int i = 0; i < len - budget; i++)
+			gone[i] = 1;
+		return -1;
+	}
+	double *score = c->rank;
+	policy_snap_scores(c, score);
 	if (older <= budget - win)
 		return -1;
 	const struct policy_cache view = {.len = len, .pos = c->pos, .score = score, .w = score};
@@ -252,4 +258,96 @@ int policy_pyramid_budget(const struct policy_budget *b, int layer)
 	}
 	const int steps = (max_num - min_num) / (layers - 1);
 	return max_num - layer * steps + w;
+}
+
+int policy_ada_safe(int budget)
+{
+	/* Python's int(n_kept * alpha_safeguard): the double product,
+	 * truncated. */
+	return (int)(budget * 0.20);
+}
+
+/* Whether entry A (an index into the rows) would go before entry B: a
+ * lower key, or an equal key at a later index (a later head, or a later
+ * position in the same head). */
+static bool ada_weaker(const double *key, int a, int b)
+{
+	return key[a] < key[b] || (key[a] == key[b] && a > b);
+}
+
+/* Sift entry I of the heap IDX[0 .. COUNT) down, the strongest at the
+ * root. */
+static void ada_sift(int *idx, int count, int i, const double *key)
+{
+	for (;;) {
+		int top = i;
+		const int l = 2 * i + 1, r = l + 1;
+		if (l < count && ada_weaker(key, idx[top], idx[l]))
+			top = l;
+		if (r < count && ada_weaker(key, idx[top], idx[r]))
+			top = r;
+		if (top == i)
+			return;
+		const int t = idx[i];
+		idx[i] = idx[top];
+		idx[top] = t;
+		i = top;
+	}
+}
+
+/* IDX[0 .. COUNT) sorted weakest first (ada_weaker), by heapsort: the
+ * order is total, so the result does not depend on the sort. */
+static void ada_sort(int *idx, int count, const double *key)
+{
+	for (int i = count / 2 - 1; i >= 0; i--)
+		ada_sift(idx, count, i, key);
+	for (int end = count - 1; end > 0; end--) {
+		const int t = idx[0];
+		idx[0] = idx[end];
+		idx[end] = t;
+		ada_sift(idx, end, 0, key);
+	}
+}
+
+int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *gone)
+{
+	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
+	const int kv = c->kv_heads > 1 ? c->kv_heads : 1, group = c->heads / kv;
+	if (len <= budget)
+		return -1;
+	if (budget <= win) {
+		for (int g = 0; g < kv; g++)
+			for (int i = 0; i < len - budget; i++)
+				gone[(size_t)g * (size_t)len + (size_t)i] = 1;
+		return -1;
+	}
+	/* Each head's scores from its own group's rows. */
+	for (int g = 0; g < kv; g++) {
+		struct policy_cache head = *c;
+		head.observed = c->observed + (size_t)g * (size_t)group * (size_t)len;
+		head.heads = group;
+		policy_snap_scores(&head, c->rank + (size_t)g * (size_t)len);
+	}
+	/* The safeguard: kvpress raises each head's int(B x 0.2) best to the
+	 * largest float. The window already stands above every score (its
+	 * scores are padded with the layer's max + 1), so what it adds is the
+	 * head's best SAFE - window before it. */
+	int safe = policy_ada_safe(budget) - win;
+	safe = safe < 0 ? 0 : safe > older ? older : safe;
+	int *idx = c->order, count = 0;
+	for (int g = 0; g < kv; g++) {
+		int *own = idx + count;
+		for (int j = 0; j < older; j++)
+			own[j] = g * len + j;
+		ada_sort(own, older, c->rank);
+		/* The strongest SAFE are at the end: kept; the rest compete. */
+		count += older - safe;
+	}
+	/* Every head's competitors, weakest first: the first kv x (len - B)
+	 * go, and the next is the lowest kept, the cut-off. */
+	ada_sort(idx, count, c->rank);
+	const int pruned = kv * (len - budget);
+	for (int i = 0; i < pruned; i++)
+		gone[idx[i]] = 1;
+	return pruned < count ? idx[pruned] : -1;
 }

@@ -212,7 +212,9 @@ static void draw_frame(cairo_t *cr, const struct panel *p, const char *xlabel, c
 	cairo_set_line_width(cr, 1);
 	/* The grid and the ticks' labels. */
 	const double ys = tick_step(p->ya.lo, p->ya.hi);
-	for (double v = p->ya.lo; v <= p->ya.hi + ys * 1e-6; v += ys) {
+	/* From the first whole tick: an axis padded to a finer step than
+	 * its span's starts between two. */
+	for (double v = ceil(p->ya.lo / ys - 1e-6) * ys; v <= p->ya.hi + ys * 1e-6; v += ys) {
 		const double y = panel_y(p, v);
 		set_grey(cr, 0.88);
 		cairo_move_to(cr, p->x, y);
@@ -282,11 +284,11 @@ static void draw_curve(cairo_t *cr, const struct panel *pa, int p, const double 
 	cairo_restore(cr);
 }
 
-static void draw_target(cairo_t *cr, const struct panel *p, const struct report_target *t)
+/* A horizontal dashed line at VALUE, "target" at its right end and LABEL
+ * at its left. */
+static void draw_level(cairo_t *cr, const struct panel *p, double value, const char *label)
 {
-	char label[64];
-	report_target_text(t, label, sizeof label);
-	const double y = panel_y(p, t->value);
+	const double y = panel_y(p, value);
 	set_grey(cr, 0.35);
 	cairo_set_line_width(cr, 1.2);
 	const double dash[] = {6, 4};
@@ -299,13 +301,24 @@ static void draw_target(cairo_t *cr, const struct panel *p, const struct report_
 	put_text(cr, p->x + 4, y - 3, 0, 1, 10, label);
 }
 
-/* The legend: a line and the name of every policy, from X, Y down. */
-static void draw_legend(cairo_t *cr, double x, double y)
+static void draw_target(cairo_t *cr, const struct panel *p, const struct report_target *t)
+{
+	char label[64];
+	report_target_text(t, label, sizeof label);
+	draw_level(cr, p, t->value, label);
+}
+
+/* The legend: a line and the name of every policy of MASK, from X, Y
+ * down. Returns the Y below it. */
+static double draw_legend(cairo_t *cr, double x, double y, unsigned mask)
 {
 	set_grey(cr, 0);
 	put_text(cr, x, y, 0, 1, 12, "policy");
+	double ly = y + 2;
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		const double ly = y + 20 + 18 * p;
+		if (!(mask & (1u << p)))
+			continue;
+		ly += 18;
 		const double *c = palette[p % PALETTE_SIZE];
 		cairo_set_source_rgb(cr, c[0], c[1], c[2]);
 		cairo_set_line_width(cr, 2.5);
@@ -315,7 +328,10 @@ static void draw_legend(cairo_t *cr, double x, double y)
 		set_grey(cr, 0);
 		put_text(cr, x + 28, ly, 0, 1, 12, policies[p]->name);
 	}
+	return ly;
 }
+
+#define ALL_POLICIES ((1u << POLICY_COUNT) - 1u)
 
 static void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle)
 {
@@ -343,14 +359,121 @@ static const char *figure_label(enum report_figure f)
 	}
 }
 
-int plot_report(const struct report_run *run, const char *path, struct plot_info *info, char *err,
-                int size)
+static int count_bits(unsigned mask)
+{
+	int n = 0;
+	for (; mask; mask &= mask - 1)
+		n++;
+	return n;
+}
+
+/* The policies D ran, but the full cache: a curve each. */
+static unsigned drop_mask(const struct drop_result *d)
+{
+	unsigned mask = 0;
+	for (int p = 0; d && p < POLICY_COUNT; p++)
+		if (p != POLICY_FULL && d->p[p].ran)
+			mask |= 1u << p;
+	return mask;
+}
+
+/* The log-probability policy P's run has lost against the full cache's
+ * over the predictions 0 .. COUNT - 1, added up in order, into YS. */
+static void lost_so_far(const struct drop_result *d, enum policy_id p, int count, double *ys)
+{
+	double sum = 0.0;
+	for (int t = 0; t < count; t++) {
+		sum += d->p[POLICY_FULL].logprob[t] - d->p[p].logprob[t];
+		ys[t] = sum;
+	}
+}
+
+/* The model's panel of the report, in PA (its x axis set): for each
+ * policy run on the model, the nats it has lost so far at each step (the
+ * prediction made after the step). XS holds the steps, YS room for them. */
+static void draw_drop_panel(cairo_t *cr, struct panel *pa, const struct drop_result *d,
+                            const double *xs, double *ys)
+{
+	const unsigned mask = drop_mask(d);
+	const int count = d->given - 1;
+	/* The axis reaches twice the median policy's largest loss: one rule
+	 * far worse than the others (key norms) would flatten them all. The
+	 * policies above it are named. */
+	double top[POLICY_COUNT], sorted[POLICY_COUNT], lo = 0;
+	int k = 0;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		top[p] = 0;
+		if (!(mask & (1u << p)))
+			continue;
+		lost_so_far(d, (enum policy_id)p, count, ys);
+		for (int t = 0; t < count; t++) {
+			lo = ys[t] < lo ? ys[t] : lo;
+			top[p] = ys[t] > top[p] ? ys[t] : top[p];
+		}
+		/* Insertion, ascending. */
+		int i = k++;
+		for (; i > 0 && sorted[i - 1] > top[p]; i--)
+			sorted[i] = sorted[i - 1];
+		sorted[i] = top[p];
+	}
+	const double cap = 2 * sorted[(k - 1) / 2];
+	double hi = 0;
+	unsigned above = 0;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (!(mask & (1u << p)))
+			continue;
+		if (cap > 0 && top[p] > cap)
+			above |= 1u << p;
+		else
+			hi = top[p] > hi ? top[p] : hi;
+	}
+	pa->ya = value_axis(lo, hi);
+	set_grey(cr, 0.3);
+	put_text(cr, pa->x, pa->y - 10, 0, 1, 12,
+	         "the model itself, every layer's cache evicted: the next tokens' log-probability "
+	         "lost against the full cache, added up");
+	draw_frame(cr, pa, "step", "nats lost so far");
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (!(mask & (1u << p)))
+			continue;
+		lost_so_far(d, (enum policy_id)p, count, ys);
+		draw_curve(cr, pa, p, xs, ys, count, count == 1);
+	}
+	if (d->prompt > 0 && d->prompt <= pa->xa.hi) {
+		/* Nothing is evicted before the prompt's end. */
+		set_grey(cr, 0.35);
+		const double x = panel_x(pa, d->prompt);
+		const double dash[] = {2, 3};
+		cairo_set_dash(cr, dash, 2, 0);
+		cairo_move_to(cr, x, pa->y);
+		cairo_line_to(cr, x, pa->y + pa->h);
+		cairo_stroke(cr);
+		cairo_set_dash(cr, NULL, 0, 0);
+		put_text(cr, x + 4, pa->y + 4, 0, 0, 10, "prompt's end");
+	}
+	if (above) {
+		char names[160] = "above the axis:";
+		size_t len = strlen(names);
+		for (int p = 0; p < POLICY_COUNT && len < sizeof names; p++)
+			if (above & (1u << p))
+				len += (size_t)snprintf(names + len, sizeof names - len, " %s",
+				                        policies[p]->name);
+		set_grey(cr, 0.3);
+		put_text(cr, pa->x + pa->w + 24, pa->y + 14, 0, 1, 11, names);
+	}
+}
+
+int plot_report(const struct report_run *run, const struct drop_result *model, const char *path,
+                struct plot_info *info, char *err, int size)
 {
 	const struct scene *sc = run->scene;
 	if (!run->steps || sc->n < 1) {
 		snprintf(err, (size_t)size, "no steps to plot");
 		return -1;
 	}
+	/* The model's run is of the same tokens, with a prediction to lose. */
+	if (model && (model->n != sc->n || model->given < 2 || !drop_mask(model)))
+		model = NULL;
 	enum report_figure figs[REPORT_FIGURE_COUNT];
 	int panels = 0;
 	figs[panels++] = REPORT_RECALL;
@@ -359,7 +482,8 @@ int plot_report(const struct report_run *run, const char *path, struct plot_info
 		figs[panels++] = REPORT_COS;
 	}
 	enum { PANEL_H = 190, GAP = 60 };
-	const double height = TITLE_H + panels * PANEL_H + (panels - 1) * GAP + BOTTOM;
+	const int all = panels + (model != NULL);
+	const double height = TITLE_H + all * PANEL_H + (all - 1) * GAP + BOTTOM;
 	double *xs = malloc((size_t)sc->n * sizeof *xs), *ys = malloc((size_t)sc->n * sizeof *ys);
 	if (!xs || !ys) {
 		free(xs);
@@ -412,10 +536,20 @@ int plot_report(const struct report_run *run, const char *path, struct plot_info
 		if (f == run->target.figure)
 			draw_target(c.cr, &pa, &run->target);
 	}
-	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14);
+	if (model) {
+		struct panel pa = {
+		        .x = MARGIN_L,
+		        .y = TITLE_H + panels * (PANEL_H + GAP),
+		        .w = WIDTH - MARGIN_L - MARGIN_R - LEGEND_W,
+		        .h = PANEL_H,
+		        .xa = {sc->n > 1 ? 1 : 0.5, sc->n > 1 ? sc->n : 1.5, false},
+		};
+		draw_drop_panel(c.cr, &pa, model, xs, ys);
+	}
+	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14, ALL_POLICIES);
 	free(xs);
 	free(ys);
-	*info = (struct plot_info){panels, POLICY_COUNT};
+	*info = (struct plot_info){all, POLICY_COUNT, model ? count_bits(drop_mask(model)) : 0};
 	return canvas_close(&c, err, size);
 }
 
@@ -431,9 +565,115 @@ static int by_x(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int plot_sweep(const struct report_sweep *sw, const char *path, struct plot_info *info, char *err,
-               int size)
+/* The policies MODEL ran, but the full cache: a curve each. */
+static unsigned model_mask(const struct drop_sweep *model)
 {
+	unsigned mask = 0;
+	for (int p = 0; model && model->count > 0 && p < POLICY_COUNT; p++)
+		if (p != POLICY_FULL && model->runs[0].p[p].ran)
+			mask |= 1u << p;
+	return mask;
+}
+
+static double model_ppl(const struct drop_sweep *model, int i, enum policy_id p)
+{
+	const struct drop_result *r = &model->runs[i];
+	return drop_perplexity(r, p, r->prompt > 0 ? r->prompt - 1 : 0, r->given - 1);
+}
+
+/* The model's panel of the sweep: perplexity after the prompt against the
+ * budget (the H2O paper's figure), in PA (its x axis set); the y axis
+ * reaches twice the full cache's perplexity at most, and the policies
+ * above it are named. XS, YS and PTS hold COUNT points. */
+static void draw_model_panel(cairo_t *cr, struct panel *pa, const struct drop_sweep *model,
+                             struct point *pts, double *xs, double *ys)
+{
+	const unsigned mask = model_mask(model);
+	const double full = drop_sweep_full(model), target = model->ratio * full;
+	const double cap = 2 * (target > full ? target : full);
+	double lo = full, hi = target;
+	unsigned above = 0;
+	for (int i = 0; i < model->count; i++)
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			if (!(mask & (1u << p)))
+				continue;
+			const double v = model_ppl(model, i, (enum policy_id)p);
+			lo = v < lo ? v : lo;
+			if (v > cap)
+				above |= 1u << p;
+			else
+				hi = v > hi ? v : hi;
+		}
+	/* A little room below the full cache's line for its label. */
+	pa->ya = value_axis(lo - 0.04 * (hi - lo), hi);
+	const struct drop_result *r0 = &model->runs[0];
+	char heading[160];
+	snprintf(heading, sizeof heading,
+	         "the model itself, every layer's cache evicted: perplexity of the %d tokens "
+	         "after the prompt",
+	         r0->given - 1 - (r0->prompt > 0 ? r0->prompt - 1 : 0));
+	set_grey(cr, 0.3);
+	put_text(cr, pa->x, pa->y - 10, 0, 1, 12, heading);
+	draw_frame(cr, pa, "KV cache budget (positions per head)", "perplexity");
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (!(mask & (1u << p)))
+			continue;
+		for (int i = 0; i < model->count; i++)
+			pts[i] = (struct point){model->budgets[i],
+			                        model_ppl(model, i, (enum policy_id)p)};
+		qsort(pts, (size_t)model->count, sizeof *pts, by_x);
+		for (int i = 0; i < model->count; i++) {
+			xs[i] = pts[i].x;
+			ys[i] = pts[i].y;
+		}
+		draw_curve(cr, pa, p, xs, ys, model->count, true);
+	}
+	/* The full cache: a line in its colour, the same at every budget. */
+	const double *c = palette[POLICY_FULL % PALETTE_SIZE];
+	const double fy = panel_y(pa, full);
+	cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+	cairo_set_line_width(cr, 1.8);
+	cairo_move_to(cr, pa->x, fy);
+	cairo_line_to(cr, pa->x + pa->w, fy);
+	cairo_stroke(cr);
+	char label[96];
+	snprintf(label, sizeof label, "full cache %.4f", full);
+	put_text(cr, pa->x + 4, fy + 4, 0, 0, 10, label);
+	char text[48];
+	report_ppl_text(model->ratio, text, sizeof text);
+	snprintf(label, sizeof label, "%s = %.4f", text, target);
+	draw_level(cr, pa, target, label);
+	/* The legend: the curves, then the two lines. */
+	const double lx = pa->x + pa->w + 24;
+	double ly = draw_legend(cr, lx, pa->y + 14, mask | (1u << POLICY_FULL)) + 18;
+	set_grey(cr, 0.35);
+	cairo_set_line_width(cr, 1.2);
+	const double dash[] = {6, 4};
+	cairo_set_dash(cr, dash, 2, 0);
+	cairo_move_to(cr, lx, ly - 4);
+	cairo_line_to(cr, lx + 22, ly - 4);
+	cairo_stroke(cr);
+	cairo_set_dash(cr, NULL, 0, 0);
+	set_grey(cr, 0);
+	put_text(cr, lx + 28, ly, 0, 1, 12, "target");
+	if (above) {
+		ly += 30;
+		set_grey(cr, 0.3);
+		put_text(cr, lx, ly, 0, 1, 11, "above the axis:");
+		for (int p = 0; p < POLICY_COUNT; p++)
+			if (above & (1u << p)) {
+				ly += 15;
+				put_text(cr, lx + 8, ly, 0, 1, 11, policies[p]->name);
+			}
+	}
+}
+
+int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, const char *path,
+               struct plot_info *info, char *err, int size)
+{
+	if (model && model->count != sw->count)
+		model = NULL;
+	enum { PANEL_H = 420, GAP = 90 };
 	if (sw->count < 1) {
 		snprintf(err, (size_t)size, "no budgets to plot");
 		return -1;
@@ -461,7 +701,8 @@ int plot_sweep(const struct report_sweep *sw, const char *path, struct plot_info
 		}
 	}
 	struct canvas c;
-	if (canvas_open(&c, path, WIDTH, 560, err, size) < 0) {
+	const double height = TITLE_H + PANEL_H + (model ? GAP + PANEL_H : 0) + BOTTOM + 10;
+	if (canvas_open(&c, path, WIDTH, height, err, size) < 0) {
 		free(pts);
 		free(xs);
 		free(ys);
@@ -478,12 +719,15 @@ int plot_sweep(const struct report_sweep *sw, const char *path, struct plot_info
 	         sc->n, split);
 	draw_title(c.cr, sc, subtitle);
 	/* Budgets that span powers of two read best on a log axis. */
-	const bool log_x = bmin >= 1 && bmax / bmin >= 32;
+	bool powers = true; /* every budget a power of two */
+	for (int i = 0; i < sw->count; i++)
+		powers = powers && (sw->budgets[i] & (sw->budgets[i] - 1)) == 0;
+	const bool log_x = bmin >= 1 && (bmax / bmin >= 32 || (powers && bmax / bmin >= 4));
 	struct panel pa = {
 	        .x = MARGIN_L,
 	        .y = TITLE_H,
 	        .w = WIDTH - MARGIN_L - MARGIN_R - LEGEND_W,
-	        .h = 560 - TITLE_H - BOTTOM - 10,
+	        .h = PANEL_H,
 	        .xa = {bmax > bmin ? bmin : bmin - 0.5, bmax > bmin ? bmax : bmax + 0.5, log_x},
 	        .ya = value_axis(lo, hi),
 	};
@@ -503,10 +747,15 @@ int plot_sweep(const struct report_sweep *sw, const char *path, struct plot_info
 		draw_curve(c.cr, &pa, p, xs, ys, sw->count, true);
 	}
 	draw_target(c.cr, &pa, t);
-	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14);
+	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14, ALL_POLICIES);
+	if (model) {
+		pa.y += PANEL_H + GAP;
+		draw_model_panel(c.cr, &pa, model, pts, xs, ys);
+	}
 	free(pts);
 	free(xs);
 	free(ys);
-	*info = (struct plot_info){1, POLICY_COUNT};
+	*info = (struct plot_info){1 + (model != NULL), POLICY_COUNT,
+	                           model ? count_bits(model_mask(model)) : 0};
 	return canvas_close(&c, err, size);
 }

@@ -30,13 +30,15 @@ void lessons_free(struct lessons *l)
 	free(l);
 }
 
-/* A name the list may hold: a file in the folder, printable ASCII. */
+/* A name the list may hold: a relative path (the folder's own files, or
+ * another folder's through "..", as the last lesson names the model's
+ * folder), printable ASCII. */
 static bool good_name(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (s[i] == '/' || (unsigned char)s[i] < ' ' || (unsigned char)s[i] >= 0x7F)
+		if ((unsigned char)s[i] < ' ' || (unsigned char)s[i] >= 0x7F)
 			return false;
-	return n > 0;
+	return n > 0 && s[0] != '/' && s[n - 1] != '/';
 }
 
 static int fail(char *err, size_t size, const char *path, const char *what)
@@ -88,7 +90,8 @@ int lessons_load(const char *dir, struct lessons **out, char *err, size_t err_si
 				return fail(err, err_size, path,
 				            l->count == LESSONS_MAX
 				                    ? "more than 100 lessons"
-				                    : "a line is not a file name in this folder");
+				                    : "a line is not a scene's path relative to "
+				                      "this folder");
 			}
 			if (!(l->file[l->count] = dup_n(s, n))) {
 				lessons_free(l);
@@ -106,26 +109,46 @@ int lessons_load(const char *dir, struct lessons **out, char *err, size_t err_si
 	return 0;
 }
 
-struct lessons *lessons_of_scene(const char *scene_path, int *index)
+int lessons_find(const struct lessons *l, const char *scene_path)
+{
+	char *want = realpath(scene_path, NULL);
+	int found = -1;
+	for (int i = 0; want && found < 0 && i < l->count; i++) {
+		char buf[4096];
+		char *have = realpath(lessons_path(l, i, buf, sizeof buf), NULL);
+		if (have && strcmp(have, want) == 0)
+			found = i;
+		free(have);
+	}
+	free(want);
+	return found;
+}
+
+/* The lessons of DIR when SCENE_PATH is one of them. */
+static struct lessons *lessons_in(const char *dir, const char *scene_path, int *index)
+{
+	struct lessons *l;
+	char err[256];
+	if (lessons_load(dir, &l, err, sizeof err) < 0)
+		return NULL;
+	if ((*index = lessons_find(l, scene_path)) >= 0)
+		return l;
+	lessons_free(l);
+	return NULL;
+}
+
+struct lessons *lessons_of_scene(const char *scene_path, const char *home, int *index)
 {
 	const char *slash = strrchr(scene_path, '/');
 	char dir[4096];
-	if (slash)
+	if (slash == scene_path)
+		snprintf(dir, sizeof dir, "/");
+	else if (slash)
 		snprintf(dir, sizeof dir, "%.*s", (int)(slash - scene_path), scene_path);
 	else
 		snprintf(dir, sizeof dir, ".");
-	const char *base = slash ? slash + 1 : scene_path;
-	struct lessons *l;
-	char err[256];
-	if (lessons_load(slash == scene_path ? "/" : dir, &l, err, sizeof err) < 0)
-		return NULL;
-	for (int i = 0; i < l->count; i++)
-		if (strcmp(l->file[i], base) == 0) {
-			*index = i;
-			return l;
-		}
-	lessons_free(l);
-	return NULL;
+	struct lessons *l = lessons_in(dir, scene_path, index);
+	return l || !home ? l : lessons_in(home, scene_path, index);
 }
 
 const char *lessons_path(const struct lessons *l, int i, char *buf, size_t size)

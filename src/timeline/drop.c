@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "h2o/llama.h"
+#include "h2o/report.h"
 
 /* One policy's run and the scores of its caches. */
 struct run_state {
@@ -51,8 +52,9 @@ static void keep_cache(struct run_state *st, int l, int g, int kv, int len,
 /*
  * After step S of policy ST's run: every cache's scores add its group's
  * mean weights, then (at the prompt's end and at every step the interval
- * compresses after it, policy_compresses) its rule keeps what it keeps. A layer-wide rule decides once per layer on the weights averaged
- * over every query head, for all its kv heads.
+ * compresses after it, policy_compresses) its rule keeps what it keeps.
+ * A layer-wide rule decides once per layer on the weights averaged over
+ * every query head, for all its kv heads.
  */
 static int evict_step(const struct llama_config *cfg, struct run_state *st, int s,
                       const struct policy_budget *b, double *mean, double *lmean, double *norm,
@@ -294,39 +296,99 @@ double drop_agreement(const struct drop_result *r, enum policy_id p, int from, i
 	return (double)same / (to - from);
 }
 
-int drop_print(const struct drop_result *r, const char *title, bool json, FILE *out)
+/* A ratio as the user wrote it (1.01), unless that does not read back to
+ * the same double. */
+static void put_ratio(FILE *out, double v)
+{
+	char s[32];
+	snprintf(s, sizeof s, "%.15g", v);
+	if (strtod(s, NULL) != v)
+		snprintf(s, sizeof s, "%.17g", v);
+	fputs(s, out);
+}
+
+static void put_json_ppl_target(FILE *out, double ratio)
+{
+	fputs("\"target\": {\"figure\": \"ppl_decode\", \"at_most_times_full\": ", out);
+	put_ratio(out, ratio);
+	fputc('}', out);
+}
+
+/* The policies R ran into ORDER: the full cache, then the lowest KEY
+ * first, a tie in the order of POLICIES. Returns how many. */
+static int order_by(const struct drop_result *r, const double key[POLICY_COUNT],
+                    int order[POLICY_COUNT])
+{
+	int count = 0;
+	if (r->p[POLICY_FULL].ran)
+		order[count++] = POLICY_FULL;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (p == POLICY_FULL || !r->p[p].ran)
+			continue;
+		/* Insertion after every row that is no worse: a tie keeps
+		 * the table's order. */
+		int i = count;
+		while (i > 1 && key[order[i - 1]] > key[p]) {
+			order[i] = order[i - 1];
+			i--;
+		}
+		order[i] = p;
+		count++;
+	}
+	return count;
+}
+
+int drop_print_target(const struct drop_result *r, const char *title, double ratio, bool json,
+                      FILE *out)
 {
 	const int last = r->given - 1, from = r->prompt > 0 ? r->prompt - 1 : 0;
-	const double full_all = drop_perplexity(r, POLICY_FULL, 0, last);
 	const double full_after = drop_perplexity(r, POLICY_FULL, from, last);
 	/* An interval other than 1 is said; at 1 the text is as it always was. */
 	const int every = policy_interval(&r->budget);
 	char when[48] = "";
 	if (every > 1)
 		snprintf(when, sizeof when, ", compressed every %d steps", every);
-	if (json && every > 1)
-		fprintf(out, "{\"tokens\": %d, \"prompt\": %d, \"interval\": %d, \"policies\": [",
-		        r->n, r->prompt, every);
-	else if (json)
-		fprintf(out, "{\"tokens\": %d, \"prompt\": %d, \"policies\": [", r->n, r->prompt);
-	else
+	double after[POLICY_COUNT];
+	for (int p = 0; p < POLICY_COUNT; p++)
+		after[p] = drop_perplexity(r, (enum policy_id)p, from, last);
+	int order[POLICY_COUNT];
+	int count;
+	char target[48];
+	report_ppl_text(ratio, target, sizeof target);
+	if (json) {
+		fprintf(out, "{\"tokens\": %d, \"prompt\": %d, ", r->n, r->prompt);
+		if (every > 1)
+			fprintf(out, "\"interval\": %d, ", every);
+		put_json_ppl_target(out, ratio);
+		fputs(", \"policies\": [", out);
+		count = 0;
+		for (int p = 0; p < POLICY_COUNT; p++)
+			if (r->p[p].ran)
+				order[count++] = p;
+	} else {
 		fprintf(out,
 		        "\nThe model itself, every layer's cache evicted by each policy (%s%s):\n"
 		        "perplexity of the text's next tokens, over all %d and over the %d after "
 		        "the prompt; how many nats less likely each token was than under the full "
-		        "cache (mean, max); how often its likeliest next token was another\n\n"
-		        "%-10s %6s %9s %11s %9s %9s %9s %10s %13s\n",
-		        title, when, last > 0 ? last : 0, last - from > 0 ? last - from : 0,
+		        "cache (mean, max); how often its likeliest next token was another; "
+		        "whether it meets the model's target, %s (ppl decode; --target ppl=R)\n"
+		        "rows: full, then the lowest ppl decode first\n\n"
+		        "%-10s %6s %9s %11s %9s %9s %9s %10s %13s %7s\n",
+		        title, when, last > 0 ? last : 0, last - from > 0 ? last - from : 0, target,
 		        "policy", "budget", "ppl all", "ppl decode", "vs full", "mean drop",
-		        "max drop", "top-1 diff", "first change");
-	for (int p = 0, k = 0; p < POLICY_COUNT; p++) {
-		if (!r->p[p].ran)
-			continue;
+		        "max drop", "top-1 diff", "first change", "target");
+		count = order_by(r, after, order);
+	}
+	for (int k = 0; k < count; k++) {
+		const int p = order[k];
 		const double all = drop_perplexity(r, (enum policy_id)p, 0, last);
-		const double after = drop_perplexity(r, (enum policy_id)p, from, last);
 		const double agree = drop_agreement(r, (enum policy_id)p, 0, r->n);
 		const int change = drop_first_change(r, (enum policy_id)p);
 		const int capacity = policy_capacity((enum policy_id)p, &r->budget);
+		/* No text after the prompt (a prompt the model writes after):
+		 * nothing to judge. */
+		const bool judged = last > from;
+		const bool meets = report_ppl_meets(after[p], full_after, ratio);
 		double mean_drop = 0.0, max_drop = 0.0;
 		for (int t = 0; t < last; t++) {
 			const double d = r->p[POLICY_FULL].logprob[t] - r->p[p].logprob[t];
@@ -338,9 +400,13 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 			fprintf(out,
 			        "%s{\"name\": \"%s\", \"ppl\": %.17g, \"ppl_decode\": %.17g, "
 			        "\"mean_logprob_drop\": %.17g, \"max_logprob_drop\": %.17g, "
-			        "\"top1_differs\": %.17g, \"first_change_step\": ",
-			        k++ ? ", " : "", policies[p]->name, all, after, mean_drop, max_drop,
-			        1.0 - agree);
+			        "\"top1_differs\": %.17g, \"meets_target\": %s, "
+			        "\"first_change_step\": ",
+			        k ? ", " : "", policies[p]->name, all, after[p], mean_drop,
+			        max_drop, 1.0 - agree,
+			        !judged ? "null"
+			        : meets ? "true"
+			                : "false");
 			if (change >= 0)
 				fprintf(out, "%d}", change + 1);
 			else
@@ -355,17 +421,20 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 		if (p == POLICY_FULL)
 			snprintf(vs, sizeof vs, "-");
 		else
-			snprintf(vs, sizeof vs, "%+.1f%%", 100.0 * (after / full_after - 1.0));
+			snprintf(vs, sizeof vs, "%+.1f%%", 100.0 * (after[p] / full_after - 1.0));
 		if (change >= 0)
 			snprintf(first, sizeof first, "step %d", change + 1);
 		else
 			snprintf(first, sizeof first, "never");
-		fprintf(out, "%-10s %6s %9.4f %11.4f %9s %9.4f %9.4f %9.1f%% %13s\n",
-		        policies[p]->name, budget, all, after, vs, mean_drop, max_drop,
-		        100.0 * (1.0 - agree), first);
+		fprintf(out, "%-10s %6s %9.4f %11.4f %9s %9.4f %9.4f %9.1f%% %13s %7s\n",
+		        policies[p]->name, budget, all, after[p], vs, mean_drop, max_drop,
+		        100.0 * (1.0 - agree), first,
+		        !judged ? "-"
+		        : meets ? "met"
+		                : "missed");
 	}
 	if (json) {
-		fputs("]}\n", out);
+		fputs("]}", out);
 	} else if (r->skipped) {
 		fputs("not run on the model (their rule reads the prompt's last queries at its "
 		      "end, which a run does not keep):",
@@ -375,7 +444,15 @@ int drop_print(const struct drop_result *r, const char *title, bool json, FILE *
 				fprintf(out, " %s", policies[p]->name);
 		fputc('\n', out);
 	}
-	(void)full_all;
+	return ferror(out) ? -1 : 0;
+}
+
+int drop_print(const struct drop_result *r, const char *title, bool json, FILE *out)
+{
+	if (drop_print_target(r, title, REPORT_PPL_DEFAULT, json, out) < 0)
+		return -1;
+	if (json)
+		fputc('\n', out);
 	return ferror(out) ? -1 : 0;
 }
 
@@ -410,7 +487,8 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			const double ppl =
 			        drop_perplexity(&out->runs[i], (enum policy_id)p, from, last);
-			if (ppl <= ratio * full && (!out->good[p] || total < out->good[p]))
+			if (last > from && report_ppl_meets(ppl, full, ratio) &&
+			    (!out->good[p] || total < out->good[p]))
 				out->good[p] = total;
 		}
 	}
@@ -426,41 +504,68 @@ void drop_sweep_free(struct drop_sweep *s)
 	memset(s, 0, sizeof *s);
 }
 
+double drop_sweep_full(const struct drop_sweep *s)
+{
+	if (s->count == 0)
+		return 1.0;
+	const struct drop_result *r0 = &s->runs[0];
+	return drop_perplexity(r0, POLICY_FULL, r0->prompt > 0 ? r0->prompt - 1 : 0, r0->given - 1);
+}
+
+int drop_sweep_print_object(const struct drop_sweep *s, FILE *out)
+{
+	if (s->count == 0) {
+		fputs("null", out);
+		return ferror(out) ? -1 : 0;
+	}
+	const struct drop_result *r0 = &s->runs[0];
+	const int n = r0->given, from = r0->prompt > 0 ? r0->prompt - 1 : 0;
+	fprintf(out, "{\"ppl_full\": %.17g, \"target_ratio\": ", drop_sweep_full(s));
+	put_ratio(out, s->ratio);
+	fputs(", ", out);
+	put_json_ppl_target(out, s->ratio);
+	fputs(", \"budgets\": [", out);
+	for (int i = 0; i < s->count; i++) {
+		fprintf(out, "%s{\"total\": %d", i ? ", " : "", s->budgets[i]);
+		for (int p = 1; p < POLICY_COUNT; p++)
+			if (r0->p[p].ran)
+				fprintf(out, ", \"%s\": %.17g", policies[p]->name,
+				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
+				                        n - 1));
+		fputc('}', out);
+	}
+	fputs("], \"smallest\": {", out);
+	for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
+		if (!r0->p[p].ran)
+			continue;
+		fprintf(out, "%s\"%s\": ", k++ ? ", " : "", policies[p]->name);
+		if (s->good[p])
+			fprintf(out, "%d", s->good[p]);
+		else
+			fputs("null", out);
+	}
+	fputs("}}", out);
+	return ferror(out) ? -1 : 0;
+}
+
 int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 {
 	if (s->count == 0)
 		return 0;
 	const struct drop_result *r0 = &s->runs[0];
 	const int n = r0->given, from = r0->prompt > 0 ? r0->prompt - 1 : 0;
-	const double full = drop_perplexity(r0, POLICY_FULL, from, n - 1);
+	const double full = drop_sweep_full(s);
 	if (json) {
-		fprintf(out, "{\"ppl_full\": %.17g, \"target_ratio\": %.17g, \"budgets\": [", full,
-		        s->ratio);
-		for (int i = 0; i < s->count; i++) {
-			fprintf(out, "%s{\"total\": %d", i ? ", " : "", s->budgets[i]);
-			for (int p = 1; p < POLICY_COUNT; p++)
-				if (r0->p[p].ran)
-					fprintf(out, ", \"%s\": %.17g", policies[p]->name,
-					        drop_perplexity(&s->runs[i], (enum policy_id)p,
-					                        from, n - 1));
-			fputc('}', out);
-		}
-		fputs("], \"smallest\": {", out);
-		for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
-			if (!r0->p[p].ran)
-				continue;
-			fprintf(out, "%s\"%s\": ", k++ ? ", " : "", policies[p]->name);
-			if (s->good[p])
-				fprintf(out, "%d", s->good[p]);
-			else
-				fputs("null", out);
-		}
-		fputs("}}\n", out);
+		if (drop_sweep_print_object(s, out) < 0)
+			return -1;
+		fputc('\n', out);
 		return ferror(out) ? -1 : 0;
 	}
+	char target[48];
+	report_ppl_text(s->ratio, target, sizeof target);
 	fprintf(out,
 	        "\nThe model itself at each budget (every layer's cache evicted): perplexity of "
-	        "the %d tokens after the prompt; the full cache's is %.4f\n\n%-8s",
+	        "the %d tokens after the prompt (ppl decode); the full cache's is %.4f\n\n%-8s",
 	        n - 1 - from, full, "budget");
 	for (int p = 1; p < POLICY_COUNT; p++)
 		if (r0->p[p].ran)
@@ -475,7 +580,11 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 				                        n - 1));
 		fputc('\n', out);
 	}
-	fprintf(out, "\nsmallest budget within %.4g x the full cache's perplexity:", s->ratio);
+	fprintf(out, "\nsmallest budget meeting the model's target, %s (ppl decode):", target);
+	if (n - 1 <= from) {
+		fputs(" none to judge, the text has no tokens after the prompt\n", out);
+		return ferror(out) ? -1 : 0;
+	}
 	for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
 		if (!r0->p[p].ran)
 			continue;

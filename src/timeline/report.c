@@ -4,6 +4,7 @@
 #include "h2o/report.h"
 
 #include "h2o/cost.h"
+#include "h2o/drop.h"
 
 #include <errno.h>
 #include <math.h>
@@ -75,6 +76,29 @@ void report_target_text(const struct report_target *t, char *buf, int size)
 {
 	snprintf(buf, (size_t)size, "%s %s %g", figure_info[t->figure].word,
 	         figure_info[t->figure].high ? ">=" : "<=", t->value);
+}
+
+bool report_ppl_parse(const char *s, double *ratio)
+{
+	if (strncmp(s, "ppl=", 4) != 0)
+		return false;
+	char *end;
+	errno = 0;
+	const double v = strtod(s + 4, &end);
+	if (errno || end == s + 4 || *end || !isfinite(v) || v < 1)
+		return false;
+	*ratio = v;
+	return true;
+}
+
+bool report_ppl_meets(double ppl, double full, double ratio)
+{
+	return ppl <= ratio * full;
+}
+
+void report_ppl_text(double ratio, char *buf, int size)
+{
+	snprintf(buf, (size_t)size, "ppl <= %g x full", ratio);
 }
 
 /* "recall < 0.95": what a step that misses T shows. */
@@ -247,10 +271,49 @@ static void head_name(const struct scene *sc, int h, char *name, size_t size)
 		snprintf(name, size, "  head %d", h + 1);
 }
 
+/* The text's rows: the full cache, then the best mean of the target's
+ * figure first, a tie in the order of POLICIES. */
+static void table_order(const struct report_run *run, int order[POLICY_COUNT])
+{
+	const enum report_figure f = run->target.figure;
+	const bool high = figure_info[f].high;
+	double key[POLICY_COUNT];
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		const double mean = report_summary_mean(&run->sum[p], f, run->scene->n);
+		key[p] = high ? -mean : mean; /* the lower the better */
+	}
+	int count = 0;
+	order[count++] = POLICY_FULL;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (p == POLICY_FULL)
+			continue;
+		int i = count;
+		while (i > 1 && key[order[i - 1]] > key[p]) {
+			order[i] = order[i - 1];
+			i--;
+		}
+		order[i] = p;
+		count++;
+	}
+}
+
+/* "rows: full, then the best mean recall first". */
+static void put_order_text(FILE *out, const struct report_target *t)
+{
+	char good[48];
+	report_target_text(t, good, sizeof good);
+	fprintf(out, "rows: full, then the %s mean %s first (the attention target, %s)\n",
+	        figure_info[t->figure].high ? "highest" : "lowest", figure_info[t->figure].word,
+	        good);
+}
+
 static void put_table(FILE *out, const struct report_run *run, bool per_head)
 {
 	put_table_head(out, run);
-	for (int p = 0; p < POLICY_COUNT; p++) {
+	int order[POLICY_COUNT];
+	table_order(run, order);
+	for (int k = 0; k < POLICY_COUNT; k++) {
+		const int p = order[k];
 		put_table_row(out, run, policies[p]->name, (enum policy_id)p, &run->sum[p]);
 		for (int l = 0; run->layer_sum && l < run->layers; l++) {
 			char name[24];
@@ -363,21 +426,45 @@ static void put_csv_step(FILE *out, int step, enum policy_id p, const char *head
 	fprintf(out, ",%d,%ld", m->tokens, m->kv);
 	put_csv_number(out, m->has_out, m->out_err);
 	put_csv_number(out, m->has_out, m->out_cos);
-	fprintf(out, ",%.17g,%d\n", m->attn_recall, m->overlap_h2o);
+	fprintf(out, ",%.17g,%d", m->attn_recall, m->overlap_h2o);
 }
 
-/* A row per step and policy, then per head with PER_HEAD. */
-static int put_csv_run(const struct report_run *run, bool per_head, FILE *out)
+/* The model's columns of step STEP's row of policy P: its log-probability
+ * of the next token and its likeliest next token, empty where the run
+ * has none (a policy not run on the model, a head's row, the last step). */
+static void put_csv_model_step(FILE *out, const struct drop_result *d, int step, enum policy_id p,
+                               bool head)
+{
+	const struct drop_policy *dp = d ? &d->p[p] : NULL;
+	if (!d)
+		return;
+	if (head || !dp->ran) {
+		fputs(",,", out);
+		return;
+	}
+	if (step - 1 < d->n - 1)
+		fprintf(out, ",%.17g", dp->logprob[step - 1]);
+	else
+		fputc(',', out);
+	fprintf(out, ",%d", dp->top[step - 1]);
+}
+
+/* A row per step and policy, then per head with PER_HEAD; with the model's
+ * run D, its columns too. */
+static int put_csv_run(const struct report_run *run, bool per_head, const struct drop_result *d,
+                       FILE *out)
 {
 	if (!run->steps)
 		return -1;
 	per_head = per_head && run->head_steps && run->heads > 1;
-	fprintf(out, "step,policy%s,tokens,kv,out_err,out_cos,attn_recall,overlap_h2o\n",
-	        per_head ? ",head" : "");
+	fprintf(out, "step,policy%s,tokens,kv,out_err,out_cos,attn_recall,overlap_h2o%s\n",
+	        per_head ? ",head" : "", d ? ",model_logprob,model_top" : "");
 	for (int t = 1; t <= run->scene->n; t++) {
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			put_csv_step(out, t, (enum policy_id)p, per_head ? "all" : NULL,
 			             &run->steps[(size_t)(t - 1) * POLICY_COUNT + p]);
+			put_csv_model_step(out, d, t, (enum policy_id)p, false);
+			fputc('\n', out);
 			for (int h = 0; per_head && h < run->heads; h++) {
 				char head[16];
 				snprintf(head, sizeof head, "%d", h);
@@ -385,6 +472,8 @@ static int put_csv_run(const struct report_run *run, bool per_head, FILE *out)
 				             &run->head_steps[((size_t)(t - 1) * run->heads + h) *
 				                                      POLICY_COUNT +
 				                              p]);
+				put_csv_model_step(out, d, t, (enum policy_id)p, true);
+				fputc('\n', out);
 			}
 		}
 	}
@@ -400,17 +489,39 @@ static void put_csv_summary(FILE *out, const struct scene *sc, const struct repo
 	fprintf(out, ",%.17g,", f->recall_sum / sc->n);
 	if (f->first_miss)
 		fprintf(out, "%d", f->first_miss);
-	fputc('\n', out);
 }
 
-/* A row per budget and policy, then per head with PER_HEAD. */
-static int put_csv_sweep(const struct report_sweep *sw, bool per_head, FILE *out)
+/* The model's columns of budget I's row of policy P: its perplexity after
+ * the prompt and whether it meets the model's target, empty where the
+ * sweep has no run (a policy not run on the model, a head's row). */
+static void put_csv_model_budget(FILE *out, const struct drop_sweep *ds, int i, enum policy_id p,
+                                 bool head)
+{
+	if (!ds)
+		return;
+	if (head || i >= ds->count || !ds->runs[i].p[p].ran) {
+		fputs(",,", out);
+		return;
+	}
+	const struct drop_result *r = &ds->runs[i];
+	const double ppl = drop_perplexity(r, p, r->prompt > 0 ? r->prompt - 1 : 0, r->given - 1);
+	const bool judged = r->given - 1 > (r->prompt > 0 ? r->prompt - 1 : 0);
+	fprintf(out, ",%.17g,%s", ppl,
+	        !judged                                                 ? ""
+	        : report_ppl_meets(ppl, drop_sweep_full(ds), ds->ratio) ? "true"
+	                                                                : "false");
+}
+
+/* A row per budget and policy, then per head with PER_HEAD; with the
+ * model's sweep DS, its columns too. */
+static int put_csv_sweep(const struct report_sweep *sw, bool per_head, const struct drop_sweep *ds,
+                         FILE *out)
 {
 	per_head = per_head && sw->runs[0].head_sum && sw->runs[0].heads > 1;
 	fprintf(out,
 	        "budget,heavy,recent,sinks,policy%s,tokens,kv,mean_out_err,max_out_err,"
-	        "mean_out_cos,mean_attn_recall,first_loss_step\n",
-	        per_head ? ",head" : "");
+	        "mean_out_cos,mean_attn_recall,first_loss_step%s\n",
+	        per_head ? ",head" : "", ds ? ",model_ppl_decode,model_meets_target" : "");
 	for (int i = 0; i < sw->count; i++) {
 		const struct report_run *run = &sw->runs[i];
 		const struct policy_budget *b = &run->budget;
@@ -426,6 +537,8 @@ static int put_csv_sweep(const struct report_sweep *sw, bool per_head, FILE *out
 				        out, run->scene,
 				        h < 0 ? &run->sum[p]
 				              : &run->head_sum[(size_t)h * POLICY_COUNT + p]);
+				put_csv_model_budget(out, ds, i, (enum policy_id)p, h >= 0);
+				fputc('\n', out);
 			}
 		}
 	}
@@ -434,10 +547,17 @@ static int put_csv_sweep(const struct report_sweep *sw, bool per_head, FILE *out
 
 int report_print(const struct report_run *run, enum report_format format, bool per_head, FILE *out)
 {
+	return report_print_model(run, NULL, format, per_head, out);
+}
+
+int report_print_model(const struct report_run *run, const struct report_model *model,
+                       enum report_format format, bool per_head, FILE *out)
+{
 	const struct scene *sc = run->scene;
 	const struct policy_budget *b = &run->budget;
+	const struct drop_result *drop = model ? model->drop : NULL;
 	if (format == REPORT_CSV)
-		return put_csv_run(run, per_head, out);
+		return put_csv_run(run, per_head, drop, out);
 	if (format == REPORT_JSON) {
 		fprintf(out, "{\"tokens\": %d, ", sc->n);
 		put_json_target(out, &run->target);
@@ -445,6 +565,10 @@ int report_print(const struct report_run *run, enum report_format format, bool p
 		put_json_budget(out, b);
 		fputs(", \"policies\": ", out);
 		put_json_policies(out, run, per_head);
+		if (drop) {
+			fputs(", \"model\": ", out);
+			drop_print_target(drop, model->title, model->ratio, true, out);
+		}
 		fputs("}\n", out);
 		return ferror(out) ? -1 : 0;
 	}
@@ -462,8 +586,12 @@ int report_print(const struct report_run *run, enum report_format format, bool p
 	fprintf(out, ", budget %d (heavy %d + recent %d, %d sinks)", b->heavy + b->recent, b->heavy,
 	        b->recent, b->sinks);
 	put_interval_text(out, ", ", b);
-	fprintf(out, ", loss = %s\n\n", miss);
+	fprintf(out, ", loss = %s\n", miss);
+	put_order_text(out, &run->target);
+	fputc('\n', out);
 	put_table(out, run, per_head);
+	if (drop)
+		drop_print_target(drop, model->title, model->ratio, false, out);
 	return ferror(out) ? -1 : 0;
 }
 
@@ -568,13 +696,20 @@ static void put_split_text(FILE *out, const struct report_sweep *sw)
 int report_sweep_print(const struct report_sweep *sw, enum report_format format, bool per_head,
                        FILE *out)
 {
+	return report_sweep_print_model(sw, NULL, format, per_head, out);
+}
+
+int report_sweep_print_model(const struct report_sweep *sw, const struct report_model *model,
+                             enum report_format format, bool per_head, FILE *out)
+{
 	if (sw->count < 1)
 		return 0;
 	const struct scene *sc = sw->runs[0].scene;
 	const struct report_target *t = &sw->runs[0].target;
+	const struct drop_sweep *ds = model ? model->sweep : NULL;
 	const bool json = format == REPORT_JSON;
 	if (format == REPORT_CSV)
-		return put_csv_sweep(sw, per_head, out);
+		return put_csv_sweep(sw, per_head, ds, out);
 	if (json) {
 		fprintf(out, "{\"tokens\": %d, ", sc->n);
 		put_json_target(out, t);
@@ -583,7 +718,9 @@ int report_sweep_print(const struct report_sweep *sw, enum report_format format,
 		fprintf(out, "%d tokens; ", sc->n);
 		put_split_text(out, sw);
 		put_interval_text(out, "; every cache ", &sw->runs[0].budget);
-		fputs("\n\n", out);
+		fputc('\n', out);
+		put_order_text(out, t);
+		fputc('\n', out);
 	}
 	for (int i = 0; i < sw->count; i++) {
 		const struct report_run *run = &sw->runs[i];
@@ -610,10 +747,14 @@ int report_sweep_print(const struct report_sweep *sw, enum report_format format,
 		if (t->figure == REPORT_RECALL && t->value == 0.95)
 			put_json_good(out, "budget_for_recall_0.95", sw);
 		put_json_good(out, "budget_for_target", sw);
+		if (ds) {
+			fputs(", \"model\": ", out);
+			drop_sweep_print_object(ds, out);
+		}
 		fputs("}\n", out);
 		return ferror(out) ? -1 : 0;
 	}
-	fprintf(out, "smallest budget with mean %s:", good);
+	fprintf(out, "smallest budget meeting the attention target, mean %s:", good);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (sw->unlimited[p])
 			continue;
@@ -623,6 +764,8 @@ int report_sweep_print(const struct report_sweep *sw, enum report_format format,
 			fprintf(out, "  %s none", policies[p]->name);
 	}
 	fputc('\n', out);
+	if (ds)
+		drop_sweep_print(ds, false, out);
 	return ferror(out) ? -1 : 0;
 }
 

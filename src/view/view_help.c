@@ -207,12 +207,23 @@ static int put_wrapped(struct frame *f, bool ascii, int x, int y, int bottom, in
 	return any ? y : y + 1;
 }
 
+/* The policies c goes through, in a sentence (PREFIX, then every name). */
+static void cycle_text(const char *prefix, char *buf, size_t size)
+{
+	char names[256];
+	snprintf(buf, size, "%s%s", prefix, app_comparable_names(names, sizeof names));
+}
+
 static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int page, int x, int y,
                         int bottom, int w)
 {
 	if (page == 1) {
 		for (size_t i = 0; i < sizeof legend / sizeof legend[0]; i++)
 			y = put_wrapped(f, ascii, x, y, bottom, w, NULL, legend[i], STYLE_DIM);
+		/* The whole cycle, wrapped: the keys' page may have no room. */
+		char cycle[320];
+		cycle_text("c puts each policy beside H2O in turn: ", cycle, sizeof cycle);
+		y = put_wrapped(f, ascii, x, y, bottom, w, NULL, cycle, STYLE_DIM);
 		if (f && y < bottom)
 			draw_marks(f, x, y, x + w);
 		y += 2;
@@ -290,8 +301,24 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		w = r.w < 140 ? r.w : 140;
 	}
 	const int key_rows = (n_actions + cols - 1) / cols;
+	/* Below the keys, the policies c goes through, wrapped by words; when
+	 * the screen has no room for all of its lines, one line that says how
+	 * many there are and where they are listed (page 2). */
+	char cycle[320];
+	cycle_text("c compares H2O with each in turn: ", cycle, sizeof cycle);
+	int cycle_rows = view_wrap_count(cycle, w - 4, f->ascii);
+	if (key_rows + 2 + cycle_rows > r.h) {
+		char names[256];
+		int count = 1;
+		for (const char *c = app_comparable_names(names, sizeof names); *c; c++)
+			count += *c == ',';
+		snprintf(cycle, sizeof cycle,
+		         "c compares H2O with each of %d policies in turn (help page 2 lists them)",
+		         count);
+		cycle_rows = view_wrap_count(cycle, w - 4, f->ascii);
+	}
 	/* Borders, keys and the policies c goes through. */
-	const int want_h = key_rows + 3;
+	const int want_h = key_rows + 2 + cycle_rows;
 	const int h = want_h < r.h ? want_h : r.h;
 	const int x0 = r.x + (r.w - w) / 2, y0 = r.y + (r.h - h) / 2;
 	char title[128];
@@ -320,12 +347,6 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		frame_text(f, x, y, keys_w[col], keys, STYLE_KEY);
 		frame_text(f, x + keys_w[col] + 1, y, text_w, app_action_help(a), STYLE_NORMAL);
 	}
-	int y = y0 + 1 + key_rows;
 	/* The policies by name, whole: a key's text may be cut to its column. */
-	if (y < bottom) {
-		char names[256], line[320];
-		snprintf(line, sizeof line, "c compares H2O with each in turn: %s",
-		         app_comparable_names(names, sizeof names));
-		frame_text(f, x0 + 2, y, w - 4, line, STYLE_DIM);
-	}
+	put_wrapped(f, f->ascii, x0 + 2, y0 + 1 + key_rows, bottom, w - 4, NULL, cycle, STYLE_DIM);
 }

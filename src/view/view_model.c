@@ -58,13 +58,36 @@ static bool word_ends(const struct view *v, int i)
 	return !(c >= 0x80 || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'));
 }
 
+/* Token I's marks: H2O made it e times less likely. */
+static bool token_marked(const struct view *v, int i)
+{
+	const struct drop_result *r = v->app->drop;
+	return i > 0 && i < r->given && drop_of(r, POLICY_H2O, i) >= MODEL_MARK_NATS;
+}
+
+/* The columns of the word that starts at token I (its tokens up to the one
+ * after which a word ends, a mark after it included). */
+static int word_width(const struct view *v, int i, bool ascii)
+{
+	int width = 0;
+	bool marked = false;
+	for (int j = i; j < v->t && strcmp(token_text(v, j), "\n") != 0; j++) {
+		width += frame_text_width(token_text(v, j), ascii);
+		marked = marked || token_marked(v, j);
+		if (word_ends(v, j))
+			break;
+	}
+	return width + (marked ? 1 : 0);
+}
+
 /* The text's tokens 0 .. T - 1 wrapped into W columns from line FIRST on,
- * at most H lines from Y; returns the lines the whole text takes. A word
- * with a token H2O made e times less likely is marked after its end. */
+ * at most H lines from Y; returns the lines the whole text takes. Lines
+ * break between words (inside one only when it is wider than W), the space
+ * before a word that starts a line dropped. A word with a token H2O made e
+ * times less likely is marked after its end. */
 static int put_text(const struct view *v, struct frame *f, int x, int y, int w, int h, int first,
                     bool draw)
 {
-	const struct drop_result *r = v->app->drop;
 	const uint32_t mark = f->ascii ? 'v' : 0x25BC; /* ▼ */
 	int line = 0, col = 0;
 	bool word_marked = false;
@@ -75,10 +98,17 @@ static int put_text(const struct view *v, struct frame *f, int x, int y, int w, 
 			word_marked = false;
 			continue;
 		}
-		const bool marked =
-		        i > 0 && i < r->given && drop_of(r, POLICY_H2O, i) >= MODEL_MARK_NATS;
+		const bool marked = token_marked(v, i);
 		word_marked = word_marked || marked;
 		const bool put_mark = word_marked && word_ends(v, i);
+		if (col > 0 && (i == 0 || word_ends(v, i - 1))) {
+			const int ww = word_width(v, i, f->ascii);
+			if (ww <= w && col + ww > w)
+				line++, col = 0;
+		}
+		if (col == 0 && i > 0 && s[0] == ' ' && s[1] != '\0' &&
+		    strcmp(token_text(v, i - 1), "\n") != 0)
+			s++; /* the space the line break stands for */
 		int tw = frame_text_width(s, f->ascii) + (put_mark ? 1 : 0);
 		tw = tw < w ? tw : w;
 		if (col > 0 && col + tw > w)

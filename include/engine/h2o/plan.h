@@ -13,6 +13,11 @@
  * plans of one scene and budget for every layer, each computed the first
  * time an engine asks for it (by whichever thread asks first; the others
  * wait), and is shared by every head's engine through the budget.
+ *
+ * AdaKV (policy.per_kv_head) decides once, at the prompt's end, for all
+ * the layer's key/value heads at once, each keeping positions of its own:
+ * its plan holds a part per kv head, and each head's engine follows its
+ * own kv head's part.
  */
 #ifndef H2O_PLAN_H
 #define H2O_PLAN_H
@@ -32,7 +37,9 @@ struct engine_plans *engine_plans_new(const struct scene *scene, const struct po
 void engine_plans_free(struct engine_plans *plans);
 
 /* Whether policy P of SCENE's engines follows a plan: P decides for a whole
- * layer (policy.layer_wide) and the layers have more than one query head. */
+ * layer (policy.layer_wide) and the layers have more than one query head,
+ * or for all of a layer's kv heads at once (policy.per_kv_head) and the
+ * layers have more than one kv head. */
 bool engine_plan_needed(const struct scene *scene, enum policy_id p);
 
 /* Layer LAYER's plan for policy P, computed now if no engine asked before.

@@ -31,6 +31,7 @@
 	X(SNAPKV, snapkv)               \
 	X(SNAPKV_WINDOW, snapkv_window) \
 	X(PYRAMIDKV, pyramidkv)         \
+	X(ADAKV, adakv)                 \
 	X(OBSERVED, observed)           \
 	POLICIES_TEST(X)
 
@@ -98,6 +99,14 @@ struct policy_cache {
 	 * PyramidKV keep everything, the bounded SnapKV keeps the B newest and
 	 * ObservedAttention still ranks (without a cut-off value). */
 	int layer; /* the cache's layer, from 0 */
+	/* For a policy with per_kv_head: the key/value heads the rule decides
+	 * for at once (0 reads as 1). The observed rows are then those of all
+	 * their query heads (heads of them, heads / kv_heads a key/value head,
+	 * in order), rank and the marks hold a row of len per key/value head
+	 * (kv head g's at g * len), the cut-off is an index into those rows,
+	 * and order is room for kv_heads * len ints. */
+	int kv_heads;
+	int *order;
 };
 
 /* Where a kept position sits: a policy has up to two regions, drawn as
@@ -162,6 +171,14 @@ struct policy {
 	 * averaged over all the layer's query heads (plan.h). Otherwise it
 	 * decides for each key/value head from the mean of its group's. */
 	bool layer_wide;
+	/* The rule decides at the prompt's end for every key/value head of a
+	 * layer at once, each keeping positions of its own (AdaKV: the heads'
+	 * budgets come out of one layer budget). Its policy_cache holds the
+	 * positions they share then (nothing is evicted before) and the
+	 * observed rows of all the layer's query heads (kv_heads), without
+	 * scores or weights (NULL: each kv head has its own). A layer with
+	 * more than one key/value head follows a plan (plan.h). */
+	bool per_kv_head;
 	/* The words for LOSS in VOICE into WORDS (cleared, cutoff_pos -1).
 	 * NULL: policy_word_cutoff's for a loss with a cut-off, and a
 	 * window's otherwise ("left the window", "only the B newest tokens
@@ -281,5 +298,28 @@ int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *
  * window, outside its newest B. */
 void policy_snap_words(const struct policy_budget *b, const struct policy_loss *loss,
                        enum policy_voice voice, struct policy_words *words);
+
+/* SnapKV's scores (policy_snap_select's) of C's entries before its window
+ * into SCORE: each its heads' observed weights pooled with kernel 5 (zero
+ * padding, each sum of five in position order from 0.0 divided by 5),
+ * summed over the heads in order from 0.0 and divided by their number. */
+void policy_snap_scores(const struct policy_cache *c, double *score);
+
+/* AdaKV's share of the safeguard for BUDGET: the int(BUDGET x 0.2) best
+ * positions every key/value head keeps whatever the others score (kvpress'
+ * alpha_safeguard), the window's included. */
+int policy_ada_safe(int budget);
+
+/* AdaKV's choice at the prompt's end (C->observed set for all C->kv_heads
+ * key/value heads): each head's SnapKV scores (policy_snap_scores, over its
+ * group's rows) into its row of c->rank; every window stays; each head
+ * keeps its policy_ada_safe(BUDGET) - window best scored before it (a tie
+ * keeps the lower position); of the rest, in all the heads, the lowest
+ * go until the layer holds kv_heads x BUDGET (a tie keeps the lower head,
+ * then the lower position). A budget no larger than the window keeps each
+ * head's BUDGET newest. Marks row g of GONE for head g; returns the
+ * cut-off, the lowest kept of the entries that competed (an index into the
+ * rows), or -1. */
+int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *gone);
 
 #endif

@@ -13,6 +13,7 @@
 #ifndef H2O_PLOT_H
 #define H2O_PLOT_H
 
+#include "h2o/drop.h"
 #include "h2o/report.h"
 
 enum plot_format { PLOT_PNG, PLOT_SVG, PLOT_PDF };
@@ -23,20 +24,31 @@ int plot_format_of(const char *path);
 
 /* What a plot drew. */
 struct plot_info {
-	int panels; /* figures drawn, one panel each */
-	int curves; /* curves in each panel: one per policy */
+	int panels;       /* figures drawn, one panel each */
+	int curves;       /* curves in each panel of the report's figures: one per
+	             * policy */
+	int model_curves; /* curves in the model's panel (a policy run on the
+	                   * model each, the full cache a line beside them);
+	                   * 0: no such panel */
 };
 
 /* Draw RUN's figures over its steps (RUN must have kept its steps: one
  * panel each for attention recall, and output error and cosine when the
  * scene has values; the target as a dashed line in its panel) into PATH.
- * Returns 0, or -1 with a reason in ERR (SIZE bytes). */
-int plot_report(const struct report_run *run, const char *path, struct plot_info *info, char *err,
-                int size);
+ * With MODEL (a model scene's real drop at the same budget; NULL: none),
+ * one panel more: the log-probability each policy run on the model has
+ * lost against the full cache's, added up over the steps so far. Returns
+ * 0, or -1 with a reason in ERR (SIZE bytes). */
+int plot_report(const struct report_run *run, const struct drop_result *model, const char *path,
+                struct plot_info *info, char *err, int size);
 
 /* Draw the sweep's mean of the target figure against the budget, a curve
- * per policy and the target as a dashed line, into PATH. */
-int plot_sweep(const struct report_sweep *sweep, const char *path, struct plot_info *info,
-               char *err, int size);
+ * per policy and the target as a dashed line, into PATH. With MODEL (a
+ * model scene's real drop at the same budgets; NULL: none), a second panel
+ * below: the H2O paper's perplexity against the budget, a curve per policy
+ * run on the model, the full cache's perplexity as a line and the model's
+ * target (ratio x the full cache's) dashed. */
+int plot_sweep(const struct report_sweep *sweep, const struct drop_sweep *model, const char *path,
+               struct plot_info *info, char *err, int size);
 
 #endif

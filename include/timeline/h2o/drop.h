@@ -96,13 +96,22 @@ double drop_agreement(const struct drop_result *r, enum policy_id p, int from, i
  * names the model.
  */
 int drop_print(const struct drop_result *r, const char *title, bool json, FILE *out);
+/* drop_print against the model's target ppl=RATIO (report.h): the text's
+ * rows are the full cache and then the lowest perplexity after the prompt
+ * first (ties in the order of POLICIES), with a column saying whether each
+ * meets the target; the JSON object (policies in the order of POLICIES,
+ * each with "meets_target") ends without a newline, to sit inside
+ * another. */
+int drop_print_target(const struct drop_result *r, const char *title, double ratio, bool json,
+                      FILE *out);
 
 /* The real drop at each of several total budgets. */
 struct drop_sweep {
 	int count;
 	int *budgets;             /* [count], as given */
 	struct drop_result *runs; /* [count] */
-	double ratio;             /* the target: perplexity at most ratio x the full cache's */
+	double ratio;             /* the target (ppl=R, report.h): perplexity after the
+	                           * prompt at most ratio x the full cache's */
 	int good[POLICY_COUNT];   /* the smallest budget meeting it, 0: none */
 };
 
@@ -122,5 +131,11 @@ void drop_sweep_free(struct drop_sweep *s);
  * (the H2O paper's figure); then the smallest budget that meets the target.
  * One JSON object when JSON. */
 int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out);
+/* drop_sweep_print's JSON object without the newline, to sit inside
+ * another. */
+int drop_sweep_print_object(const struct drop_sweep *s, FILE *out);
+/* The full cache's perplexity after the prompt (the sweep's first run;
+ * every budget's full cache is the same run). */
+double drop_sweep_full(const struct drop_sweep *s);
 
 #endif

@@ -20,6 +20,8 @@
 #include "h2o/engine.h"
 #include "h2o/policy.h"
 
+struct drop_result;
+struct drop_sweep;
 struct progress;
 struct scene;
 
@@ -63,6 +65,20 @@ bool report_target_missed(const struct report_target *t, double value);
 double report_figure_of(enum report_figure f, const struct step_metrics *m);
 /* "recall >= 0.95", "err <= 0.1" into BUF. */
 void report_target_text(const struct report_target *t, char *buf, int size);
+
+/* The model's target (a model scene's real drop, drop.h): a policy meets
+ * ppl=R when its perplexity over the decoded tokens (those after the
+ * prompt) is at most R times the full cache's. It is the same --target
+ * vocabulary, FIG=VALUE; the attention tables keep their own target
+ * (recall >= 0.95 unless another is named) beside it. */
+#define REPORT_PPL_DEFAULT 1.01
+/* Parse "ppl=1.01" into *RATIO: a finite number of at least 1. False when
+ * S is not ppl=R (it may be an attention target: report_target_parse). */
+bool report_ppl_parse(const char *s, double *ratio);
+/* Whether perplexity PPL meets ppl=RATIO against the full cache's FULL. */
+bool report_ppl_meets(double ppl, double full, double ratio);
+/* "ppl <= 1.01 x full" into BUF. */
+void report_ppl_text(double ratio, char *buf, int size);
 
 /* One policy's figures over a scene (over all heads, or one head). */
 struct report_summary {
@@ -143,6 +159,16 @@ void report_sweep_done(struct report_sweep *sweep);
 /* The output formats. */
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_CSV };
 
+/* A model scene's real drop (drop.h), written inside the report or the
+ * sweep: one table after the other as text, one JSON object (under
+ * "model"), one CSV (its figures as further columns). */
+struct report_model {
+	const struct drop_result *drop; /* the report's: the run at its budget */
+	const struct drop_sweep *sweep; /* the sweep's: a run per budget */
+	const char *title;              /* the model's name */
+	double ratio;                   /* its target, ppl=R */
+};
+
 /* Write RUN (or SWEEP) in FORMAT; PER_HEAD adds a row (or an object) per
  * head when RUN kept them. The CSV of a run has a row per step and policy
  * (and head, with PER_HEAD) and needs the steps kept; the sweep's, a row
@@ -150,6 +176,14 @@ enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_CSV };
 int report_print(const struct report_run *run, enum report_format format, bool per_head, FILE *out);
 int report_sweep_print(const struct report_sweep *sweep, enum report_format format, bool per_head,
                        FILE *out);
+/* The same with MODEL's figures (NULL: none) inside. The text tables list
+ * the full cache first and then the other policies best first by the
+ * target's figure (ties in the order of POLICIES); JSON and CSV keep the
+ * order of POLICIES. */
+int report_print_model(const struct report_run *run, const struct report_model *model,
+                       enum report_format format, bool per_head, FILE *out);
+int report_sweep_print_model(const struct report_sweep *sweep, const struct report_model *model,
+                             enum report_format format, bool per_head, FILE *out);
 
 /* The report of SCENE at budget B with the default target, as a table or
  * JSON (measure and print in one). Returns 0, or -1 when out of memory or

@@ -1,0 +1,165 @@
+#!/bin/sh
+# model_report_test.sh: a model scene's report and sweep carry the model's
+# figures in every format, and the model's target (--target ppl=R) means
+# what it says.
+#
+# On models/stories260K/story_model.json:
+# - `--report --json` is one JSON object with the model's run inside
+#   ("model"); each policy's "meets_target" is its decode perplexity at
+#   most R x the full cache's, for the default R (1.01) and for R = 1.2;
+# - `--report --csv` has the model's columns: the exponential of minus the
+#   mean of a policy's model_logprob over the steps after the prompt is the
+#   JSON's ppl_decode (summed in step order, as drop.c sums them, so equal
+#   to the bit), and a policy not run on the model has them empty;
+# - the text report lists the attention table's rows full first, then by
+#   mean recall, best first (ties in the JSON's order), and the model
+#   table's full first, then by ppl decode, lowest first, and names both
+#   targets;
+# - `--budget-sweep --json` has the model's sweep inside; its "smallest"
+#   is, per policy, the smallest budget whose perplexity meets the target,
+#   worked out here from its own numbers; `--csv` has them per budget and
+#   policy, and the text's last line names the target and the same budgets;
+# - on models/stories260K/generate_model.json, whose text ends with the
+#   prompt, no policy has a verdict and the sweep names no budget.
+# Python's json and csv modules read everything; without python3 the test
+# skips (77).
+#
+# Usage: tests/model_report_test.sh H2O_TUI   (from the source root)
+set -u
+command -v python3 >/dev/null 2>&1 || { echo "python3 not installed: skipped"; exit 77; }
+exec python3 - "$1" <<'PY'
+import csv, io, json, math, re, subprocess, sys
+
+bin = sys.argv[1]
+scene = "models/stories260K/story_model.json"
+checked = 0
+
+
+def run(*args):
+    return subprocess.run([bin, "--quiet", *args, scene], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def check(what, ok):
+    global checked
+    checked += 1
+    if not ok:
+        sys.exit(f"FAIL: {what}")
+
+
+def table_rows(text, header):
+    """The policy names of the table whose header line starts with HEADER."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith(header))
+    names = []
+    for line in lines[start + 1:]:
+        if not line.strip() or line.startswith("not run"):
+            break
+        if not line.startswith(" "):
+            names.append(line.split()[0])
+    return names
+
+
+# The report: JSON, CSV and text.
+for ratio in (None, 1.2):
+    extra = ["--target", f"ppl={ratio}"] if ratio else []
+    r = ratio or 1.01
+    js = json.loads(run("--report", "--json", *extra))
+    model = js["model"]
+    check("model target", model["target"] == {"figure": "ppl_decode", "at_most_times_full": r})
+    pols = {p["name"]: p for p in model["policies"]}
+    full = pols["full"]["ppl_decode"]
+    for p in model["policies"]:
+        check(f"ppl={r} {p['name']} meets_target",
+              p["meets_target"] == (p["ppl_decode"] <= r * full))
+    check("some policy misses 1.01", ratio or not all(p["meets_target"] for p in pols.values()))
+
+    text = run("--report", *extra)
+    check(f"text names the model's target ppl <= {r:g} x full", f"ppl <= {r:g} x full" in text)
+    check("text names the attention target", "(the attention target, recall >= 0.95)" in text)
+    attn = table_rows(text, "policy     budget  tokens")
+    means = {p["name"]: p["mean_attn_recall"] for p in js["policies"]}
+    order = [p["name"] for p in js["policies"]]
+    want = ["full"] + sorted((n for n in order if n != "full"),
+                             key=lambda n: (-means[n], order.index(n)))
+    check(f"attention rows {attn} are {want}", attn == want)
+    rows = table_rows(text, "policy     budget   ppl all")
+    want = ["full"] + sorted((n for n in pols if n != "full"),
+                             key=lambda n: (pols[n]["ppl_decode"], order.index(n)))
+    check(f"model rows {rows} are {want}", rows == want)
+    for line in text.splitlines():
+        if line.split()[:1] and line.split()[0] in pols and line.rstrip().endswith(("met", "missed")):
+            name = line.split()[0]
+            check(f"{name} met column", line.rstrip().endswith(
+                " met" if pols[name]["meets_target"] else " missed"))
+
+csv_rows = list(csv.DictReader(io.StringIO(run("--report", "--csv"))))
+js = json.loads(run("--report", "--json"))
+prompt, n = js["model"]["prompt"], js["tokens"]
+for pol in js["policies"]:
+    name = pol["name"]
+    mine = [row for row in csv_rows if row["policy"] == name]
+    check(f"{name} csv steps", [int(row["step"]) for row in mine] == list(range(1, n + 1)))
+    m = next((p for p in js["model"]["policies"] if p["name"] == name), None)
+    if m is None:
+        check(f"{name} not run: empty model columns",
+              {(row["model_logprob"], row["model_top"]) for row in mine} == {("", "")})
+        continue
+    # Predictions prompt - 1 .. n - 2 are those after the prompt: the
+    # prediction made after step t is step t's row.
+    s = 0.0
+    for row in mine[prompt - 1:n - 1]:
+        s += float(row["model_logprob"])
+    check(f"{name} csv ppl_decode {math.exp(-s / (n - prompt))} is the JSON's {m['ppl_decode']}",
+          math.exp(-s / (n - prompt)) == m["ppl_decode"])
+    check(f"{name} last step has no logprob", mine[-1]["model_logprob"] == "")
+    check(f"{name} top tokens", all(row["model_top"].isdigit() for row in mine))
+
+# The sweep.
+budgets = [8, 64]
+blist = "--budget-sweep=" + ",".join(map(str, budgets))
+for ratio in (None, 1.05):
+    extra = ["--target", f"ppl={ratio}"] if ratio else []
+    r = ratio or 1.01
+    js = json.loads(run(blist, "--json", *extra))
+    model = js["model"]
+    check("sweep target_ratio", model["target_ratio"] == r)
+    check("sweep budgets", [b["total"] for b in model["budgets"]] == budgets)
+    full = model["ppl_full"]
+    for name, got in model["smallest"].items():
+        meets = [b["total"] for b in model["budgets"] if b[name] <= r * full]
+        check(f"ppl={r} smallest {name}: {got}", got == (min(meets) if meets else None))
+    text = run(blist, *extra)
+    last = text.rstrip().splitlines()[-1]
+    check(f"sweep text's last line {last!r}",
+          last.startswith(f"smallest budget meeting the model's target, ppl <= {r:g} x full"))
+    for name, got in model["smallest"].items():
+        check(f"sweep text {name}", f"{name} {got if got else 'none'}" in last)
+    check("attention line names its target",
+          "smallest budget meeting the attention target, mean recall >= 0.95:" in text)
+
+rows = list(csv.DictReader(io.StringIO(run(blist, "--csv"))))
+js = json.loads(run(blist, "--json"))
+model = js["model"]
+for b in model["budgets"]:
+    for row in (x for x in rows if int(x["budget"]) == b["total"]):
+        name = row["policy"]
+        if name in b:
+            check(f"sweep csv {b['total']} {name}", float(row["model_ppl_decode"]) == b[name])
+            check(f"sweep csv {b['total']} {name} meets",
+                  row["model_meets_target"] == str(b[name] <= 1.01 * model["ppl_full"]).lower())
+        elif name == "full":
+            check("sweep csv full", float(row["model_ppl_decode"]) == model["ppl_full"])
+        else:
+            check(f"sweep csv {name} empty", row["model_ppl_decode"] == "")
+# A scene whose text ends with the prompt (the model writes the rest): no
+# decoded text to judge, so no verdicts and no smallest budget.
+scene = "models/stories260K/generate_model.json"
+js = json.loads(run("--report", "--json"))
+check("generating: no verdicts",
+      {p["meets_target"] for p in js["model"]["policies"]} == {None})
+last = run("--budget-sweep=8,16").rstrip().splitlines()[-1]
+check(f"generating: sweep's last line {last!r}", last.endswith(
+    "none to judge, the text has no tokens after the prompt"))
+print(f"{checked} checks")
+PY
