@@ -148,7 +148,7 @@ static struct policy_budget budget_of(const struct scene *sc)
 	return (struct policy_budget){
 	        sc->heavy,  sc->recent, policy_default_sinks(sc->heavy + sc->recent),
 	        sc->n,      NULL,       sc->prompt,
-	        sc->layers, 0};
+	        sc->layers, 0,          sc->kv_heads};
 }
 
 /* ---- the engine alone --------------------------------------------------- */

@@ -138,8 +138,8 @@ static void test_budget_within_window(void **state)
  * four newest positions only (weight 1 there, 1e-6 elsewhere), so every
  * score it has before the window is below head 0's; 2 (630 - 340) = 580
  * go, more than head 1's 566 - 4: head 1 keeps 4 + 64 = 68, head 0 the
- * 680 - 68 = 612 left. Then both grow by one a step, and every cache stays
- * within the policy's capacity.
+ * 680 - 68 = 612 left, all that one head of two can take. Then both grow
+ * by one a step, and every cache stays within the policy's capacity.
  */
 static void test_safeguard_in_engine(void **state)
 {
@@ -168,20 +168,30 @@ static void test_safeguard_in_engine(void **state)
 	                                .sinks = policy_default_sinks(340),
 	                                .n = n,
 	                                .prompt = prompt,
-	                                .layers = 1};
+	                                .layers = 1,
+	                                .kv_heads = 2};
 	struct heads_run run;
 	assert_int_equal(heads_run_init(&run, sc, &b), 0);
+	/* The bound: 2 x 340 - max(64, 68) = 612 at the prompt's end (head 0
+	 * reaches it), then every new token; without G, the whole scene. */
 	const int cap = policy_capacity(POLICY_ADAKV, &b);
+	assert_int_equal(cap, 612 + n - prompt);
+	struct policy_budget loose = b;
+	loose.kv_heads = 0;
+	assert_int_equal(policy_capacity(POLICY_ADAKV, &loose), n);
 	for (int t = 1; heads_run_step(&run); t++) {
 		const int len0 = engine_len(run.e[0], POLICY_ADAKV);
 		const int len1 = engine_len(run.e[1], POLICY_ADAKV);
-		assert_true(len0 <= cap && len1 <= cap);
+		/* The prompt is held whole until its end. */
+		assert_true(t < prompt || (len0 <= cap && len1 <= cap));
 		if (t < prompt) {
 			assert_int_equal(len0, t);
 			assert_int_equal(len1, t);
 			continue;
 		}
 		assert_int_equal(len0, 612 + t - prompt);
+		if (t == n)
+			assert_int_equal(len0, cap);
 		assert_int_equal(len1, 68 + t - prompt);
 		if (t > prompt)
 			continue;

@@ -20,7 +20,7 @@
 static struct engine *engine_hr(const struct scene *sc, int heavy, int recent)
 {
 	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, 0};
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, 0, 0};
 	return engine_new(sc, &b);
 }
 
@@ -320,7 +320,7 @@ static void test_interval_by_hand(void **state)
 {
 	(void)state;
 	struct scene *sc = cat_sat();
-	const struct policy_budget b = {1, 1, 1, 7, NULL, 0, 0, 3};
+	const struct policy_budget b = {1, 1, 1, 7, NULL, 0, 0, 3, 0};
 	struct engine *e = engine_new(sc, &b);
 	struct step_record rec;
 	const int h2o_len[] = {0, 1, 2, 2, 3, 4};
@@ -375,9 +375,9 @@ static void test_interval_by_hand(void **state)
 	assert_int_equal(policy_region_budget(H, &b, POLICY_REGION_OLD), 3);
 	assert_int_equal(policy_region_budget(H, &b, POLICY_REGION_RECENT), 1);
 	assert_int_equal(policy_capacity(POLICY_WINDOW, &b), 4);
-	assert_int_equal(
-	        policy_capacity(POLICY_SNAPKV, &b),
-	        policy_capacity(POLICY_SNAPKV, &(struct policy_budget){1, 1, 1, 7, NULL, 0, 0, 1}));
+	assert_int_equal(policy_capacity(POLICY_SNAPKV, &b),
+	                 policy_capacity(POLICY_SNAPKV,
+	                                 &(struct policy_budget){1, 1, 1, 7, NULL, 0, 0, 1, 0}));
 	engine_free(e);
 	scene_free(sc);
 }
@@ -402,7 +402,7 @@ static void test_interval_bounds(void **state)
 		struct scene *sc = fixture_random(50, 4, x[0], x[1], (unsigned)x[4]);
 		sc->prompt = x[2];
 		const struct policy_budget b = {
-		        x[0], x[1], policy_default_sinks(budget), 50, NULL, x[2], 0, x[3]};
+		        x[0], x[1], policy_default_sinks(budget), 50, NULL, x[2], 0, x[3], 0};
 		struct engine *e = engine_new(sc, &b);
 		struct step_record rec;
 		int prev[POLICY_COUNT] = {0};

@@ -153,7 +153,7 @@ static void test_stop_and_restart(void **state)
 static struct policy_budget budget(void)
 {
 	return (struct policy_budget){
-	        HEAVY, RECENT, policy_default_sinks(HEAVY + RECENT), N, NULL, 0, 0, 0};
+	        HEAVY, RECENT, policy_default_sinks(HEAVY + RECENT), N, NULL, 0, 0, 0, 0};
 }
 
 #define SAME(a, b, n) assert_memory_equal((a), (b), (size_t)(n) * sizeof *(a))

@@ -293,7 +293,7 @@ static void check_metrics(const struct ref *r, int id, const struct step_metrics
 static void compare_every(const struct scene *sc, int heavy, int recent, int interval)
 {
 	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, interval};
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, interval, 0};
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;
@@ -429,7 +429,7 @@ static void test_attention_scenes(void **state)
 static void mixed(const struct scene *sc, int heavy, int recent, unsigned policies, unsigned seed)
 {
 	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, 0};
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, 0, 0};
 	struct engine *e = engine_new_only(sc, &b, policies);
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
@@ -946,7 +946,7 @@ static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, 
 static void compare_model(const struct scene *sc, int heavy, int recent, int interval)
 {
 	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, interval};
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, interval, 0};
 	struct ref_model *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;

@@ -21,7 +21,7 @@
 static struct policy_budget budget(int heavy, int recent, int n)
 {
 	return (struct policy_budget){
-	        heavy, recent, policy_default_sinks(heavy + recent), n, NULL, 0, 0, 0};
+	        heavy, recent, policy_default_sinks(heavy + recent), n, NULL, 0, 0, 0, 0};
 }
 
 /* Compare the record and cache state of step T against a fresh engine. */

@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 
 	const struct policy_budget b = {heavy,      recent, policy_default_sinks(heavy + recent),
 	                                n,          NULL,   sc->prompt,
-	                                sc->layers, 0};
+	                                sc->layers, 0,      0};
 	const struct report_target target = REPORT_DEFAULT_TARGET;
 	struct report_run run;
 	const double t0 = now();

@@ -84,6 +84,7 @@ static struct policy_budget budget_of(int heavy, int recent, int sinks_given,
 	        .prompt = sc->prompt,
 	        .layers = sc->layers,
 	        .interval = sc->interval,
+	        .kv_heads = sc->kv_heads,
 	};
 }
 

@@ -951,6 +951,7 @@ int main(int argc, char **argv)
 	        .prompt = scene->prompt,
 	        .layers = scene->layers,
 	        .interval = scene->interval,
+	        .kv_heads = scene->kv_heads,
 	};
 	if (o.ppl_given && !scene->model_path) {
 		scene_free(scene);

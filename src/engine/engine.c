@@ -67,6 +67,7 @@ struct engine *engine_new_rows(const struct scene *sc, const struct policy_budge
 	e->b.n = sc->n;
 	e->b.prompt = sc->prompt;
 	e->b.layers = sc->parent ? sc->parent->layers : sc->layers;
+	e->b.kv_heads = sc->parent ? sc->parent->kv_heads : sc->kv_heads;
 	e->mask = policies & ENGINE_ALL_POLICIES;
 	int cap = engine_cache_cap(sc, b);
 	for (int p = 0; p < POLICY_COUNT; p++)

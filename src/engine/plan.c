@@ -53,6 +53,7 @@ struct engine_plans *engine_plans_new(const struct scene *sc, const struct polic
 	ps->b.plans = NULL;
 	ps->b.prompt = sc->prompt;
 	ps->b.layers = sc->layers;
+	ps->b.kv_heads = sc->kv_heads;
 	ps->layers = sc->layers > 1 ? sc->layers : 1;
 	ps->plan = calloc((size_t)ps->layers * POLICY_COUNT, sizeof *ps->plan);
 	ps->lock = calloc((size_t)ps->layers, sizeof *ps->lock);

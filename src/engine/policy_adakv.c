@@ -34,16 +34,22 @@ static void adakv_evict(const struct policy_budget *b, const struct policy_cache
 }
 
 /* What one head can hold. Before the window, at the prompt's end: the
- * layer keeps G (B - W) there and every other head at least its
- * safeguard's share, so one head may take up to all the P - W the prompt
- * has there (the budget does not say G: the bound holds for any). After
- * it: the window and every token after the prompt. */
+ * layer keeps G (B - W) there, and every other head at least its window
+ * and safeguard, max(W, int(0.2 B)) in all, so one head takes at most
+ * G B - (G - 1) max(W, int(0.2 B)) - W of the P - W the prompt has there
+ * (all of them when the budget does not say G). After it: the window and
+ * every token after the prompt. */
 static int adakv_region_budget(const struct policy_budget *b, enum policy_region r)
 {
 	const int w = ada_window(b), budget = b->heavy + b->recent;
 	const int before = b->prompt - w; /* before the window */
 	/* A budget within the window keeps each head's B newest. */
-	const int selected = budget < b->prompt && budget <= w ? 0 : before;
+	int selected = budget < b->prompt && budget <= w ? 0 : before;
+	if (b->kv_heads >= 1 && budget < b->prompt && budget > w) {
+		const int safe = policy_ada_safe(budget), least = safe > w ? safe : w;
+		const int most = b->kv_heads * budget - (b->kv_heads - 1) * least - w;
+		selected = most < before ? most : before;
+	}
 	const int grown = b->n > b->prompt ? b->n - b->prompt : 0;
 	return r == POLICY_REGION_OLD ? selected : w + grown;
 }

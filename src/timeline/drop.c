@@ -178,6 +178,7 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 	run_b.n = n;
 	run_b.prompt = prompt;
 	run_b.layers = cfg->n_layers;
+	run_b.kv_heads = cfg->n_kv_heads;
 	b = &run_b;
 	*out = (struct drop_result){
 	        .n = n, .prompt = prompt, .given = given, .generate = generate, .budget = *b};
@@ -473,8 +474,15 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		int heavy = (int)floor(total * heavy_share + 1e-9);
 		heavy = heavy < 0 ? 0 : heavy > total ? total : heavy;
 		const struct policy_budget b = {
-		        heavy, total - heavy, policy_sinks_for(sinks, total),  n,
-		        NULL,  prompt,        llama_model_config(m)->n_layers, interval};
+		        .heavy = heavy,
+		        .recent = total - heavy,
+		        .sinks = policy_sinks_for(sinks, total),
+		        .n = n,
+		        .prompt = prompt,
+		        .layers = llama_model_config(m)->n_layers,
+		        .interval = interval,
+		        .kv_heads = llama_model_config(m)->n_kv_heads,
+		};
 		out->budgets[i] = total;
 		if (drop_measure(m, tokens, n, given, prompt, &b, (1u << POLICY_COUNT) - 1u,
 		                 &out->runs[i], err) != 0) {

@@ -622,6 +622,7 @@ struct policy_budget report_sweep_budget(const struct scene *sc, int total,
 	        .prompt = sc->prompt,
 	        .layers = sc->layers,
 	        .interval = sc->interval,
+	        .kv_heads = sc->kv_heads,
 	};
 }
 

@@ -68,7 +68,7 @@ static const unsigned all = (1u << POLICY_COUNT) - 1u;
 static struct policy_budget budget(int heavy, int recent)
 {
 	return (struct policy_budget){
-	        heavy, recent, policy_default_sinks(heavy + recent), 0, NULL, 0, 0, 0};
+	        heavy, recent, policy_default_sinks(heavy + recent), 0, NULL, 0, 0, 0, 0};
 }
 
 static void test_no_eviction_is_the_full_cache(void **state)

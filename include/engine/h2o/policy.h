@@ -68,6 +68,9 @@ struct policy_budget {
 	 * prompt's end and then at every INTERVAL-th step after it, back to B
 	 * at once; 0 or 1: at every step. */
 	int interval;
+	/* The key/value heads of a layer (AdaKV's bound: how much of the
+	 * layer's budget one head can take), 0 when unknown. */
+	int kv_heads;
 };
 
 /* A cache as a policy sees it at eviction time: ascending positions, the
