@@ -292,8 +292,9 @@ static void check_metrics(const struct ref *r, int id, const struct step_metrics
  * each, and a snapshot round trip. */
 static void compare_every(const struct scene *sc, int heavy, int recent, int interval)
 {
-	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, interval, 0};
+	const struct policy_budget b = {heavy, recent,   policy_default_sinks(heavy + recent),
+	                                sc->n, NULL,     0,
+	                                0,     interval, 0};
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;
@@ -945,8 +946,9 @@ static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, 
 
 static void compare_model(const struct scene *sc, int heavy, int recent, int interval)
 {
-	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, interval, 0};
+	const struct policy_budget b = {heavy, recent,   policy_default_sinks(heavy + recent),
+	                                sc->n, NULL,     0,
+	                                0,     interval, 0};
 	struct ref_model *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = b;
