@@ -448,15 +448,6 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 	return ferror(out) ? -1 : 0;
 }
 
-int drop_print(const struct drop_result *r, const char *title, bool json, FILE *out)
-{
-	if (drop_print_target(r, title, REPORT_PPL_DEFAULT, json, out) < 0)
-		return -1;
-	if (json)
-		fputc('\n', out);
-	return ferror(out) ? -1 : 0;
-}
-
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                        const int *budgets, int count, double heavy_share, int sinks, int interval,
                        double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX])

@@ -89,19 +89,16 @@ int drop_first_change(const struct drop_result *r, enum policy_id p);
 double drop_agreement(const struct drop_result *r, enum policy_id p, int from, int to);
 
 /*
- * The real drop as a table (or one JSON object when JSON): per policy the
- * perplexity of the text over every prediction and over those after the
- * prompt, its change against the full cache, how often its next-token
- * choice is the full cache's, and the first step where it is not. TITLE
- * names the model.
+ * The real drop as a table (or one JSON object when JSON) against the
+ * model's target ppl=RATIO (report.h): per policy the perplexity of the
+ * text over every prediction and over those after the prompt, its change
+ * against the full cache, how often its next-token choice is the full
+ * cache's, the first step where it is not, and whether it meets the
+ * target. TITLE names the model. The text's rows are the full cache and
+ * then the lowest perplexity after the prompt first (ties in the order of
+ * POLICIES); the JSON object (policies in the order of POLICIES, each with
+ * "meets_target") ends without a newline, to sit inside another.
  */
-int drop_print(const struct drop_result *r, const char *title, bool json, FILE *out);
-/* drop_print against the model's target ppl=RATIO (report.h): the text's
- * rows are the full cache and then the lowest perplexity after the prompt
- * first (ties in the order of POLICIES), with a column saying whether each
- * meets the target; the JSON object (policies in the order of POLICIES,
- * each with "meets_target") ends without a newline, to sit inside
- * another. */
 int drop_print_target(const struct drop_result *r, const char *title, double ratio, bool json,
                       FILE *out);
 
