@@ -92,6 +92,7 @@ static const struct word words_figures[] = {
         {"layer", "a layer of heads: J and K pick one; o shows a row per layer."},
         {"kv", "a key/value head, shared by a group of query heads."},
         {"prompt", "read whole, no eviction; its end cuts to budget; then decoding."},
+        {"every N", "with --interval N: caches grow, then cut back to the budget."},
         {"watch", "\"what to watch\": a lesson's words on this scene (e hides them)."},
         {"lesson", "the scenes of the lesson path, in order: . and , walk it."},
 };
