@@ -155,6 +155,15 @@ static void test_bad_lists(void **state)
 		assert_non_null(strstr(err, "lessons.txt: "));
 		assert_non_null(strstr(err, bad[i].what));
 	}
+	/* One lesson too many. */
+	char many[LESSONS_MAX * 10 + 16] = "";
+	for (int i = 0; i <= LESSONS_MAX; i++)
+		strcat(many, "one.json\n");
+	put("scenes/lessons.txt", many);
+	struct lessons *l0 = (struct lessons *)1;
+	assert_int_equal(lessons_load(dir, &l0, err, sizeof err), -1);
+	assert_null(l0);
+	assert_non_null(strstr(err, "more than 100 lessons"));
 	at(dir, sizeof dir, "nowhere");
 	struct lessons *l;
 	assert_int_equal(lessons_load(dir, &l, err, sizeof err), -1);

@@ -86,12 +86,13 @@ int lessons_load(const char *dir, struct lessons **out, char *err, size_t err_si
 		}
 		if (n > 0 && *s != '#') {
 			if (!good_name(s, n) || l->count == LESSONS_MAX) {
+				const char *what =
+				        l->count == LESSONS_MAX
+				                ? "more than 100 lessons"
+				                : "a line is not a scene's path relative "
+				                  "to this folder";
 				lessons_free(l);
-				return fail(err, err_size, path,
-				            l->count == LESSONS_MAX
-				                    ? "more than 100 lessons"
-				                    : "a line is not a scene's path relative to "
-				                      "this folder");
+				return fail(err, err_size, path, what);
 			}
 			if (!(l->file[l->count] = dup_n(s, n))) {
 				lessons_free(l);
