@@ -158,6 +158,17 @@ scene = "models/stories260K/generate_model.json"
 js = json.loads(run("--report", "--json"))
 check("generating: no verdicts",
       {p["meets_target"] for p in js["model"]["policies"]} == {None})
+check("generating: no decode perplexity",
+      {p["ppl_decode"] for p in js["model"]["policies"]} == {None})
+sweep = json.loads(run("--budget-sweep=8,16", "--json"))["model"]
+check("generating: the sweep's perplexities are null",
+      sweep["ppl_full"] is None and
+      all(v is None for b in sweep["budgets"] for k, v in b.items() if k != "total"))
+# The model's own tokens have no log-probability of a given next token.
+rows = list(csv.DictReader(io.StringIO(run("--report", "--csv"))))
+written = [r for r in rows if r["policy"] == "h2o" and r["model_logprob"] == ""]
+check("generating: no log-probability for the model's own tokens",
+      len(written) > 90 and all(r["model_top"] != "" for r in written))
 last = run("--budget-sweep=8,16").rstrip().splitlines()[-1]
 check(f"generating: sweep's last line {last!r}", last.endswith(
     "none to judge, the text has no tokens after the prompt"))

@@ -671,7 +671,9 @@ static void draw_model_panel(cairo_t *cr, struct panel *pa, const struct drop_sw
 int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, const char *path,
                struct plot_info *info, char *err, int size)
 {
-	if (model && model->count != sw->count)
+	/* A text that ends at the prompt has no perplexity to draw. */
+	if (model &&
+	    (model->count != sw->count || model->count == 0 || !drop_judged(&model->runs[0])))
 		model = NULL;
 	enum { PANEL_H = 420, GAP = 90 };
 	if (sw->count < 1) {

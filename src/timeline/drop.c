@@ -329,7 +329,8 @@ static int order_by(const struct drop_result *r, const double key[POLICY_COUNT],
 		/* Insertion after every row that is no worse: a tie keeps
 		 * the table's order. */
 		int i = count;
-		while (i > 1 && key[order[i - 1]] > key[p]) {
+		const int pinned = r->p[POLICY_FULL].ran ? 1 : 0;
+		while (i > pinned && key[order[i - 1]] > key[p]) {
 			order[i] = order[i - 1];
 			i--;
 		}
@@ -398,13 +399,17 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 		}
 		mean_drop = last > 0 ? mean_drop / last : 0.0;
 		if (json) {
+			fprintf(out, "%s{\"name\": \"%s\", \"ppl\": %.17g, \"ppl_decode\": ",
+			        k ? ", " : "", policies[p]->name, all);
+			if (judged)
+				fprintf(out, "%.17g", after[p]);
+			else
+				fputs("null", out);
 			fprintf(out,
-			        "%s{\"name\": \"%s\", \"ppl\": %.17g, \"ppl_decode\": %.17g, "
-			        "\"mean_logprob_drop\": %.17g, \"max_logprob_drop\": %.17g, "
+			        ", \"mean_logprob_drop\": %.17g, \"max_logprob_drop\": %.17g, "
 			        "\"top1_differs\": %.17g, \"meets_target\": %s, "
 			        "\"first_change_step\": ",
-			        k ? ", " : "", policies[p]->name, all, after[p], mean_drop,
-			        max_drop, 1.0 - agree,
+			        mean_drop, max_drop, 1.0 - agree,
 			        !judged ? "null"
 			        : meets ? "true"
 			                : "false");
@@ -414,12 +419,14 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 				fputs("null}", out);
 			continue;
 		}
-		char budget[16], vs[16], first[24];
+		char budget[16], vs[16], first[24], decode[16] = "-";
+		if (judged)
+			snprintf(decode, sizeof decode, "%.4f", after[p]);
 		if (capacity < 0)
 			snprintf(budget, sizeof budget, "all");
 		else
 			snprintf(budget, sizeof budget, "%d", capacity);
-		if (p == POLICY_FULL)
+		if (p == POLICY_FULL || !judged)
 			snprintf(vs, sizeof vs, "-");
 		else
 			snprintf(vs, sizeof vs, "%+.1f%%", 100.0 * (after[p] / full_after - 1.0));
@@ -427,8 +434,8 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 			snprintf(first, sizeof first, "step %d", change + 1);
 		else
 			snprintf(first, sizeof first, "never");
-		fprintf(out, "%-10s %6s %9.4f %11.4f %9s %9.4f %9.4f %9.1f%% %13s %7s\n",
-		        policies[p]->name, budget, all, after[p], vs, mean_drop, max_drop,
+		fprintf(out, "%-10s %6s %9.4f %11s %9s %9.4f %9.4f %9.1f%% %13s %7s\n",
+		        policies[p]->name, budget, all, decode, vs, mean_drop, max_drop,
 		        100.0 * (1.0 - agree), first,
 		        !judged ? "-"
 		        : meets ? "met"
@@ -503,6 +510,20 @@ void drop_sweep_free(struct drop_sweep *s)
 	memset(s, 0, sizeof *s);
 }
 
+/* X as JSON, or null when not KNOWN. */
+static void put_number_or_null(FILE *out, bool known, double x)
+{
+	if (known)
+		fprintf(out, "%.17g", x);
+	else
+		fputs("null", out);
+}
+
+bool drop_judged(const struct drop_result *r)
+{
+	return r->given - 1 > (r->prompt > 0 ? r->prompt - 1 : 0);
+}
+
 double drop_sweep_full(const struct drop_sweep *s)
 {
 	if (s->count == 0)
@@ -519,7 +540,10 @@ int drop_sweep_print_object(const struct drop_sweep *s, FILE *out)
 	}
 	const struct drop_result *r0 = &s->runs[0];
 	const int n = r0->given, from = r0->prompt > 0 ? r0->prompt - 1 : 0;
-	fprintf(out, "{\"ppl_full\": %.17g, \"target_ratio\": ", drop_sweep_full(s));
+	const bool judged = drop_judged(r0);
+	fputs("{\"ppl_full\": ", out);
+	put_number_or_null(out, judged, drop_sweep_full(s));
+	fputs(", \"target_ratio\": ", out);
 	put_ratio(out, s->ratio);
 	fputs(", ", out);
 	put_json_ppl_target(out, s->ratio);
@@ -527,10 +551,12 @@ int drop_sweep_print_object(const struct drop_sweep *s, FILE *out)
 	for (int i = 0; i < s->count; i++) {
 		fprintf(out, "%s{\"total\": %d", i ? ", " : "", s->budgets[i]);
 		for (int p = 1; p < POLICY_COUNT; p++)
-			if (r0->p[p].ran)
-				fprintf(out, ", \"%s\": %.17g", policies[p]->name,
-				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
-				                        n - 1));
+			if (r0->p[p].ran) {
+				fprintf(out, ", \"%s\": ", policies[p]->name);
+				put_number_or_null(out, judged,
+				                   drop_perplexity(&s->runs[i], (enum policy_id)p,
+				                                   from, n - 1));
+			}
 		fputc('}', out);
 	}
 	fputs("], \"smallest\": {", out);
@@ -562,10 +588,14 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 	}
 	char target[48];
 	report_ppl_text(s->ratio, target, sizeof target);
+	const bool judged = drop_judged(r0);
+	char full_text[16] = "-";
+	if (judged)
+		snprintf(full_text, sizeof full_text, "%.4f", full);
 	fprintf(out,
 	        "\nThe model itself at each budget (every layer's cache evicted): perplexity of "
-	        "the %d tokens after the prompt (ppl decode); the full cache's is %.4f\n\n%-8s",
-	        n - 1 - from, full, "budget");
+	        "the %d tokens after the prompt (ppl decode); the full cache's is %s\n\n%-8s",
+	        judged ? n - 1 - from : 0, full_text, "budget");
 	for (int p = 1; p < POLICY_COUNT; p++)
 		if (r0->p[p].ran)
 			fprintf(out, " %10s", policies[p]->name);
@@ -573,14 +603,16 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 	for (int i = 0; i < s->count; i++) {
 		fprintf(out, "%-8d", s->budgets[i]);
 		for (int p = 1; p < POLICY_COUNT; p++)
-			if (r0->p[p].ran)
+			if (r0->p[p].ran && judged)
 				fprintf(out, " %10.4f",
 				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
 				                        n - 1));
+			else if (r0->p[p].ran)
+				fprintf(out, " %10s", "-");
 		fputc('\n', out);
 	}
 	fprintf(out, "\nsmallest budget meeting the model's target, %s (ppl decode):", target);
-	if (n - 1 <= from) {
+	if (!judged) {
 		fputs(" none to judge, the text has no tokens after the prompt\n", out);
 		return ferror(out) ? -1 : 0;
 	}

@@ -442,7 +442,9 @@ static void put_csv_model_step(FILE *out, const struct drop_result *d, int step,
 		fputs(",,", out);
 		return;
 	}
-	if (step - 1 < d->n - 1)
+	/* A log-probability of the text's next token: none after the text's
+	 * last, nor for the model's own tokens. */
+	if (step < d->given)
 		fprintf(out, ",%.17g", dp->logprob[step - 1]);
 	else
 		fputc(',', out);
@@ -505,11 +507,12 @@ static void put_csv_model_budget(FILE *out, const struct drop_sweep *ds, int i, 
 	}
 	const struct drop_result *r = &ds->runs[i];
 	const double ppl = drop_perplexity(r, p, r->prompt > 0 ? r->prompt - 1 : 0, r->given - 1);
-	const bool judged = r->given - 1 > (r->prompt > 0 ? r->prompt - 1 : 0);
+	if (!drop_judged(r)) {
+		fputs(",,", out);
+		return;
+	}
 	fprintf(out, ",%.17g,%s", ppl,
-	        !judged                                                 ? ""
-	        : report_ppl_meets(ppl, drop_sweep_full(ds), ds->ratio) ? "true"
-	                                                                : "false");
+	        report_ppl_meets(ppl, drop_sweep_full(ds), ds->ratio) ? "true" : "false");
 }
 
 /* A row per budget and policy, then per head with PER_HEAD; with the

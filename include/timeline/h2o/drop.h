@@ -135,4 +135,9 @@ int drop_sweep_print_object(const struct drop_sweep *s, FILE *out);
  * every budget's full cache is the same run). */
 double drop_sweep_full(const struct drop_sweep *s);
 
+/* Whether R's text has tokens after the prompt, whose perplexity a target
+ * judges: a text that ends at the prompt (the model writes the rest) has
+ * none, and its decode figures print as null, "-" or an empty cell. */
+bool drop_judged(const struct drop_result *r);
+
 #endif
