@@ -257,7 +257,13 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 		used += frame_text(f, x0 + used, r.y, w - used, "; ", STYLE_NORMAL);
 		used += frame_text(f, x0 + used, r.y, w - used, v->sc->text[s->promoted_pos],
 		                   STYLE_HEAVY);
-		frame_text(f, x0 + used, r.y, w - used, " leaves recent for heavy", STYLE_NORMAL);
+		/* Between compressions it only waits to be judged at the next. */
+		const bool waits =
+		        every > 1 && !policy_compresses(&v->app->b, v->t) && h->m.tokens > budget;
+		frame_text(f, x0 + used, r.y, w - used,
+		           waits ? " leaves recent, judged at the next compression"
+		                 : " leaves recent for heavy",
+		           STYLE_NORMAL);
 	}
 }
 
