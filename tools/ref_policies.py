@@ -443,16 +443,7 @@ def snap_select(scene, layer, g, cache, budget=None):
     older = P - w
     if B <= w:
         return cache.pos[-B:], None
-    rep = scene.heads // scene.kv_heads
-    pooled = []
-    for h in range(g * rep, (g + 1) * rep):
-        obs = np.zeros(P)
-        for q in range(P - w, P):
-            obs[:q + 1] += head_weights(scene, layer, h, q, list(range(q + 1)))
-        obs /= w
-        pad = np.concatenate([np.zeros(2), obs[:older], np.zeros(2)])
-        pooled.append(np.array([pad[j:j + 5].sum() / 5 for j in range(older)]))
-    score = mean_rows(pooled)
+    score = snap_scores(scene, layer, g, P)
     kept, margin = keep_top(list(range(older)), dict(enumerate(score)), B - w)
     return kept + cache.pos[older:], margin
 
