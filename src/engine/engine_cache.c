@@ -281,46 +281,46 @@ static void group_softmax_scores(const struct scene *sc, struct cache *c, int p,
 	f->score[len - 1] = 0.0 + mean[len - 1];
 }
 
-/*
- * At the prompt's end (F holds positions 0 .. P - 1): for each query head
- * I of the group, its weights over the positions up to each of the last W
- * prompt queries (the logit a dot product in index order times the scale,
- * or the attention row's log; the softmax kernel_softmax_scores'), added
- * in query order from 0.0 and divided by W, into row I of C->obs
- * (policy_cache.observed).
- */
+void cache_window_row(const double *q, const double *k, const double *attn, size_t dim,
+                      double scale, const int *pos, int len, int w, double *o, double *x,
+                      const double *prev, double *score)
+{
+	for (int j = 0; j < len; j++)
+		o[j] = 0.0;
+	for (int t = len - w; t < len; t++) {
+		double max, sum;
+		for (int j = 0; j <= t; j++) {
+			if (q) {
+				const double *qr = q + (size_t)t * dim,
+				             *kr = k + (size_t)pos[j] * dim;
+				double d = 0.0;
+				for (size_t i = 0; i < dim; i++)
+					d += qr[i] * kr[i];
+				x[j] = scale * d;
+			} else {
+				x[j] = log(attn[scene_attn_offset(t) + (size_t)pos[j]]);
+			}
+		}
+		kernel_softmax_scores(x, t + 1, &max, &sum, prev, score);
+		for (int j = 0; j <= t; j++)
+			o[j] += x[j];
+	}
+	for (int j = 0; j < len; j++)
+		o[j] /= w;
+}
+
+/* At the prompt's end (F holds positions 0 .. P - 1): each query head I of
+ * the group's observation window (cache_window_row) into row I of C->obs
+ * (policy_cache.observed). */
 static void observe_window(const struct scene *sc, struct cache *c, const struct step_state *f,
                            int w)
 {
-	const int len = f->len;
-	const size_t dim = (size_t)sc->dim;
-	for (int i = 0; i < c->group; i++) {
-		double *o = c->obs + (size_t)i * (size_t)len;
-		for (int j = 0; j < len; j++)
-			o[j] = 0.0;
-		for (int q = len - w; q < len; q++) {
-			double *x = c->orow, max, sum;
-			for (int j = 0; j <= q; j++) {
-				if (sc->mode == SCENE_VECTOR) {
-					const double *qr = c->la[i].q + (size_t)q * dim;
-					const double *kr = sc->k + (size_t)f->pos[j] * dim;
-					double d = 0.0;
-					for (size_t k = 0; k < dim; k++)
-						d += qr[k] * kr[k];
-					x[j] = sc->scale * d;
-				} else {
-					x[j] = log(c->attn[i][scene_attn_offset(q) +
-					                      (size_t)f->pos[j]]);
-				}
-			}
-			/* The scores it writes (zeros + weights) go unread. */
-			kernel_softmax_scores(x, q + 1, &max, &sum, c->ozero, c->orow + c->cap);
-			for (int j = 0; j <= q; j++)
-				o[j] += x[j];
-		}
-		for (int j = 0; j < len; j++)
-			o[j] /= w;
-	}
+	const bool vector = sc->mode == SCENE_VECTOR;
+	for (int i = 0; i < c->group; i++)
+		cache_window_row(vector ? c->la[i].q : NULL, sc->k, vector ? NULL : c->attn[i],
+		                 (size_t)sc->dim, sc->scale, f->pos, f->len, w,
+		                 c->obs + (size_t)i * (size_t)f->len, c->orow, c->ozero,
+		                 c->orow + c->cap);
 }
 
 /* Mark in C's gone what PLAN evicts at step S from F's positions (its part

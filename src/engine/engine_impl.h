@@ -228,6 +228,21 @@ bool cache_init_rule(struct cache *c, enum policy_id id);
  * the head view SC (its group found through its parent). */
 bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc);
 void cache_done(struct cache *c);
+/*
+ * One query head's observation window at the prompt's end, over the LEN
+ * positions POS (0 .. P - 1 then): each of the last W queries' softmax over
+ * the positions up to its own, added in query order from 0.0 and divided
+ * by W, into O. The logit is the dot product of query row q of Q and key
+ * row POS[j] of K (index order, times SCALE), or, with Q NULL, the log of
+ * ATTN's row q at POS[j] (ATTN the head's rows, scene_attn_offset); the
+ * softmax is kernel_softmax_scores' (PREV: LEN zeros, SCORE: LEN numbers
+ * it writes and nobody reads; X: LEN numbers of scratch). The engine's
+ * caches and the layer plans both compute it here, so they agree bit for
+ * bit.
+ */
+void cache_window_row(const double *q, const double *k, const double *attn, size_t dim,
+                      double scale, const int *pos, int len, int w, double *o, double *x,
+                      const double *prev, double *score);
 /* Spec §2 for cache ID at step S, into S's state from S - 1's. */
 void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s);
 /* The outputs of steps S0 .. S0 + COUNT - 1 of C, in one pass:

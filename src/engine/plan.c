@@ -278,45 +278,22 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 	return pl;
 }
 
-/*
- * Query head H's observation window at the prompt's end, for the POS/LEN
- * positions 0 .. P - 1 the layer's caches hold then: each of the last W
- * queries' softmax over the positions up to its own (the logit a dot
- * product in index order times the scale, or the attention row's log; the
- * softmax kernel_softmax_scores'), added in query order from 0.0 and
- * divided by W, into O: what each head's engine computes for its own group
- * (engine_cache.c, observe_window), bit for bit.
- */
-static void window_row(const struct scene *sc, int l, int h, int len, int w, double *o, double *x,
-                       double *zero, double *scratch)
+/* Query head H of layer L's observation window at the prompt's end
+ * (cache_window_row over the positions POS, 0 .. LEN - 1), into O: what
+ * each head's engine computes for its own group, bit for bit. */
+static void window_row(const struct scene *sc, int l, int h, const int *pos, int len, int w,
+                       double *o, double *x, const double *zero, double *scratch)
 {
 	const int heads = heads_per_layer(sc), group = heads_group(sc);
 	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
 	const size_t qh = (size_t)l * (size_t)heads + (size_t)h;
 	const size_t kb = (size_t)l * (size_t)(heads / group) + (size_t)(h / group);
-	for (int j = 0; j < len; j++)
-		o[j] = 0.0;
-	for (int q = len - w; q < len; q++) {
-		double max, sum;
-		for (int j = 0; j <= q; j++) {
-			if (sc->mode == SCENE_VECTOR) {
-				const double *qr = sc->q + (qh * n + (size_t)q) * dim;
-				const double *kr = sc->k + (kb * n + (size_t)j) * dim;
-				double d = 0.0;
-				for (size_t k = 0; k < dim; k++)
-					d += qr[k] * kr[k];
-				x[j] = sc->scale * d;
-			} else {
-				x[j] = log(sc->attn[qh * scene_attn_offset(sc->n) +
-				                    scene_attn_offset(q) + (size_t)j]);
-			}
-		}
-		kernel_softmax_scores(x, q + 1, &max, &sum, zero, scratch);
-		for (int j = 0; j <= q; j++)
-			o[j] += x[j];
-	}
-	for (int j = 0; j < len; j++)
-		o[j] /= w;
+	if (sc->mode == SCENE_VECTOR)
+		cache_window_row(sc->q + qh * n * dim, sc->k + kb * n * dim, NULL, dim, sc->scale,
+		                 pos, len, w, o, x, zero, scratch);
+	else
+		cache_window_row(NULL, NULL, sc->attn + qh * scene_attn_offset(sc->n), dim,
+		                 sc->scale, pos, len, w, o, x, zero, scratch);
 }
 
 /*
@@ -364,7 +341,8 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 		for (int j = 0; j < prompt; j++)
 			pos[j] = j;
 		for (int h = 0; h < heads; h++)
-			window_row(sc, l, h, prompt, w, obs + (size_t)h * len, x, zero, scratch);
+			window_row(sc, l, h, pos, prompt, w, obs + (size_t)h * len, x, zero,
+			           scratch);
 		struct policy_cache view = {.len = prompt,
 		                            .pos = pos,
 		                            .observed = obs,
