@@ -12,6 +12,7 @@
 #include <locale.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -781,40 +782,13 @@ static bool setup_locale(bool keep_user_ctype)
 	return utf8;
 }
 
-/* A model scene's model and tokenizer, loaded again for the real drop
- * (drop.h): the loader ran the model for the trace and let it go. */
+/* A model scene's model and tokenizer for the real drop (drop.h): the
+ * scene's own, as it loaded and checked them; both NULL for a scene
+ * without a model. */
 struct model_pair {
-	struct llama_model *m;
-	struct llama_tokenizer *t;
+	const struct llama_model *m;
+	const struct llama_tokenizer *t;
 };
-
-/* 0 with *MP filled (both NULL for a scene without a model), or the exit
- * status after one line on stderr. */
-static int model_pair_load(const struct scene *sc, struct model_pair *mp)
-{
-	char err[LLAMA_ERR_MAX];
-	*mp = (struct model_pair){0};
-	if (!sc->model_path)
-		return 0;
-	if (llama_load(sc->model_path, &mp->m, err) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return EXIT_SCENE;
-	}
-	if (llama_tokenizer_load(sc->tokenizer_path, llama_model_config(mp->m)->vocab_size, &mp->t,
-	                         err) != 0) {
-		fprintf(stderr, "%s\n", err);
-		llama_free(mp->m);
-		mp->m = NULL;
-		return EXIT_SCENE;
-	}
-	return 0;
-}
-
-static void model_pair_free(struct model_pair *mp)
-{
-	llama_tokenizer_free(mp->t);
-	llama_free(mp->m);
-}
 
 /* The model's name for the drop's table: its file's base name. */
 static const char *model_name(const struct scene *sc)
@@ -823,16 +797,35 @@ static const char *model_name(const struct scene *sc)
 	return slash ? slash + 1 : sc->model_path;
 }
 
+static void stderr_sink(void *ctx, const char *p, size_t n)
+{
+	(void)ctx;
+	fwrite(p, 1, n, stderr);
+}
+
+/* The real drop failed with RC (drop.h) and ERR while doing WHAT: out of
+ * memory (EXIT_MEMORY), or the model's reason, after its file's name
+ * (EXIT_SCENE). */
+static int drop_failed(const struct scene *sc, int rc, const char *err, const char *what)
+{
+	if (rc == DROP_NOMEM)
+		return out_of_memory(what);
+	fputs("h2o-tui: ", stderr);
+	text_escape(sc->model_path, strlen(sc->model_path), SIZE_MAX, TEXT_ESCAPE_MESSAGE,
+	            stderr_sink, NULL);
+	fprintf(stderr, ": %s\n", err);
+	return EXIT_SCENE;
+}
+
 /* A model scene's report: the real drop at budget B (drop.h) into *R,
  * printed inside the report in every format. 0, or the exit status. */
 static int report_drop(const struct scene *sc, const struct model_pair *mp,
                        const struct policy_budget *b, struct drop_result *r)
 {
 	char err[DROP_ERR_MAX];
-	if (drop_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, b, ENGINE_ALL_POLICIES, r,
-	                 err) != 0)
-		return out_of_memory("running the model per policy");
-	return 0;
+	const int rc = drop_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, b,
+	                            ENGINE_ALL_POLICIES, r, err);
+	return rc ? drop_failed(sc, rc, err, "running the model per policy") : 0;
 }
 
 /* A model scene's sweep: the real drop at each of its budgets into *S. */
@@ -841,10 +834,9 @@ static int sweep_drop(const struct scene *sc, const struct model_pair *mp, const
                       struct drop_sweep *s)
 {
 	char err[DROP_ERR_MAX];
-	if (drop_sweep_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, budgets, count,
-	                       split->heavy, sinks, sc->interval, ratio, s, err) != 0)
-		return out_of_memory("running the model per policy and budget");
-	return 0;
+	const int rc = drop_sweep_measure(mp->m, sc->tokens, sc->n, sc->given, sc->prompt, budgets,
+	                                  count, split->heavy, sinks, sc->interval, ratio, s, err);
+	return rc ? drop_failed(sc, rc, err, "running the model per policy and budget") : 0;
 }
 
 int main(int argc, char **argv)
@@ -1001,11 +993,7 @@ int main(int argc, char **argv)
 		rc = refuse_if_too_large(&o, scene, &cost);
 	struct meter meter;
 	struct progress progress;
-	struct model_pair mp = {0};
-	if (rc < 0) {
-		const int mrc = model_pair_load(scene, &mp);
-		rc = mrc ? mrc : rc;
-	}
+	const struct model_pair mp = {scene->model, scene->tokenizer};
 	if (rc >= 0) {
 		/* Refused, or a bad list. */
 	} else if (o.trace) {
@@ -1018,9 +1006,12 @@ int main(int argc, char **argv)
 		/* A model scene's trace carries the model run per policy. */
 		struct drop_result drop = {0};
 		char derr[DROP_ERR_MAX];
-		if (mp.m && drop_measure(mp.m, scene->tokens, scene->n, scene->given, scene->prompt,
-		                         &b, ENGINE_ALL_POLICIES, &drop, derr) != 0)
-			rc = out_of_memory("running the model per policy");
+		const int drc =
+		        mp.m ? drop_measure(mp.m, scene->tokens, scene->n, scene->given,
+		                            scene->prompt, &b, ENGINE_ALL_POLICIES, &drop, derr)
+		             : 0;
+		if (drc != 0)
+			rc = drop_failed(scene, drc, derr, "running the model per policy");
 		else
 			rc = trace_write_drop(scene, &b, mp.m ? &drop : NULL, stdout, pr) < 0
 			             ? mode_failed("writing the trace")
@@ -1097,7 +1088,6 @@ int main(int argc, char **argv)
 		}
 		app_done(&app);
 	}
-	model_pair_free(&mp);
 	if (fflush(stdout) != 0 && rc == 0)
 		rc = 1;
 	free(budgets);

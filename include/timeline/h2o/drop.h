@@ -13,7 +13,11 @@
  * weights, TOVA weighs the mean over all the layer's query heads and keeps
  * the same positions in every key/value head of the layer, nothing goes
  * before the prompt's end, and then each rule runs once over the prompt
- * and once per step. With a budget that never evicts, every policy's
+ * and once per step (policy_run, the engine's one driver). The SnapKV
+ * family reads the run's own observation window: each query head's
+ * weights at the prompt's last W steps, summed and divided by W, exactly
+ * as the engine's observation (policy.h); AdaKV decides for every kv head
+ * of a layer at once. With a budget that never evicts, every policy's
  * logits are the full cache's, bit for bit (the runs are the same
  * arithmetic: llama.h).
  *
@@ -33,6 +37,9 @@
 struct llama_model;
 
 #define DROP_ERR_MAX 256
+/* drop_measure's and drop_sweep_measure's status when memory ran out (any
+ * other failure is -1, with the reason in ERR). */
+#define DROP_NOMEM (-2)
 
 /* One policy's run over the text. */
 struct drop_policy {
@@ -55,7 +62,6 @@ struct drop_result {
 	 * run is fed its own choices after them. */
 	int given;
 	bool generate;
-	unsigned skipped; /* policies asked for that drop_runs refuses */
 	struct policy_budget budget;
 	struct drop_policy p[POLICY_COUNT];
 };
@@ -65,16 +71,19 @@ struct drop_result {
  * included when asked) under budget B, with a prompt of PROMPT tokens (no
  * eviction before its end): the first GIVEN of TOKENS teacher-forced, then
  * (GIVEN < N) each run its own greedy choices up to N. 0 and *OUT filled,
- * or -1 with ERR filled (out of memory, a token out of range).
+ * DROP_NOMEM when memory ran out, or -1 with ERR filled (a text longer than
+ * the model's context, a token the model cannot take).
  */
 int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                  const struct policy_budget *b, unsigned mask, struct drop_result *out,
                  char err[DROP_ERR_MAX]);
 void drop_result_free(struct drop_result *r);
-
-/* Whether the real drop runs policy P: every policy but those whose rule
- * reads the prompt's last queries at its end (policy.observe_window). */
-bool drop_runs(int p);
+/* The memory drop_measure allocates for model M over N tokens with a
+ * prompt of PROMPT for the policies of MASK, in bytes (the model itself
+ * is the scene's, loaded already). */
+double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsigned mask);
+/* Its multiply-adds, about: every run's matrix products and attention. */
+double drop_predict_madds(const struct llama_model *m, int n, unsigned mask);
 
 /* Perplexity of policy P's run over the predictions FROM .. TO - 1 (of
  * logprob), exp of minus their mean; 1 when the range is empty. */
@@ -118,7 +127,7 @@ struct drop_sweep {
  * keeping SINKS sinks (-1: its default), every cache compressing every
  * INTERVAL steps after the prompt (policy_budget.interval); RATIO is the
  * target (1.01: within 1% of the full cache's perplexity after the
- * prompt). 0, or -1 with ERR.
+ * prompt). 0, or drop_measure's failure.
  */
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                        const int *budgets, int count, double heavy_share, int sinks, int interval,
