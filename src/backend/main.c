@@ -31,6 +31,7 @@
 #include "h2o/plot.h"
 #include "h2o/policy.h"
 #include "h2o/report.h"
+#include "h2o/report_print.h"
 #include "h2o/scene.h"
 #include "h2o/text.h"
 #include "h2o/tokenizer.h"

@@ -30,7 +30,6 @@
 #define H2O_DROP_H
 
 #include <stdbool.h>
-#include <stdio.h>
 
 #include "h2o/policy.h"
 
@@ -97,20 +96,6 @@ int drop_first_change(const struct drop_result *r, enum policy_id p);
  * full cache's. */
 double drop_agreement(const struct drop_result *r, enum policy_id p, int from, int to);
 
-/*
- * The real drop as a table (or one JSON object when JSON) against the
- * model's target ppl=RATIO (report.h): per policy the perplexity of the
- * text over every prediction and over those after the prompt, its change
- * against the full cache, how often its next-token choice is the full
- * cache's, the first step where it is not, and whether it meets the
- * target. TITLE names the model. The text's rows are the full cache and
- * then the lowest perplexity after the prompt first (ties in the order of
- * POLICIES); the JSON object (policies in the order of POLICIES, each with
- * "meets_target") ends without a newline, to sit inside another.
- */
-int drop_print_target(const struct drop_result *r, const char *title, double ratio, bool json,
-                      FILE *out);
-
 /* The real drop at each of several total budgets. */
 struct drop_sweep {
 	int count;
@@ -133,13 +118,6 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
                        const int *budgets, int count, double heavy_share, int sinks, int interval,
                        double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX]);
 void drop_sweep_free(struct drop_sweep *s);
-/* A row per budget, a column per policy: the perplexity after the prompt
- * (the H2O paper's figure); then the smallest budget that meets the target.
- * One JSON object when JSON. */
-int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out);
-/* drop_sweep_print's JSON object without the newline, to sit inside
- * another. */
-int drop_sweep_print_object(const struct drop_sweep *s, FILE *out);
 /* The full cache's perplexity after the prompt (the sweep's first run;
  * every budget's full cache is the same run). */
 double drop_sweep_full(const struct drop_sweep *s);
