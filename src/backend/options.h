@@ -58,7 +58,8 @@ enum {
  *   KIND      FLAG (sets a bool), INT (an integer from LO to HI), REAL (a
  *             number from LO to HI), TEXT (kept as given), or OWN (read by
  *             its own code in options.c, a range from LO to HI if it has
- *             one)
+ *             one; --budget-sweep's list is read once the scene is known,
+ *             by budget.c)
  *   FIELD     the member of struct options it sets
  *   WHAT      for INT and REAL: what the usage error says is expected
  *             before "from LO to HI"
@@ -102,7 +103,7 @@ enum {
 	  "DecodingPress; overrides the scene's; default 1)")                                      \
 	X(REPORT, "report", NONE, "", FLAG, report, NULL, 0, 0, NULL,                              \
 	  "print every policy's figures over the scene and exit")                                  \
-	X(SWEEP, "budget-sweep", OPTIONAL, "LIST", OWN, sweep, NULL, 1, SCENE_MAX_BUDGET, NULL,    \
+	X(SWEEP, "budget-sweep", OPTIONAL, "LIST", OWN, sweep, NULL, 0, 0, NULL,                   \
 	  "the report for each total budget B of LIST (comma-separated; default 1..n, or powers "  \
 	  "of two past 64; 0.1 is a tenth of the tokens; also --budget-sweep LIST)")               \
 	X(SPLIT, "split", REQUIRED, "R", OWN, split, "heavy's fraction of the budget,", 0, 1,      \
