@@ -50,6 +50,18 @@ static const struct option_spec specs[OPT_COUNT] = {
 #undef X
 };
 
+/* Each row's field has its kind's type: the parser writes it through a
+ * pointer of that type. */
+#define TYPE_IS_FLAG(field) _Generic((struct options){0}.field, bool : 1, default : 0)
+#define TYPE_IS_INT(field)  _Generic((struct options){0}.field, int : 1, default : 0)
+#define TYPE_IS_REAL(field) _Generic((struct options){0}.field, double : 1, default : 0)
+#define TYPE_IS_TEXT(field) _Generic((struct options){0}.field, const char * : 1, default : 0)
+#define TYPE_IS_OWN(field)  1
+#define X(id, name, argument, metavar, kind, field, ...) \
+	_Static_assert(TYPE_IS_##kind(field), "--" name ": its field is not of its kind's type");
+OPTIONS(X)
+#undef X
+
 /* getopt_long's value for option ID: past every character. */
 #define OPTION_VALUE_BASE 256
 
