@@ -7,7 +7,7 @@
  * budgets with the target as a line. It draws axes, ticks, a legend and
  * the scene's title into an SVG, PNG or PDF file chosen by the file name's
  * extension. It is the one module that writes a file, and only the file
- * it is given; only the command line (main.c) calls it. Scene text (the
+ * it is given; only the command line (src/backend/plot_write.c) calls it. Scene text (the
  * title) is escaped by the text module before cairo sees it.
  */
 #ifndef H2O_PLOT_H
