@@ -93,12 +93,14 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 		        "perplexity of the text's next tokens, over all %d and over the %d after "
 		        "the prompt; how many nats less likely each token was than under the full "
 		        "cache (mean, max); how often its likeliest next token was another; "
+		        "its KL divergence from the full cache's next-token distribution after "
+		        "the prompt, in nats (mean, 99th percentile); "
 		        "whether it meets the model's target, %s (ppl decode; --target ppl=R)\n"
 		        "rows: full, then the lowest ppl decode first\n\n"
-		        "%-10s %6s %9s %11s %9s %9s %9s %10s %13s %7s\n",
+		        "%-10s %6s %9s %11s %9s %9s %9s %10s %9s %9s %13s %7s\n",
 		        when, last > 0 ? last : 0, last - from > 0 ? last - from : 0, target,
 		        "policy", "budget", "ppl all", "ppl decode", "vs full", "mean drop",
-		        "max drop", "top-1 diff", "first change", "target");
+		        "max drop", "top-1 diff", "KL mean", "KL p99", "first change", "target");
 		count = order_by(r, after, order);
 	}
 	for (int k = 0; k < count; k++) {
@@ -118,6 +120,9 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 			max_drop = d > max_drop ? d : max_drop;
 		}
 		mean_drop = last > 0 ? mean_drop / last : 0.0;
+		struct drop_kl kl;
+		const bool has_kl =
+		        judged && drop_kl_stats(r, (enum policy_id)p, from, last, &kl) == 0;
 		if (json) {
 			fprintf(out, "%s{\"name\": \"%s\", \"ppl\": ", k ? ", " : "",
 			        policies[p]->name);
@@ -130,6 +135,20 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 			json_exact(out, max_drop);
 			fputs(", \"top1_differs\": ", out);
 			json_exact(out, 1.0 - agree);
+			fputs(", \"kl_decode\": ", out);
+			if (has_kl) {
+				fputs("{\"mean\": ", out);
+				json_exact(out, kl.mean);
+				fputs(", \"median\": ", out);
+				json_exact(out, kl.median);
+				fputs(", \"p99\": ", out);
+				json_exact(out, kl.p99);
+				fputs(", \"max\": ", out);
+				json_exact(out, kl.max);
+				fputc('}', out);
+			} else {
+				fputs("null", out);
+			}
 			fprintf(out, ", \"meets_target\": %s, \"first_change_step\": ",
 			        !judged ? "null"
 			        : meets ? "true"
@@ -140,7 +159,11 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 				fputs("null}", out);
 			continue;
 		}
-		char budget[16], vs[16], first[24], decode[16] = "-";
+		char budget[16], vs[16], first[24], decode[16] = "-", klm[16] = "-", klp[16] = "-";
+		if (has_kl) {
+			snprintf(klm, sizeof klm, "%.4f", kl.mean);
+			snprintf(klp, sizeof klp, "%.4f", kl.p99);
+		}
 		if (judged)
 			snprintf(decode, sizeof decode, "%.4f", after[p]);
 		if (capacity < 0)
@@ -155,9 +178,9 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 			snprintf(first, sizeof first, "step %d", change + 1);
 		else
 			snprintf(first, sizeof first, "never");
-		fprintf(out, "%-10s %6s %9.4f %11s %9s %9.4f %9.4f %9.1f%% %13s %7s\n",
+		fprintf(out, "%-10s %6s %9.4f %11s %9s %9.4f %9.4f %9.1f%% %9s %9s %13s %7s\n",
 		        policies[p]->name, budget, all, decode, vs, mean_drop, max_drop,
-		        100.0 * (1.0 - agree), first,
+		        100.0 * (1.0 - agree), klm, klp, first,
 		        !judged ? "-"
 		        : meets ? "met"
 		                : "missed");

@@ -243,13 +243,15 @@ static void put_csv_model_step(FILE *out, const struct drop_result *d, int step,
 	if (!d)
 		return;
 	if (head || !dp->ran) {
-		fputs(",,", out);
+		fputs(",,,", out);
 		return;
 	}
 	/* A log-probability of the text's next token: none after the text's
 	 * last, nor for the model's own tokens. */
 	put_csv_number(out, step < d->given, dp->logprob[step - 1]);
 	fprintf(out, ",%d", dp->top[step - 1]);
+	/* The divergence where every run read the same text. */
+	put_csv_number(out, dp->kl && step < d->given, dp->kl ? dp->kl[step - 1] : 0.0);
 }
 
 /* A row per step and policy, then per head with PER_HEAD; with the model's
@@ -261,7 +263,7 @@ static int put_csv_run(const struct report_run *run, bool per_head, const struct
 		return -1;
 	per_head = per_head && run->head_steps && run->heads > 1;
 	fprintf(out, "step,policy%s,tokens,kv,out_err,out_cos,attn_recall,overlap_h2o%s\n",
-	        per_head ? ",head" : "", d ? ",model_logprob,model_top" : "");
+	        per_head ? ",head" : "", d ? ",model_logprob,model_top,model_kl" : "");
 	for (int t = 1; t <= run->scene->n; t++) {
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			put_csv_step(out, t, (enum policy_id)p, per_head ? "all" : NULL,

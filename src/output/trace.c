@@ -194,6 +194,18 @@ static void put_model(FILE *out, const struct drop_result *d, int pos)
 		if (d->p[p].ran)
 			fprintf(out, "%s\"%s\": %d", k++ ? ", " : "", policies[p]->name,
 			        d->p[p].top[pos]);
+	/* KL(full || policy) of the next-token distributions, where every
+	 * run read the same text (teacher-forced), else null. */
+	fputs("}, \"kl\": {", out);
+	for (int p = 0, k = 0; p < POLICY_COUNT; p++) {
+		if (!d->p[p].ran)
+			continue;
+		fprintf(out, "%s\"%s\": ", k++ ? ", " : "", policies[p]->name);
+		if (d->p[p].kl && pos + 1 < d->given)
+			json_shortest(out, d->p[p].kl[pos]);
+		else
+			fputs("null", out);
+	}
 	fputs("}}", out);
 }
 

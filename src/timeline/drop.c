@@ -49,6 +49,49 @@ static double log_prob(const float *logits, int vocab, int token, int *top, doub
 	return token >= 0 ? (double)logits[token] - m - log(sum) : 0.0;
 }
 
+/* LOGITS' log-softmax (VOCAB of them) into LP, in double. */
+static void log_softmax(const float *logits, int vocab, double *lp)
+{
+	double m = -INFINITY, sum = 0.0;
+	for (int i = 0; i < vocab; i++)
+		m = (double)logits[i] > m ? logits[i] : m;
+	for (int i = 0; i < vocab; i++)
+		sum += exp((double)logits[i] - m);
+	const double z = m + log(sum);
+	for (int i = 0; i < vocab; i++)
+		lp[i] = (double)logits[i] - z;
+}
+
+/* After step T + 1: each run's KL(full || run) of its next-token
+ * distribution, sum over the vocabulary of p_full (ln p_full - ln p_run),
+ * summed in id order from 0.0 (llama.cpp's --kl-divergence figure); 0 for
+ * the full cache itself. FULL_LP is room for the vocabulary. */
+static void divergences(const struct llama_config *cfg, const struct run_state *st, int count,
+                        struct drop_result *out, int t, double *full_lp)
+{
+	const int vocab = cfg->vocab_size;
+	int full = -1;
+	for (int i = 0; i < count; i++)
+		if (st[i].id == POLICY_FULL)
+			full = i;
+	log_softmax(llama_logits(st[full].run), vocab, full_lp);
+	for (int i = 0; i < count; i++) {
+		if (i == full)
+			continue;
+		const float *logits = llama_logits(st[i].run);
+		double m = -INFINITY, sum = 0.0;
+		for (int v = 0; v < vocab; v++)
+			m = (double)logits[v] > m ? logits[v] : m;
+		for (int v = 0; v < vocab; v++)
+			sum += exp((double)logits[v] - m);
+		const double z = m + log(sum);
+		double kl = 0.0;
+		for (int v = 0; v < vocab; v++)
+			kl += exp(full_lp[v]) * (full_lp[v] - ((double)logits[v] - z));
+		out->p[st[i].id].kl[t] = kl;
+	}
+}
+
 /* Keep in layer L's kv head G of ST's run (of KV kv heads a layer) the
  * LEN entries KEEP marks, and their scores with them. */
 static void keep_cache(struct run_state *st, int l, int g, int kv, int len,
@@ -350,6 +393,7 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 	struct run_state st[POLICY_COUNT];
 	struct llama_run *runs[POLICY_COUNT];
 	int count = 0, feed[POLICY_COUNT];
+	const bool full_runs = (mask & (1u << POLICY_FULL)) != 0;
 	struct drop_scratch x;
 	bool ok = scratch_new(&x, (size_t)cfg->seq_len, (size_t)cfg->n_kv_heads);
 	for (int p = 0; p < POLICY_COUNT && ok; p++) {
@@ -364,8 +408,12 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 		dp->top = calloc((size_t)n, sizeof *dp->top);
 		dp->top_logprob = calloc((size_t)n, sizeof *dp->top_logprob);
 		dp->fed = generate ? calloc((size_t)n, sizeof *dp->fed) : NULL;
-		ok = ok && dp->logprob && dp->top && dp->top_logprob && (!generate || dp->fed);
+		dp->kl = full_runs ? calloc((size_t)n, sizeof *dp->kl) : NULL;
+		ok = ok && dp->logprob && dp->top && dp->top_logprob && (!generate || dp->fed) &&
+		     (!full_runs || dp->kl);
 	}
+	double *full_lp = full_runs ? malloc((size_t)cfg->vocab_size * sizeof *full_lp) : NULL;
+	ok = ok && (!full_runs || full_lp);
 	for (int t = 0; ok && t < n; t++) {
 		for (int i = 0; i < count; i++) {
 			const struct drop_policy *dp = &out->p[st[i].id];
@@ -378,6 +426,7 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 			         "the model cannot take token %d at position %d (its vocabulary "
 			         "has %d, its context %d)",
 			         feed[0], t, cfg->vocab_size, cfg->seq_len);
+			free(full_lp);
 			states_free(st, count, cfg);
 			scratch_free(&x);
 			drop_result_free(out);
@@ -390,10 +439,14 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 			                           &dp->top[t], &dp->top_logprob[t]);
 			if (t + 1 < n)
 				dp->logprob[t] = lp;
+		}
+		if (full_runs)
+			divergences(cfg, st, count, out, t, full_lp);
+		for (int i = 0; i < count; i++)
 			if (st[i].id != POLICY_FULL)
 				evict_step(cfg, &st[i], t + 1, b, &x);
-		}
 	}
+	free(full_lp);
 	states_free(st, count, cfg);
 	scratch_free(&x);
 	if (!ok) {
@@ -410,6 +463,7 @@ void drop_result_free(struct drop_result *r)
 		free(r->p[p].top);
 		free(r->p[p].top_logprob);
 		free(r->p[p].fed);
+		free(r->p[p].kl);
 	}
 	memset(r, 0, sizeof *r);
 }
@@ -515,4 +569,38 @@ double drop_sweep_full(const struct drop_sweep *s)
 		return 1.0;
 	const struct drop_result *r0 = &s->runs[0];
 	return drop_perplexity(r0, POLICY_FULL, r0->prompt > 0 ? r0->prompt - 1 : 0, r0->given - 1);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int drop_kl_stats(const struct drop_result *r, enum policy_id p, int from, int to,
+                  struct drop_kl *out)
+{
+	const struct drop_policy *dp = &r->p[p];
+	*out = (struct drop_kl){0};
+	if (!dp->ran || !dp->kl || to <= from)
+		return -1;
+	const int n = to - from;
+	double *v = malloc((size_t)n * sizeof *v);
+	if (!v)
+		return -1;
+	double sum = 0.0;
+	for (int t = from; t < to; t++) {
+		v[t - from] = dp->kl[t];
+		sum += dp->kl[t];
+	}
+	qsort(v, (size_t)n, sizeof *v, compare_doubles);
+	out->mean = sum / n;
+	out->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+	/* The nearest rank: the smallest value at least 99 % of them are
+	 * no greater than. */
+	const int rank = (int)ceil(0.99 * n);
+	out->p99 = v[rank > 0 ? rank - 1 : 0];
+	out->max = v[n - 1];
+	free(v);
+	return 0;
 }

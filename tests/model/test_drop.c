@@ -84,6 +84,9 @@ static void test_no_eviction_is_the_full_cache(void **state)
 		assert_memory_equal(r.p[p].logprob, r.p[POLICY_FULL].logprob,
 		                    (size_t)(f->n - 1) * sizeof(double));
 		assert_int_equal(drop_first_change(&r, (enum policy_id)p), -1);
+		/* The same logits: no divergence at all. */
+		for (int t = 0; t < f->n; t++)
+			assert_true(r.p[p].kl[t] == 0.0);
 	}
 	/* The model knows the story: far better than chance (512 tokens). */
 	const double ppl = drop_perplexity(&r, POLICY_FULL, 0, f->n - 1);
@@ -109,6 +112,15 @@ static void test_small_budget_hurts(void **state)
 		const double ppl = drop_perplexity(&r, (enum policy_id)p, 0, f->n - 1);
 		assert_true(ppl > full);
 		assert_true(drop_first_change(&r, (enum policy_id)p) >= 8);
+		/* Until the first eviction the runs agree; then they diverge,
+		 * and every divergence is a KL: never below 0 (to rounding). */
+		for (int t = 0; t < 8; t++)
+			assert_true(r.p[p].kl[t] == 0.0);
+		struct drop_kl kl;
+		assert_int_equal(drop_kl_stats(&r, (enum policy_id)p, 0, f->n - 1, &kl), 0);
+		assert_true(kl.mean > 0.0 && kl.median <= kl.p99 && kl.p99 <= kl.max);
+		for (int t = 0; t < f->n; t++)
+			assert_true(r.p[p].kl[t] > -1e-12);
 	}
 	drop_result_free(&r);
 }
@@ -152,6 +164,27 @@ static void test_generate(void **state)
 	assert_memory_equal(r.p[POLICY_FULL].fed, wide.p[POLICY_FULL].fed, (size_t)n * sizeof(int));
 	drop_result_free(&r);
 	drop_result_free(&wide);
+}
+
+/* The KL figures worked by hand: of 0.1 0.4 0.2 0.3 (and 0.9 outside the
+ * range) the mean and the median are 0.25, the 99th percentile by nearest
+ * rank and the maximum 0.4; of three, the median is the middle one. */
+static void test_kl_stats(void **state)
+{
+	(void)state;
+	double kl[5] = {0.1, 0.4, 0.2, 0.3, 0.9};
+	struct drop_result r = {.n = 5};
+	r.p[POLICY_H2O].ran = true;
+	r.p[POLICY_H2O].kl = kl;
+	struct drop_kl s;
+	assert_int_equal(drop_kl_stats(&r, POLICY_H2O, 0, 4, &s), 0);
+	assert_true(fabs(s.mean - 0.25) < 1e-15 && fabs(s.median - 0.25) < 1e-15);
+	assert_true(s.p99 == 0.4 && s.max == 0.4);
+	assert_int_equal(drop_kl_stats(&r, POLICY_H2O, 1, 4, &s), 0);
+	assert_true(s.median == 0.3 && s.p99 == 0.4);
+	/* Nothing to measure: -1. */
+	assert_int_equal(drop_kl_stats(&r, POLICY_H2O, 2, 2, &s), -1);
+	assert_int_equal(drop_kl_stats(&r, POLICY_TOVA, 0, 4, &s), -1);
 }
 
 /* ---- H2O's real drop the plain way -------------------------------------- */
@@ -521,6 +554,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_h2o_plain),
 	        cmocka_unit_test(test_interval),
 	        cmocka_unit_test(test_snap_family_plain),
+	        cmocka_unit_test(test_kl_stats),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

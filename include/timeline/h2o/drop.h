@@ -53,6 +53,17 @@ struct drop_policy {
 	/* Generating: the tokens this run was fed, n of them (the prompt's,
 	 * then its own choices); NULL when teacher-forced. */
 	int *fed;
+	/* kl[t]: KL(full || this run) of the next-token distributions after
+	 * step t + 1, in nats (llama.cpp's --kl-divergence figure), t = 0 ..
+	 * n - 1; 0 for the full cache; NULL when the full cache did not run.
+	 * Generating, the runs read different texts after the prompt: only the
+	 * teacher-forced predictions compare like with like. */
+	double *kl;
+};
+
+/* The spread of a run's KL divergence over some predictions. */
+struct drop_kl {
+	double mean, median, p99, max;
 };
 
 struct drop_result {
@@ -92,6 +103,12 @@ double drop_perplexity(const struct drop_result *r, enum policy_id p, int from, 
  * from the full cache's, or -1 when they agree throughout. */
 int drop_first_change(const struct drop_result *r, enum policy_id p);
 
+/* Policy P's KL divergence from the full cache over the predictions FROM
+ * .. TO - 1 (drop_policy.kl) into OUT: its mean, median (of an even count,
+ * the mean of the middle two), 99th percentile (the nearest rank) and
+ * maximum. 0, or -1 (OUT zero) when there is none or memory ran out. */
+int drop_kl_stats(const struct drop_result *r, enum policy_id p, int from, int to,
+                  struct drop_kl *out);
 /* The share of predictions FROM .. TO - 1 where policy P's top token is the
  * full cache's. */
 double drop_agreement(const struct drop_result *r, enum policy_id p, int from, int to);
