@@ -19,23 +19,7 @@
 #include <string.h>
 
 #include "model_impl.h"
-
-struct entry {
-	const char *s;
-	uint32_t len;
-	int id;
-};
-
-struct llama_tokenizer {
-	int vocab_size, max_len;
-	float *scores;
-	struct entry *piece;  /* by id */
-	struct entry *sorted; /* by bytes, then id */
-	char *bytes;
-	int byte_id[256]; /* the id of <0xNN>, -1 when there is none */
-	int space_id;     /* the id of " ", -1 when there is none */
-	unsigned char byte_value[256];
-};
+#include "tokenizer_impl.h"
 
 static int32_t le32(const unsigned char *b)
 {
@@ -48,7 +32,7 @@ static int32_t le32(const unsigned char *b)
 
 static int compare_entries(const void *pa, const void *pb)
 {
-	const struct entry *a = pa, *b = pb;
+	const struct tok_entry *a = pa, *b = pb;
 	const uint32_t n = a->len < b->len ? a->len : b->len;
 	const int c = n ? memcmp(a->s, b->s, n) : 0;
 	if (c != 0)
@@ -58,11 +42,16 @@ static int compare_entries(const void *pa, const void *pb)
 	return (a->id > b->id) - (a->id < b->id);
 }
 
-/* The lowest id whose piece is the LEN bytes at S, or -1. */
-static int lookup(const struct llama_tokenizer *t, const char *s, size_t len)
+static bool same(const struct tok_entry *e, const char *s, size_t len)
 {
-	const struct entry key = {.s = s, .len = (uint32_t)len, .id = -1};
-	size_t lo = 0, hi = (size_t)t->vocab_size;
+	return e->len == len && (len == 0 || memcmp(e->s, s, len) == 0);
+}
+
+int tok_lookup(const struct llama_tokenizer *t, const char *s, size_t len, bool last)
+{
+	const struct tok_entry key = {.s = s, .len = (uint32_t)len, .id = -1};
+	const size_t n = (size_t)t->n_tokens;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		const size_t mid = lo + (hi - lo) / 2;
@@ -71,10 +60,22 @@ static int lookup(const struct llama_tokenizer *t, const char *s, size_t len)
 		else
 			hi = mid;
 	}
-	if (lo < (size_t)t->vocab_size && t->sorted[lo].len == len &&
-	    (len == 0 || memcmp(t->sorted[lo].s, s, len) == 0))
-		return t->sorted[lo].id;
-	return -1;
+	if (lo >= n || !same(&t->sorted[lo], s, len))
+		return -1;
+	while (last && lo + 1 < n && same(&t->sorted[lo + 1], s, len))
+		lo++;
+	return t->sorted[lo].id;
+}
+
+void tok_sort(struct llama_tokenizer *t)
+{
+	memcpy(t->sorted, t->piece, (size_t)t->n_tokens * sizeof *t->sorted);
+	qsort(t->sorted, (size_t)t->n_tokens, sizeof *t->sorted, compare_entries);
+}
+
+static int lookup(const struct llama_tokenizer *t, const char *s, size_t len)
+{
+	return tok_lookup(t, s, len, false);
 }
 
 static int hex_digit(char c)
@@ -88,8 +89,7 @@ static int hex_digit(char c)
 	return -1;
 }
 
-/* The byte a piece <0xNN> stands for, or -1. */
-static int byte_piece(const char *s, size_t len)
+int tok_byte_piece(const char *s, size_t len)
 {
 	if (len != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
 		return -1;
@@ -148,8 +148,15 @@ int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
 	struct llama_tokenizer *t = calloc(1, sizeof *t);
 	if (t == NULL)
 		return model_fail(err, "out of memory");
+	t->kind = TOK_LLAMA2C;
 	t->vocab_size = vocab_size;
+	t->n_tokens = vocab_size;
 	t->max_len = max_len;
+	t->bos = LLAMA_TOKEN_BOS;
+	t->eos = LLAMA_TOKEN_EOS;
+	t->unk = 0;
+	t->add_bos = true;
+	t->add_eos = true;
 	t->scores = malloc((size_t)vocab_size * sizeof *t->scores);
 	t->piece = malloc((size_t)vocab_size * sizeof *t->piece);
 	t->sorted = malloc((size_t)vocab_size * sizeof *t->sorted);
@@ -175,8 +182,7 @@ int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
 		memcpy(&t->scores[i], &u, 4);
 	}
 #endif
-	memcpy(t->sorted, t->piece, (size_t)vocab_size * sizeof *t->sorted);
-	qsort(t->sorted, (size_t)vocab_size, sizeof *t->sorted, compare_entries);
+	tok_sort(t);
 	for (int i = 0; i < 256; i++) {
 		char name[7];
 		snprintf(name, sizeof name, "<0x%02X>", i);
@@ -249,6 +255,10 @@ void llama_tokenizer_free(struct llama_tokenizer *t)
 {
 	if (t == NULL)
 		return;
+	free(t->special);
+	free(t->text_bytes);
+	free(t->text);
+	free(t->type);
 	free(t->bytes);
 	free(t->sorted);
 	free(t->piece);
@@ -268,7 +278,7 @@ int llama_tokenizer_max_piece(const struct llama_tokenizer *t)
 
 const char *llama_tokenizer_piece(const struct llama_tokenizer *t, int token, size_t *len)
 {
-	if (token < 0 || token >= t->vocab_size) {
+	if (token < 0 || token >= t->n_tokens) {
 		*len = 0;
 		return NULL;
 	}
@@ -278,12 +288,42 @@ const char *llama_tokenizer_piece(const struct llama_tokenizer *t, int token, si
 
 float llama_tokenizer_score(const struct llama_tokenizer *t, int token)
 {
-	return token < 0 || token >= t->vocab_size ? NAN : t->scores[token];
+	return token < 0 || token >= t->n_tokens || t->scores == NULL ? NAN : t->scores[token];
+}
+
+int llama_tokenizer_bos(const struct llama_tokenizer *t)
+{
+	return t->bos;
+}
+
+int llama_tokenizer_eos(const struct llama_tokenizer *t)
+{
+	return t->eos;
+}
+
+size_t llama_tokenizer_max_tokens(const struct llama_tokenizer *t, size_t len)
+{
+	return t->kind == TOK_LLAMA2C ? len + 3 : 4 * len + 3;
 }
 
 const char *llama_tokenizer_decode(const struct llama_tokenizer *t, int prev, int token,
                                    size_t *len)
 {
+	if (t->kind != TOK_LLAMA2C) {
+		if (token < 0 || token >= t->n_tokens) {
+			*len = 0;
+			return NULL;
+		}
+		const char *s = t->text[token].s;
+		*len = t->text[token].len;
+		/* SentencePiece's space before the text is not the text's. */
+		if (t->kind == TOK_SPM && t->add_space_prefix && (prev < 0 || prev == t->bos) &&
+		    *len > 0 && s[0] == ' ') {
+			s++;
+			(*len)--;
+		}
+		return s;
+	}
 	const char *s = llama_tokenizer_piece(t, token, len);
 	if (s == NULL)
 		return NULL;
@@ -292,7 +332,7 @@ const char *llama_tokenizer_decode(const struct llama_tokenizer *t, int prev, in
 		s++;
 		(*len)--;
 	}
-	const int byte = byte_piece(s, *len);
+	const int byte = tok_byte_piece(s, *len);
 	if (byte >= 0) {
 		*len = 1;
 		return (const char *)&t->byte_value[byte];
@@ -300,18 +340,12 @@ const char *llama_tokenizer_decode(const struct llama_tokenizer *t, int prev, in
 	return s;
 }
 
-/* The id of the piece that pieces A and B make together, or -1. */
-static int pair_id(const struct llama_tokenizer *t, int a, int b, char *buf)
-{
-	const struct entry *pa = &t->piece[a], *pb = &t->piece[b];
-	memcpy(buf, pa->s, pa->len);
-	memcpy(buf + pa->len, pb->s, pb->len);
-	return lookup(t, buf, (size_t)pa->len + pb->len);
-}
-
 int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos,
                            int eos, int *tokens, int cap, char err[LLAMA_ERR_MAX])
 {
+	if (t->kind == TOK_SPM)
+		return tok_spm_encode(t, text, len, bos, eos, tokens, cap, err);
+
 	int n = 0;
 
 #define PUSH(id)                                                            \
@@ -321,6 +355,14 @@ int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, si
 		tokens[n++] = (id);                                         \
 	} while (0)
 
+	if ((bos && LLAMA_TOKEN_BOS >= t->vocab_size) || (eos && LLAMA_TOKEN_EOS >= t->vocab_size))
+		return model_fail(err,
+		                  "a vocabulary of %d tokens has no %s (token %d): llama2.c's "
+		                  "tokenizers have at least 3",
+		                  t->vocab_size,
+		                  bos && LLAMA_TOKEN_BOS >= t->vocab_size ? "BOS" : "EOS",
+		                  bos && LLAMA_TOKEN_BOS >= t->vocab_size ? LLAMA_TOKEN_BOS
+		                                                          : LLAMA_TOKEN_EOS);
 	if (bos)
 		PUSH(LLAMA_TOKEN_BOS);
 	if (len > 0 && t->space_id >= 0)
@@ -354,38 +396,26 @@ int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, si
 	}
 
 	/* Merge the best pair until none is a piece. The pair of the dummy
-	 * prefix and the first character merges too, as in run.c. */
-	char *buf = malloc(2 * (size_t)t->max_len);
-	int *pair = malloc((size_t)(n > 1 ? n - 1 : 1) * sizeof *pair);
-	if (buf == NULL || pair == NULL) {
-		free(buf);
-		free(pair);
+	 * prefix and the first character merges too, as in run.c (BOS too:
+	 * every token so far is a symbol). */
+	struct tok_sym *sym = malloc((size_t)(n > 0 ? n : 1) * sizeof *sym);
+	if (sym == NULL)
 		return model_fail(err, "out of memory");
+	for (int i = 0; i < n; i++)
+		sym[i] = (struct tok_sym){.s = t->piece[tokens[i]].s,
+		                          .len = t->piece[tokens[i]].len,
+		                          .id = tokens[i],
+		                          .prev = i - 1,
+		                          .next = i + 1 < n ? i + 1 : -1};
+	if (tok_spm_merge(t, sym, n, true, err) != 0) {
+		free(sym);
+		return -1;
 	}
-	for (int i = 0; i + 1 < n; i++)
-		pair[i] = pair_id(t, tokens[i], tokens[i + 1], buf);
-	for (;;) {
-		float best_score = -1e10f;
-		int best = -1;
-		for (int i = 0; i + 1 < n; i++)
-			if (pair[i] >= 0 && t->scores[pair[i]] > best_score) {
-				best_score = t->scores[pair[i]];
-				best = i;
-			}
-		if (best < 0)
-			break;
-		tokens[best] = pair[best];
-		memmove(tokens + best + 1, tokens + best + 2,
-		        (size_t)(n - best - 2) * sizeof *tokens);
-		memmove(pair + best, pair + best + 1, (size_t)(n - best - 2) * sizeof *pair);
-		n--;
-		if (best > 0)
-			pair[best - 1] = pair_id(t, tokens[best - 1], tokens[best], buf);
-		if (best + 1 < n)
-			pair[best] = pair_id(t, tokens[best], tokens[best + 1], buf);
-	}
-	free(buf);
-	free(pair);
+	int m = 0;
+	for (int i = n > 0 ? 0 : -1; i >= 0; i = sym[i].next)
+		tokens[m++] = sym[i].id;
+	free(sym);
+	n = m;
 	if (eos)
 		PUSH(LLAMA_TOKEN_EOS);
 #undef PUSH
