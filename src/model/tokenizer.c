@@ -4,8 +4,9 @@
  * Loading walks the bytes once to check them (every length against the
  * declared maximum and what is left of the file, every score finite,
  * nothing after the last piece) before allocating: the pieces then take
- * at most the file's own size. Lookups go through the pieces sorted as
- * byte strings, equal ones by id, so a piece is found as its lowest id.
+ * at most the file's own size. Lookups go through a hash table of the
+ * pieces, which keeps the lowest and highest id of equal ones: a piece is
+ * found as its lowest id.
  *
  * Encoding keeps, for each adjacent pair, the id of the piece the two
  * make (or -1), and recomputes only the two pairs beside a merge: the
@@ -30,47 +31,52 @@ static int32_t le32(const unsigned char *b)
 	return v;
 }
 
-static int compare_entries(const void *pa, const void *pb)
-{
-	const struct tok_entry *a = pa, *b = pb;
-	const uint32_t n = a->len < b->len ? a->len : b->len;
-	const int c = n ? memcmp(a->s, b->s, n) : 0;
-	if (c != 0)
-		return c;
-	if (a->len != b->len)
-		return a->len < b->len ? -1 : 1;
-	return (a->id > b->id) - (a->id < b->id);
-}
-
 static bool same(const struct tok_entry *e, const char *s, size_t len)
 {
 	return e->len == len && (len == 0 || memcmp(e->s, s, len) == 0);
 }
 
-int tok_lookup(const struct llama_tokenizer *t, const char *s, size_t len, bool last)
+/* FNV-1a. */
+static uint32_t hash(const char *s, size_t len)
 {
-	const struct tok_entry key = {.s = s, .len = (uint32_t)len, .id = -1};
-	const size_t n = (size_t)t->n_tokens;
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (compare_entries(&t->sorted[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= n || !same(&t->sorted[lo], s, len))
-		return -1;
-	while (last && lo + 1 < n && same(&t->sorted[lo + 1], s, len))
-		lo++;
-	return t->sorted[lo].id;
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
 }
 
-void tok_sort(struct llama_tokenizer *t)
+int tok_lookup(const struct llama_tokenizer *t, const char *s, size_t len, bool last)
 {
-	memcpy(t->sorted, t->piece, (size_t)t->n_tokens * sizeof *t->sorted);
-	qsort(t->sorted, (size_t)t->n_tokens, sizeof *t->sorted, compare_entries);
+	for (uint32_t i = hash(s, len) & t->mask;; i = (i + 1) & t->mask) {
+		const struct tok_slot *x = &t->slot[i];
+		if (x->lo < 0)
+			return -1;
+		if (same(&t->piece[x->lo], s, len))
+			return last ? x->hi : x->lo;
+	}
+}
+
+int tok_index(struct llama_tokenizer *t)
+{
+	size_t size = 16;
+	while (size < 2 * (size_t)t->n_tokens)
+		size *= 2;
+	t->slot = malloc(size * sizeof *t->slot);
+	if (t->slot == NULL)
+		return -1;
+	t->mask = (uint32_t)(size - 1);
+	for (size_t i = 0; i < size; i++)
+		t->slot[i].lo = t->slot[i].hi = -1;
+	for (int id = 0; id < t->n_tokens; id++) {
+		const struct tok_entry *p = &t->piece[id];
+		uint32_t i = hash(p->s, p->len) & t->mask;
+		while (t->slot[i].lo >= 0 && !same(&t->piece[t->slot[i].lo], p->s, p->len))
+			i = (i + 1) & t->mask;
+		if (t->slot[i].lo < 0)
+			t->slot[i].lo = id;
+		t->slot[i].hi = id;
+	}
+	return 0;
 }
 
 static int lookup(const struct llama_tokenizer *t, const char *s, size_t len)
@@ -159,9 +165,8 @@ int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
 	t->add_eos = true;
 	t->scores = malloc((size_t)vocab_size * sizeof *t->scores);
 	t->piece = malloc((size_t)vocab_size * sizeof *t->piece);
-	t->sorted = malloc((size_t)vocab_size * sizeof *t->sorted);
 	t->bytes = malloc(len);
-	if (t->scores == NULL || t->piece == NULL || t->sorted == NULL || t->bytes == NULL) {
+	if (t->scores == NULL || t->piece == NULL || t->bytes == NULL) {
 		llama_tokenizer_free(t);
 		return model_fail(err, "out of memory");
 	}
@@ -182,7 +187,10 @@ int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
 		memcpy(&t->scores[i], &u, 4);
 	}
 #endif
-	tok_sort(t);
+	if (tok_index(t) != 0) {
+		llama_tokenizer_free(t);
+		return model_fail(err, "out of memory");
+	}
 	for (int i = 0; i < 256; i++) {
 		char name[7];
 		snprintf(name, sizeof name, "<0x%02X>", i);
@@ -260,7 +268,7 @@ void llama_tokenizer_free(struct llama_tokenizer *t)
 	free(t->text);
 	free(t->type);
 	free(t->bytes);
-	free(t->sorted);
+	free(t->slot);
 	free(t->piece);
 	free(t->scores);
 	free(t);

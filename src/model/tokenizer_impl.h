@@ -4,7 +4,7 @@
  * One struct for every kind: llama2.c's tokenizer.bin (run.c's encoding),
  * a SentencePiece-style vocabulary from a model file (llama.cpp's SPM
  * encoding) and a GPT-2-style byte-level BPE vocabulary. Pieces are kept
- * by id and sorted as byte strings (equal ones by id) for lookups.
+ * by id, and found by their bytes through an open-addressing hash table.
  */
 #ifndef H2O_TOKENIZER_IMPL_H
 #define H2O_TOKENIZER_IMPL_H
@@ -26,17 +26,23 @@ struct tok_entry {
 
 struct tok_bpe; /* bpe.c */
 
+/* The lowest and highest id of one piece's bytes; -1 for an empty slot. */
+struct tok_slot {
+	int32_t lo, hi;
+};
+
 struct llama_tokenizer {
 	enum tok_kind kind;
 	int vocab_size; /* the model's: ids are below it */
 	int n_tokens;   /* the vocabulary's pieces, at most vocab_size */
 	int max_len;    /* the longest piece, in bytes */
 	float *scores;
-	struct tok_entry *piece;  /* by id */
-	struct tok_entry *sorted; /* by bytes, then id */
-	char *bytes;              /* the pieces' bytes */
-	int byte_id[256];         /* the id of <0xNN> (BPE: of the byte's own piece), -1 if none */
-	int space_id;             /* llama2.c: the id of " ", -1 when there is none */
+	struct tok_entry *piece; /* by id */
+	struct tok_slot *slot;   /* mask + 1 of them, hashed by the pieces' bytes */
+	uint32_t mask;
+	char *bytes;      /* the pieces' bytes */
+	int byte_id[256]; /* the id of <0xNN> (BPE: of the byte's own piece), -1 if none */
+	int space_id;     /* llama2.c: the id of " ", -1 when there is none */
 	unsigned char byte_value[256];
 
 	/* From a model file's vocabulary (SPM and BPE). */
@@ -53,8 +59,8 @@ struct llama_tokenizer {
 /* The id of the piece that is the LEN bytes at S, or -1: the lowest of
  * equal pieces when LAST is false, the highest when true. */
 int tok_lookup(const struct llama_tokenizer *t, const char *s, size_t len, bool last);
-/* Sort t->piece into t->sorted (allocated by the caller). */
-void tok_sort(struct llama_tokenizer *t);
+/* Index t->piece into t->slot. 0, or -1 when out of memory. */
+int tok_index(struct llama_tokenizer *t);
 /* The byte a piece <0xNN> stands for, or -1. */
 int tok_byte_piece(const char *s, size_t len);
 

@@ -494,11 +494,10 @@ int llama_tokenizer_from_vocab(const struct llama_vocab_spec *spec, int vocab_si
 	t->scores = malloc((size_t)n * sizeof *t->scores);
 	t->type = malloc((size_t)n);
 	t->piece = malloc((size_t)n * sizeof *t->piece);
-	t->sorted = malloc((size_t)n * sizeof *t->sorted);
 	t->bytes = malloc(total + 1);
 	t->special = malloc((size_t)n * sizeof *t->special);
-	if (t->scores == NULL || t->type == NULL || t->piece == NULL || t->sorted == NULL ||
-	    t->bytes == NULL || t->special == NULL) {
+	if (t->scores == NULL || t->type == NULL || t->piece == NULL || t->bytes == NULL ||
+	    t->special == NULL) {
 		llama_tokenizer_free(t);
 		return model_fail(err, "out of memory");
 	}
@@ -515,14 +514,18 @@ int llama_tokenizer_from_vocab(const struct llama_vocab_spec *spec, int vocab_si
 		if (t->type[i] == LLAMA_TOKEN_TYPE_USER_DEFINED && l > 0)
 			t->special[t->n_special++] = i;
 	}
-	tok_sort(t);
-	/* The sorted copy is free until the special tokens are in order. */
+	struct tok_entry *order = malloc((size_t)(t->n_special ? t->n_special : 1) * sizeof *order);
+	if (order == NULL || tok_index(t) != 0) {
+		free(order);
+		llama_tokenizer_free(t);
+		return model_fail(err, "out of memory");
+	}
 	for (int k = 0; k < t->n_special; k++)
-		t->sorted[k] = t->piece[t->special[k]];
-	qsort(t->sorted, (size_t)t->n_special, sizeof *t->sorted, compare_special);
+		order[k] = t->piece[t->special[k]];
+	qsort(order, (size_t)t->n_special, sizeof *order, compare_special);
 	for (int k = 0; k < t->n_special; k++)
-		t->special[k] = t->sorted[k].id;
-	tok_sort(t);
+		t->special[k] = order[k].id;
+	free(order);
 	for (int b = 0; b < 256; b++)
 		t->byte_value[b] = (unsigned char)b;
 
