@@ -263,6 +263,7 @@ void llama_tokenizer_free(struct llama_tokenizer *t)
 {
 	if (t == NULL)
 		return;
+	tok_bpe_free(t->bpe);
 	free(t->special);
 	free(t->text_bytes);
 	free(t->text);
@@ -353,6 +354,8 @@ int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, si
 {
 	if (t->kind == TOK_SPM)
 		return tok_spm_encode(t, text, len, bos, eos, tokens, cap, err);
+	if (t->kind == TOK_BPE)
+		return tok_bpe_encode(t, text, len, bos, eos, tokens, cap, err);
 
 	int n = 0;
 

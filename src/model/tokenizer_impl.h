@@ -80,8 +80,9 @@ struct tok_sym {
  * pair is: with a priority queue, in time N log N. PIECES: llama2.c's
  * way (symbols are pieces, possibly not adjacent in memory; scores above
  * -1e10 only; equal pieces found as the lowest id); otherwise llama.cpp's
- * SPM way (symbols are adjacent bytes of one text; control tokens never
- * made; equal pieces found as the highest id). 0, or -1 with ERR filled
+ * way (symbols are adjacent bytes of one text; control tokens never made;
+ * equal pieces found as the highest id), SPM's by the pieces' scores, or
+ * BPE's (t->bpe) by the merges' ranks, lowest first. 0, or -1 with ERR filled
  * when out of memory.
  */
 int tok_spm_merge(const struct llama_tokenizer *t, struct tok_sym *sym, int n, bool pieces,
@@ -97,6 +98,10 @@ int tok_bpe_encode(const struct llama_tokenizer *t, const char *text, size_t len
 int tok_bpe_init(struct llama_tokenizer *t, const struct llama_vocab_spec *spec,
                  char err[LLAMA_ERR_MAX]);
 void tok_bpe_free(struct tok_bpe *b);
+/* The piece pieces A and B merge into, and its RANK; -1 if they do not. */
+int tok_bpe_pair(const struct llama_tokenizer *t, int a, int b, int *rank);
+/* What token I decodes to, into OUT (room for its piece); its length. */
+size_t tok_bpe_text(const struct llama_tokenizer *t, int i, char *out);
 
 /*
  * Split the LEN bytes at TEXT at every occurrence of T's user-defined

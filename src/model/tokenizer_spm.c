@@ -87,6 +87,17 @@ static int try_pair(const struct llama_tokenizer *t, const struct tok_sym *sym, 
 		return 0;
 	const struct tok_sym *a = &sym[l], *b = &sym[r];
 	const size_t size = (size_t)a->len + b->len;
+	if (t->bpe != NULL) {
+		int rank;
+		const int id = a->id < 0 || b->id < 0 ? -1 : tok_bpe_pair(t, a->id, b->id, &rank);
+		if (id < 0)
+			return 0;
+		return heap_push(h, (struct bigram){.score = -(float)rank,
+		                                    .left = l,
+		                                    .right = r,
+		                                    .id = id,
+		                                    .size = (uint32_t)size});
+	}
 	const char *s = a->s;
 	if (pieces) {
 		if (size > 2 * (size_t)t->max_len)
@@ -542,7 +553,9 @@ int llama_tokenizer_from_vocab(const struct llama_vocab_spec *spec, int vocab_si
 		}
 		rc = build_texts(t, spm_text, total, err);
 	} else {
-		rc = model_fail(err, "BPE vocabularies are not supported yet");
+		rc = tok_bpe_init(t, spec, err);
+		if (rc == 0)
+			rc = build_texts(t, tok_bpe_text, total, err);
 	}
 	if (rc != 0) {
 		llama_tokenizer_free(t);

@@ -143,6 +143,19 @@ static void test_phi3_vectors(void **state)
 	assert_true(check_vectors("phi-3") > 30);
 }
 
+static void test_gpt2_vectors(void **state)
+{
+	(void)state;
+	assert_true(check_vectors("gpt-2") > 30);
+}
+
+/* StarCoder's vocabulary has the pre-tokenizer of SmolLM (digits apart). */
+static void test_starcoder_vectors(void **state)
+{
+	(void)state;
+	assert_true(check_vectors("starcoder") > 30);
+}
+
 /* ---- small vocabularies by hand ------------------------------------------ */
 
 #define SP "\xe2\x96\x81"
@@ -277,6 +290,120 @@ static void test_spm_decode(void **state)
 	assert_null(llama_tokenizer_decode(t, 7, 16, &len));
 	assert_null(llama_tokenizer_decode(t, 7, -1, &len));
 	llama_tokenizer_free(t);
+}
+
+static void expect_refused(const struct llama_vocab_spec *spec, int vocab_size, const char *want);
+
+/* GPT-2's byte alphabet: a space is U+0120 (Ġ), 0xFF is U+00FF. */
+#define G "\xc4\xa0"
+
+struct small_bpe {
+	const char *tokens[10];
+	size_t len[10];
+	int types[10];
+	const char *merges[4];
+	size_t merge_len[4];
+	struct llama_vocab_spec spec;
+};
+
+static void small_bpe(struct small_bpe *v)
+{
+	static const char *const pieces[] = {"a",  "b",   "c",   G,       "ab",
+	                                     "bc", G "a", "abc", "<|u|>", "\xc3\xbf"};
+	static const char *const merges[] = {"b c", "a b", G " a", "a bc"};
+	memset(v, 0, sizeof *v);
+	for (int i = 0; i < 10; i++) {
+		v->tokens[i] = pieces[i];
+		v->len[i] = strlen(pieces[i]);
+		v->types[i] = i == 8 ? LLAMA_TOKEN_TYPE_USER_DEFINED : LLAMA_TOKEN_TYPE_NORMAL;
+	}
+	for (int i = 0; i < 4; i++) {
+		v->merges[i] = merges[i];
+		v->merge_len[i] = strlen(merges[i]);
+	}
+	v->spec = (struct llama_vocab_spec){.kind = LLAMA_VOCAB_BPE,
+	                                    .n_tokens = 10,
+	                                    .tokens = v->tokens,
+	                                    .token_len = v->len,
+	                                    .types = v->types,
+	                                    .n_merges = 4,
+	                                    .merges = v->merges,
+	                                    .merge_len = v->merge_len,
+	                                    .pre = "gpt-2",
+	                                    .bos = -1,
+	                                    .eos = 7,
+	                                    .unk = -1,
+	                                    .pad = -1};
+}
+
+static void test_bpe_by_hand(void **state)
+{
+	(void)state;
+	struct small_bpe v;
+	int ids[64];
+	small_bpe(&v);
+
+	/* a b c: "b c" is rank 0, before "a b" (1); then "a bc" (3). */
+	assert_int_equal(encode(&v.spec, "abc", 1, 1, ids), 1);
+	assert_int_equal(ids[0], 7);
+	/* " ab" is one word: "a b" (1) before "Ġ a" (2), and "Ġ ab" is no
+	 * merge. */
+	assert_int_equal(encode(&v.spec, " ab", 0, 0, ids), 2);
+	assert_int_equal(ids[0], 3);
+	assert_int_equal(ids[1], 4);
+	/* "ab cab": words "ab", " cab": no merge across a word's edge. */
+	assert_int_equal(encode(&v.spec, "ab ca", 0, 0, ids), 4);
+	assert_int_equal(ids[0], 4);
+	assert_int_equal(ids[1], 3);
+	assert_int_equal(ids[2], 2);
+	assert_int_equal(ids[3], 0);
+	/* A user-defined token whole; a byte that is not UTF-8 on its own. */
+	assert_int_equal(encode(&v.spec, "a<|u|>b\xff", 0, 0, ids), 4);
+	assert_int_equal(ids[0], 0);
+	assert_int_equal(ids[1], 8);
+	assert_int_equal(ids[2], 1);
+	assert_int_equal(ids[3], 9);
+
+	struct llama_tokenizer *t = NULL;
+	char err[LLAMA_ERR_MAX];
+	size_t len;
+	assert_int_equal(llama_tokenizer_from_vocab(&v.spec, 12, &t, err), 0);
+	const char *s = llama_tokenizer_decode(t, -1, 6, &len);
+	assert_int_equal(len, 2);
+	assert_memory_equal(s, " a", 2);
+	s = llama_tokenizer_decode(t, -1, 9, &len);
+	assert_int_equal(len, 1);
+	assert_int_equal((unsigned char)s[0], 0xFF);
+	assert_null(llama_tokenizer_decode(t, -1, 10, &len)); /* past the vocabulary */
+	/* A byte without a piece. */
+	assert_int_equal(llama_tokenizer_encode(t, "d", 1, 0, 0, ids, 64, err), -1);
+	assert_string_equal(err, "byte 0x64 of the text has no piece");
+	llama_tokenizer_free(t);
+
+	/* Without "a bc", "abc" is a bc; Llama 3's pre-tokenizer takes a
+	 * word that is a piece whole. */
+	v.spec.n_merges = 3;
+	assert_int_equal(encode(&v.spec, "abc", 0, 0, ids), 2);
+	assert_int_equal(ids[0], 0);
+	assert_int_equal(ids[1], 5);
+	v.spec.pre = "llama-bpe";
+	assert_int_equal(encode(&v.spec, "abc", 0, 0, ids), 1);
+	assert_int_equal(ids[0], 7);
+}
+
+static void test_bad_bpe(void **state)
+{
+	(void)state;
+	struct small_bpe v;
+	small_bpe(&v);
+	v.spec.pre = "nope";
+	expect_refused(&v.spec, 10, "pre-tokenizer \"nope\" is not one this program knows");
+	small_bpe(&v);
+	v.merge_len[2] = 1;
+	expect_refused(&v.spec, 10, "merge 2 is not two pieces and a space");
+	small_bpe(&v);
+	v.spec.merges = NULL;
+	expect_refused(&v.spec, 10, "4 merges without their list");
 }
 
 /* ---- bad vocabularies ------------------------------------------------------ */
@@ -454,6 +581,10 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_llama_spm_vectors),
 	        cmocka_unit_test(test_phi3_vectors),
+	        cmocka_unit_test(test_gpt2_vectors),
+	        cmocka_unit_test(test_starcoder_vectors),
+	        cmocka_unit_test(test_bpe_by_hand),
+	        cmocka_unit_test(test_bad_bpe),
 	        cmocka_unit_test(test_spm_by_hand),
 	        cmocka_unit_test(test_spm_decode),
 	        cmocka_unit_test(test_bad_vocabs),

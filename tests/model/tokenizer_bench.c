@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 	rc |= run("tok512.bin", t, text, len);
 	llama_tokenizer_free(t);
 
-	static const char *const vocabs[] = {"llama-spm"};
+	static const char *const vocabs[] = {"llama-spm", "gpt-2"};
 	for (size_t k = 0; k < sizeof vocabs / sizeof vocabs[0]; k++) {
 		struct vocab_file vf;
 		snprintf(path, sizeof path, "%s/tests/model/vocab/ggml-vocab-%s.gguf", root,
