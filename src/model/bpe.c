@@ -133,16 +133,24 @@ static void byte_alphabet(struct tok_bpe *b)
 }
 
 int tok_bpe_init(struct llama_tokenizer *t, const struct llama_vocab_spec *spec,
-                 char err[LLAMA_ERR_MAX])
+                 const struct tok_pre *given, char err[LLAMA_ERR_MAX])
 {
 	const char *pre = spec->pre != NULL ? spec->pre : "default";
-	const struct pretok *pt = NULL;
+	struct tok_pre by_name = {0};
+	const struct tok_pre *pt = given;
 	for (size_t k = 0; k < sizeof pretoks / sizeof pretoks[0] && pt == NULL; k++)
-		if (named(pretoks[k].names, pre))
-			pt = &pretoks[k];
+		if (named(pretoks[k].names, pre)) {
+			by_name.whole_words = pretoks[k].whole_words;
+			for (int i = 0; i < MAX_RES && pretoks[k].re[i] != NULL; i++)
+				by_name.re[by_name.n_re++] = pretoks[k].re[i];
+			pt = &by_name;
+		}
 	if (pt == NULL)
 		return model_fail(err, "pre-tokenizer \"%.64s\" is not one this program knows",
 		                  pre);
+	if (pt->n_re < 0 || pt->n_re > MAX_RES)
+		return model_fail(err, "%d pre-tokenizer expressions, at most %d", pt->n_re,
+		                  MAX_RES);
 	if (spec->n_merges < 0 ||
 	    (spec->n_merges > 0 && (spec->merges == NULL || spec->merge_len == NULL)))
 		return model_fail(err, "%d merges without their list", spec->n_merges);
@@ -153,15 +161,17 @@ int tok_bpe_init(struct llama_tokenizer *t, const struct llama_vocab_spec *spec,
 	t->bpe = b;
 	b->whole_words = pt->whole_words;
 	byte_alphabet(b);
-	for (int i = 0; i < MAX_RES && pt->re[i] != NULL; i++) {
+	for (int i = 0; i < pt->n_re; i++) {
 		int code;
 		PCRE2_SIZE at;
 		b->re[i] = pcre2_compile((PCRE2_SPTR)pt->re[i], PCRE2_ZERO_TERMINATED,
 		                         PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
-		if (b->re[i] == NULL)
-			return model_fail(err,
-			                  "pre-tokenizer \"%s\": expression %d does not compile",
-			                  pre, i);
+		if (b->re[i] == NULL) {
+			PCRE2_UCHAR msg[120];
+			pcre2_get_error_message(code, msg, sizeof msg);
+			return model_fail(err, "pre-tokenizer expression %d, at character %zu: %s",
+			                  i, (size_t)at, (const char *)msg);
+		}
 		b->n_re = i + 1;
 	}
 

@@ -94,9 +94,19 @@ int tok_spm_encode(const struct llama_tokenizer *t, const char *text, size_t len
                    int *tokens, int cap, char err[LLAMA_ERR_MAX]);
 int tok_bpe_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos, int eos,
                    int *tokens, int cap, char err[LLAMA_ERR_MAX]);
-/* Build t->bpe from SPEC (merges and pre-tokenizer). 0, or -1 with ERR. */
+/* A pre-tokenizer given by its expressions rather than its name. */
+struct tok_pre {
+	const char *re[6];
+	int n_re;
+	bool whole_words; /* a word that is a piece is taken whole */
+};
+/* Build t->bpe from SPEC (merges, and the pre-tokenizer PRE or else the
+ * one SPEC names). 0, or -1 with ERR. */
 int tok_bpe_init(struct llama_tokenizer *t, const struct llama_vocab_spec *spec,
-                 char err[LLAMA_ERR_MAX]);
+                 const struct tok_pre *pre, char err[LLAMA_ERR_MAX]);
+/* llama_tokenizer_from_vocab with the pre-tokenizer PRE (BPE), or NULL. */
+int tok_from_vocab(const struct llama_vocab_spec *spec, int vocab_size, const struct tok_pre *pre,
+                   struct llama_tokenizer **out, char err[LLAMA_ERR_MAX]);
 void tok_bpe_free(struct tok_bpe *b);
 /* The piece pieces A and B merge into, and its RANK; -1 if they do not. */
 int tok_bpe_pair(const struct llama_tokenizer *t, int a, int b, int *rank);

@@ -442,6 +442,12 @@ static int build_texts(struct llama_tokenizer *t,
 int llama_tokenizer_from_vocab(const struct llama_vocab_spec *spec, int vocab_size,
                                struct llama_tokenizer **out, char err[LLAMA_ERR_MAX])
 {
+	return tok_from_vocab(spec, vocab_size, NULL, out, err);
+}
+
+int tok_from_vocab(const struct llama_vocab_spec *spec, int vocab_size, const struct tok_pre *pre,
+                   struct llama_tokenizer **out, char err[LLAMA_ERR_MAX])
+{
 	*out = NULL;
 	if (spec->kind != LLAMA_VOCAB_SPM && spec->kind != LLAMA_VOCAB_BPE)
 		return model_fail(err, "tokenizer kind %d is neither SentencePiece nor BPE",
@@ -553,7 +559,7 @@ int llama_tokenizer_from_vocab(const struct llama_vocab_spec *spec, int vocab_si
 		}
 		rc = build_texts(t, spm_text, total, err);
 	} else {
-		rc = tok_bpe_init(t, spec, err);
+		rc = tok_bpe_init(t, spec, pre, err);
 		if (rc == 0)
 			rc = build_texts(t, tok_bpe_text, total, err);
 	}

@@ -52,8 +52,94 @@ static char *slurp(const char *path, size_t *len)
 	return b;
 }
 
-/* Every case of NAME's .inp gives its line of .out. Returns the cases. */
-static int check_vectors(const char *name)
+/* Append the JSON string of the LEN bytes at S to *OUT (at *AT). */
+static void json_string(char **out, size_t *at, size_t *cap, const char *s, size_t len)
+{
+	if (*at + 6 * len + 8 > *cap) {
+		*cap = 2 * (*cap + 6 * len + 8);
+		*out = realloc(*out, *cap);
+		assert_non_null(*out);
+	}
+	char *o = *out;
+	o[(*at)++] = '"';
+	for (size_t i = 0; i < len; i++) {
+		const unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			o[(*at)++] = '\\';
+			o[(*at)++] = (char)c;
+		} else if (c < 0x20) {
+			*at += (size_t)snprintf(o + *at, 7, "\\u%04x", c);
+		} else {
+			o[(*at)++] = (char)c;
+		}
+	}
+	o[(*at)++] = '"';
+}
+
+static void append(char **out, size_t *at, size_t *cap, const char *s)
+{
+	json_string(out, at, cap, "", 0); /* room */
+	*at -= 2;
+	const size_t n = strlen(s);
+	if (*at + n + 1 > *cap) {
+		*cap = 2 * (*at + n + 1);
+		*out = realloc(*out, *cap);
+		assert_non_null(*out);
+	}
+	memcpy(*out + *at, s, n);
+	*at += n;
+}
+
+/* VF's BPE vocabulary written as a Hugging Face tokenizer.json with the
+ * pre-tokenizer PRE (JSON), its length in *LEN. */
+static char *as_tokenizer_json(const struct vocab_file *vf, const char *pre, size_t *len)
+{
+	size_t at = 0, cap = 1 << 20;
+	char *o = malloc(cap);
+	assert_non_null(o);
+	append(&o, &at, &cap, "{\"added_tokens\": [");
+	bool first = true;
+	for (int i = 0; i < vf->spec.n_tokens; i++) {
+		const int type = vf->spec.types ? vf->spec.types[i] : 1;
+		if (type != LLAMA_TOKEN_TYPE_CONTROL && type != LLAMA_TOKEN_TYPE_USER_DEFINED)
+			continue;
+		char head[64];
+		snprintf(head, sizeof head, "%s{\"id\": %d, \"content\": ", first ? "" : ", ", i);
+		append(&o, &at, &cap, head);
+		json_string(&o, &at, &cap, vf->tokens[i], vf->token_len[i]);
+		append(&o, &at, &cap,
+		       type == LLAMA_TOKEN_TYPE_CONTROL ? ", \"special\": true}"
+		                                        : ", \"special\": false}");
+		first = false;
+	}
+	append(&o, &at, &cap, "], \"normalizer\": null, \"pre_tokenizer\": ");
+	append(&o, &at, &cap, pre);
+	append(&o, &at, &cap, ", \"post_processor\": {\"type\": \"ByteLevel\"}, ");
+	append(&o, &at, &cap, "\"model\": {\"type\": \"BPE\", \"vocab\": {");
+	for (int i = 0; i < vf->spec.n_tokens; i++) {
+		if (i > 0)
+			append(&o, &at, &cap, ", ");
+		json_string(&o, &at, &cap, vf->tokens[i], vf->token_len[i]);
+		char id[24];
+		snprintf(id, sizeof id, ": %d", i);
+		append(&o, &at, &cap, id);
+	}
+	append(&o, &at, &cap, "}, \"merges\": [");
+	for (int i = 0; i < vf->spec.n_merges; i++) {
+		if (i > 0)
+			append(&o, &at, &cap, ", ");
+		json_string(&o, &at, &cap, vf->merges[i], vf->merge_len[i]);
+	}
+	append(&o, &at, &cap, "]}}");
+	*len = at;
+	return o;
+}
+
+/* Every case of NAME's .inp gives its line of .out, with the tokenizer
+ * built from the GGUF file's vocabulary, or with HF_PRE from the same
+ * vocabulary written as a tokenizer.json with that pre-tokenizer. Returns
+ * the cases. */
+static int check_vectors_as(const char *name, const char *hf_pre)
 {
 	char path[512];
 	struct vocab_file vf;
@@ -61,8 +147,15 @@ static int check_vectors(const char *name)
 	assert_int_equal(vocab_file_read(path, &vf), 0);
 	struct llama_tokenizer *t = NULL;
 	char err[LLAMA_ERR_MAX] = "";
-	if (llama_tokenizer_from_vocab(&vf.spec, vf.spec.n_tokens, &t, err) != 0)
+	if (hf_pre != NULL) {
+		size_t jl;
+		char *json = as_tokenizer_json(&vf, hf_pre, &jl);
+		if (llama_tokenizer_load_hf_bytes(json, jl, vf.spec.n_tokens, &t, err) != 0)
+			fail_msg("%s as tokenizer.json: %s", name, err);
+		free(json);
+	} else if (llama_tokenizer_from_vocab(&vf.spec, vf.spec.n_tokens, &t, err) != 0) {
 		fail_msg("%s: %s", name, err);
+	}
 
 	size_t in_len, out_len;
 	snprintf(path, sizeof path, "%s/tests/model/vocab/ggml-vocab-%s.gguf.inp", root, name);
@@ -129,6 +222,25 @@ static int check_vectors(const char *name)
 	llama_tokenizer_free(t);
 	vocab_file_free(&vf);
 	return cases;
+}
+
+static int check_vectors(const char *name)
+{
+	return check_vectors_as(name, NULL);
+}
+
+/* The same vocabularies as Hugging Face's tokenizer.json states them:
+ * GPT-2's pre-tokenizer is ByteLevel's own expression, StarCoder's is
+ * digits apart first. */
+static void test_hf_json_vectors(void **state)
+{
+	(void)state;
+	assert_true(check_vectors_as("gpt-2", "{\"type\": \"ByteLevel\", \"add_prefix_space\": "
+	                                      "false, \"use_regex\": true}") > 30);
+	assert_true(check_vectors_as("starcoder",
+	                             "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": "
+	                             "\"Digits\", \"individual_digits\": true}, {\"type\": "
+	                             "\"ByteLevel\", \"use_regex\": true}]}") > 30);
 }
 
 static void test_llama_spm_vectors(void **state)
@@ -406,6 +518,70 @@ static void test_bad_bpe(void **state)
 	expect_refused(&v.spec, 10, "4 merges without their list");
 }
 
+/* tests/model/tok_small.json: small_bpe's vocabulary as Llama 3 states
+ * one (a Split expression, ignore_merges, BOS from the post-processor). */
+static void test_hf_small(void **state)
+{
+	(void)state;
+	char path[512], err[LLAMA_ERR_MAX];
+	struct llama_tokenizer *t = NULL;
+	int ids[16];
+	size_t len;
+	snprintf(path, sizeof path, "%s/tests/model/tok_small.json", root);
+	if (llama_tokenizer_load_hf_json(path, 12, &t, err) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(llama_tokenizer_bos(t), 10);
+	assert_int_equal(llama_tokenizer_eos(t), -1);
+	/* "abc" is a piece: whole, though no merge makes it; BOS first. */
+	assert_int_equal(llama_tokenizer_encode(t, "abc", 3, 1, 1, ids, 16, err), 2);
+	assert_int_equal(ids[0], 10);
+	assert_int_equal(ids[1], 7);
+	/* " ab" is one word, not a piece: "a b" before "Ġ a". */
+	assert_int_equal(llama_tokenizer_encode(t, " ab", 3, 0, 0, ids, 16, err), 2);
+	assert_int_equal(ids[0], 3);
+	assert_int_equal(ids[1], 4);
+	/* The user-defined token whole; the control token never from text. */
+	assert_int_equal(llama_tokenizer_encode(t, "a<|u|>b", 7, 0, 0, ids, 16, err), 3);
+	assert_int_equal(ids[1], 8);
+	assert_int_equal(llama_tokenizer_encode(t, "<|begin|>", 9, 0, 0, ids, 16, err), -1);
+	assert_string_equal(err, "byte 0x3C of the text has no piece");
+	assert_non_null(llama_tokenizer_decode(t, -1, 10, &len));
+	assert_int_equal(len, 0);
+	llama_tokenizer_free(t);
+	/* Its 11 tokens do not fit a model of 10. */
+	assert_int_equal(llama_tokenizer_load_hf_json(path, 10, &t, err), -1);
+	assert_string_equal(err, "the tokenizer has 11 tokens, must be 1 to the model's 10");
+}
+
+/* Each tests/bad/model/tok_NAME.json is refused with the line in its
+ * .err file. */
+static void test_hf_bad(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"not_json",      "wordpiece", "vocab_id",
+	                                    "vocab_twice",   "bad_regex", "merge",
+	                                    "byte_fallback", "added_past"};
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+		char path[512], err[LLAMA_ERR_MAX] = "";
+		struct llama_tokenizer *t = (struct llama_tokenizer *)&t;
+		snprintf(path, sizeof path, "%s/tests/bad/model/tok_%s.json", root, names[k]);
+		assert_int_equal(llama_tokenizer_load_hf_json(path, 16, &t, err), -1);
+		assert_null(t);
+		snprintf(path, sizeof path, "%s/tests/bad/model/tok_%s.err", root, names[k]);
+		size_t n;
+		char *want = slurp(path, &n);
+		if (want == NULL) {
+			printf("%s: %s\n", names[k], err);
+			fail_msg("no %s", path);
+		}
+		if (n > 0 && want[n - 1] == '\n')
+			want[n - 1] = '\0';
+		assert_string_equal(err, want);
+		assert_null(strchr(err, '\n'));
+		free(want);
+	}
+}
+
 /* ---- bad vocabularies ------------------------------------------------------ */
 
 static void expect_refused(const struct llama_vocab_spec *spec, int vocab_size, const char *want)
@@ -583,6 +759,9 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_phi3_vectors),
 	        cmocka_unit_test(test_gpt2_vectors),
 	        cmocka_unit_test(test_starcoder_vectors),
+	        cmocka_unit_test(test_hf_json_vectors),
+	        cmocka_unit_test(test_hf_small),
+	        cmocka_unit_test(test_hf_bad),
 	        cmocka_unit_test(test_bpe_by_hand),
 	        cmocka_unit_test(test_bad_bpe),
 	        cmocka_unit_test(test_spm_by_hand),

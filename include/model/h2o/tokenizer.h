@@ -48,6 +48,16 @@ int llama_tokenizer_load_fd(int fd, int vocab_size, struct llama_tokenizer **out
 /* The same from LEN bytes at DATA, which the tokenizer does not keep. */
 int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
                                struct llama_tokenizer **out, char err[LLAMA_ERR_MAX]);
+/* A Hugging Face tokenizer.json at PATH (a regular file of at most 64 MiB)
+ * for a model of VOCAB_SIZE tokens: byte-level BPE with its vocab, merges,
+ * added tokens, pre-tokenizer and post-processor's BOS (tokenizer_hf.c
+ * says what is read and what is refused). 0 and *OUT, or -1 with ERR
+ * filled (one line naming the place in the JSON, not the file). */
+int llama_tokenizer_load_hf_json(const char *path, int vocab_size, struct llama_tokenizer **out,
+                                 char err[LLAMA_ERR_MAX]);
+/* The same from the LEN bytes of JSON, which the tokenizer does not keep. */
+int llama_tokenizer_load_hf_bytes(const char *json, size_t len, int vocab_size,
+                                  struct llama_tokenizer **out, char err[LLAMA_ERR_MAX]);
 void llama_tokenizer_free(struct llama_tokenizer *t);
 
 int llama_tokenizer_vocab_size(const struct llama_tokenizer *t);
