@@ -24,6 +24,8 @@
 #include "tokenizer_impl.h"
 
 #define MAX_RES 6
+/* The most backtracking one match may take (PCRE2's match limit). */
+#define HF_MATCH_LIMIT 1000000
 
 struct merge_slot {
 	int32_t a, b, rank, id; /* a -1 for an empty slot */
@@ -145,9 +147,11 @@ int tok_bpe_init(struct llama_tokenizer *t, const struct llama_vocab_spec *spec,
 				by_name.re[by_name.n_re++] = pretoks[k].re[i];
 			pt = &by_name;
 		}
-	if (pt == NULL)
-		return model_fail(err, "pre-tokenizer \"%.64s\" is not one this program knows",
-		                  pre);
+	if (pt == NULL) {
+		char q[TOK_QUOTE_MAX];
+		return model_fail(err, "pre-tokenizer \"%s\" is not one this program knows",
+		                  tok_quote(q, pre));
+	}
 	if (pt->n_re < 0 || pt->n_re > MAX_RES)
 		return model_fail(err, "%d pre-tokenizer expressions, at most %d", pt->n_re,
 		                  MAX_RES);
@@ -262,6 +266,7 @@ struct bpe_run {
 	size_t *spans;       /* words: offset, then twice the length (+1: a bad byte) */
 	size_t *spans2;      /* room for LEN + 1 words each */
 	pcre2_match_data *md;
+	pcre2_match_context *mc;
 	char *err;
 };
 
@@ -380,7 +385,7 @@ static int bpe_fragment(void *ctx, const char *s, size_t len, int id)
 			size_t from = 0, last = 0;
 			while (from < wl) {
 				const int rc = pcre2_match(b->re[k], (PCRE2_SPTR)s + off, wl, from,
-				                           PCRE2_NO_UTF_CHECK, r->md, NULL);
+				                           PCRE2_NO_UTF_CHECK, r->md, r->mc);
 				if (rc == PCRE2_ERROR_NOMATCH)
 					break;
 				if (rc < 0)
@@ -435,11 +440,18 @@ int tok_bpe_encode(const struct llama_tokenizer *t, const char *text, size_t len
 	r.spans = malloc((len + 1) * 2 * sizeof *r.spans);
 	r.spans2 = malloc((len + 1) * 2 * sizeof *r.spans2);
 	r.md = pcre2_match_data_create(4, NULL);
-	int rc = r.word && r.sym && r.spans && r.spans2 && r.md ? 0
-	                                                        : model_fail(err, "out of memory");
+	/* An expression from a tokenizer.json is untrusted: a match that
+	 * backtracks without end is refused, not waited for. */
+	r.mc = pcre2_match_context_create(NULL);
+	if (r.mc != NULL)
+		pcre2_set_match_limit(r.mc, HF_MATCH_LIMIT);
+	int rc = r.word && r.sym && r.spans && r.spans2 && r.md && r.mc
+	                 ? 0
+	                 : model_fail(err, "out of memory");
 	if (rc == 0)
 		rc = tok_partition(t, text, len, bpe_fragment, &r, err);
 	pcre2_match_data_free(r.md);
+	pcre2_match_context_free(r.mc);
 	free(r.word);
 	free(r.sym);
 	free(r.spans);

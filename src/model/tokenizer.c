@@ -8,9 +8,11 @@
  * pieces, which keeps the lowest and highest id of equal ones: a piece is
  * found as its lowest id.
  *
- * Encoding keeps, for each adjacent pair, the id of the piece the two
- * make (or -1), and recomputes only the two pairs beside a merge: the
- * same merges as run.c's rescan of every pair, in the same order.
+ * Encoding merges through tok_spm_merge's priority queue of adjacent
+ * pairs (tokenizer_spm.c), in time N log N: the same merges as run.c's
+ * rescan of every pair after every merge, in the same order (the best
+ * score, the leftmost of equals). The kinds from a model file's
+ * vocabulary encode in tokenizer_spm.c and bpe.c.
  */
 #include "h2o/tokenizer.h"
 
@@ -93,6 +95,24 @@ static int hex_digit(char c)
 	if (c >= 'a' && c <= 'f')
 		return c - 'a' + 10;
 	return -1;
+}
+
+const char *tok_quote(char out[TOK_QUOTE_MAX], const char *s)
+{
+	if (s == NULL)
+		return "(none)";
+	size_t n = 0;
+	for (size_t i = 0; s[i] != '\0' && i < 32; i++) {
+		const unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7F && c != '\\')
+			out[n++] = (char)c;
+		else
+			n += (size_t)snprintf(out + n, 5, "\\x%02X", c);
+	}
+	if (s[0] != '\0' && strlen(s) > 32)
+		n += (size_t)snprintf(out + n, 4, "...");
+	out[n] = '\0';
+	return out;
 }
 
 int tok_byte_piece(const char *s, size_t len)

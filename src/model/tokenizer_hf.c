@@ -49,6 +49,7 @@ static const char *str(const cJSON *o, const char *key)
 /* One pre-tokenizer P (at PLACE) into H's expressions. */
 static int pre_one(struct hf *h, const cJSON *p, const char *place, char *err)
 {
+	char q[TOK_QUOTE_MAX];
 	const char *type = str(p, "type");
 	if (type == NULL)
 		return model_fail(err, "%s.type: expected a string", place);
@@ -71,15 +72,15 @@ static int pre_one(struct hf *h, const cJSON *p, const char *place, char *err)
 		if (re == NULL)
 			return model_fail(err, "%s.pattern.Regex: expected a string", place);
 		if (behavior == NULL || strcmp(behavior, "Isolated") != 0)
-			return model_fail(err, "%s.behavior: \"%.32s\", only \"Isolated\" is read",
-			                  place, behavior ? behavior : "(none)");
+			return model_fail(err, "%s.behavior: \"%s\", only \"Isolated\" is read",
+			                  place, tok_quote(q, behavior));
 		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "invert")))
 			return model_fail(err, "%s.invert: an inverted split is not read", place);
 		h->pre.re[h->pre.n_re++] = re;
 		return 0;
 	}
-	return model_fail(err, "%s.type: pre-tokenizer \"%.32s\" is not one this program reads",
-	                  place, type);
+	return model_fail(err, "%s.type: pre-tokenizer \"%s\" is not one this program reads", place,
+	                  tok_quote(q, type));
 }
 
 static int read_pre(struct hf *h, const cJSON *root, char *err)
@@ -243,6 +244,7 @@ static int largest_id(const cJSON *o, bool in_objects, const char *place, int *m
 
 static int read_hf(struct hf *h, const cJSON *root, char *err)
 {
+	char q[TOK_QUOTE_MAX];
 	if (!cJSON_IsObject(root))
 		return model_fail(err, "expected a JSON object");
 	const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
@@ -250,16 +252,16 @@ static int read_hf(struct hf *h, const cJSON *root, char *err)
 		return model_fail(err, "model: expected an object");
 	const char *type = str(model, "type");
 	if (type == NULL || strcmp(type, "BPE") != 0)
-		return model_fail(err, "model.type: \"%.32s\", only \"BPE\" is read",
-		                  type ? type : "(none)");
+		return model_fail(err, "model.type: \"%s\", only \"BPE\" is read",
+		                  tok_quote(q, type));
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(model, "byte_fallback")))
 		return model_fail(err, "model.byte_fallback: SentencePiece-style BPE is not read "
 		                       "from tokenizer.json");
 	const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
 	if (norm != NULL && !cJSON_IsNull(norm) &&
 	    (str(norm, "type") == NULL || strcmp(str(norm, "type"), "NFC") != 0))
-		return model_fail(err, "normalizer: \"%.32s\" is not read",
-		                  str(norm, "type") ? str(norm, "type") : "(no type)");
+		return model_fail(err, "normalizer: \"%s\" is not read",
+		                  tok_quote(q, str(norm, "type")));
 	const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
 	if (!cJSON_IsObject(vocab))
 		return model_fail(err, "model.vocab: expected an object");

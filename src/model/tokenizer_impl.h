@@ -61,6 +61,10 @@ struct llama_tokenizer {
 int tok_lookup(const struct llama_tokenizer *t, const char *s, size_t len, bool last);
 /* Index t->piece into t->slot. 0, or -1 when out of memory. */
 int tok_index(struct llama_tokenizer *t);
+/* S (NULL: "(none)") as a message may show it: printable ASCII as it is,
+ * any other byte as \xNN, at most 32 bytes of S; OUT has room for 136. */
+#define TOK_QUOTE_MAX 136
+const char *tok_quote(char out[TOK_QUOTE_MAX], const char *s);
 /* The byte a piece <0xNN> stands for, or -1. */
 int tok_byte_piece(const char *s, size_t len);
 

@@ -558,9 +558,9 @@ static void test_hf_small(void **state)
 static void test_hf_bad(void **state)
 {
 	(void)state;
-	static const char *const names[] = {"not_json",      "wordpiece", "vocab_id",
-	                                    "vocab_twice",   "bad_regex", "merge",
-	                                    "byte_fallback", "added_past"};
+	static const char *const names[] = {"not_json",      "wordpiece",  "vocab_id",
+	                                    "vocab_twice",   "bad_regex",  "merge",
+	                                    "byte_fallback", "added_past", "control_behavior"};
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
 		char path[512], err[LLAMA_ERR_MAX] = "";
 		struct llama_tokenizer *t = (struct llama_tokenizer *)&t;
