@@ -5,7 +5,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-packages="meson ninja-build gcc pkg-config libcjson-dev libncurses-dev libcmocka-dev libcairo2-dev libfontconfig-dev tmux"
+packages="meson ninja-build gcc pkg-config libcjson-dev libncurses-dev libcmocka-dev libcairo2-dev libfontconfig-dev tmux libpcre2-dev"
 # CI also runs the suite under valgrind, fuzzes the scene loader with
 # clang's libFuzzer (its runtime is libclang-rt-14-dev, which clang only
 # recommends), checks with strace that nothing writes a file, and checks

@@ -15,7 +15,8 @@
  * checkpoint loader (and a small model that loads runs a few tokens,
  * sampled), and one with "\x7fTOKN" and a 2-byte little-endian vocabulary
  * size minus 1 to the tokenizer's (which then encodes and decodes the
- * input's own bytes): a model scene reads both. The
+ * input's own bytes): a model scene reads both; "\x7fTJSN" and the same
+ * size go to the tokenizer.json loader of Hugging Face folders. The
  * scene is named tests/bad/fuzz.json, so run from the source root (as
  * `.ci/run` does) the .npy files named by the seeds from tests/bad/ are
  * found in tests/bad/npy/. Built only with -Dfuzz=true under clang
@@ -341,6 +342,9 @@ static void fuzz_checkpoint(const uint8_t *data, size_t size)
 	llama_free(m);
 }
 
+static void fuzz_tokenizer_use(struct llama_tokenizer *t, const uint8_t *data, size_t size,
+                               int vocab);
+
 /* A tokenizer for VOCAB tokens: loaded or refused; one that loads encodes
  * the input's own bytes and decodes every token. */
 static void fuzz_tokenizer(const uint8_t *data, size_t size, int vocab)
@@ -354,9 +358,33 @@ static void fuzz_tokenizer(const uint8_t *data, size_t size, int vocab)
 		fuzz_model_message(err);
 		return;
 	}
+	fuzz_tokenizer_use(t, data, size, vocab);
+}
+
+/* A tokenizer.json for VOCAB tokens: loaded or refused, then as above. */
+static void fuzz_tokenizer_json(const uint8_t *data, size_t size, int vocab)
+{
+	char err[LLAMA_ERR_MAX] = "";
+	struct llama_tokenizer *t = NULL;
+
+	if (llama_tokenizer_load_hf_bytes((const char *)data, size, vocab, &t, err) != 0) {
+		if (t != NULL)
+			fuzz_fail("a refused tokenizer.json left *out set", err);
+		fuzz_model_message(err);
+		return;
+	}
+	fuzz_tokenizer_use(t, data, size, vocab);
+}
+
+/* Encode up to 64 of the input's bytes with T and decode every token. */
+static void fuzz_tokenizer_use(struct llama_tokenizer *t, const uint8_t *data, size_t size,
+                               int vocab)
+{
+	char err[LLAMA_ERR_MAX] = "";
 	const size_t len = size < 64 ? size : 64;
-	int tokens[64 + 3];
-	const int n = llama_tokenizer_encode(t, (const char *)data, len, 1, 1, tokens, 64 + 3, err);
+	int tokens[4 * 64 + 3];
+	const int n =
+	        llama_tokenizer_encode(t, (const char *)data, len, 1, 1, tokens, 4 * 64 + 3, err);
 	if (n < 0)
 		fuzz_model_message(err);
 	for (int i = 0; i < n; i++) {
@@ -409,6 +437,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                        "TOKN",
 	                        5) == 0) {
 		fuzz_tokenizer(data + 7, size - 7, 1 + (data[5] | data[6] << 8));
+		return 0;
+	}
+	if (size >= 7 && memcmp(data,
+	                        "\x7f"
+	                        "TJSN",
+	                        5) == 0) {
+		fuzz_tokenizer_json(data + 7, size - 7, 1 + (data[5] | data[6] << 8));
 		return 0;
 	}
 	if (scene_load_text("tests/bad/fuzz.json", (const char *)data, size, &scene, err) != 0) {
