@@ -97,6 +97,19 @@ limit=10
 refused "$tmp/fifo/text.json" \
 	"$tmp/fifo/text.json:1:87: text: tokens.txt: cannot open: not a regular file"
 refused "$tmp/fifo/npy.json" "$tmp/fifo/npy.json:1:56: k: k.npy: cannot open: not a regular file"
+# A lessons.txt that is a FIFO beside a scene: every mode reads the
+# scene's folder's list to know whether the scene is a lesson, and waited
+# for a writer there; the list is refused (the scene is then no lesson).
+mkdir "$tmp/fifo_lessons"
+cp scenes/cat_sat.json "$tmp/fifo_lessons/"
+mkfifo "$tmp/fifo_lessons/lessons.txt"
+for mode in "--headless --keys q" --report --trace; do
+	# shellcheck disable=SC2086 # $mode is several words
+	timeout "$limit" "$bin" $mode "$tmp/fifo_lessons/cat_sat.json" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	[ "$status" = 0 ] && [ ! -s "$tmp/err" ] ||
+		fail "$mode beside a FIFO lessons.txt: exit status $status, stderr '$(head -c 300 "$tmp/err")'"
+done
 limit=120
 
 # Links: a scene names files in its own folder or below, and a link there
@@ -152,6 +165,19 @@ printf '{"heavy": 1, "recent": 1, "model": "tiny.bin", "tokenizer": "tiny_tok.bi
 	'"text_file": "long.txt"' >"$tmp/model/long.json"
 refused "$tmp/model/long.json" "$tmp/model/long.json:1:90: text_file: long.txt: expected at most \
 1048576 bytes of text, got 1048577"
+
+# A temperature so small that the logits divided by it overflow float32
+# (1e-39, a float32 subnormal): the softmax's limit, the likeliest token,
+# as at temperature 0, not the last token of the vocabulary every time.
+greedy=(--model models/stories260K/stories260K.bin --tokenizer models/stories260K/tok512.bin
+	--text-string Once --generate 12 --trace)
+"$bin" "${greedy[@]}" >"$tmp/t0.jsonl" 2>"$tmp/err" || fail "temperature 0: $(head -c 300 "$tmp/err")"
+for t in 1e-39 1e-38; do
+	"$bin" "${greedy[@]}" --temperature "$t" >"$tmp/t.jsonl" 2>"$tmp/err" ||
+		fail "temperature $t: $(head -c 300 "$tmp/err")"
+	cmp -s "$tmp/t0.jsonl" "$tmp/t.jsonl" ||
+		fail "temperature $t: the trace is not temperature 0's (tokens: $(grep -o '"token": "[^"]*"' "$tmp/t.jsonl" | sed 's/^"token": //' | tr '\n' ' '))"
+done
 
 [ "$failed" = 0 ] && echo "all limits hold"
 [ "$failed" = 0 ]
