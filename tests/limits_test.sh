@@ -183,7 +183,7 @@ printf '{"heavy": 1, "recent": 1, "model": "tiny.bin", "tokenizer": "tiny_tok.bi
 printf '{"heavy": 1, "recent": 1, "model": "wide_vocab.bin", "tokenizer": "huge_tok.bin", %s}\n' \
 	'"text": "a"' >"$tmp/model/huge_tok.json"
 vm=
-(ulimit -v $((512 * 1024)) && exec "$bin" --version) >/dev/null 2>&1 && vm=$((512 * 1024))
+{ (ulimit -v $((512 * 1024)) && exec "$bin" --version) >/dev/null 2>&1; } 2>/dev/null && vm=$((512 * 1024))
 # small FILE WANT ARGS...: as refused, under the limit when there is one.
 small() {
 	local file=$1 want=$2 status
