@@ -11,8 +11,10 @@ the screen shows. A note's numbers may also be the step before's (the old
 score of a sum) or the next step's. The trace is also taken with one more
 recent slot, for lessons that say what } does, and at the budgets the keys
 after each note's "Try" lead to, for what its experiment shows. A model's
-trace is read for its figures only (model_values), at its own budgets. Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
+figures are read from its report's rows per step (model_values), at its
+own budgets, not from its trace. Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
 """
+import csv
 import json
 import math
 import os
@@ -49,31 +51,34 @@ def model_values(binary, root, path, prompt):
     would match any number): each step's metrics, whole and per key/value
     head, each policy's mean recall over the steps after the prompt and
     over all steps, and a model scene's perplexity per policy, as a lesson
-    quotes them."""
-    run = subprocess.Popen([binary, "--trace", "--quiet", path], cwd=root,
-                           stdout=subprocess.PIPE, text=True)
-    steps, after, every, logprob = {}, {}, {}, {}
-    for line in run.stdout:
-        record = json.loads(line)
-        # A model run's log-probability of the text's next token, per policy.
-        for name, lp in record.get("model", {}).get("logprob", {}).items():
-            if lp is not None:
-                logprob.setdefault(name, []).append((record["step"], lp))
-        values = []
-        numbers(record["metrics"], values)
-        for name, value in record.items():
-            if isinstance(value, list):
-                heads = [g["metrics"] for layer in value for g in layer]
-                for m in heads:
-                    numbers(m, values)
-                recall = sum(m["attn_recall"] for m in heads) / len(heads)
-                values.append(recall)
-                every.setdefault(name, []).append(recall)
-                if record["step"] > prompt:
-                    after.setdefault(name, []).append(recall)
-        steps[record["step"]] = values
-    if run.wait() != 0:
-        raise SystemExit(f"{path}: --trace failed")
+    quotes them. They come from --report --csv --per-head, a row per step,
+    policy and head with exactly these figures (about 10 MB for the model
+    lesson), not from the trace, whose attended sets, weights and scores
+    (350 MB of JSON) no claim reads."""
+    run = subprocess.run([binary, "--report", "--csv", "--per-head", "--quiet", path],
+                         cwd=root, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"{path}: --report --csv failed: {run.stderr.strip()}")
+    steps, heads, logprob = {}, {}, {}
+    for row in csv.DictReader(run.stdout.splitlines()):
+        step, name = int(row["step"]), row["policy"]
+        # Figures only: the likeliest token's id (model_top) is no figure.
+        values = [float(v) for k, v in row.items()
+                  if k not in ("step", "policy", "head", "model_top") and v != ""]
+        steps.setdefault(step, []).extend(values)
+        if row["head"] == "all":
+            # A model run's log-probability of the text's next token.
+            if row.get("model_logprob"):
+                logprob.setdefault(name, []).append((step, float(row["model_logprob"])))
+        else:
+            heads.setdefault((name, step), []).append(float(row["attn_recall"]))
+    after, every = {}, {}
+    for (name, step), recalls in heads.items():
+        recall = sum(recalls) / len(recalls)
+        steps[step].append(recall)
+        every.setdefault(name, []).append(recall)
+        if step > prompt:
+            after.setdefault(name, []).append(recall)
     means = [sum(v) / len(v) for v in list(after.values()) + list(every.values()) if v]
     # And each policy's perplexity, as --report gives it: over every
     # prediction, and over those from the prompt's end on.
@@ -108,7 +113,8 @@ def main():
                     everywhere.append(sum(x * y for x, y in zip(a["q"], b["k"])))
         steps = {}
         # A model's trace is large: its figures only, at its own budgets.
-        layered = scene.get("layers", 1) * scene.get("heads", 1) > 1
+        # (A model scene gives no "layers" or "heads": its model has them.)
+        layered = "model" in scene or scene.get("layers", 1) * scene.get("heads", 1) > 1
         variants = [[]] if layered else [[], ["--recent", str(scene["recent"] + 1)]]
         # And at the budgets each note's "Try" keys lead to.
         for note in ([] if layered else scene.get("notes", {}).values()):

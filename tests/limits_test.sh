@@ -97,6 +97,19 @@ limit=10
 refused "$tmp/fifo/text.json" \
 	"$tmp/fifo/text.json:1:87: text: tokens.txt: cannot open: not a regular file"
 refused "$tmp/fifo/npy.json" "$tmp/fifo/npy.json:1:56: k: k.npy: cannot open: not a regular file"
+# A lessons.txt that is a FIFO beside a scene: every mode reads the
+# scene's folder's list to know whether the scene is a lesson, and waited
+# for a writer there; the list is refused (the scene is then no lesson).
+mkdir "$tmp/fifo_lessons"
+cp scenes/cat_sat.json "$tmp/fifo_lessons/"
+mkfifo "$tmp/fifo_lessons/lessons.txt"
+for mode in "--headless --keys q" --report --trace; do
+	# shellcheck disable=SC2086 # $mode is several words
+	timeout "$limit" "$bin" $mode "$tmp/fifo_lessons/cat_sat.json" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	[ "$status" = 0 ] && [ ! -s "$tmp/err" ] ||
+		fail "$mode beside a FIFO lessons.txt: exit status $status, stderr '$(head -c 300 "$tmp/err")'"
+done
 limit=120
 
 # Links: a scene names files in its own folder or below, and a link there
@@ -151,7 +164,58 @@ head -c 1048577 /dev/zero | tr '\0' a >"$tmp/model/long.txt"
 printf '{"heavy": 1, "recent": 1, "model": "tiny.bin", "tokenizer": "tiny_tok.bin", %s}\n' \
 	'"text_file": "long.txt"' >"$tmp/model/long.json"
 refused "$tmp/model/long.json" "$tmp/model/long.json:1:90: text_file: long.txt: expected at most \
-1048576 bytes of text, got 1048577"
+1048576 bytes of text, the file has 1048577"
+
+# Sizes are told from fstat before a byte is read, and no more than the
+# limit is ever read: a text of 2 GiB (as a sparse file), for the scene's
+# "text_file" and for --text, and a tokenizer of 2 GiB beside a checkpoint
+# whose vocabulary of 600,000 lets the tokenizer's own bound (4 KiB a
+# token) reach past it. Each under a limit of 512 MiB of virtual memory
+# (where the build allows one): the files were read into memory of their
+# size before their one line.
+{
+	for v in 4 4 1 2 1 600000 8; do i32 "$v"; done
+} >"$tmp/model/wide_vocab.bin"
+truncate -s $((28 + 4 * (600000 * 4 + 124))) "$tmp/model/wide_vocab.bin"
+truncate -s $((2 * 1024 * 1024 * 1024)) "$tmp/model/huge.txt" "$tmp/model/huge_tok.bin"
+printf '{"heavy": 1, "recent": 1, "model": "tiny.bin", "tokenizer": "tiny_tok.bin", %s}\n' \
+	'"text_file": "huge.txt"' >"$tmp/model/huge_text.json"
+printf '{"heavy": 1, "recent": 1, "model": "wide_vocab.bin", "tokenizer": "huge_tok.bin", %s}\n' \
+	'"text": "a"' >"$tmp/model/huge_tok.json"
+vm=
+{ (ulimit -v $((512 * 1024)) && exec "$bin" --version) >/dev/null 2>&1; } 2>/dev/null && vm=$((512 * 1024))
+# small FILE WANT ARGS...: as refused, under the limit when there is one.
+small() {
+	local file=$1 want=$2 status
+	shift 2
+	(if [ -n "$vm" ]; then ulimit -v "$vm"; fi; exec "$bin" --headless "$@") >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	[ "$status" = 3 ] || { fail "$file: exit status $status, expected 3 ($(head -c 300 "$tmp/err"))"; return; }
+	[ ! -s "$tmp/out" ] || { fail "$file: stdout is not empty"; return; }
+	printf '%s\n' "$want" | diff -u - "$tmp/err" >/dev/null ||
+		fail "$file: stderr is '$(head -c 300 "$tmp/err")', expected '$want'"
+}
+small huge_text.json "$tmp/model/huge_text.json:1:90: text_file: huge.txt: expected at most 1048576 \
+bytes of text, the file has 2147483648" "$tmp/model/huge_text.json"
+small huge_tok.json "$tmp/model/huge_tok.json:1:67: tokenizer: huge_tok.bin: cannot open: larger \
+than 256 MiB" "$tmp/model/huge_tok.json"
+small --text "$tmp/model/huge.txt: expected at most 1048576 bytes of text, the file has 2147483648" \
+	--model "$tmp/model/tiny.bin" --tokenizer "$tmp/model/tiny_tok.bin" --text "$tmp/model/huge.txt"
+small --tokenizer "$tmp/model/huge_tok.bin: cannot open: larger than 256 MiB" \
+	--model "$tmp/model/wide_vocab.bin" --tokenizer "$tmp/model/huge_tok.bin" --text-string a
+
+# A temperature so small that the logits divided by it overflow float32
+# (1e-39, a float32 subnormal): the softmax's limit, the likeliest token,
+# as at temperature 0, not the last token of the vocabulary every time.
+greedy=(--model models/stories260K/stories260K.bin --tokenizer models/stories260K/tok512.bin
+	--text-string Once --generate 12 --trace)
+"$bin" "${greedy[@]}" >"$tmp/t0.jsonl" 2>"$tmp/err" || fail "temperature 0: $(head -c 300 "$tmp/err")"
+for t in 1e-39 1e-38; do
+	"$bin" "${greedy[@]}" --temperature "$t" >"$tmp/t.jsonl" 2>"$tmp/err" ||
+		fail "temperature $t: $(head -c 300 "$tmp/err")"
+	cmp -s "$tmp/t0.jsonl" "$tmp/t.jsonl" ||
+		fail "temperature $t: the trace is not temperature 0's (tokens: $(grep -o '"token": "[^"]*"' "$tmp/t.jsonl" | sed 's/^"token": //' | tr '\n' ' '))"
+done
 
 [ "$failed" = 0 ] && echo "all limits hold"
 [ "$failed" = 0 ]

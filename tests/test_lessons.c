@@ -170,12 +170,39 @@ static void test_bad_lists(void **state)
 	assert_non_null(strstr(err, "cannot open"));
 }
 
+/* A list that is a FIFO is refused at once, as every scene input is: it
+ * was read with fopen, which waits for a writer that never comes, and
+ * every mode hung before its first line. A folder is refused too. */
+static void test_not_regular(void **state)
+{
+	(void)state;
+	char dir[128], path[256], err[256];
+	at(dir, sizeof dir, "scenes");
+	at(path, sizeof path, "scenes/lessons.txt");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	struct lessons *l = (struct lessons *)1;
+	assert_int_equal(lessons_load(dir, &l, err, sizeof err), -1);
+	assert_null(l);
+	assert_non_null(strstr(err, "lessons.txt: cannot open: not a regular file"));
+	/* A scene of the folder is then simply not a lesson. */
+	int index = 7;
+	at(path, sizeof path, "scenes/one.json");
+	assert_null(lessons_of_scene(path, NULL, &index));
+	at(path, sizeof path, "scenes/lessons.txt");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(lessons_load(dir, &l, err, sizeof err), -1);
+	assert_non_null(strstr(err, "lessons.txt: cannot open: not a regular file"));
+	assert_int_equal(rmdir(path), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(test_path_in_order, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_of_scene, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_bad_lists, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_not_regular, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,8 +131,12 @@ static int build_timelines(const struct app *app, const struct policy_budget *b,
 	for (int h = 0; h < app->heads; h++) {
 		tls[h] = timeline_new(&app->views[h], b);
 		if (!tls[h]) {
-			while (h-- > 0)
+			/* Each freed one forgotten too: the caller's app_done frees
+			 * what TLS still holds. */
+			while (h-- > 0) {
 				timeline_free(tls[h]);
+				tls[h] = NULL;
+			}
 			return -1;
 		}
 	}

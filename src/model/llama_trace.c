@@ -37,7 +37,11 @@ static int argmax(const float *x, int n)
 	return best;
 }
 
-/* A token drawn from softmax(X / T) with the next coin; WORK holds N. */
+/* A token drawn from softmax(X / T) with the next coin; WORK holds N. X is
+ * finite (checked by the caller). A temperature so small that X / T
+ * overflows float32 is past the point where the softmax can be formed: its
+ * limit as T goes to 0 is all the weight on the highest logit, which is
+ * what it gets (the first of equals, as at T = 0), and no coin is drawn. */
 static int draw(const float *x, int n, float t, uint64_t *state, float *work)
 {
 	for (int i = 0; i < n; i++)
@@ -46,6 +50,8 @@ static int draw(const float *x, int n, float t, uint64_t *state, float *work)
 	for (int i = 1; i < n; i++)
 		if (work[i] > max)
 			max = work[i];
+	if (!isfinite(max))
+		return argmax(x, n);
 	float sum = 0.0f;
 	for (int i = 0; i < n; i++) {
 		work[i] = expf(work[i] - max);
@@ -61,6 +67,72 @@ static int draw(const float *x, int n, float t, uint64_t *state, float *work)
 			return i;
 	}
 	return n - 1;
+}
+
+/* A non-finite number's name: "nan", "inf" or "-inf". */
+static const char *nonfinite_name(float x)
+{
+	return isnan(x) ? "nan" : x > 0 ? "inf" : "-inf";
+}
+
+/* The index of the first of N floats at X that is not finite, or -1. */
+static int first_nonfinite(const float *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+			return i;
+	return -1;
+}
+
+/* Whether the step at position I left every query, key and value its
+ * attention used, and the logits, finite; ERR says where not. Finite
+ * weights can still overflow float32 on the way (a norm's weight near
+ * FLT_MAX), and a NaN or infinity must stop here, at its position, rather
+ * than reach the engine's figures as NaN. */
+static int check_finite(const struct llama_model *m, const struct llama_run *r, int i,
+                        const int *tokens, char err[LLAMA_ERR_MAX])
+{
+	const struct llama_config *c = llama_model_config(m);
+	const int hs = c->head_size;
+	for (int l = 0; l < c->n_layers; l++) {
+		for (int h = 0; h < c->n_heads; h++) {
+			const float *row = llama_run_query(r, l, h);
+			const int j = first_nonfinite(row, hs);
+			if (j >= 0)
+				return model_fail(err,
+				                  "position %d (token %d): the query of layer %d, "
+				                  "head %d holds %s (element %d): the model's "
+				                  "activations are not finite",
+				                  i, tokens[i], l, h, nonfinite_name(row[j]), j);
+		}
+		for (int g = 0; g < c->n_kv_heads; g++) {
+			const size_t last = (size_t)(llama_run_len(r, l, g) - 1) * (size_t)hs;
+			const float *key = llama_run_keys(r, l, g) + last;
+			const float *value = llama_run_values(r, l, g) + last;
+			int j = first_nonfinite(key, hs);
+			const char *what = "key";
+			if (j < 0) {
+				j = first_nonfinite(value, hs);
+				what = "value";
+				key = value;
+			}
+			if (j >= 0)
+				return model_fail(err,
+				                  "position %d (token %d): the %s of layer %d, "
+				                  "key/value head %d holds %s (element %d): the "
+				                  "model's activations are not finite",
+				                  i, tokens[i], what, l, g, nonfinite_name(key[j]),
+				                  j);
+		}
+	}
+	const float *logits = llama_logits(r);
+	const int j = first_nonfinite(logits, c->vocab_size);
+	if (j >= 0)
+		return model_fail(err,
+		                  "position %d (token %d): the logit of token %d is %s: the "
+		                  "model's activations are not finite",
+		                  i, tokens[i], j, nonfinite_name(logits[j]));
+	return 0;
 }
 
 int llama_trace(const struct llama_model *m, int *tokens, int n_given, int n,
@@ -95,6 +167,11 @@ int llama_trace(const struct llama_model *m, int *tokens, int n_given, int n,
 			llama_run_free(r);
 			free(work);
 			return model_fail(err, "step %d failed", i);
+		}
+		if (check_finite(m, r, i, tokens, err) != 0) {
+			llama_run_free(r);
+			free(work);
+			return -1;
 		}
 		for (int l = 0; l < L; l++) {
 			for (int h = 0; q != NULL && h < H; h++)

@@ -4,10 +4,13 @@
 #include "h2o/lessons.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char *dup_n(const char *s, size_t n)
 {
@@ -47,23 +50,55 @@ static int fail(char *err, size_t size, const char *path, const char *what)
 	return -1;
 }
 
+/* Up to SIZE bytes of the regular file PATH into TEXT, *LEN of them; WHAT
+ * says why not. Opened without blocking, as every file a scene names is: a
+ * FIFO (or a device) would wait for a writer on open or read forever. */
+static int read_list(const char *path, char *text, size_t size, size_t *len, char *what,
+                     size_t what_size)
+{
+	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(what, what_size, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	const char *why = fstat(fd, &st) != 0          ? strerror(errno)
+	                  : !S_ISREG(st.st_mode)       ? "not a regular file"
+	                  : fcntl(fd, F_SETFL, 0) != 0 ? strerror(errno)
+	                                               : NULL;
+	if (why != NULL) {
+		snprintf(what, what_size, "cannot open: %s", why);
+		close(fd);
+		return -1;
+	}
+	*len = 0;
+	while (*len < size) {
+		const ssize_t r = read(fd, text + *len, size - *len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(what, what_size, "cannot read: %s", strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		*len += (size_t)r;
+	}
+	close(fd);
+	return 0;
+}
+
 int lessons_load(const char *dir, struct lessons **out, char *err, size_t err_size)
 {
 	*out = NULL;
-	char path[4096];
+	char path[4096], what[160];
 	snprintf(path, sizeof path, "%s/%s", dir, LESSONS_FILE);
-	FILE *fp = fopen(path, "r");
-	if (!fp) {
-		char what[160];
-		snprintf(what, sizeof what, "cannot open: %s", strerror(errno));
-		return fail(err, err_size, path, what);
-	}
 	char text[LESSONS_MAX_BYTES + 1];
-	const size_t len = fread(text, 1, sizeof text, fp);
-	const bool bad = ferror(fp);
-	fclose(fp);
-	if (bad)
-		return fail(err, err_size, path, "cannot read");
+	size_t len;
+	/* One byte more than the limit tells a list that is too long. */
+	if (read_list(path, text, sizeof text, &len, what, sizeof what) != 0)
+		return fail(err, err_size, path, what);
 	if (len > LESSONS_MAX_BYTES)
 		return fail(err, err_size, path, "longer than 4096 bytes");
 	text[len] = '\0';

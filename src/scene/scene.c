@@ -247,23 +247,38 @@ int scene_load_text_opts(const char *name, const char *text, size_t len,
 	return rc;
 }
 
-/* Read all of FD, refusing more than SCENE_MAX_FILE_BYTES: reading stops
- * one byte past the limit, so a huge pipe is not slurped whole. HINT is the
- * size fstat reported (0 for pipes and the like). On failure MSG says why
- * ("cannot read: ...", "cannot load: ..."), for the caller to place. */
-int scene_read_all(int fd, size_t hint, char **buf, size_t *len, char *msg, size_t size)
+/* LIMIT bytes in words: whole MiB as MiB, anything else in bytes. */
+static void limit_words(size_t limit, char *out, size_t size)
 {
-	const size_t limit = (size_t)SCENE_MAX_FILE_BYTES + 1;
-	size_t cap = hint + 1 > 4096 ? hint + 1 : 4096, used = 0;
+	const size_t mib = 1024 * 1024;
+	if (limit >= mib && limit % mib == 0)
+		snprintf(out, size, "%zu MiB", limit / mib);
+	else
+		snprintf(out, size, "%zu bytes", limit);
+}
+
+/* Read all of FD, refusing more than LIMIT bytes: reading stops one byte
+ * past the limit, so a huge pipe is not slurped whole, and never asks for
+ * more memory than that. HINT is the size fstat reported (0 for pipes and
+ * the like), which callers check against LIMIT before calling; a file that
+ * grew since is still cut off here. On failure MSG says why ("cannot
+ * read: ...", "cannot load: ..."), for the caller to place. */
+int scene_read_all(int fd, size_t hint, size_t limit, char **buf, size_t *len, char *msg,
+                   size_t size)
+{
+	const size_t stop = limit + 1;
+	size_t cap = hint < limit ? hint + 1 : stop, used = 0;
+	if (cap < 4096)
+		cap = 4096 < stop ? 4096 : stop;
 	char *b = malloc(cap + 1);
 
 	if (b == NULL) {
 		snprintf(msg, size, "cannot load: out of memory");
 		return -1;
 	}
-	while (used < limit) {
+	while (used < stop) {
 		if (used == cap) {
-			size_t ncap = cap * 2 < limit ? cap * 2 : limit;
+			size_t ncap = cap < stop / 2 ? cap * 2 : stop;
 			char *nb = realloc(b, ncap + 1);
 			if (nb == NULL) {
 				free(b);
@@ -286,10 +301,11 @@ int scene_read_all(int fd, size_t hint, char **buf, size_t *len, char *msg, size
 			break;
 		used += (size_t)r;
 	}
-	if (used >= limit) {
+	if (used > limit) {
+		char words[32];
+		limit_words(limit, words, sizeof words);
 		free(b);
-		snprintf(msg, size, "cannot load: file is larger than %ld MiB",
-		         SCENE_MAX_FILE_BYTES / (1024 * 1024));
+		snprintf(msg, size, "cannot load: file is larger than %s", words);
 		return -1;
 	}
 	b[used] = '\0';
@@ -332,7 +348,8 @@ int scene_load_file_opts(const char *path, const struct scene_options *options, 
 	}
 	size_t hint = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
 	char msg[SCENE_ERROR_MAX / 2];
-	int rc = scene_read_all(fd, hint, &buf, &len, msg, sizeof msg);
+	int rc =
+	        scene_read_all(fd, hint, (size_t)SCENE_MAX_FILE_BYTES, &buf, &len, msg, sizeof msg);
 	close(fd);
 	if (rc != 0)
 		return scene_fail_file(err, path, "%s", msg);

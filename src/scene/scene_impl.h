@@ -262,7 +262,9 @@ void scene_model_done(struct plan *p);
 /* scene_copy.c: the last pass, the scene's arrays filled. */
 int scene_build(const struct loader *ld, struct plan *p, struct scene **out);
 
-/* scene.c: all of FD, up to SCENE_MAX_FILE_BYTES; MSG says why not. */
-int scene_read_all(int fd, size_t hint, char **buf, size_t *len, char *msg, size_t size);
+/* scene.c: all of FD, up to LIMIT bytes (never more read or allocated);
+ * MSG says why not. */
+int scene_read_all(int fd, size_t hint, size_t limit, char **buf, size_t *len, char *msg,
+                   size_t size);
 
 #endif

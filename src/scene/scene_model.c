@@ -312,6 +312,30 @@ static int check_fields(const struct loader *ld, struct plan *p, int *generate)
 	return 0;
 }
 
+/* Whether a text file of ST's size is past a model text's limit, told
+ * from fstat before a byte is read (MSG says so): a file of gigabytes was
+ * read up to the scene file's limit before the text's own was checked. */
+static bool text_too_big(const struct stat *st, char *msg, size_t size)
+{
+	if (st->st_size <= SCENE_MAX_MODEL_TEXT_BYTES)
+		return false;
+	snprintf(msg, size, "expected at most %d bytes of text, the file has %lld",
+	         SCENE_MAX_MODEL_TEXT_BYTES, (long long)st->st_size);
+	return true;
+}
+
+/* The tokenizer file's size against the limit of any file a scene names,
+ * from fstat before a byte is read: the tokenizer's own bound grows with
+ * the vocabulary (4 KiB a token), gigabytes for a large one. */
+static bool tokenizer_too_big(const struct stat *st, char *msg, size_t size)
+{
+	if (st->st_size <= SCENE_MAX_FILE_BYTES)
+		return false;
+	snprintf(msg, size, "cannot open: larger than %ld MiB",
+	         SCENE_MAX_FILE_BYTES / (1024 * 1024));
+	return true;
+}
+
 /* The model at "model": opened, loaded, and its layout fit for a scene
  * and equal to what the scene says of it. */
 static int open_model(const struct loader *ld, struct plan *p, char *shown, size_t shown_size)
@@ -358,6 +382,10 @@ static int open_tokenizer(const struct loader *ld, struct plan *p, const char *m
 	const int fd = scene_open_named(ld, &w, shown, path, &st);
 	if (fd < 0)
 		return -1;
+	if (tokenizer_too_big(&st, e, sizeof e)) {
+		close(fd);
+		return scene_fail_value(ld, &w, "%s: %s", shown, e);
+	}
 	const int vocab = llama_model_config(p->model->model)->vocab_size;
 	const int rc = llama_tokenizer_load_fd(fd, vocab, &p->model->tok, e);
 	close(fd);
@@ -382,8 +410,12 @@ static int read_text_file(const struct loader *ld, struct plan *p, const struct 
 	const int fd = scene_open_named(ld, w, shown, path, &st);
 	if (fd < 0)
 		return -1;
-	const int rc = scene_read_all(fd, (size_t)st.st_size, &p->text_file, &p->text_len, msg,
-	                              sizeof msg);
+	if (text_too_big(&st, msg, sizeof msg)) {
+		close(fd);
+		return scene_fail_value(ld, w, "%s: %s", shown, msg);
+	}
+	const int rc = scene_read_all(fd, (size_t)st.st_size, SCENE_MAX_MODEL_TEXT_BYTES,
+	                              &p->text_file, &p->text_len, msg, sizeof msg);
 	close(fd);
 	if (rc != 0)
 		return scene_fail_value(ld, w, "%s: %s", shown, msg);
@@ -557,6 +589,12 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 		scene_fail_file(err, a->model, "%s", msg);
 		goto done;
 	}
+	struct stat tst;
+	if (stat(a->tokenizer, &tst) == 0 && S_ISREG(tst.st_mode) &&
+	    tokenizer_too_big(&tst, msg, sizeof msg)) {
+		scene_fail_file(err, a->tokenizer, "%s", msg);
+		goto done;
+	}
 	if (llama_tokenizer_load(a->tokenizer, c->vocab_size, &mp->tok, e) != 0) {
 		scene_fail_file(err, a->tokenizer, "for the %d tokens of %s: %s", c->vocab_size,
 		                base_name(a->model), e);
@@ -587,8 +625,13 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 			scene_fail_file(err, a->text_file, "cannot open: %s", why);
 			goto done;
 		}
-		rc = scene_read_all(fd, (size_t)st.st_size, &p.text_file, &p.text_len, msg,
-		                    sizeof msg);
+		if (text_too_big(&st, msg, sizeof msg)) {
+			close(fd);
+			scene_fail_file(err, a->text_file, "%s", msg);
+			goto done;
+		}
+		rc = scene_read_all(fd, (size_t)st.st_size, SCENE_MAX_MODEL_TEXT_BYTES,
+		                    &p.text_file, &p.text_len, msg, sizeof msg);
 		close(fd);
 		if (rc != 0) {
 			scene_fail_file(err, a->text_file, "%s", msg);

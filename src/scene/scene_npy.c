@@ -396,8 +396,8 @@ static int check_text_file(const struct loader *ld, const cJSON *node, const str
 		close(fd);
 		return scene_fail_value(ld, w, "%s: cannot open: larger than 256 MiB", shown);
 	}
-	int rc = scene_read_all(fd, (size_t)st.st_size, &p->text_file, &p->text_len, msg,
-	                        sizeof msg);
+	int rc = scene_read_all(fd, (size_t)st.st_size, (size_t)SCENE_MAX_FILE_BYTES, &p->text_file,
+	                        &p->text_len, msg, sizeof msg);
 	close(fd);
 	if (rc != 0)
 		return scene_fail_value(ld, w, "%s: %s", shown, msg);

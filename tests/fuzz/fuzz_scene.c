@@ -16,7 +16,10 @@
  * sampled), and one with "\x7fTOKN" and a 2-byte little-endian vocabulary
  * size minus 1 to the tokenizer's (which then encodes and decodes the
  * input's own bytes): a model scene reads both; "\x7fTJSN" and the same
- * size go to the tokenizer.json loader of Hugging Face folders. The
+ * size go to the tokenizer.json loader of Hugging Face folders. Behind the
+ * checkpoint's and tokenizer's markers the mutation is structure-aware
+ * (LLVMFuzzerCustomMutator, below): header fields and piece lengths of
+ * hostile sizes, and checkpoints sized as their headers say. The
  * scene is named tests/bad/fuzz.json, so run from the source root (as
  * `.ci/run` does) the .npy files named by the seeds from tests/bad/ are
  * found in tests/bad/npy/. Built only with -Dfuzz=true under clang
@@ -330,8 +333,14 @@ static void fuzz_checkpoint(const uint8_t *data, size_t size)
 		      *v = malloc(kn * sizeof *v);
 		int tokens[4] = {size > 0 ? data[size - 1] % c->vocab_size : 0};
 		const struct llama_sampling sampling = {1.0f, 1};
-		if (q && k && v && llama_trace(m, tokens, 1, n, &sampling, q, k, v, err) != 0)
-			fuzz_fail("a loaded model could not trace its own tokens", err);
+		/* Finite weights may still overflow float32 on the way: that is
+		 * a refusal at a position, with its message; any other failure
+		 * of a loaded model is a bug. */
+		if (q && k && v && llama_trace(m, tokens, 1, n, &sampling, q, k, v, err) != 0) {
+			if (strstr(err, "the model's activations are not finite") == NULL)
+				fuzz_fail("a loaded model could not trace its own tokens", err);
+			fuzz_model_message(err);
+		}
 		for (int i = 0; q && k && v && i < n; i++)
 			if (tokens[i] < 0 || tokens[i] >= c->vocab_size)
 				fuzz_fail("a traced token is not in the vocabulary", NULL);
@@ -396,6 +405,166 @@ static void fuzz_tokenizer_use(struct llama_tokenizer *t, const uint8_t *data, s
 	if (llama_tokenizer_max_piece(t) < 1 || llama_tokenizer_max_piece(t) > LLAMA_TOK_MAX_PIECE)
 		fuzz_fail("a tokenizer's longest piece is out of its bounds", NULL);
 	llama_tokenizer_free(t);
+}
+
+/* ---- structure-aware mutation of checkpoints and tokenizers ----------
+ *
+ * Random bytes rarely make a llama2.c header whose sizes agree with its
+ * file, or a tokenizer piece whose length is the one hostile number that
+ * matters, so libFuzzer's own mutations mostly meet the first size check.
+ * For an input behind the CKPT or TOKN marker the mutator below instead,
+ * half of the time, sets one header field (a checkpoint's seven, a
+ * tokenizer's vocabulary, longest piece or one piece's length) to a
+ * hostile value: 0, 1, negative, the limits of include/model/h2o/ and one
+ * past them, powers of two, values whose products overflow 32 and 64
+ * bits; or resizes a checkpoint to exactly what its header says, so the
+ * loader goes past the size check to the weights. Everything else is
+ * libFuzzer's own mutation. */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+static const int32_t fuzz_hostile[] = {
+        0,
+        1,
+        2,
+        3,
+        4,
+        -1,
+        -2,
+        INT32_MIN,
+        INT32_MAX,
+        INT32_MAX - 1,
+        255,
+        256,
+        46341, /* its square overflows int32 */
+        65535,
+        65536,
+        65537,
+        1 << 30,
+        LLAMA_MAX_DIM,
+        LLAMA_MAX_DIM + 1,
+        LLAMA_MAX_HIDDEN,
+        LLAMA_MAX_HIDDEN + 1,
+        LLAMA_MAX_LAYERS,
+        LLAMA_MAX_LAYERS + 1,
+        LLAMA_MAX_HEADS,
+        LLAMA_MAX_HEADS + 1,
+        LLAMA_MAX_VOCAB,
+        LLAMA_MAX_VOCAB + 1,
+        -LLAMA_MAX_VOCAB,
+        LLAMA_MAX_SEQ,
+        LLAMA_MAX_SEQ + 1,
+        LLAMA_TOK_MAX_PIECE,
+        LLAMA_TOK_MAX_PIECE + 1,
+};
+
+static int32_t fuzz_get32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	                 (uint32_t)p[3] << 24);
+}
+
+static void fuzz_put32(uint8_t *p, int32_t v)
+{
+	const uint32_t u = (uint32_t)v;
+	p[0] = (uint8_t)u;
+	p[1] = (uint8_t)(u >> 8);
+	p[2] = (uint8_t)(u >> 16);
+	p[3] = (uint8_t)(u >> 24);
+}
+
+/* The bytes a llama2.c checkpoint with header H (seven int32) takes, as
+ * llama.c reads it: the weights (the classifier shared when vocab_size is
+ * positive), then the two RoPE tables; 0 when the header makes no sense. */
+static uint64_t fuzz_checkpoint_bytes(const int32_t h[7])
+{
+	for (int i = 0; i < 7; i++)
+		if (i != 5 && (h[i] < 1 || h[i] > 1 << 16))
+			return 0;
+	if (h[5] == 0 || h[5] == INT32_MIN || h[0] % h[3] != 0 || h[3] % h[4] != 0)
+		return 0;
+	const uint64_t D = (uint64_t)h[0], F = (uint64_t)h[1], L = (uint64_t)h[2];
+	const uint64_t V = (uint64_t)(h[5] > 0 ? h[5] : -h[5]), S = (uint64_t)h[6];
+	const uint64_t hs = D / (uint64_t)h[3], kv = (uint64_t)h[4] * hs;
+	const uint64_t w =
+	        V * D * (h[5] > 0 ? 1 : 2) + L * (2 * D + 2 * D * D + 2 * kv * D + 3 * F * D) + D;
+	return 28 + 4 * (w + S * hs);
+}
+
+static size_t fuzz_mutate_checkpoint(uint8_t *d, size_t size, size_t max_size, uint32_t *r)
+{
+	if (size < 28)
+		return size;
+	int32_t h[7];
+	for (int i = 0; i < 7; i++)
+		h[i] = fuzz_get32(d + 4 * i);
+	if (fuzz_next(r) % 3 != 0) {
+		const int field = (int)(fuzz_next(r) % 7);
+		h[field] = fuzz_next(r) % 4 == 0
+		                   ? (int32_t)(1 + fuzz_next(r) % 16)
+		                   : fuzz_hostile[fuzz_next(r) %
+		                                  (sizeof fuzz_hostile / sizeof fuzz_hostile[0])];
+		fuzz_put32(d + 4 * field, h[field]);
+		return size;
+	}
+	/* The size the header says (when it fits), zeros appended: finite
+	 * weights, so the load goes on to the model's shape and a run. */
+	const uint64_t want = fuzz_checkpoint_bytes(h);
+	if (want == 0 || want > max_size)
+		return size;
+	if (want > size)
+		memset(d + size, 0, (size_t)want - size);
+	return (size_t)want;
+}
+
+static size_t fuzz_mutate_tokenizer(uint8_t *d, size_t size, uint32_t *r)
+{
+	const size_t n_hostile = sizeof fuzz_hostile / sizeof fuzz_hostile[0];
+	switch (fuzz_next(r) % 3) {
+	case 0: /* the vocabulary, 1 .. 65536 through the marker's 2 bytes */
+		if (size >= 2) {
+			const uint32_t v = (uint32_t)fuzz_hostile[fuzz_next(r) % n_hostile] - 1;
+			d[0] = (uint8_t)v;
+			d[1] = (uint8_t)(v >> 8);
+		}
+		break;
+	case 1: /* the longest piece */
+		if (size >= 6)
+			fuzz_put32(d + 2, fuzz_hostile[fuzz_next(r) % n_hostile]);
+		break;
+	default: { /* the length of one piece, walked to from the start */
+		size_t at = 6;
+		uint32_t skip = fuzz_next(r) % 8;
+		while (at + 8 <= size) {
+			const int32_t len = fuzz_get32(d + at + 4);
+			if (skip-- == 0 || len < 0 || (uint64_t)len > size - at - 8) {
+				fuzz_put32(d + at + 4, fuzz_hostile[fuzz_next(r) % n_hostile]);
+				break;
+			}
+			at += 8 + (size_t)len;
+		}
+	}
+	}
+	return size;
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	uint32_t r = seed ? seed : 1;
+	const bool ckpt = size >= 5 && memcmp(data,
+	                                      "\x7f"
+	                                      "CKPT",
+	                                      5) == 0;
+	const bool tokn = size >= 7 && memcmp(data,
+	                                      "\x7f"
+	                                      "TOKN",
+	                                      5) == 0;
+	if ((ckpt || tokn) && fuzz_next(&r) % 2 == 0) {
+		if (ckpt)
+			return 5 + fuzz_mutate_checkpoint(data + 5, size - 5, max_size - 5, &r);
+		return 5 + fuzz_mutate_tokenizer(data + 5, size - 5, &r);
+	}
+	return LLVMFuzzerMutate(data, size, max_size);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

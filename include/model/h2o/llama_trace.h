@@ -18,7 +18,10 @@
  * token: the first token whose running sum of probabilities passes c (the
  * last token if rounding leaves none). The coins come from llama_rng_coin,
  * a portable generator with no state but its 64-bit word, so a seed gives
- * the same tokens on every machine (the same libm's expf assumed).
+ * the same tokens on every machine (the same libm's expf assumed). When a
+ * logit divided by T overflows float32 there is no softmax to draw from:
+ * the token is its limit as T goes to 0, the highest logit (the first of
+ * equals), and no coin is used.
  */
 #ifndef H2O_LLAMA_TRACE_H
 #define H2O_LLAMA_TRACE_H
@@ -50,7 +53,8 @@ struct llama_sampling {
  * query of head h of layer l at position i), K and V n_layers x n_kv_heads
  * such blocks (block l * n_kv_heads + g); any of them may be NULL. Returns
  * 0, or -1 with ERR filled when N is past seq_len, a given token is out of
- * the vocabulary or memory runs out.
+ * the vocabulary, memory runs out, or a step leaves a query, key, value or
+ * logit that is not finite (ERR names the position and where).
  */
 int llama_trace(const struct llama_model *m, int *tokens, int n_given, int n,
                 const struct llama_sampling *sampling, float *q, float *k, float *v,

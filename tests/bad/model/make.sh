@@ -100,6 +100,32 @@ header 4 4 1 2 1 | head -c 20 >"$out/truncated.bin"
 # A vocabulary of 1: the embedding's one row, then the 124 zeros.
 { header 4 4 1 2 1 1 8; weights | tail -c 512; } >"$out/tok_one_model.bin"
 
+# The tiny model with weights FROM .. TO (counted from 0 after the
+# embedding, as for weights) FLT_MAX: finite, and large enough that the
+# activations overflow float32. rms_att is 0 .. 3, wq 4 .. 19 and
+# rms_final 104 .. 107.
+fmax='\377\377\177\177'
+weights_big() {
+	r=0
+	while [ "$r" -lt 8 ]; do
+		c=0
+		while [ "$c" -lt 4 ]; do
+			if [ "$r" = "$c" ]; then printf "$f1"; else printf "$f0"; fi
+			c=$((c + 1))
+		done
+		r=$((r + 1))
+	done
+	i=0
+	while [ "$i" -lt 124 ]; do
+		if [ "$i" -ge "$1" ] && [ "$i" -le "$2" ]; then printf "$fmax"; else printf "$f0"; fi
+		i=$((i + 1))
+	done
+}
+# rms_att and wq at FLT_MAX: the first query overflows.
+{ header 4 4 1 2 1 8 8; weights_big 0 19; } >"$out/hard_overflow_query.bin"
+# rms_final at FLT_MAX: the attention is finite, the first logits are not.
+{ header 4 4 1 2 1 8 8; weights_big 104 107; } >"$out/hard_overflow_logits.bin"
+
 # A tokenizer piece: score 0, LENGTH, then the bytes.
 piece() { printf "$f0"; i32 "$1"; printf '%s' "$2"; }
 nl='
