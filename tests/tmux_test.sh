@@ -24,7 +24,7 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map search building, or
+#   resize small hostile hostile_more ascii clocale map search building esc, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -34,7 +34,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search building lessons overview"
+CASES+=" clocale map search building lessons overview esc"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -356,7 +356,7 @@ send_bytes() {
 # Escape sequences that curses does not know are no keys: not Esc (which
 # would quit), nor the keys their bytes spell. Each is followed by a Right,
 # and the pane must show the frame after the Rights alone. A lone Esc still
-# closes the help, then quits.
+# closes the help; a second one does nothing, and q quits.
 # shellcheck disable=SC1003
 ESCAPES=(
 	'\ex'                              # Alt-x
@@ -369,7 +369,7 @@ ESCAPES=(
 )
 case_escapes() {
 	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,right,right,right,right,right,right,?,esc || return 1
+	headless "${COLS}x$ROWS" right,right,right,right,right,right,right,?,esc,esc,right || return 1
 	local n=0 seq
 	for seq in "${ESCAPES[@]}"; do
 		n=$((n + 1))
@@ -377,7 +377,8 @@ case_escapes() {
 	done
 	key_check 8 -l '?' || return 1
 	send_bytes '\ex' && key_check 9 Escape || return 1
-	tm send-keys -t "$PANE" Escape
+	key_check 10 Escape && key_check 11 Right || return 1
+	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
 }
 
@@ -515,6 +516,23 @@ case_lessons() {
 		key_check "$i" -l , || return 1
 	done
 	key_check 15 -l e || return 1
+	tm send-keys -t "$PANE" -l q
+	check_shell_back 0
+}
+
+# Esc never quits (htop, tig): it dismisses a notice, closes the
+# inspector, the walked list and the map one at a time, and with nothing
+# open does nothing; the screen stays, at 120x36 and at 80x24, until q.
+case_esc() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right,right,x,esc,esc,j,w,M,esc,esc,esc,esc,right || return 1
+	key_check 1 Right && key_check 2 Right && key_check 3 -l x && key_check 4 Escape &&
+		key_check 5 Escape && key_check 6 -l j && key_check 7 -l w && key_check 8 -l M &&
+		key_check 9 Escape && key_check 10 Escape && key_check 11 Escape &&
+		key_check 12 Escape && key_check 13 Right || return 1
+	headless 80x24 right,right,right,esc,esc || return 1
+	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.3" "resized to 80x24" &&
+		key_check 4 Escape && key_check 5 Escape || return 1
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
 }

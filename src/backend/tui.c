@@ -417,7 +417,7 @@ static bool tui_open(struct tui *t)
 	keypad(stdscr, TRUE);
 	leaveok(stdscr, TRUE);
 	scrollok(stdscr, FALSE);
-	/* Esc quits; waiting the default second for a sequence feels broken. */
+	/* Esc closes things; waiting the default second for a sequence feels broken. */
 	set_escdelay(TUI_ESC_MS);
 	curs_set(0);
 	tui_colors_init(t);
