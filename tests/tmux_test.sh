@@ -320,6 +320,16 @@ check_job_back() {
 	check_shell_back "$1"
 }
 
+# After the TUI ended: tmux says the pane left the alternate screen and
+# shows its cursor (the shell's prompt alone would not tell: a stop and fg
+# once left both behind).
+check_terminal_back() {
+	local state
+	state=$(tm display-message -p -t "$PANE" '#{alternate_on} #{cursor_flag}')
+	[ "$state" = "0 1" ] ||
+		{ fail "after the TUI ended: alternate_on cursor_flag = $state, not 0 1"; return 1; }
+}
+
 # A stop that ncurses cannot see (SIGSTOP), then fg: the TUI takes the
 # terminal back on SIGCONT, so the very next key works without an Enter and
 # the pane is the frame again, not the shell's lines over a stale screen.
@@ -331,7 +341,7 @@ case_sigstop() {
 	wait_screen "$TMP/exp.0" "after SIGSTOP and fg" && key_check 1 Right && key_check 2 Right ||
 		return 1
 	tm send-keys -t "$PANE" -l q
-	check_job_back 0
+	check_job_back 0 && check_terminal_back
 }
 
 # Ctrl-Z (SIGTSTP, which ncurses handles) and fg: the same.
@@ -343,7 +353,7 @@ case_sigtstp() {
 	wait_screen "$TMP/exp.0" "after Ctrl-Z and fg" && key_check 1 Right && key_check 2 Right ||
 		return 1
 	tm send-keys -t "$PANE" -l q
-	check_job_back 0
+	check_job_back 0 && check_terminal_back
 }
 
 # Send the bytes of printf format $1 to the pane as they are, as a terminal
