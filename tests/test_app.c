@@ -141,6 +141,10 @@ static void test_help_is_modal_and_quit(void **state)
 	assert_true(app.map);
 	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
 	assert_false(app.map);
+	/* One head: o opens no empty grid, it says why, as Tab does. */
+	press(&app, "o");
+	assert_false(app.overview);
+	assert_non_null(strstr(app.notice, "one attention head"));
 	app_done(&app);
 	scene_free(sc);
 }

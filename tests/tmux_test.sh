@@ -24,7 +24,7 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map search building esc, or
+#   resize small hostile hostile_more ascii clocale map search building esc onehead, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -34,7 +34,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search building lessons overview esc"
+CASES+=" clocale map search building lessons overview esc onehead"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -545,6 +545,18 @@ case_esc() {
 		key_check 4 Escape && key_check 5 Escape || return 1
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
+}
+
+# A scene of one head: o opens no empty grid but says why (as Tab does),
+# and the full cache of one token says "1 token"; at 120x36 and 80x24.
+case_onehead() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right,o,tab || return 1
+	key_check 1 Right && key_check 2 -l o && key_check 3 Tab || return 1
+	grep -q 'FULL CACHE  1 token,' "$TMP/exp.1" || { fail "no '1 token' at step 1"; return 1; }
+	headless 80x24 right,o || return 1
+	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.1" "resized to 80x24" &&
+		key_check 2 -l o
 }
 
 run_case() {

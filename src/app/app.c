@@ -705,6 +705,12 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		break;
 	}
 	case ACT_OVERVIEW:
+		/* A grid of one cell would be an empty screen beside the panels. */
+		if (app->heads == 1 && !app->overview) {
+			snprintf(app->notice, sizeof app->notice,
+			         "this scene has one attention head: o shows a grid of several");
+			break;
+		}
 		app->overview = !app->overview;
 		app->cursor = app->head;
 		break;
