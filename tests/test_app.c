@@ -126,7 +126,25 @@ static void test_help_is_modal_and_quit(void **state)
 	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
 	assert_false(app.help);
 	assert_true(app_key(&app, 'q') & APP_QUIT);
-	assert_true(app_key(&app, KEYC_ESC) & APP_QUIT);
+	/* Esc never quits: with nothing open it does nothing at all, and
+	 * dismissing a notice with it leaves the screen. */
+	press(&app, "x");
+	assert_true(app.notice[0] != '\0');
+	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
+	assert_true(app.notice[0] == '\0');
+	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
+	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
+	assert_int_equal(app.step, 0);
+	assert_false(app.help);
+	/* The cache map is open until Esc closes it. */
+	press(&app, "M");
+	assert_true(app.map);
+	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
+	assert_false(app.map);
+	/* One head: o opens no empty grid, it says why, as Tab does. */
+	press(&app, "o");
+	assert_false(app.overview);
+	assert_non_null(strstr(app.notice, "one attention head"));
 	app_done(&app);
 	scene_free(sc);
 }
@@ -281,7 +299,10 @@ static void test_selection(void **state)
 	assert_int_equal(app.heat_anchor, first);
 	press(&app, "esc");
 	assert_int_equal(app.selected, -1);
-	assert_false(app_key(&app, KEYC_ESC) == APP_REDRAW); /* now Esc quits */
+	/* Nothing is open now: Esc does nothing, and q is what quits. */
+	assert_int_equal(app_key(&app, KEYC_ESC), APP_REDRAW);
+	assert_int_equal(app.selected, -1);
+	assert_true(app_key(&app, 'q') & APP_QUIT);
 	app_done(&app);
 	scene_free(sc);
 }

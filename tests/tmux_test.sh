@@ -24,7 +24,7 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map search building, or
+#   resize small hostile hostile_more ascii clocale map search building esc onehead, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -34,7 +34,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search building lessons overview"
+CASES+=" clocale map search building lessons overview esc onehead"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -320,6 +320,16 @@ check_job_back() {
 	check_shell_back "$1"
 }
 
+# After the TUI ended: tmux says the pane left the alternate screen and
+# shows its cursor (the shell's prompt alone would not tell: a stop and fg
+# once left both behind).
+check_terminal_back() {
+	local state
+	state=$(tm display-message -p -t "$PANE" '#{alternate_on} #{cursor_flag}')
+	[ "$state" = "0 1" ] ||
+		{ fail "after the TUI ended: alternate_on cursor_flag = $state, not 0 1"; return 1; }
+}
+
 # A stop that ncurses cannot see (SIGSTOP), then fg: the TUI takes the
 # terminal back on SIGCONT, so the very next key works without an Enter and
 # the pane is the frame again, not the shell's lines over a stale screen.
@@ -331,7 +341,7 @@ case_sigstop() {
 	wait_screen "$TMP/exp.0" "after SIGSTOP and fg" && key_check 1 Right && key_check 2 Right ||
 		return 1
 	tm send-keys -t "$PANE" -l q
-	check_job_back 0
+	check_job_back 0 && check_terminal_back
 }
 
 # Ctrl-Z (SIGTSTP, which ncurses handles) and fg: the same.
@@ -343,7 +353,7 @@ case_sigtstp() {
 	wait_screen "$TMP/exp.0" "after Ctrl-Z and fg" && key_check 1 Right && key_check 2 Right ||
 		return 1
 	tm send-keys -t "$PANE" -l q
-	check_job_back 0
+	check_job_back 0 && check_terminal_back
 }
 
 # Send the bytes of printf format $1 to the pane as they are, as a terminal
@@ -356,7 +366,7 @@ send_bytes() {
 # Escape sequences that curses does not know are no keys: not Esc (which
 # would quit), nor the keys their bytes spell. Each is followed by a Right,
 # and the pane must show the frame after the Rights alone. A lone Esc still
-# closes the help, then quits.
+# closes the help; a second one does nothing, and q quits.
 # shellcheck disable=SC1003
 ESCAPES=(
 	'\ex'                              # Alt-x
@@ -369,7 +379,7 @@ ESCAPES=(
 )
 case_escapes() {
 	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,right,right,right,right,right,right,?,esc || return 1
+	headless "${COLS}x$ROWS" right,right,right,right,right,right,right,?,esc,esc,right || return 1
 	local n=0 seq
 	for seq in "${ESCAPES[@]}"; do
 		n=$((n + 1))
@@ -377,7 +387,8 @@ case_escapes() {
 	done
 	key_check 8 -l '?' || return 1
 	send_bytes '\ex' && key_check 9 Escape || return 1
-	tm send-keys -t "$PANE" Escape
+	key_check 10 Escape && key_check 11 Right || return 1
+	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
 }
 
@@ -517,6 +528,35 @@ case_lessons() {
 	key_check 15 -l e || return 1
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
+}
+
+# Esc never quits (htop, tig): it dismisses a notice, closes the
+# inspector, the walked list and the map one at a time, and with nothing
+# open does nothing; the screen stays, at 120x36 and at 80x24, until q.
+case_esc() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right,right,x,esc,esc,j,w,M,esc,esc,esc,esc,right || return 1
+	key_check 1 Right && key_check 2 Right && key_check 3 -l x && key_check 4 Escape &&
+		key_check 5 Escape && key_check 6 -l j && key_check 7 -l w && key_check 8 -l M &&
+		key_check 9 Escape && key_check 10 Escape && key_check 11 Escape &&
+		key_check 12 Escape && key_check 13 Right || return 1
+	headless 80x24 right,right,right,esc,esc || return 1
+	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.3" "resized to 80x24" &&
+		key_check 4 Escape && key_check 5 Escape || return 1
+	tm send-keys -t "$PANE" -l q
+	check_shell_back 0
+}
+
+# A scene of one head: o opens no empty grid but says why (as Tab does),
+# and the full cache of one token says "1 token"; at 120x36 and 80x24.
+case_onehead() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right,o,tab || return 1
+	key_check 1 Right && key_check 2 -l o && key_check 3 Tab || return 1
+	grep -q 'FULL CACHE  1 token,' "$TMP/exp.1" || { fail "no '1 token' at step 1"; return 1; }
+	headless 80x24 right,o || return 1
+	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.1" "resized to 80x24" &&
+		key_check 2 -l o
 }
 
 run_case() {

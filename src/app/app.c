@@ -547,7 +547,7 @@ static unsigned apply_key(struct app *app, uint32_t key)
 			return APP_REDRAW;
 		}
 		app->help = false;
-		return action == ACT_QUIT && key != KEYC_ESC ? APP_QUIT : APP_REDRAW;
+		return action == ACT_QUIT ? APP_QUIT : APP_REDRAW;
 	}
 	const int n = app->scene->n;
 	switch (action) {
@@ -709,6 +709,12 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		break;
 	}
 	case ACT_OVERVIEW:
+		/* A grid of one cell would be an empty screen beside the panels. */
+		if (app->heads == 1 && !app->overview) {
+			snprintf(app->notice, sizeof app->notice,
+			         "this scene has one attention head: o shows a grid of several");
+			break;
+		}
 		app->overview = !app->overview;
 		app->cursor = app->head;
 		break;
@@ -748,19 +754,24 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		app->help = true;
 		app->help_page = 0;
 		break;
+	case ACT_CLOSE:
+		/* Esc closes the innermost thing open, one at a time, and never
+		 * quits: a user dismissing a notice or leaving a mode with Esc, as
+		 * in htop or tig, must not lose the screen. */
+		if (app->overview)
+			app->overview = false;
+		else if (app->walk != WALK_NONE)
+			app->walk = WALK_NONE;
+		else if (app->selected >= 0)
+			app->selected = -1;
+		else if (app->map)
+			app->map = false;
+		else if (app->model_view)
+			app->model_view = false;
+		else if (app->lesson_all)
+			app->lesson_all = false;
+		break;
 	case ACT_QUIT:
-		if (key == KEYC_ESC && app->overview) {
-			app->overview = false; /* Esc closes the overview first */
-			break;
-		}
-		if (key == KEYC_ESC && app->walk != WALK_NONE) {
-			app->walk = WALK_NONE; /* then leaves the walked list */
-			break;
-		}
-		if (key == KEYC_ESC && app->selected >= 0) {
-			app->selected = -1; /* Esc closes the inspector first */
-			break;
-		}
 		return APP_QUIT;
 	case ACT_NONE:
 	case ACT_COUNT: {

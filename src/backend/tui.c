@@ -417,7 +417,7 @@ static bool tui_open(struct tui *t)
 	keypad(stdscr, TRUE);
 	leaveok(stdscr, TRUE);
 	scrollok(stdscr, FALSE);
-	/* Esc quits; waiting the default second for a sequence feels broken. */
+	/* Esc closes things; waiting the default second for a sequence feels broken. */
 	set_escdelay(TUI_ESC_MS);
 	curs_set(0);
 	tui_colors_init(t);
@@ -426,33 +426,22 @@ static bool tui_open(struct tui *t)
 	return true;
 }
 
-/* Send terminfo capability CAP, if the terminal has it, through curses's
- * output (in order with what doupdate sends). */
-static void tui_putcap(const char *cap)
-{
-	const char *s = tigetstr(cap);
-
-	if (s && s != (char *)-1)
-		putp(s);
-}
-
 /*
- * After a stop that ncurses did not handle (SIGSTOP, which cannot be
- * caught, then fg), the shell has had the terminal: its modes are the
- * shell's (canonical and echoing, so keys would wait for Enter), its
- * screen holds the shell's lines (so curses's idea of it is wrong) and its
- * cursor may show. Put the program's modes back (reset_prog_mode also
- * turns the keypad's transmit mode on again), the alternate screen, plain
- * attributes and the hidden cursor, and have the next refresh repaint
- * every cell. After Ctrl-Z, which ncurses handles itself, this only costs
- * a second repaint.
+ * After a stop (SIGSTOP, which cannot be caught, or Ctrl-Z, which ncurses
+ * handles itself), then fg, the shell has had the terminal: its modes are
+ * the shell's (canonical and echoing, so keys would wait for Enter), its
+ * screen holds the shell's lines and its cursor may show. Leave curses
+ * properly and let the next doupdate come back the way ncurses resumes
+ * after endwin: the program's modes, the keypad, the alternate screen,
+ * the cursor as the program set it and every cell repainted. Sending those
+ * terminfo strings behind ncurses's back once left its record of them
+ * wrong, so that quitting after Ctrl-Z and fg kept the alternate screen
+ * and the hidden cursor.
  */
 static void tui_resume(void)
 {
-	reset_prog_mode();
-	tui_putcap("smcup");
-	tui_putcap("sgr0");
-	tui_putcap("civis");
+	if (!isendwin())
+		endwin();
 	clearok(curscr, TRUE);
 }
 

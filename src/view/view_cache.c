@@ -559,17 +559,17 @@ static void draw_title(const struct view *v, struct frame *f, const struct side 
 	view_format_count(cs ? cs->m.kv : 0, kv);
 	const int capacity = policy_capacity(sd->p, &v->app->b);
 	if (capacity < 0)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s tokens, %s KV",
-		                     tokens, kv);
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s %s, %s KV", tokens,
+		                     view_plural(cs ? cs->m.tokens : 0, "token", "tokens"), kv);
 	else if (cs && cs->m.tokens > capacity)
 		/* The prompt, read whole: the budget holds from its end. */
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
 		                     "  %s tokens, %s KV (then %s)", tokens, kv,
 		                     view_format_count(capacity, cap));
 	else
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
-		                     "  %s of %s tokens, %s KV", tokens,
-		                     view_format_count(capacity, cap), kv);
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s of %s %s, %s KV",
+		                     tokens, view_format_count(capacity, cap),
+		                     view_plural(capacity, "token", "tokens"), kv);
 	/* What it shares with H2O, unless it keeps everything anyway. */
 	if (sd->p != POLICY_H2O && capacity >= 0 && cs)
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, ", %s shared with H2O",

@@ -50,9 +50,9 @@ static void draw_positions(const struct view *v, struct frame *f, struct rect r,
 	char where[96] = "";
 	if (count < app->heads)
 		snprintf(where, sizeof where, "layer %d: ", first / count + 1);
-	snprintf(label, sizeof label, "%s%d heads by position: %s heavy  %s recent  %s evicted%s",
-	         where, count, f->ascii ? "#" : "\u2588", f->ascii ? "+" : "\u2592",
-	         f->ascii ? "." : "\u00b7",
+	snprintf(label, sizeof label, "%s%d %s by position: %s heavy  %s recent  %s evicted%s",
+	         where, count, view_plural(count, "head", "heads"), f->ascii ? "#" : "\u2588",
+	         f->ascii ? "+" : "\u2592", f->ascii ? "." : "\u00b7",
 	         cols < shown ? "  (a column holds several positions)" : "");
 	frame_text(f, r.x + 1, y, r.w - 2, label, STYLE_LABEL);
 	y++;
@@ -129,8 +129,8 @@ static int total_part(char *buf, size_t size, const char *name, const struct ste
                       bool figures)
 {
 	char tokens[32], kv[32];
-	int len = snprintf(buf, size, "%s %s tokens, %s KV", name,
-	                   view_format_count(m->tokens, tokens), view_format_count(m->kv, kv));
+	int len = snprintf(buf, size, "%s %s %s, %s KV", name, view_format_count(m->tokens, tokens),
+	                   view_plural(m->tokens, "token", "tokens"), view_format_count(m->kv, kv));
 	if (figures && m->has_out)
 		len += snprintf(buf + len, size - (size_t)len, "  err %.4f  cos %.4f", m->out_err,
 		                m->out_cos);
@@ -162,8 +162,8 @@ static void draw_totals(const struct view *v, struct frame *f, int x, int y, int
 	                  &app->overview_total[POLICY_FULL], false);
 	const struct scene *sc = app->scene;
 	if (app->overview_heads < app->heads)
-		snprintf(buf + len, sizeof buf - (size_t)len, "  (%d of %d heads computed)",
-		         app->overview_heads, app->heads);
+		snprintf(buf + len, sizeof buf - (size_t)len, "  (%d of %d %s computed)",
+		         app->overview_heads, app->heads, view_plural(app->heads, "head", "heads"));
 	else if (heads_group(sc) > 1)
 		snprintf(buf + len, sizeof buf - (size_t)len, "  (a kv head's cache counted once)");
 	frame_text(f, x, y + 1, w, buf, STYLE_DIM);
@@ -215,8 +215,8 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 		len += snprintf(buf + len, sizeof buf - (size_t)len, " (arrows scroll)   ");
 	}
 	snprintf(buf + len, sizeof buf - (size_t)len,
-	         "%d layer%s x %d heads, recall at step %d; glyph: attention lost%s", layers,
-	         layers == 1 ? "" : "s", per, v->t,
+	         "%d layer%s x %d head%s, recall at step %d; glyph: attention lost%s", layers,
+	         layers == 1 ? "" : "s", per, per == 1 ? "" : "s", v->t,
 	         group > 1 ? (f->ascii ? "; | parts kv groups" : "; \u2502 parts kv groups") : "");
 	frame_text(f, x0, y++, w, buf, STYLE_LABEL);
 
@@ -285,7 +285,8 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 	if (v->t > 0 && timeline_built(app->tls[app->cursor]) >= v->t) {
 		const struct step_metrics *m =
 		        &timeline_summary(app->tls[app->cursor], v->t)->c[POLICY_H2O].m;
-		len += snprintf(buf + len, sizeof buf - (size_t)len, ": H2O %d tokens", m->tokens);
+		len += snprintf(buf + len, sizeof buf - (size_t)len, ": H2O %d %s", m->tokens,
+		                view_plural(m->tokens, "token", "tokens"));
 		if (m->has_out)
 			len += snprintf(buf + len, sizeof buf - (size_t)len, ", err %.4f",
 			                m->out_err);

@@ -183,11 +183,14 @@ static void say_renormalised(const struct view *v, int form, struct said *s)
 		    h->n_attended, v->t);
 		return;
 	}
-	say(s,
-	    form == 0 ? "H2O renormalises: its softmax shares 1 among the %d tokens it holds, not "
-	                "all %d, so each gets more ("
-	              : "H2O's softmax shares 1 among the %d it holds, not %d: larger weights (",
-	    h->n_attended, v->t);
+	if (form == 0)
+		say(s,
+		    "H2O renormalises: its softmax shares 1 among the %d %s it holds, not all %d, "
+		    "so each gets more (",
+		    h->n_attended, view_plural(h->n_attended, "token", "tokens"), v->t);
+	else
+		say(s, "H2O's softmax shares 1 among the %d it holds, not %d: larger weights (",
+		    h->n_attended, v->t);
 	say_token(s, v->sc->text[pos], STYLE_HEAVY);
 	say(s, form == 0 ? " %.2f, full %.2f)" : " %.2f, not %.2f)", h->attn[top], full);
 }

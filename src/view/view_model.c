@@ -36,9 +36,16 @@ static int put_ppl(struct frame *f, int x, int y, int w, const struct drop_resul
 	const double full = drop_perplexity(r, POLICY_FULL, 0, upto);
 	if (p == POLICY_FULL)
 		return frame_printf(f, x, y, w, STYLE_NORMAL, "full %.2f", ppl);
+	/* A change that rounds to nothing has no sign: "-0.0%" would say the
+	 * policy did better than the full cache by nothing. */
+	const double change = 100.0 * (ppl / full - 1.0);
+	const bool none = fabs(change) < 0.05;
 	return frame_printf(f, x, y, w, p == POLICY_H2O ? STYLE_HEAVY : STYLE_NORMAL,
-	                    "%s %.2f (%+.1f%%)", policies[p]->name, ppl,
-	                    100.0 * (ppl / full - 1.0));
+	                    "%s %.2f (%s%.1f%%)", policies[p]->name, ppl,
+	                    none         ? ""
+	                    : change > 0 ? "+"
+	                                 : "-",
+	                    none ? 0.0 : fabs(change));
 }
 
 /* Token I's text: the scene's (the text, or the full cache's own

@@ -97,4 +97,10 @@ void view_lesson_remark(const struct view *v, struct frame *f, int x, int y, int
 /* A rule across r.w cells at row y, with an optional label near its left. */
 void view_rule(struct frame *f, int x, int y, int w, const char *label);
 
+/* ONE when N is 1, else MANY: "1 token", "2 tokens". */
+static inline const char *view_plural(long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 #endif

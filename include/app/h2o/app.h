@@ -74,7 +74,8 @@ struct timeline;
 	X(LESSON, "lesson text: show / hide")                \
 	X(LESSON_ALL, "lesson text: all of it / a strip")    \
 	X(HELP, "show / hide this help")                     \
-	X(QUIT, "quit (Esc first closes what is open)")
+	X(CLOSE, "close what is open")                       \
+	X(QUIT, "quit (Esc never does)")
 
 enum app_action {
 	ACT_NONE,
@@ -143,8 +144,8 @@ enum app_action {
 	X('e', LESSON)            \
 	X('E', LESSON_ALL)        \
 	X('?', HELP)              \
-	X('q', QUIT)              \
-	X(KEYC_ESC, QUIT)
+	X(KEYC_ESC, CLOSE)        \
+	X('q', QUIT)
 
 /* Flags app_key returns. */
 enum {
