@@ -327,6 +327,92 @@ static void test_fd(void **state)
 	free(g.b);
 }
 
+/* tokenizer.ggml.* as a vocabulary spec; and its bad values refused. */
+static struct gb vocab_file(int variant)
+{
+	struct gb g = {0};
+	static const char *const toks[4] = {"<unk>",
+	                                    "\xc4\xa0"
+	                                    "a",
+	                                    "b", "ab"};
+	static const char *const merges[1] = {"a b"};
+	static const float scores[4] = {0.0f, -1.0f, -2.0f, -0.5f};
+	static const int32_t types[4] = {2, 1, 1, 1};
+	const int32_t bad_types[4] = {2, 1, 7, 1};
+	gb_header(&g, 3, 0, 9);
+	gb_kv_str(&g, "tokenizer.ggml.model", variant == 1 ? "bert" : "gpt2");
+	gb_kv_str(&g, "tokenizer.ggml.pre", "qwen2");
+	gb_kv_arr_str(&g, "tokenizer.ggml.tokens", toks, 4);
+	gb_kv_arr_f32(&g, "tokenizer.ggml.scores", scores, variant == 2 ? 3 : 4);
+	gb_kv_arr_i32(&g, "tokenizer.ggml.token_type", variant == 3 ? bad_types : types, 4);
+	gb_kv_arr_str(&g, "tokenizer.ggml.merges", merges, 1);
+	gb_kv_u32(&g, "tokenizer.ggml.bos_token_id", variant == 4 ? 4 : 3);
+	gb_kv_u32(&g, "tokenizer.ggml.eos_token_id", 2);
+	gb_kv_bool(&g, "tokenizer.ggml.add_bos_token", 0);
+	return g;
+}
+
+static void test_vocab(void **state)
+{
+	(void)state;
+	static const char *const errs[5] = {
+	        NULL,
+	        "tokenizer \"bert\" is not supported (\"llama\" and \"gpt2\" are)",
+	        "metadata \"tokenizer.ggml.scores\" must be 4 float32s, one per token",
+	        "metadata \"tokenizer.ggml.token_type\": token 2 has type 7, must be 0 to 6",
+	        "metadata \"tokenizer.ggml.bos_token_id\" is 4, not a token of the 4",
+	};
+	for (int k = 0; k < 5; k++) {
+		struct gb g = vocab_file(k);
+		struct gguf_file *f;
+		char err[LLAMA_ERR_MAX] = "";
+		assert_int_equal(gguf_open_bytes(g.b, g.len, &f, err), 0);
+		struct gguf_vocab v;
+		const int rc = gguf_vocab_read(f, &v, err);
+		if (errs[k] != NULL) {
+			assert_int_equal(rc, -1);
+			assert_string_equal(err, errs[k]);
+			assert_null(v.mem);
+		} else {
+			assert_int_equal(rc, 0);
+			const struct llama_vocab_spec *s = &v.spec;
+			assert_int_equal(s->kind, LLAMA_VOCAB_BPE);
+			assert_int_equal(s->n_tokens, 4);
+			assert_int_equal(s->token_len[1], 3);
+			assert_memory_equal(s->tokens[1],
+			                    "\xc4\xa0"
+			                    "a",
+			                    3);
+			assert_true(s->scores[3] == -0.5f);
+			assert_int_equal(s->types[0], LLAMA_TOKEN_TYPE_UNKNOWN);
+			assert_int_equal(s->n_merges, 1);
+			assert_int_equal(s->merge_len[0], 3);
+			assert_memory_equal(s->merges[0], "a b", 3);
+			assert_string_equal(s->pre, "qwen2");
+			assert_int_equal(s->bos, 3);
+			assert_int_equal(s->eos, 2);
+			assert_int_equal(s->unk, -1);
+			assert_int_equal(s->pad, -1);
+			assert_false(s->add_bos);
+			assert_false(s->add_space_prefix);
+			gguf_vocab_free(&v);
+		}
+		gguf_close(f);
+		free(g.b);
+	}
+	/* A file without a tokenizer says so. */
+	struct gb g = build(OK);
+	struct gguf_file *f;
+	char err[LLAMA_ERR_MAX] = "";
+	struct gguf_vocab v;
+	assert_int_equal(gguf_open_bytes(g.b, g.len, &f, err), 0);
+	assert_int_equal(gguf_vocab_read(f, &v, err), -1);
+	assert_string_equal(err, "metadata \"tokenizer.ggml.model\" is missing: the file has no "
+	                         "tokenizer");
+	gguf_close(f);
+	free(g.b);
+}
+
 static void test_type_names(void **state)
 {
 	(void)state;
@@ -348,6 +434,7 @@ int main(void)
 	        cmocka_unit_test(test_good),       cmocka_unit_test(test_bad),
 	        cmocka_unit_test(test_prefixes),   cmocka_unit_test(test_hostile_name),
 	        cmocka_unit_test(test_type_names), cmocka_unit_test(test_fd),
+	        cmocka_unit_test(test_vocab),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "h2o/llama.h"
+#include "h2o/vocab.h"
 
 /* Metadata value types, as GGUF numbers them. */
 enum gguf_type {
@@ -135,5 +136,26 @@ const char *gguf_type_name(uint32_t type, char buf[16]);
  * 0 for any other. */
 int ggml_block_elems(uint32_t type);
 int ggml_block_bytes(uint32_t type);
+
+/* ---- the vocabulary ------------------------------------------------------ */
+
+/*
+ * The tokenizer a GGUF file states (tokenizer.ggml.*): model ("llama" is
+ * SentencePiece-style, "gpt2" byte-level BPE; any other is refused by
+ * name), pre, tokens, scores, token_type, merges, the bos, eos, unknown
+ * and padding ids and add_bos_token, add_eos_token, add_space_prefix, each
+ * of the type GGUF gives it and in range. SPEC points into the file and
+ * into memory V owns: valid while both are.
+ */
+struct gguf_vocab {
+	struct llama_vocab_spec spec;
+	void *mem;
+};
+int gguf_vocab_read(const struct gguf_file *g, struct gguf_vocab *v, char err[LLAMA_ERR_MAX]);
+void gguf_vocab_free(struct gguf_vocab *v);
+
+/* The GGUF file model M was loaded from by llama_load or llama_load_fd (its
+ * metadata, its vocabulary), or NULL: a llama2.c checkpoint, or bytes. */
+const struct gguf_file *llama_model_gguf(const struct llama_model *m);
 
 #endif
