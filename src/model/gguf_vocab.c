@@ -51,6 +51,11 @@ static int token_id(const struct gguf_file *g, const char *key, int n, int def, 
 		return 0;
 	if (gguf_kv_type(g, i) == GGUF_BOOL || gguf_get_int(g, i, &v) != 0)
 		return model_fail(err, "metadata \"%s\" is not an integer", key);
+	/* llama.cpp's converters write "none" as -1 or as a uint32's largest. */
+	if (v == -1 || v == UINT32_MAX) {
+		*out = -1;
+		return 0;
+	}
 	if (v < 0 || v >= n)
 		return model_fail(err, "metadata \"%s\" is %lld, not a token of the %d", key,
 		                  (long long)v, n);
