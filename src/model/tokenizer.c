@@ -4,8 +4,9 @@
  * Loading walks the bytes once to check them (every length against the
  * declared maximum and what is left of the file, every score finite,
  * nothing after the last piece) before allocating: the pieces then take
- * at most the file's own size. Lookups go through the pieces sorted as
- * byte strings, equal ones by id, so a piece is found as its lowest id.
+ * at most the file's own size. Lookups go through a hash table of the
+ * pieces, which keeps the lowest and highest id of equal ones: a piece is
+ * found as its lowest id.
  *
  * Encoding keeps, for each adjacent pair, the id of the piece the two
  * make (or -1), and recomputes only the two pairs beside a merge: the
@@ -19,23 +20,7 @@
 #include <string.h>
 
 #include "model_impl.h"
-
-struct entry {
-	const char *s;
-	uint32_t len;
-	int id;
-};
-
-struct llama_tokenizer {
-	int vocab_size, max_len;
-	float *scores;
-	struct entry *piece;  /* by id */
-	struct entry *sorted; /* by bytes, then id */
-	char *bytes;
-	int byte_id[256]; /* the id of <0xNN>, -1 when there is none */
-	int space_id;     /* the id of " ", -1 when there is none */
-	unsigned char byte_value[256];
-};
+#include "tokenizer_impl.h"
 
 static int32_t le32(const unsigned char *b)
 {
@@ -46,35 +31,57 @@ static int32_t le32(const unsigned char *b)
 	return v;
 }
 
-static int compare_entries(const void *pa, const void *pb)
+static bool same(const struct tok_entry *e, const char *s, size_t len)
 {
-	const struct entry *a = pa, *b = pb;
-	const uint32_t n = a->len < b->len ? a->len : b->len;
-	const int c = n ? memcmp(a->s, b->s, n) : 0;
-	if (c != 0)
-		return c;
-	if (a->len != b->len)
-		return a->len < b->len ? -1 : 1;
-	return (a->id > b->id) - (a->id < b->id);
+	return e->len == len && (len == 0 || memcmp(e->s, s, len) == 0);
 }
 
-/* The lowest id whose piece is the LEN bytes at S, or -1. */
+/* FNV-1a. */
+static uint32_t hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+int tok_lookup(const struct llama_tokenizer *t, const char *s, size_t len, bool last)
+{
+	for (uint32_t i = hash(s, len) & t->mask;; i = (i + 1) & t->mask) {
+		const struct tok_slot *x = &t->slot[i];
+		if (x->lo < 0)
+			return -1;
+		if (same(&t->piece[x->lo], s, len))
+			return last ? x->hi : x->lo;
+	}
+}
+
+int tok_index(struct llama_tokenizer *t)
+{
+	size_t size = 16;
+	while (size < 2 * (size_t)t->n_tokens)
+		size *= 2;
+	t->slot = malloc(size * sizeof *t->slot);
+	if (t->slot == NULL)
+		return -1;
+	t->mask = (uint32_t)(size - 1);
+	for (size_t i = 0; i < size; i++)
+		t->slot[i].lo = t->slot[i].hi = -1;
+	for (int id = 0; id < t->n_tokens; id++) {
+		const struct tok_entry *p = &t->piece[id];
+		uint32_t i = hash(p->s, p->len) & t->mask;
+		while (t->slot[i].lo >= 0 && !same(&t->piece[t->slot[i].lo], p->s, p->len))
+			i = (i + 1) & t->mask;
+		if (t->slot[i].lo < 0)
+			t->slot[i].lo = id;
+		t->slot[i].hi = id;
+	}
+	return 0;
+}
+
 static int lookup(const struct llama_tokenizer *t, const char *s, size_t len)
 {
-	const struct entry key = {.s = s, .len = (uint32_t)len, .id = -1};
-	size_t lo = 0, hi = (size_t)t->vocab_size;
-
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (compare_entries(&t->sorted[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < (size_t)t->vocab_size && t->sorted[lo].len == len &&
-	    (len == 0 || memcmp(t->sorted[lo].s, s, len) == 0))
-		return t->sorted[lo].id;
-	return -1;
+	return tok_lookup(t, s, len, false);
 }
 
 static int hex_digit(char c)
@@ -88,8 +95,7 @@ static int hex_digit(char c)
 	return -1;
 }
 
-/* The byte a piece <0xNN> stands for, or -1. */
-static int byte_piece(const char *s, size_t len)
+int tok_byte_piece(const char *s, size_t len)
 {
 	if (len != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
 		return -1;
@@ -148,13 +154,19 @@ int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
 	struct llama_tokenizer *t = calloc(1, sizeof *t);
 	if (t == NULL)
 		return model_fail(err, "out of memory");
+	t->kind = TOK_LLAMA2C;
 	t->vocab_size = vocab_size;
+	t->n_tokens = vocab_size;
 	t->max_len = max_len;
+	t->bos = LLAMA_TOKEN_BOS;
+	t->eos = LLAMA_TOKEN_EOS;
+	t->unk = 0;
+	t->add_bos = true;
+	t->add_eos = true;
 	t->scores = malloc((size_t)vocab_size * sizeof *t->scores);
 	t->piece = malloc((size_t)vocab_size * sizeof *t->piece);
-	t->sorted = malloc((size_t)vocab_size * sizeof *t->sorted);
 	t->bytes = malloc(len);
-	if (t->scores == NULL || t->piece == NULL || t->sorted == NULL || t->bytes == NULL) {
+	if (t->scores == NULL || t->piece == NULL || t->bytes == NULL) {
 		llama_tokenizer_free(t);
 		return model_fail(err, "out of memory");
 	}
@@ -175,8 +187,10 @@ int llama_tokenizer_load_bytes(const void *data, size_t len, int vocab_size,
 		memcpy(&t->scores[i], &u, 4);
 	}
 #endif
-	memcpy(t->sorted, t->piece, (size_t)vocab_size * sizeof *t->sorted);
-	qsort(t->sorted, (size_t)vocab_size, sizeof *t->sorted, compare_entries);
+	if (tok_index(t) != 0) {
+		llama_tokenizer_free(t);
+		return model_fail(err, "out of memory");
+	}
 	for (int i = 0; i < 256; i++) {
 		char name[7];
 		snprintf(name, sizeof name, "<0x%02X>", i);
@@ -249,8 +263,12 @@ void llama_tokenizer_free(struct llama_tokenizer *t)
 {
 	if (t == NULL)
 		return;
+	free(t->special);
+	free(t->text_bytes);
+	free(t->text);
+	free(t->type);
 	free(t->bytes);
-	free(t->sorted);
+	free(t->slot);
 	free(t->piece);
 	free(t->scores);
 	free(t);
@@ -268,7 +286,7 @@ int llama_tokenizer_max_piece(const struct llama_tokenizer *t)
 
 const char *llama_tokenizer_piece(const struct llama_tokenizer *t, int token, size_t *len)
 {
-	if (token < 0 || token >= t->vocab_size) {
+	if (token < 0 || token >= t->n_tokens) {
 		*len = 0;
 		return NULL;
 	}
@@ -278,12 +296,42 @@ const char *llama_tokenizer_piece(const struct llama_tokenizer *t, int token, si
 
 float llama_tokenizer_score(const struct llama_tokenizer *t, int token)
 {
-	return token < 0 || token >= t->vocab_size ? NAN : t->scores[token];
+	return token < 0 || token >= t->n_tokens || t->scores == NULL ? NAN : t->scores[token];
+}
+
+int llama_tokenizer_bos(const struct llama_tokenizer *t)
+{
+	return t->bos;
+}
+
+int llama_tokenizer_eos(const struct llama_tokenizer *t)
+{
+	return t->eos;
+}
+
+size_t llama_tokenizer_max_tokens(const struct llama_tokenizer *t, size_t len)
+{
+	return t->kind == TOK_LLAMA2C ? len + 3 : 4 * len + 3;
 }
 
 const char *llama_tokenizer_decode(const struct llama_tokenizer *t, int prev, int token,
                                    size_t *len)
 {
+	if (t->kind != TOK_LLAMA2C) {
+		if (token < 0 || token >= t->n_tokens) {
+			*len = 0;
+			return NULL;
+		}
+		const char *s = t->text[token].s;
+		*len = t->text[token].len;
+		/* SentencePiece's space before the text is not the text's. */
+		if (t->kind == TOK_SPM && t->add_space_prefix && (prev < 0 || prev == t->bos) &&
+		    *len > 0 && s[0] == ' ') {
+			s++;
+			(*len)--;
+		}
+		return s;
+	}
 	const char *s = llama_tokenizer_piece(t, token, len);
 	if (s == NULL)
 		return NULL;
@@ -292,7 +340,7 @@ const char *llama_tokenizer_decode(const struct llama_tokenizer *t, int prev, in
 		s++;
 		(*len)--;
 	}
-	const int byte = byte_piece(s, *len);
+	const int byte = tok_byte_piece(s, *len);
 	if (byte >= 0) {
 		*len = 1;
 		return (const char *)&t->byte_value[byte];
@@ -300,18 +348,12 @@ const char *llama_tokenizer_decode(const struct llama_tokenizer *t, int prev, in
 	return s;
 }
 
-/* The id of the piece that pieces A and B make together, or -1. */
-static int pair_id(const struct llama_tokenizer *t, int a, int b, char *buf)
-{
-	const struct entry *pa = &t->piece[a], *pb = &t->piece[b];
-	memcpy(buf, pa->s, pa->len);
-	memcpy(buf + pa->len, pb->s, pb->len);
-	return lookup(t, buf, (size_t)pa->len + pb->len);
-}
-
 int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos,
                            int eos, int *tokens, int cap, char err[LLAMA_ERR_MAX])
 {
+	if (t->kind == TOK_SPM)
+		return tok_spm_encode(t, text, len, bos, eos, tokens, cap, err);
+
 	int n = 0;
 
 #define PUSH(id)                                                            \
@@ -321,6 +363,14 @@ int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, si
 		tokens[n++] = (id);                                         \
 	} while (0)
 
+	if ((bos && LLAMA_TOKEN_BOS >= t->vocab_size) || (eos && LLAMA_TOKEN_EOS >= t->vocab_size))
+		return model_fail(err,
+		                  "a vocabulary of %d tokens has no %s (token %d): llama2.c's "
+		                  "tokenizers have at least 3",
+		                  t->vocab_size,
+		                  bos && LLAMA_TOKEN_BOS >= t->vocab_size ? "BOS" : "EOS",
+		                  bos && LLAMA_TOKEN_BOS >= t->vocab_size ? LLAMA_TOKEN_BOS
+		                                                          : LLAMA_TOKEN_EOS);
 	if (bos)
 		PUSH(LLAMA_TOKEN_BOS);
 	if (len > 0 && t->space_id >= 0)
@@ -354,38 +404,26 @@ int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, si
 	}
 
 	/* Merge the best pair until none is a piece. The pair of the dummy
-	 * prefix and the first character merges too, as in run.c. */
-	char *buf = malloc(2 * (size_t)t->max_len);
-	int *pair = malloc((size_t)(n > 1 ? n - 1 : 1) * sizeof *pair);
-	if (buf == NULL || pair == NULL) {
-		free(buf);
-		free(pair);
+	 * prefix and the first character merges too, as in run.c (BOS too:
+	 * every token so far is a symbol). */
+	struct tok_sym *sym = malloc((size_t)(n > 0 ? n : 1) * sizeof *sym);
+	if (sym == NULL)
 		return model_fail(err, "out of memory");
+	for (int i = 0; i < n; i++)
+		sym[i] = (struct tok_sym){.s = t->piece[tokens[i]].s,
+		                          .len = t->piece[tokens[i]].len,
+		                          .id = tokens[i],
+		                          .prev = i - 1,
+		                          .next = i + 1 < n ? i + 1 : -1};
+	if (tok_spm_merge(t, sym, n, true, err) != 0) {
+		free(sym);
+		return -1;
 	}
-	for (int i = 0; i + 1 < n; i++)
-		pair[i] = pair_id(t, tokens[i], tokens[i + 1], buf);
-	for (;;) {
-		float best_score = -1e10f;
-		int best = -1;
-		for (int i = 0; i + 1 < n; i++)
-			if (pair[i] >= 0 && t->scores[pair[i]] > best_score) {
-				best_score = t->scores[pair[i]];
-				best = i;
-			}
-		if (best < 0)
-			break;
-		tokens[best] = pair[best];
-		memmove(tokens + best + 1, tokens + best + 2,
-		        (size_t)(n - best - 2) * sizeof *tokens);
-		memmove(pair + best, pair + best + 1, (size_t)(n - best - 2) * sizeof *pair);
-		n--;
-		if (best > 0)
-			pair[best - 1] = pair_id(t, tokens[best - 1], tokens[best], buf);
-		if (best + 1 < n)
-			pair[best] = pair_id(t, tokens[best], tokens[best + 1], buf);
-	}
-	free(buf);
-	free(pair);
+	int m = 0;
+	for (int i = n > 0 ? 0 : -1; i >= 0; i = sym[i].next)
+		tokens[m++] = sym[i].id;
+	free(sym);
+	n = m;
 	if (eos)
 		PUSH(LLAMA_TOKEN_EOS);
 #undef PUSH

@@ -17,6 +17,10 @@
  * piece present twice is found as its lowest id, and a byte's piece is
  * found by its text <0xNN> rather than assumed at id NN + 3 (the same in
  * llama2.c's vocabularies).
+ *
+ * A tokenizer may also come from a model file's vocabulary (vocab.h:
+ * SentencePiece-style or GPT-2-style BPE, encoded as llama.cpp does); the
+ * same encode and decode serve every kind.
  */
 #ifndef H2O_TOKENIZER_H
 #define H2O_TOKENIZER_H
@@ -51,11 +55,22 @@ int llama_tokenizer_vocab_size(const struct llama_tokenizer *t);
  * B bytes encodes into at least (B + 1) / max_piece tokens besides BOS. */
 int llama_tokenizer_max_piece(const struct llama_tokenizer *t);
 
+/* The ids of BOS and EOS (llama2.c's: 1 and 2), -1 when there is none. */
+int llama_tokenizer_bos(const struct llama_tokenizer *t);
+int llama_tokenizer_eos(const struct llama_tokenizer *t);
+/* How many tokens a text of LEN bytes may encode into, at most, BOS and
+ * EOS included: LEN + 3 for llama2.c's, 4 LEN + 3 for a model file's. */
+size_t llama_tokenizer_max_tokens(const struct llama_tokenizer *t, size_t len);
+
 /*
  * Encode the LEN bytes of TEXT (any bytes, NUL included) into TOKENS, which
- * has room for CAP ids; LEN + 3 always suffice. BOS and EOS (0 or 1) add
- * those tokens. Returns the number of tokens, or -1 with ERR filled when
- * CAP is too small or a byte has no piece <0xNN> to fall back on.
+ * has room for CAP ids; llama_tokenizer_max_tokens(LEN) always suffice (LEN
+ * + 3 for llama2.c's). BOS and EOS (0 or 1) add those tokens; a model
+ * file's vocabulary adds them only where it says so (add_bos, add_eos).
+ * Time: N log N in the text's N bytes. Returns the number of tokens, or -1
+ * with ERR filled when CAP is too small, a byte has no piece to fall back
+ * on, or a vocabulary of fewer than 3 tokens (llama2.c's) has no BOS or EOS
+ * to add.
  */
 int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos,
                            int eos, int *tokens, int cap, char err[LLAMA_ERR_MAX]);
@@ -63,7 +78,10 @@ int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, si
 /*
  * The bytes TOKEN stands for after PREV (the token before it, or -1): its
  * piece, without its leading space right after BOS, and a piece <0xNN> as
- * the one raw byte NN. *LEN gets their number; NULL (and *LEN 0) for a
+ * the one raw byte NN. For a model file's vocabulary: SentencePiece's
+ * "\xe2\x96\x81" as a space, BPE's byte alphabet as its bytes, a control
+ * token as nothing, and the space SPM puts before the text dropped when
+ * first or after BOS. *LEN gets their number; NULL (and *LEN 0) for a
  * token out of range. The bytes are raw, not NUL-terminated, valid while T
  * lives; they may be control characters or broken UTF-8, so a caller that
  * shows them escapes them itself.

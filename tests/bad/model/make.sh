@@ -97,6 +97,9 @@ header 4 4 1 2 1 | head -c 20 >"$out/truncated.bin"
 # A vocabulary of 0.
 { header 4 4 1 2 1 0 8; weights; } >"$out/vocab_zero.bin"
 
+# A vocabulary of 1: the embedding's one row, then the 124 zeros.
+{ header 4 4 1 2 1 1 8; weights | tail -c 512; } >"$out/tok_one_model.bin"
+
 # A tokenizer piece: score 0, LENGTH, then the bytes.
 piece() { printf "$f0"; i32 "$1"; printf '%s' "$2"; }
 nl='
@@ -131,6 +134,8 @@ esc=$(printf '\033')
 	piece 2 "$(printf '\377\376')"
 	piece 13 "$(printf 'w\347\225\214\347\225\214\347\225\214\347\225\214')"
 } >"$out/hostile_tok.bin"
+# One piece, for tok_one_model.bin: no BOS (1) or EOS (2) to add.
+{ i32 6; piece 1 "a"; } >"$out/tok_one.bin"
 # Shorter than its 4-byte header.
 printf '\006\000\000' >"$out/tok_truncated.bin"
 # The last piece says 5 bytes, and 2 are left.
