@@ -22,6 +22,7 @@
 #include "h2o/cost.h"
 #include "h2o/drop.h"
 #include "h2o/engine.h"
+#include "h2o/gguf.h"
 #include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "h2o/lessons.h"
@@ -258,6 +259,16 @@ static bool parse_bytes(const char *s, double *out)
 static bool is_list(const char *s)
 {
 	return *s && strspn(s, "0123456789.,") == strlen(s) && strpbrk(s, "0123456789");
+}
+
+/* --model without --tokenizer: a GGUF model file carries its own, which
+ * the tokenizer loader reads from it. */
+static bool gguf_tokenizer(struct options *o)
+{
+	if (!llama_file_is_gguf(o->model))
+		return false;
+	o->tokenizer = o->model;
+	return true;
 }
 
 /* Returns -1 when parsing went on to the end, else the exit status. */
@@ -554,7 +565,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->scene = optind < argc ? argv[optind] : NULL;
 	if (o->model && o->scene)
 		return usage_error("%s", "--model stands for the scene file: give one of them");
-	if (o->model && !o->tokenizer)
+	if (o->model && !o->tokenizer && !gguf_tokenizer(o))
 		return usage_error("%s", "--model needs --tokenizer, the model's tokenizer");
 	if (!o->model && (o->tokenizer || o->text_file || o->text_string || o->generate))
 		return usage_error("%s", "--tokenizer, --text, --text-string and --generate go "

@@ -13,9 +13,12 @@
 #include "h2o/gguf.h"
 #include "model_impl.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int str_eq(const char *s, size_t len, const char *lit)
 {
@@ -225,4 +228,42 @@ void gguf_vocab_free(struct gguf_vocab *v)
 const struct gguf_file *llama_model_gguf(const struct llama_model *m)
 {
 	return m->gguf;
+}
+
+/* Whether the regular file FD starts as a GGUF file does. */
+static bool fd_is_gguf(int fd)
+{
+	struct stat st;
+	unsigned char magic[4];
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	       pread(fd, magic, sizeof magic, 0) == (ssize_t)sizeof magic &&
+	       gguf_magic(magic, sizeof magic);
+}
+
+bool llama_file_is_gguf(const char *path)
+{
+	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	const bool yes = fd_is_gguf(fd);
+	close(fd);
+	return yes;
+}
+
+int gguf_tokenizer_if_gguf(int fd, int vocab_size, struct llama_tokenizer **out, char *err)
+{
+	struct gguf_file *g;
+	struct gguf_vocab v;
+
+	if (!fd_is_gguf(fd))
+		return 1;
+	if (gguf_open_fd(fd, &g, err) != 0)
+		return -1;
+	int rc = gguf_vocab_read(g, &v, err);
+	if (rc == 0) {
+		rc = llama_tokenizer_from_vocab(&v.spec, vocab_size, out, err);
+		gguf_vocab_free(&v);
+	}
+	gguf_close(g);
+	return rc;
 }

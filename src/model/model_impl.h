@@ -115,6 +115,11 @@ float model_half(uint16_t h);
  * into DST, as ggml defines them; N whole blocks of the type. */
 void dequant_row(int type, const unsigned char *src, float *dst, size_t n);
 
+/* The tokenizer of the GGUF file FD, for VOCAB_SIZE tokens: 1 when FD is
+ * not a GGUF file, else 0 with *OUT or -1 with ERR filled. */
+struct llama_tokenizer;
+int gguf_tokenizer_if_gguf(int fd, int vocab_size, struct llama_tokenizer **out, char *err);
+
 /* A model from the GGUF file G, closed on failure; on success kept as
  * the model's (its vocabulary) when KEEP, else closed. */
 int gguf_model_load(struct gguf_file *g, int keep, struct llama_model **out, char *err);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "h2o/llama.h"
+#include "h2o/tokenizer.h"
 
 static const char *root = ".";
 
@@ -233,6 +234,36 @@ static void test_perplexity(void **state)
 	llama_free(m);
 }
 
+/* The tokenizer read from stories260K.gguf gives llama.cpp's ids. */
+static void test_tokenizer(void **state)
+{
+	(void)state;
+	enum { MAX_IDS = 4096 };
+	static int want[MAX_IDS], got[MAX_IDS];
+	char path[1024], err[LLAMA_ERR_MAX] = "", text[8192];
+	int n = 0;
+	snprintf(path, sizeof path, "%s/" DIR "ppl_tokens.txt", root);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	while (n < MAX_IDS && fscanf(f, "%d", &want[n]) == 1)
+		n++;
+	fclose(f);
+	snprintf(path, sizeof path, "%s/" DIR "ppl_text.txt", root);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	const size_t len = fread(text, 1, sizeof text, f);
+	fclose(f);
+	struct llama_tokenizer *t;
+	snprintf(path, sizeof path, "%s/" DIR "stories260K.gguf", root);
+	if (llama_tokenizer_load(path, 512, &t, err) != 0)
+		fail_msg("%s", err);
+	const int m = llama_tokenizer_encode(t, text, len, 1, 0, got, MAX_IDS, err);
+	printf("stories260K.gguf's tokenizer: %d ids, llama.cpp's %d\n", m, n);
+	assert_int_equal(m, n);
+	assert_memory_equal(got, want, (size_t)n * sizeof *got);
+	llama_tokenizer_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -241,6 +272,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_stories_converted),
 	        cmocka_unit_test(test_oracle),
 	        cmocka_unit_test(test_perplexity),
+	        cmocka_unit_test(test_tokenizer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

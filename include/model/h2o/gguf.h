@@ -154,6 +154,11 @@ struct gguf_vocab {
 int gguf_vocab_read(const struct gguf_file *g, struct gguf_vocab *v, char err[LLAMA_ERR_MAX]);
 void gguf_vocab_free(struct gguf_vocab *v);
 
+/* Whether the file at PATH is a regular file that starts as GGUF files do
+ * (its tokenizer may then be read from it: llama_tokenizer_load reads a
+ * GGUF file's vocabulary). */
+bool llama_file_is_gguf(const char *path);
+
 /* The GGUF file model M was loaded from by llama_load or llama_load_fd (its
  * metadata, its vocabulary), or NULL: a llama2.c checkpoint, or bytes. */
 const struct gguf_file *llama_model_gguf(const struct llama_model *m);

@@ -6,7 +6,8 @@
 Each is a small llama model of tiny.bin's shape (dim 4, hidden 4, 1 layer, 2
 heads on 1 key/value head, vocabulary 8) broken one way; the scenes
 tests/bad/model_gguf_*.json name them and their .err files hold the line
-each must be refused with.
+each must be refused with. gguf_notok.gguf is a good model without a
+tokenizer, named by a scene that gives none either.
 """
 import os
 import struct
@@ -63,6 +64,7 @@ def main():
         "gguf_type": model(tensor_type=13),
         "gguf_missing": model(drop="blk.0.attn_k.weight"),
         "gguf_truncated": model(cut=40),
+        "gguf_notok": model(),
         "gguf_bool": model(extra_kv=s("general.flag") + struct.pack("<I", 7) + b"\x05"),
     }
     for name, data in files.items():
