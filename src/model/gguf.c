@@ -51,6 +51,14 @@ struct gguf_file {
 	int n_kv, n_tensors;
 	struct kv *kv;
 	struct gguf_tensor *tensors;
+	/* Tables made in memory (gguf_synth_*): what they own. */
+	int cap_kv, cap_tensors, n_owned;
+	void **owned;
+	struct {
+		void *p;
+		size_t size;
+	} maps[GGUF_SYNTH_MAX_MAPS];
+	int n_maps;
 };
 
 struct cursor {
@@ -425,6 +433,11 @@ static int read_tensor(struct cursor *c, struct gguf_tensor *t, int index)
 
 static void free_tables(struct gguf_file *g)
 {
+	for (int i = 0; i < g->n_owned; i++)
+		free(g->owned[i]);
+	free(g->owned);
+	for (int i = 0; i < g->n_maps; i++)
+		munmap(g->maps[i].p, g->maps[i].size);
 	for (int i = 0; g->kv != NULL && i < g->n_kv; i++)
 		free(g->kv[i].str_off);
 	free(g->kv);
@@ -787,4 +800,118 @@ const struct gguf_tensor *gguf_find_tensor(const struct gguf_file *g, const char
 		if (g->tensors[i].name_len == n && memcmp(g->tensors[i].name, name, n) == 0)
 			return &g->tensors[i];
 	return NULL;
+}
+
+/* ---- tables made in memory ---------------------------------------------- */
+
+struct gguf_file *gguf_synth_new(void)
+{
+	struct gguf_file *g = calloc(1, sizeof *g);
+	if (g != NULL) {
+		g->base = (const unsigned char *)"";
+		g->version = 3;
+		g->alignment = GGUF_DEFAULT_ALIGNMENT;
+	}
+	return g;
+}
+
+/* A copy of N bytes at P that G frees, or NULL. */
+static void *own(struct gguf_file *g, const void *p, size_t n)
+{
+	void **o = realloc(g->owned, ((size_t)g->n_owned + 1) * sizeof *o);
+	if (o == NULL)
+		return NULL;
+	g->owned = o;
+	void *c = malloc(n + 1);
+	if (c == NULL)
+		return NULL;
+	memcpy(c, p, n);
+	((char *)c)[n] = '\0';
+	g->owned[g->n_owned++] = c;
+	return c;
+}
+
+static struct kv *synth_kv(struct gguf_file *g, const char *key, enum gguf_type t, const void *val,
+                           size_t len)
+{
+	if (g->n_kv == g->cap_kv) {
+		const int cap = g->cap_kv ? 2 * g->cap_kv : 16;
+		struct kv *k = realloc(g->kv, (size_t)cap * sizeof *k);
+		if (k == NULL)
+			return NULL;
+		g->kv = k;
+		g->cap_kv = cap;
+	}
+	struct kv *kv = &g->kv[g->n_kv];
+	memset(kv, 0, sizeof *kv);
+	kv->key = own(g, key, strlen(key));
+	kv->val = own(g, val, len);
+	if (kv->key == NULL || kv->val == NULL)
+		return NULL;
+	kv->key_len = strlen(key);
+	kv->type = t;
+	kv->len = len;
+	g->n_kv++;
+	return kv;
+}
+
+int gguf_synth_u32(struct gguf_file *g, const char *key, uint32_t v)
+{
+	unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+	                      (unsigned char)(v >> 24)};
+	return synth_kv(g, key, GGUF_UINT32, b, 4) != NULL ? 0 : -1;
+}
+
+int gguf_synth_f32(struct gguf_file *g, const char *key, float v)
+{
+	uint32_t u;
+	memcpy(&u, &v, 4);
+	unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
+	                      (unsigned char)(u >> 24)};
+	return synth_kv(g, key, GGUF_FLOAT32, b, 4) != NULL ? 0 : -1;
+}
+
+int gguf_synth_str(struct gguf_file *g, const char *key, const char *v)
+{
+	return synth_kv(g, key, GGUF_STRING, v, strlen(v)) != NULL ? 0 : -1;
+}
+
+int gguf_synth_tensor(struct gguf_file *g, const char *name, int n_dims, const uint64_t *ne,
+                      enum ggml_type type, const unsigned char *data)
+{
+	if (g->n_tensors == g->cap_tensors) {
+		const int cap = g->cap_tensors ? 2 * g->cap_tensors : 64;
+		struct gguf_tensor *t = realloc(g->tensors, (size_t)cap * sizeof *t);
+		if (t == NULL)
+			return -1;
+		g->tensors = t;
+		g->cap_tensors = cap;
+	}
+	struct gguf_tensor *t = &g->tensors[g->n_tensors];
+	memset(t, 0, sizeof *t);
+	t->name = own(g, name, strlen(name));
+	if (t->name == NULL)
+		return -1;
+	t->name_len = strlen(name);
+	t->n_dims = n_dims;
+	uint64_t total = 1;
+	for (int d = 0; d < GGUF_MAX_DIMS; d++) {
+		t->ne[d] = d < n_dims ? ne[d] : 1;
+		total *= t->ne[d];
+	}
+	t->type = type;
+	t->bytes = total / (uint64_t)ggml_block_elems(type) * (uint64_t)ggml_block_bytes(type);
+	t->data = data;
+	g->n_tensors++;
+	return 0;
+}
+
+int gguf_synth_map(struct gguf_file *g, void *p, size_t size)
+{
+	if (g->n_maps == GGUF_SYNTH_MAX_MAPS)
+		return -1;
+	g->maps[g->n_maps].p = p;
+	g->maps[g->n_maps].size = size;
+	g->n_maps++;
+	return 0;
 }

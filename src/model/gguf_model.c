@@ -256,7 +256,9 @@ static int read_config(struct ctx *x, enum arch arch, struct llama_config *c, st
 		                  x->arch, v, c->head_size);
 	c->kv_dim = c->n_kv_heads * c->head_size;
 	a->q_dim = c->n_heads * c->head_size;
-	a->neox = arch != ARCH_LLAMA;
+	/* A Hugging Face checkpoint's llama keeps its Q/K rows unpermuted
+	 * (hf.c says so): rotated as the qwens are. */
+	a->neox = arch != ARCH_LLAMA || gguf_find(x->g, "h2o.hf_rows") >= 0;
 	if (meta_float(x, "rope.freq_base", 1.0, 1e12, 10000.0, &a->rope_theta) != 0 ||
 	    meta_float(x, "attention.layer_norm_rms_epsilon", 1e-12, 1.0, 1e-5, &a->norm_eps) != 0)
 		return -1;

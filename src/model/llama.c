@@ -380,8 +380,14 @@ int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MA
 {
 	struct source s = {.err = err};
 	uint64_t size;
+	struct stat st;
 
 	*out = NULL;
+	/* A folder with a config.json: a Hugging Face checkpoint. */
+	char cfg[4096];
+	snprintf(cfg, sizeof cfg, "%s/config.json", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(cfg, &st) == 0)
+		return hf_model_load(path, out, err);
 	if (model_open(path, &s.f, &size, err) != 0)
 		return -1;
 	const int rc = load_if_gguf(fileno(s.f), out, err);

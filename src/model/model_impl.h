@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "h2o/gguf.h"
 #include "h2o/llama.h"
 
 #define MODEL_PANEL 16
@@ -119,6 +120,21 @@ void dequant_row(int type, const unsigned char *src, float *dst, size_t n);
  * not a GGUF file, else 0 with *OUT or -1 with ERR filled. */
 struct llama_tokenizer;
 int gguf_tokenizer_if_gguf(int fd, int vocab_size, struct llama_tokenizer **out, char *err);
+
+/* GGUF tables made in memory, for a model from other files (hf.c): the
+ * metadata and tensors a GGUF file of the same model would hold, the
+ * tensors' data in mappings the table unmaps when closed. Each returns 0,
+ * or -1 when out of memory (or of mappings). */
+#define GGUF_SYNTH_MAX_MAPS 64
+struct gguf_file *gguf_synth_new(void);
+int gguf_synth_u32(struct gguf_file *g, const char *key, uint32_t v);
+int gguf_synth_f32(struct gguf_file *g, const char *key, float v);
+int gguf_synth_str(struct gguf_file *g, const char *key, const char *v);
+int gguf_synth_tensor(struct gguf_file *g, const char *name, int n_dims, const uint64_t *ne,
+                      enum ggml_type type, const unsigned char *data);
+int gguf_synth_map(struct gguf_file *g, void *p, size_t size);
+/* A Hugging Face checkpoint folder DIR (config.json, safetensors). */
+int hf_model_load(const char *dir, struct llama_model **out, char *err);
 
 /* A model from the GGUF file G, closed on failure; on success kept as
  * the model's (its vocabulary) when KEEP, else closed. */

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h2o/llama.h"
 #include "h2o/tokenizer.h"
@@ -264,15 +265,101 @@ static void test_tokenizer(void **state)
 	llama_tokenizer_free(t);
 }
 
+/* A Hugging Face folder (config.json, safetensors, sharded or not) gives
+ * the logits of the GGUF file it was made from (tools/hf_tiny.py), and so
+ * llama.cpp's. */
+static void test_hf_folders(void **state)
+{
+	(void)state;
+	static const char *const pairs[2][2] = {{"tests/model/hf/llama", DIR "llama_f32.gguf"},
+	                                        {"tests/model/hf/qwen2", DIR "qwen2_f32.gguf"}};
+	int ids[MAX_TOK];
+	const int n = read_tokens(ids);
+	for (int k = 0; k < 2; k++) {
+		struct llama_model *a = load(pairs[k][0]), *b = load(pairs[k][1]);
+		const int V = llama_model_config(b)->vocab_size;
+		assert_int_equal(llama_model_config(a)->vocab_size, V);
+		assert_int_equal(llama_model_config(a)->shared_classifier,
+		                 llama_model_config(b)->shared_classifier);
+		float *x = run(a, ids, n), *y = run(b, ids, n);
+		const double w = worst(x, y, n, V);
+		printf("%s vs %s: worst relative difference %.3g\n", pairs[k][0], pairs[k][1], w);
+		assert_true(w <= 1e-5);
+		free(x);
+		free(y);
+		llama_free(a);
+		llama_free(b);
+	}
+}
+
+/* Bad folders: one line each. */
+static void test_hf_bad(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *config, *st, *err;
+	} cases[] = {
+	        {"{\"model_type\": \"llama\"}", NULL, "config.json: \"hidden_size\" is missing"},
+	        {"[1]", NULL, "config.json: not a JSON object"},
+	        {"{\"model_type\": \"gemma3\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{}", "architecture \"gemma3\" is not supported (llama, qwen2 and qwen3 are)"},
+	        {"{\"model_type\": \"llama\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{\"x\": {\"dtype\": \"I8\", \"shape\": [4], \"data_offsets\": [0, 4]}}",
+	         "model.safetensors: tensor \"x\": dtype \"I8\" is not supported (F32, F16 and "
+	         "BF16 are)"},
+	        {"{\"model_type\": \"llama\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{\"model.norm.weight\": {\"dtype\": \"F32\", \"shape\": [4], "
+	         "\"data_offsets\": [0, 64]}}",
+	         "model.safetensors: tensor \"output_norm.weight\": data_offsets do not hold its 4 "
+	         "elements within the file's 16 bytes of data"},
+	};
+	char dir[] = "/tmp/h2o-hf-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char cfg[512], st[512];
+	snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+	snprintf(st, sizeof st, "%s/model.safetensors", dir);
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		FILE *f = fopen(cfg, "w");
+		assert_non_null(f);
+		fputs(cases[k].config, f);
+		fclose(f);
+		remove(st);
+		if (cases[k].st != NULL) {
+			f = fopen(st, "wb");
+			assert_non_null(f);
+			const uint64_t n = strlen(cases[k].st);
+			unsigned char len[8];
+			for (int i = 0; i < 8; i++)
+				len[i] = (unsigned char)(n >> (8 * i));
+			fwrite(len, 1, 8, f);
+			fputs(cases[k].st, f);
+			static const float data[4] = {1, 1, 1, 1};
+			fwrite(data, 4, 4, f);
+			fclose(f);
+		}
+		struct llama_model *m = NULL;
+		char err[LLAMA_ERR_MAX] = "";
+		const int rc = llama_load(dir, &m, err);
+		if (rc != -1 || strstr(err, cases[k].err) == NULL)
+			fail_msg("case %zu: rc %d, \"%s\"", k, rc, err);
+		assert_null(m);
+	}
+	remove(st);
+	remove(cfg);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
 		root = argv[1];
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_stories_converted),
-	        cmocka_unit_test(test_oracle),
-	        cmocka_unit_test(test_perplexity),
-	        cmocka_unit_test(test_tokenizer),
+	        cmocka_unit_test(test_stories_converted), cmocka_unit_test(test_oracle),
+	        cmocka_unit_test(test_perplexity),        cmocka_unit_test(test_tokenizer),
+	        cmocka_unit_test(test_hf_folders),        cmocka_unit_test(test_hf_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
