@@ -2,6 +2,8 @@
 """Write the bad GGUF files of tests/bad/model/ (gguf_*.gguf), stdlib only.
 
     tests/bad/model/make_gguf.py [DIR]    write them into DIR (default: here)
+    tests/bad/model/make_gguf.py --check  compare the committed files with
+                                          what it writes (exit 1 if not)
 
 Each is a small llama model of tiny.bin's shape (dim 4, hidden 4, 1 layer, 2
 heads on 1 key/value head, vocabulary 8) broken one way; the scenes
@@ -57,7 +59,10 @@ def model(arch="llama", version=3, tensor_type=0, drop=None, cut=0, extra_kv=b""
 
 
 def main():
-    here = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.abspath(__file__))
+    check = sys.argv[1:] == ["--check"]
+    if len(sys.argv) > 1 and not check:
+        here = sys.argv[1]
     files = {
         "gguf_arch": model(arch="gemma3"),
         "gguf_version": model(version=1),
@@ -67,9 +72,26 @@ def main():
         "gguf_notok": model(),
         "gguf_bool": model(extra_kv=s("general.flag") + struct.pack("<I", 7) + b"\x05"),
     }
+    status = 0
     for name, data in files.items():
-        with open(os.path.join(here, name + ".gguf"), "wb") as f:
+        path = os.path.join(here, name + ".gguf")
+        if check:
+            with open(path, "rb") as f:
+                if f.read() != data:
+                    print("tests/bad/model/%s.gguf differs from what make_gguf.py writes"
+                          % name, file=sys.stderr)
+                    status = 1
+            continue
+        with open(path, "wb") as f:
             f.write(data)
+    if check:
+        written = set(n + ".gguf" for n in files)
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".gguf") and name not in written:
+                print("tests/bad/model/%s is not written by make_gguf.py" % name,
+                      file=sys.stderr)
+                status = 1
+    sys.exit(status)
 
 
 if __name__ == "__main__":
