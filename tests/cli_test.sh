@@ -12,6 +12,20 @@
 #   cli_test.sh BIN back SCENE KEYS      after each key of KEYS, the frame
 #                                        equals the frame of the same step
 #                                        reached by stepping forward only
+#   cli_test.sh BIN says CODE LINE ARGS...
+#                                        `BIN ARGS...` exits with CODE, with
+#                                        nothing on stdout and LINE as the
+#                                        first line on stderr
+#   cli_test.sh BIN write full|closed ARGS...
+#                                        `BIN ARGS...` with stdout on
+#                                        /dev/full, or closed, exits 1 and
+#                                        says exactly why in one line
+#   cli_test.sh BIN plot FILE REASON ARGS...
+#                                        `BIN --plot FILE ARGS...` exits 1
+#                                        with one line on stderr, "h2o-tui:
+#                                        FILE: cannot write: REASON"; a FILE
+#                                        without a '/' is made a link to
+#                                        /dev/full in a fresh folder
 #
 # Runs from the source root (Meson's workdir) with a pinned environment.
 set -u
@@ -54,6 +68,52 @@ status)
 	[ "$status" = "$want" ] || fail "exit status $status, expected $want: $(cat "$tmp/err")"
 	[ ! -s "$tmp/out" ] || fail "stdout is not empty"
 	[ "$want" = 0 ] || [ "$(wc -l <"$tmp/err")" -ge 1 ] || fail "no message on stderr"
+	;;
+says)
+	want=$1 line=$2
+	shift 2
+	"$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	status=$?
+	[ "$status" = "$want" ] || fail "exit status $status, expected $want: $(cat "$tmp/err")"
+	[ ! -s "$tmp/out" ] || fail "stdout is not empty"
+	[ "$(head -n 1 "$tmp/err")" = "$line" ] ||
+		fail "stderr says '$(head -n 1 "$tmp/err")', expected '$line'"
+	;;
+write)
+	where=$1
+	shift
+	case $where in
+	full)
+		"$bin" "$@" >/dev/full 2>"$tmp/err" </dev/null
+		status=$?
+		reason="No space left on device"
+		;;
+	closed)
+		"$bin" "$@" >&- 2>"$tmp/err" </dev/null
+		status=$?
+		reason="Bad file descriptor"
+		;;
+	*) fail "write: unknown stdout $where" ;;
+	esac
+	[ "$status" = 1 ] || fail "stdout $where: exit status $status, expected 1: $(cat "$tmp/err")"
+	printf 'h2o-tui: standard output: %s\n' "$reason" >"$tmp/want"
+	diff -u "$tmp/want" "$tmp/err" || fail "stdout $where: stderr is not the one line expected"
+	;;
+plot)
+	file=$1 reason=$2
+	shift 2
+	case $file in
+	*/*) ;;
+	*)
+		ln -s /dev/full "$tmp/$file" || fail "cannot link $tmp/$file to /dev/full"
+		file=$tmp/$file
+		;;
+	esac
+	"$bin" --plot "$file" "$@" >/dev/null 2>"$tmp/err" </dev/null
+	status=$?
+	[ "$status" = 1 ] || fail "--plot $file: exit status $status, expected 1: $(cat "$tmp/err")"
+	printf 'h2o-tui: %s: cannot write: %s\n' "$file" "$reason" >"$tmp/want"
+	diff -u "$tmp/want" "$tmp/err" || fail "--plot $file: stderr is not the one line expected"
 	;;
 back)
 	scene=$1 keys=$2

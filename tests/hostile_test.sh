@@ -15,18 +15,21 @@
 # Usage: tests/hostile_test.sh H2O_TUI CHECK_TEXT MODE SCENE...
 #   MODE frames: the headless frames and the report; MODE trace: the trace;
 #   MODE replay: a few of each for inputs the fuzzer found
-#   (tests/fuzz/regressions/), which may also be refused with exit 3
+#   (tests/fuzz/regressions/), which may also be refused with exit 3;
+#   MODE model: each SCENE is a model scene, copied with its model and
+#   tokenizer under file names full of escape sequences, and every output
+#   that names the model (report, CSV, JSON, sweep, trace) is checked
 # (run from the source root, as Meson does).
 set -u
 export LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1
 usage() {
-	echo "usage: $0 H2O_TUI CHECK_TEXT frames|trace|replay SCENE..." >&2
+	echo "usage: $0 H2O_TUI CHECK_TEXT frames|trace|replay|model SCENE..." >&2
 	exit 99
 }
 [ $# -ge 4 ] || usage
 bin=$1 check=$2 mode=$3
 shift 3
-case $mode in frames | trace | replay) ;; *) usage ;; esac
+case $mode in frames | trace | replay | model) ;; *) usage ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 runs=0 failed=0
@@ -78,6 +81,33 @@ for scene in "$@"; do
 		run 80 24 --headless --size 80x24 --ascii "$scene"
 		run 0 0 --trace "$scene"
 		run 0 0 --report "$scene"
+		continue
+	fi
+	if [ "$mode" = model ]; then
+		# The scene beside its model and tokenizer, both renamed: an
+		# OSC title, a colour, a bell and a C1 control in each name.
+		dir=$(dirname "$scene")
+		hostile=$(printf '\033]0;pwned\007\033[31mred\302\233m')
+		sed -n 's/^ *"model": *"\(.*\)",*$/\1/p' "$scene" >"$tmp/model"
+		sed -n 's/^ *"tokenizer": *"\(.*\)",*$/\1/p' "$scene" >"$tmp/tok"
+		mkdir -p "$tmp/m"
+		cp "$dir/$(cat "$tmp/model")" "$tmp/m/$hostile.bin"
+		cp "$dir/$(cat "$tmp/tok")" "$tmp/m/${hostile}tok.bin"
+		# The same names as JSON escapes, kept raw by single quotes.
+		json='\u001b]0;pwned\u0007\u001b[31mred\u009bm'
+		while IFS= read -r line; do
+			case $line in
+			*'"model":'*) printf ' "model": "%s.bin"%s\n' "$json" "${line##*\"}" ;;
+			*'"tokenizer":'*) printf ' "tokenizer": "%stok.bin"%s\n' "$json" "${line##*\"}" ;;
+			*) printf '%s\n' "$line" ;;
+			esac
+		done <"$scene" >"$tmp/m/scene.json"
+		for args in --report "--report --csv" "--report --json" "--budget-sweep=2,4" \
+			"--budget-sweep=2,4 --json" --trace; do
+			# shellcheck disable=SC2086 # several words
+			run 0 0 $args "$tmp/m/scene.json"
+		done
+		run 120 36 --headless --keys "end,t" "$tmp/m/scene.json"
 		continue
 	fi
 	if [ "$mode" = trace ]; then

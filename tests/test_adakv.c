@@ -64,7 +64,8 @@ static void test_rule_by_hand(void **state)
 	const struct policy_budget b = {.heavy = 5, .recent = 5, .n = LEN, .prompt = LEN};
 	unsigned char gone[2 * LEN] = {0};
 	int cut = -2;
-	policies[POLICY_ADAKV]->evict(&b, &c, gone, &cut);
+	double value;
+	cut = policy_run(POLICY_ADAKV, &b, b.prompt, &c, gone, &value);
 	for (int j = 0; j < LEN; j++) {
 		assert_int_equal(gone[j], j == 17 || j == 18);              /* head 0 */
 		assert_int_equal(gone[LEN + j], !(j == 1 || j == LEN - 1)); /* head 1 */
@@ -85,7 +86,7 @@ static void test_rule_by_hand(void **state)
 	 * keeps nothing before it (its 0.01s lose to head 0's 0.1s). */
 	const struct policy_budget b9 = {.heavy = 4, .recent = 5, .n = LEN, .prompt = LEN};
 	memset(gone, 0, sizeof gone);
-	policies[POLICY_ADAKV]->evict(&b9, &c, gone, &cut);
+	cut = policy_run(POLICY_ADAKV, &b9, b9.prompt, &c, gone, &value);
 	int kept = 0;
 	for (int j = 0; j < LEN - 1; j++)
 		kept += !gone[LEN + j];
@@ -114,20 +115,21 @@ static void test_budget_within_window(void **state)
 	const struct policy_budget b = {.heavy = 1, .recent = 2, .n = 6, .prompt = 6};
 	unsigned char gone[12] = {0};
 	int cut;
-	policies[POLICY_ADAKV]->evict(&b, &c, gone, &cut);
+	double value;
+	cut = policy_run(POLICY_ADAKV, &b, b.prompt, &c, gone, &value);
 	assert_int_equal(cut, -1);
 	for (int g = 0; g < 2; g++)
 		for (int j = 0; j < 6; j++)
 			assert_int_equal(gone[g * 6 + j], j < 3);
 	const struct policy_budget b6 = {.heavy = 3, .recent = 3, .n = 6, .prompt = 6};
 	memset(gone, 0, sizeof gone);
-	policies[POLICY_ADAKV]->evict(&b6, &c, gone, &cut);
+	cut = policy_run(POLICY_ADAKV, &b6, b6.prompt, &c, gone, &value);
 	assert_int_equal(cut, -1);
 	assert_null(memchr(gone, 1, sizeof gone));
 	/* No observation window (a caller without one): nothing goes. */
 	struct policy_cache none = c;
 	none.observed = NULL;
-	policies[POLICY_ADAKV]->evict(&b, &none, gone, &cut);
+	cut = policy_run(POLICY_ADAKV, &b, b.prompt, &none, gone, &value);
 	assert_null(memchr(gone, 1, sizeof gone));
 }
 

@@ -335,7 +335,7 @@ static void test_table(void **state)
 		assert_int_equal(policy_find(pol->name), p);
 		assert_non_null(pol->title);
 		assert_non_null(pol->about);
-		assert_non_null(pol->evict);
+		assert_non_null(pol->rule);
 		assert_non_null(pol->region);
 		assert_non_null(pol->region_budget);
 		assert_true(pol->region_name[0] || pol->region_name[1]);

@@ -14,6 +14,7 @@
 
 #include "h2o/heads.h"
 #include "h2o/report.h"
+#include "h2o/report_print.h"
 #include "h2o/scene.h"
 
 static struct scene *load(const char *path)

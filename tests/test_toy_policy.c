@@ -19,6 +19,7 @@
 #include "h2o/keys.h"
 #include "h2o/policy.h"
 #include "h2o/report.h"
+#include "h2o/report_print.h"
 #include "h2o/scene.h"
 #include "h2o/trace.h"
 #include "h2o/view.h"

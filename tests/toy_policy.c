@@ -6,11 +6,12 @@
  * and its `recent` newest.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
 #include <stdio.h>
 
-static void toy_evict(const struct policy_budget *b, const struct policy_cache *c,
-                      unsigned char *gone, int *cutoff)
+static void toy_rule(const struct policy_budget *b, const struct policy_cache *c,
+                     unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	if (c->len <= b->heavy + b->recent)
@@ -45,13 +46,15 @@ static void toy_word_loss(const struct policy_budget *b, const struct policy_los
 		         "only the first %d and the newest %d tokens stay", b->heavy, b->recent);
 }
 
+static const struct policy_rule rule = {.evict = toy_rule};
+
 const struct policy policy_toy = {
         .name = "toy",
         .title = "TOY ENDS",
         .about = "keeps the heavy first tokens and the recent newest (a test build's toy)",
         .region_name = {"FIRST", "NEWEST"},
         .region_budget = toy_region_budget,
-        .evict = toy_evict,
+        .rule = &rule,
         .region = toy_region,
         .word_loss = toy_word_loss,
 };

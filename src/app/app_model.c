@@ -29,10 +29,6 @@ void app_model_done(struct app *app)
 	app->drop = NULL;
 	vocab_free(app);
 	app->model = NULL;
-	llama_tokenizer_free(app->owned_tokenizer);
-	llama_free(app->owned_model);
-	app->owned_tokenizer = NULL;
-	app->owned_model = NULL;
 }
 
 int app_model_measure(struct app *app)
@@ -89,25 +85,12 @@ int app_set_model(struct app *app, const struct llama_model *m, const struct lla
 
 int app_open_model(struct app *app, const struct scene *sc, char *err, size_t size)
 {
-	if (!sc->model_path)
+	if (!sc->model)
 		return 0;
-	char why[LLAMA_ERR_MAX];
-	struct llama_model *m = NULL;
-	struct llama_tokenizer *t = NULL;
-	if (llama_load(sc->model_path, &m, why) != 0 ||
-	    llama_tokenizer_load(sc->tokenizer_path, llama_model_config(m)->vocab_size, &t, why) !=
-	            0) {
-		llama_free(m);
-		snprintf(err, size, "%s", why);
-		return -1;
-	}
-	if (app_set_model(app, m, t, sc->tokens, sc->given) != 0) {
-		llama_tokenizer_free(t);
-		llama_free(m);
+	/* The scene loaded and checked them, and keeps them. */
+	if (app_set_model(app, sc->model, sc->tokenizer, sc->tokens, sc->given) != 0) {
 		snprintf(err, size, "out of memory while running the model");
 		return -1;
 	}
-	app->owned_model = m;
-	app->owned_tokenizer = t;
 	return 0;
 }

@@ -411,14 +411,16 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	 * weights (design §2); a layer-wide one follows its plan. */
 	const struct policy *pol = policies[id];
 	const double *kw = f->gw ? f->gw : w;
-	memset(c->gone, 0, (size_t)f->len);
-	int cut = -1;
 	/* A plan with a part per key/value head: this view's part. */
 	const int part =
 	        c->plan && c->plan->parts > 1 ? sc->view_head / heads_group(sc->parent) : 0;
 	if (c->plan) {
+		int cut = -1;
+		memset(c->gone, 0, (size_t)f->len);
 		follow_plan(c->plan, part, s, f, c->gone, &cut);
-	} else if (policy_compresses(&e->b, s)) {
+		f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
+		f->cutoff_value = c->plan->cut_w[s];
+	} else {
 		const double *norm = NULL;
 		if (pol->by_key_norm && c->slot) {
 			for (int j = 0; j < f->len; j++)
@@ -427,25 +429,15 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		}
 		struct policy_cache view = {f->len, f->pos,  f->score,       kw, norm,    NULL, 0,
 		                            0,      c->rank, sc->view_layer, 1,  c->order};
-		if (pol->observe_window > 0 && s == sc->prompt) {
-			view.window = policy_snap_window(pol, &e->b);
+		view.window = policy_run_window(id, &e->b, s);
+		if (view.window > 0) {
 			observe_window(sc, c, f, view.window);
 			view.observed = c->obs;
 			view.heads = c->group;
 		}
-		pol->evict(&e->b, &view, c->gone, &cut);
+		const int cut = policy_run(id, &e->b, s, &view, c->gone, &f->cutoff_value);
+		f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
 	}
-	f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
-	if (c->plan)
-		f->cutoff_value = c->plan->cut_w[s];
-	else if (cut < 0)
-		f->cutoff_value = 0.0;
-	else if (pol->by_key_norm)
-		f->cutoff_value = c->key_norm[cut];
-	else if (pol->ranks_own)
-		f->cutoff_value = c->rank[cut];
-	else
-		f->cutoff_value = pol->by_weight ? kw[cut] : f->score[cut];
 	int kept = 0, n_ev = 0;
 	for (int i = 0; i < f->len;) {
 		const unsigned char *g = memchr(c->gone + i, 1, (size_t)(f->len - i));

@@ -210,7 +210,6 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		plan_free(pl);
 		return NULL;
 	}
-	const struct policy *pol = policies[id];
 	const size_t dim = (size_t)sc->dim;
 	int n_ev = 0;
 	for (int s = 1; s <= n; s++) {
@@ -243,16 +242,13 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		for (int j = 0; j < r.len - 1; j++)
 			r.score[j] = r.prev[j] + r.mean[j];
 		r.score[r.len - 1] = 0.0 + r.mean[r.len - 1];
-		memset(r.gone, 0, (size_t)r.len);
-		int cut = -1;
-		if (policy_compresses(&ps->b, s)) {
-			const struct policy_cache view = {
-			        r.len, r.pos, r.score, r.mean, NULL, NULL, 0, 0, NULL, l, 0, NULL};
-			pol->evict(&ps->b, &view, r.gone, &cut);
-		}
+		const struct policy_cache view = {r.len, r.pos, r.score, r.mean, NULL, NULL,
+		                                  0,     0,     NULL,    l,      0,    NULL};
+		double value;
+		const int cut = policy_run(id, &ps->b, s, &view, r.gone, &value);
 		if (cut >= 0) {
 			pl->cut_pos[s] = r.pos[cut];
-			pl->cut_w[s] = pol->by_weight ? r.mean[cut] : r.score[cut];
+			pl->cut_w[s] = value;
 		}
 		int kept = 0;
 		for (int j = 0; j < r.len; j++) {
@@ -306,7 +302,6 @@ static void window_row(const struct scene *sc, int l, int h, const int *pos, int
 static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enum policy_id id)
 {
 	const struct scene *sc = ps->sc;
-	const struct policy *pol = policies[id];
 	const int n = sc->n, prompt = sc->prompt, kv = heads_kv_count(sc);
 	const int heads = heads_per_layer(sc);
 	const size_t parts = (size_t)kv * ((size_t)n + 2), len = (size_t)prompt;
@@ -328,7 +323,7 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 	const struct policy_budget *b = &ps->b;
 	if (prompt < 1 || prompt <= b->heavy + b->recent)
 		return pl; /* nothing to evict: every part empty */
-	const int w = policy_snap_window(pol, b);
+	const int w = policy_run_window(id, b, prompt);
 	int *pos = malloc(len * sizeof *pos);
 	int *order = malloc(len * (size_t)kv * sizeof *order);
 	double *obs = malloc(len * (size_t)heads * sizeof *obs);
@@ -352,11 +347,11 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 		                            .layer = l,
 		                            .kv_heads = kv,
 		                            .order = order};
-		int cut = -1;
-		pol->evict(b, &view, gone, &cut);
+		double value;
+		const int cut = policy_run(id, b, prompt, &view, gone, &value);
 		if (cut >= 0) {
 			pl->cut_pos[prompt] = cut % prompt;
-			pl->cut_w[prompt] = rank[cut];
+			pl->cut_w[prompt] = value;
 		}
 		int k = 0;
 		for (int g = 0; g < kv; g++) {

@@ -13,6 +13,7 @@
  * SnapKV. With one key/value head per layer it is SnapKV.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
 #include <stdio.h>
 
@@ -25,8 +26,8 @@ static int ada_window(const struct policy_budget *b)
 	return w < budget ? w : budget;
 }
 
-static void adakv_evict(const struct policy_budget *b, const struct policy_cache *c,
-                        unsigned char *gone, int *cutoff)
+static void adakv_rule(const struct policy_budget *b, const struct policy_cache *c,
+                       unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	if (c->observed && c->order && c->len > b->heavy + b->recent)
@@ -81,6 +82,8 @@ static void adakv_words(const struct policy_budget *b, const struct policy_loss 
 	snprintf(words->after, sizeof words->after, ")");
 }
 
+static const struct policy_rule rule = {.evict = adakv_rule};
+
 const struct policy policy_adakv = {
         .name = "adakv",
         .title = "ADAKV",
@@ -88,7 +91,7 @@ const struct policy policy_adakv = {
                  "(each keeps at least a fifth of B); then every new token",
         .region_name = {"WON IN THE LAYER", "WINDOW + NEW"},
         .region_budget = adakv_region_budget,
-        .evict = adakv_evict,
+        .rule = &rule,
         .region = adakv_region,
         .observe_window = 64,
         .ranks_own = true,

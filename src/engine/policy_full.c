@@ -3,9 +3,10 @@
  * and every other policy is measured against it.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
-static void full_evict(const struct policy_budget *b, const struct policy_cache *c,
-                       unsigned char *gone, int *cutoff)
+static void full_rule(const struct policy_budget *b, const struct policy_cache *c,
+                      unsigned char *gone, int *cutoff)
 {
 	(void)b, (void)c, (void)gone;
 	*cutoff = -1;
@@ -23,12 +24,14 @@ static enum policy_region full_region(const struct policy_budget *b, int t, int 
 	return POLICY_REGION_OLD;
 }
 
+static const struct policy_rule rule = {.evict = full_rule};
+
 const struct policy policy_full = {
         .name = "full",
         .title = "FULL CACHE",
         .about = "keeps every token: exact attention, memory grows with the text",
         .region_name = {"CACHE", NULL},
         .region_budget = full_region_budget,
-        .evict = full_evict,
+        .rule = &rule,
         .region = full_region,
 };

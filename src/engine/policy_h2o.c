@@ -5,11 +5,12 @@
  * position); everything else goes.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
 #include <stdio.h>
 
-static void h2o_evict(const struct policy_budget *b, const struct policy_cache *c,
-                      unsigned char *gone, int *cutoff)
+static void h2o_rule(const struct policy_budget *b, const struct policy_cache *c,
+                     unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	if (c->len <= b->heavy + b->recent)
@@ -48,13 +49,15 @@ static int h2o_promoted_at(const struct policy_budget *b, int pos)
 	return b->recent > 0 ? pos + b->recent + 1 : 0;
 }
 
+static const struct policy_rule rule = {.evict = h2o_rule};
+
 const struct policy policy_h2o = {
         .name = "h2o",
         .title = "H2O CACHE",
         .about = "keeps the recent newest tokens and the heavy largest accumulated scores",
         .region_name = {"HEAVY", "RECENT"},
         .region_budget = h2o_region_budget,
-        .evict = h2o_evict,
+        .rule = &rule,
         .region = h2o_region,
         .word_loss = h2o_word_loss,
         .promoted_at = h2o_promoted_at,

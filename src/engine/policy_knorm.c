@@ -9,6 +9,7 @@
  * newest, as a window, and its words say so.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
 #include <stdio.h>
 
@@ -23,8 +24,8 @@ static int largest_norm(const struct policy_cache *c, const unsigned char *gone)
 	return best;
 }
 
-static void knorm_evict(const struct policy_budget *b, const struct policy_cache *c,
-                        unsigned char *gone, int *cutoff)
+static void knorm_rule(const struct policy_budget *b, const struct policy_cache *c,
+                       unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	const int budget = b->heavy + b->recent;
@@ -75,6 +76,8 @@ static void knorm_word_loss(const struct policy_budget *b, const struct policy_l
 	}
 }
 
+static const struct policy_rule rule = {.evict = knorm_rule};
+
 const struct policy policy_knorm = {
         .name = "knorm",
         .title = "KEY NORM",
@@ -82,7 +85,7 @@ const struct policy policy_knorm = {
                  "the B newest)",
         .region_name = {"SMALL KEY NORM", NULL},
         .region_budget = knorm_region_budget,
-        .evict = knorm_evict,
+        .rule = &rule,
         .region = knorm_region,
         .by_key_norm = true,
         .word_loss = knorm_word_loss,

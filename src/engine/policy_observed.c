@@ -9,6 +9,7 @@
  * decoding it keeps every new token, as kvpress does.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
 #include <stdio.h>
 
@@ -33,8 +34,8 @@ static int keep_largest_mean(const struct policy_cache *c, int keep, int p, unsi
 	return keep > 0 ? weakest : -1;
 }
 
-static void observed_evict(const struct policy_budget *b, const struct policy_cache *c,
-                           unsigned char *gone, int *cutoff)
+static void observed_rule(const struct policy_budget *b, const struct policy_cache *c,
+                          unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	const int budget = b->heavy + b->recent, p = b->prompt;
@@ -80,6 +81,8 @@ static void observed_word_loss(const struct policy_budget *b, const struct polic
 	snprintf(words->after, sizeof words->after, ")");
 }
 
+static const struct policy_rule rule = {.evict = observed_rule};
+
 const struct policy policy_observed = {
         .name = "observed",
         .title = "OBSERVED ATTENTION",
@@ -87,7 +90,7 @@ const struct policy policy_observed = {
                  "the queries that saw them); then every new token",
         .region_name = {"PROMPT KEPT", "NEW"},
         .region_budget = observed_region_budget,
-        .evict = observed_evict,
+        .rule = &rule,
         .region = observed_region,
         .ranks_own = true,
         .grows = true,

@@ -9,6 +9,7 @@
  * the same total (policy_pyramid_budget); then every new token stays.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
 /* The window as the regions count it: no larger than the budget. */
 static int pyr_window(const struct policy_budget *b)
@@ -17,8 +18,8 @@ static int pyr_window(const struct policy_budget *b)
 	return w < budget ? w : budget;
 }
 
-static void pyramidkv_evict(const struct policy_budget *b, const struct policy_cache *c,
-                            unsigned char *gone, int *cutoff)
+static void pyramidkv_rule(const struct policy_budget *b, const struct policy_cache *c,
+                           unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	const int keep = policy_pyramid_budget(b, c->layer);
@@ -43,6 +44,8 @@ static enum policy_region pyramidkv_region(const struct policy_budget *b, int t,
 	return pos < b->prompt - pyr_window(b) ? POLICY_REGION_OLD : POLICY_REGION_RECENT;
 }
 
+static const struct policy_rule rule = {.evict = pyramidkv_rule};
+
 const struct policy policy_pyramidkv = {
         .name = "pyramidkv",
         .title = "PYRAMIDKV",
@@ -50,7 +53,7 @@ const struct policy policy_pyramidkv = {
                  "layer to the highest; then every new token",
         .region_name = {"SELECTED", "WINDOW + NEW"},
         .region_budget = pyramidkv_region_budget,
-        .evict = pyramidkv_evict,
+        .rule = &rule,
         .region = pyramidkv_region,
         .observe_window = 64,
         .ranks_own = true,

@@ -10,6 +10,7 @@
  * token, as the paper and kvpress do: the cache grows by one a step.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
 extern const struct policy policy_snapkv;
 
@@ -20,8 +21,8 @@ static int snap_window(const struct policy_budget *b)
 	return w < budget ? w : budget;
 }
 
-static void snapkv_evict(const struct policy_budget *b, const struct policy_cache *c,
-                         unsigned char *gone, int *cutoff)
+static void snapkv_rule(const struct policy_budget *b, const struct policy_cache *c,
+                        unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	if (c->observed && c->len > b->heavy + b->recent)
@@ -47,6 +48,8 @@ static enum policy_region snapkv_region(const struct policy_budget *b, int t, in
 	return pos < b->prompt - snap_window(b) ? POLICY_REGION_OLD : POLICY_REGION_RECENT;
 }
 
+static const struct policy_rule rule = {.evict = snapkv_rule};
+
 const struct policy policy_snapkv = {
         .name = "snapkv",
         .title = "SNAPKV",
@@ -54,7 +57,7 @@ const struct policy policy_snapkv = {
                  "that window; then every new token",
         .region_name = {"SELECTED", "WINDOW + NEW"},
         .region_budget = snapkv_region_budget,
-        .evict = snapkv_evict,
+        .rule = &rule,
         .region = snapkv_region,
         .observe_window = 64,
         .ranks_own = true,

@@ -7,6 +7,7 @@
  * comparing at the same B as the other policies.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
 #include <stdio.h>
 
@@ -19,8 +20,8 @@ static int snap_window(const struct policy_budget *b)
 	return w < budget ? w : budget;
 }
 
-static void snapkv_window_evict(const struct policy_budget *b, const struct policy_cache *c,
-                                unsigned char *gone, int *cutoff)
+static void snapkv_window_rule(const struct policy_budget *b, const struct policy_cache *c,
+                               unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	const int budget = b->heavy + b->recent;
@@ -69,6 +70,8 @@ static void snapkv_window_word_loss(const struct policy_budget *b, const struct 
 		         b->heavy + b->recent);
 }
 
+static const struct policy_rule rule = {.evict = snapkv_window_rule};
+
 const struct policy policy_snapkv_window = {
         .name = "snapkv-win",
         .title = "SNAPKV + WINDOW",
@@ -76,7 +79,7 @@ const struct policy policy_snapkv_window = {
                  "in all",
         .region_name = {"SELECTED", "WINDOW"},
         .region_budget = snapkv_window_region_budget,
-        .evict = snapkv_window_evict,
+        .rule = &rule,
         .region = snapkv_window_region,
         .observe_window = 64,
         .ranks_own = true,

@@ -5,11 +5,12 @@
  * newest beside them.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
 #include <stdio.h>
 
-static void streaming_evict(const struct policy_budget *b, const struct policy_cache *c,
-                            unsigned char *gone, int *cutoff)
+static void streaming_rule(const struct policy_budget *b, const struct policy_cache *c,
+                           unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	const int budget = b->heavy + b->recent;
@@ -49,13 +50,15 @@ static enum policy_region streaming_region(const struct policy_budget *b, int t,
 	return pos < b->sinks ? POLICY_REGION_OLD : POLICY_REGION_RECENT;
 }
 
+static const struct policy_rule rule = {.evict = streaming_rule};
+
 const struct policy policy_streaming = {
         .name = "streaming",
         .title = "STREAMINGLLM",
         .about = "keeps the first S tokens (attention sinks) and the B - S newest",
         .region_name = {"SINKS", "RECENT"},
         .region_budget = streaming_region_budget,
-        .evict = streaming_evict,
+        .rule = &rule,
         .region = streaming_region,
         .word_loss = streaming_word_loss,
 };

@@ -8,9 +8,10 @@
  * the lower position.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
-static void tova_evict(const struct policy_budget *b, const struct policy_cache *c,
-                       unsigned char *gone, int *cutoff)
+static void tova_rule(const struct policy_budget *b, const struct policy_cache *c,
+                      unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	const int budget = b->heavy + b->recent;
@@ -30,13 +31,15 @@ static enum policy_region tova_region(const struct policy_budget *b, int t, int 
 	return POLICY_REGION_OLD;
 }
 
+static const struct policy_rule rule = {.evict = tova_rule};
+
 const struct policy policy_tova = {
         .name = "tova",
         .title = "TOVA",
         .about = "keeps the B tokens with the largest attention at this step",
         .region_name = {"KEPT BY ATTENTION", NULL},
         .region_budget = tova_region_budget,
-        .evict = tova_evict,
+        .rule = &rule,
         .region = tova_region,
         .by_weight = true,
         .layer_wide = true,

@@ -4,9 +4,10 @@
  * stay, nothing else.
  */
 #include "h2o/policy.h"
+#include "policy_rule.h"
 
-static void window_evict(const struct policy_budget *b, const struct policy_cache *c,
-                         unsigned char *gone, int *cutoff)
+static void window_rule(const struct policy_budget *b, const struct policy_cache *c,
+                        unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
 	for (int i = 0; i < c->len - (b->heavy + b->recent); i++)
@@ -24,12 +25,14 @@ static enum policy_region window_region(const struct policy_budget *b, int t, in
 	return POLICY_REGION_RECENT;
 }
 
+static const struct policy_rule rule = {.evict = window_rule};
+
 const struct policy policy_window = {
         .name = "window",
         .title = "SLIDING WINDOW",
         .about = "keeps the B newest tokens",
         .region_name = {NULL, "WINDOW"},
         .region_budget = window_region_budget,
-        .evict = window_evict,
+        .rule = &rule,
         .region = window_region,
 };

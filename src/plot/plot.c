@@ -4,18 +4,15 @@
 #include "h2o/plot.h"
 
 #include <cairo.h>
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
-#include <fontconfig/fontconfig.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "h2o/policy.h"
 #include "h2o/scene.h"
 #include "h2o/text.h"
+#include "plot_canvas.h"
 
 /* A colour per policy, in the order of POLICIES (Tableau's twenty, the
  * greys left out: greys are the axes', the grid's and the target's; the
@@ -31,84 +28,6 @@ static const double palette[][3] = {
 
 /* Sizes in points (pixels in a PNG). */
 enum { WIDTH = 900, LEGEND_W = 140, MARGIN_L = 80, MARGIN_R = 30, TITLE_H = 70, BOTTOM = 60 };
-
-int plot_format_of(const char *path)
-{
-	const char *dot = strrchr(path, '.');
-	if (!dot || strchr(dot, '/'))
-		return -1;
-	if (!strcasecmp(dot, ".png"))
-		return PLOT_PNG;
-	if (!strcasecmp(dot, ".svg"))
-		return PLOT_SVG;
-	if (!strcasecmp(dot, ".pdf"))
-		return PLOT_PDF;
-	return -1;
-}
-
-struct canvas {
-	cairo_surface_t *surface;
-	cairo_t *cr;
-	enum plot_format format;
-	const char *path;
-};
-
-static int failed(char *err, int size, const char *what, cairo_status_t status)
-{
-	snprintf(err, (size_t)size, "%s: %s", what, cairo_status_to_string(status));
-	return -1;
-}
-
-static int canvas_open(struct canvas *c, const char *path, double w, double h, char *err, int size)
-{
-	const int format = plot_format_of(path);
-	if (format < 0) {
-		snprintf(err, (size_t)size, "not .svg, .png or .pdf");
-		return -1;
-	}
-	*c = (struct canvas){.format = (enum plot_format)format, .path = path};
-	switch (c->format) {
-	case PLOT_PNG:
-		c->surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
-		break;
-	case PLOT_SVG:
-		c->surface = cairo_svg_surface_create(path, w, h);
-		break;
-	case PLOT_PDF:
-		c->surface = cairo_pdf_surface_create(path, w, h);
-		break;
-	}
-	const cairo_status_t status = cairo_surface_status(c->surface);
-	if (status != CAIRO_STATUS_SUCCESS) {
-		cairo_surface_destroy(c->surface);
-		return failed(err, size, "cannot write", status);
-	}
-	c->cr = cairo_create(c->surface);
-	cairo_set_source_rgb(c->cr, 1, 1, 1);
-	cairo_paint(c->cr);
-	cairo_select_font_face(c->cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-	                       CAIRO_FONT_WEIGHT_NORMAL);
-	return 0;
-}
-
-/* Finish the drawing and write the file. */
-static int canvas_close(struct canvas *c, char *err, int size)
-{
-	cairo_status_t status = cairo_status(c->cr);
-	cairo_destroy(c->cr);
-	if (status == CAIRO_STATUS_SUCCESS && c->format == PLOT_PNG)
-		status = cairo_surface_write_to_png(c->surface, c->path);
-	cairo_surface_finish(c->surface);
-	if (status == CAIRO_STATUS_SUCCESS)
-		status = cairo_surface_status(c->surface);
-	cairo_surface_destroy(c->surface);
-	/* A plot is drawn once a run: give back cairo's and fontconfig's
-	 * caches, which the sanitizer and valgrind runs would otherwise
-	 * report as leaks. */
-	cairo_debug_reset_static_data();
-	FcFini();
-	return status == CAIRO_STATUS_SUCCESS ? 0 : failed(err, size, "cannot write", status);
-}
 
 /* ---- text ----------------------------------------------------------------- */
 

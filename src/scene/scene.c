@@ -31,6 +31,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "h2o/llama.h"
+#include "h2o/tokenizer.h"
 #include "jsonloc.h"
 #include "scene_impl.h"
 
@@ -361,6 +363,8 @@ void scene_free(struct scene *scene)
 	free(scene->tokens);
 	free(scene->model_path);
 	free(scene->tokenizer_path);
+	llama_free(scene->model);
+	llama_tokenizer_free(scene->tokenizer);
 	if (scene->head_names != NULL)
 		for (int h = 0; h < scene->layers * scene->heads; h++)
 			free(scene->head_names[h]);

@@ -256,7 +256,7 @@ bool scene_holds_nul(const struct loader *ld, const struct where *w);
  * (after scene_check_root); the forward pass in the last pass; and the
  * plan's model parts freed. */
 int scene_check_model(const struct loader *ld, struct plan *p);
-int scene_build_model(const struct loader *ld, const struct plan *p, struct scene *sc);
+int scene_build_model(const struct loader *ld, struct plan *p, struct scene *sc);
 void scene_model_done(struct plan *p);
 
 /* scene_copy.c: the last pass, the scene's arrays filled. */

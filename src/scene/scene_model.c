@@ -488,9 +488,9 @@ static char *token_text(const struct llama_tokenizer *t, const int *tokens, int 
 	return out;
 }
 
-int scene_build_model(const struct loader *ld, const struct plan *p, struct scene *sc)
+int scene_build_model(const struct loader *ld, struct plan *p, struct scene *sc)
 {
-	const struct model_plan *mp = p->model;
+	struct model_plan *mp = p->model;
 	const struct llama_config *c = llama_model_config(mp->model);
 	const size_t n = (size_t)mp->n, hs = (size_t)c->head_size;
 	const size_t qb = (size_t)c->n_layers * (size_t)c->n_heads;
@@ -531,6 +531,13 @@ int scene_build_model(const struct loader *ld, const struct plan *p, struct scen
 	sc->generated = mp->n - mp->given;
 	sc->temperature = sc->generated > 0 ? mp->temperature : 0.0;
 	sc->seed = sc->generated > 0 && mp->temperature > 0.0f ? mp->seed : 0;
+	if (rc == 0) {
+		/* The scene keeps what it loaded and checked. */
+		sc->model = mp->model;
+		sc->tokenizer = mp->tok;
+		mp->model = NULL;
+		mp->tok = NULL;
+	}
 	return rc;
 }
 

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "h2o/drop.h"
 #include "h2o/engine_replay.h"
 #include "h2o/heads.h"
 #include "h2o/report.h"
@@ -108,6 +109,15 @@ struct cost cost_of(const struct scene *sc, const struct policy_budget *b, enum 
 			}
 			c.bytes = bytes > c.bytes ? bytes : c.bytes;
 		}
+	}
+	if (sc->model) {
+		/* The model run once per policy (drop.h): once for the
+		 * report, the trace and the screens' model panel, once per
+		 * budget, one budget at a time, for the sweep. */
+		const unsigned all = ENGINE_ALL_POLICIES;
+		const int runs = mode == COST_SWEEP ? count : 1;
+		c.madds += runs * drop_predict_madds(sc->model, sc->n, all);
+		c.bytes += drop_predict_memory(sc->model, sc->n, sc->prompt, all);
 	}
 	return c;
 }

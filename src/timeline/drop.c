@@ -12,11 +12,24 @@
 #include "h2o/llama.h"
 #include "h2o/report.h"
 
-/* One policy's run and the scores of its caches. */
+/* One policy's run, the scores of its caches and, for a rule that reads
+ * the prompt's last queries, their attention. */
 struct run_state {
 	enum policy_id id;
 	struct llama_run *run;
 	double **score; /* [layer * kv + g]: aligned with the cache's slots */
+	/* The observation window (policy_run_window at the prompt's end), 0
+	 * for none, and per layer and query head the sum of the window's
+	 * weights on each prompt position: [layer][head][prompt]. */
+	int window;
+	double *observed;
+};
+
+/* The room one step of the rules works in, for caches of up to CAP. */
+struct drop_scratch {
+	double *mean, *lmean, *norm, *rank;
+	int *order;
+	unsigned char *gone, *keep;
 };
 
 static double log_prob(const float *logits, int vocab, int token, int *top, double *top_lp)
@@ -49,100 +62,161 @@ static void keep_cache(struct run_state *st, int l, int g, int kv, int len,
 	llama_run_keep(st->run, l, g, keep);
 }
 
-/*
- * After step S of policy ST's run: every cache's scores add its group's
- * mean weights, then (at the prompt's end and at every step the interval
- * compresses after it, policy_compresses) its rule keeps what it keeps.
- * A layer-wide rule decides once per layer on the weights averaged over
- * every query head, for all its kv heads.
- */
-static int evict_step(const struct llama_config *cfg, struct run_state *st, int s,
-                      const struct policy_budget *b, double *mean, double *lmean, double *norm,
-                      unsigned char *gone, unsigned char *keep)
+/* Keep what the rule did not mark GONE (LEN entries) in kv head G. */
+static void keep_unmarked(struct run_state *st, int l, int g, int kv, int len,
+                          const unsigned char *gone, unsigned char *keep)
 {
-	const struct policy *pol = policies[st->id];
-	const int group = cfg->n_heads / cfg->n_kv_heads;
-	for (int l = 0; l < cfg->n_layers; l++) {
-		const bool layer_wide = pol->layer_wide && cfg->n_heads > 1;
-		int len0 = 0;
-		for (int g = 0; g < cfg->n_kv_heads; g++) {
-			double *score = st->score[l * cfg->n_kv_heads + g];
-			const int len = llama_run_len(st->run, l, g);
-			len0 = len;
-			for (int j = 0; j < len; j++)
-				mean[j] = 0.0;
-			for (int i = 0; i < group; i++) {
-				const float *w = llama_run_weights(st->run, l, g * group + i);
-				for (int j = 0; j < len; j++)
-					mean[j] += (double)w[j];
-			}
-			for (int j = 0; j < len; j++)
-				mean[j] /= group;
-			score[len - 1] = 0.0;
-			for (int j = 0; j < len; j++)
-				score[j] += mean[j];
-			if (!policy_compresses(b, s) || layer_wide)
-				continue;
-			/* Key norms of the run's own keys (after RoPE, each the
-			 * square root of its squares summed in index order), for
-			 * a rule that reads them; no observation window here (the
-			 * policies that need one do not run: drop_measure). */
-			if (pol->by_key_norm) {
-				const float *k = llama_run_keys(st->run, l, g);
-				for (int j = 0; j < len; j++) {
-					double sq = 0.0;
-					for (int i = 0; i < cfg->head_size; i++) {
-						const double x =
-						        k[(size_t)j * (size_t)cfg->head_size +
-						          (size_t)i];
-						sq += x * x;
-					}
-					norm[j] = sqrt(sq);
-				}
-			}
-			const struct policy_cache view = {.len = len,
-			                                  .pos = llama_run_positions(st->run, l, g),
-			                                  .score = score,
-			                                  .w = mean,
-			                                  .key_norm =
-			                                          pol->by_key_norm ? norm : NULL,
-			                                  .rank = pol->ranks_own ? lmean : NULL,
-			                                  .heads = group,
-			                                  .layer = l};
-			int cut;
-			memset(gone, 0, (size_t)len);
-			pol->evict(b, &view, gone, &cut);
-			for (int j = 0; j < len; j++)
-				keep[j] = !gone[j];
-			keep_cache(st, l, g, cfg->n_kv_heads, len, keep);
+	if (!memchr(gone, 1, (size_t)len))
+		return;
+	for (int j = 0; j < len; j++)
+		keep[j] = !gone[j];
+	keep_cache(st, l, g, kv, len, keep);
+}
+
+/* Into MEAN the weights of query heads FIRST .. FIRST + COUNT - 1 of layer
+ * L on the LEN positions their cache holds, summed in head order from 0.0
+ * and divided by COUNT: design §2's group mean. */
+static void head_mean(const struct llama_run *run, int l, int first, int count, int len,
+                      double *mean)
+{
+	for (int j = 0; j < len; j++)
+		mean[j] = 0.0;
+	for (int h = first; h < first + count; h++) {
+		const float *w = llama_run_weights(run, l, h);
+		for (int j = 0; j < len; j++)
+			mean[j] += (double)w[j];
+	}
+	for (int j = 0; j < len; j++)
+		mean[j] /= count;
+}
+
+/* The L2 norm of each of the LEN keys of layer L's kv head G (after RoPE,
+ * each the square root of its squares summed in index order). */
+static void key_norms(const struct llama_config *cfg, const struct llama_run *run, int l, int g,
+                      int len, double *norm)
+{
+	const float *k = llama_run_keys(run, l, g);
+	for (int j = 0; j < len; j++) {
+		double sq = 0.0;
+		for (int i = 0; i < cfg->head_size; i++) {
+			const double x = k[(size_t)j * (size_t)cfg->head_size + (size_t)i];
+			sq += x * x;
 		}
-		if (!layer_wide || !policy_compresses(b, s))
-			continue;
-		/* The layer's mean over all its query heads: every kv head of
-		 * the layer holds the same positions. */
-		for (int j = 0; j < len0; j++)
-			lmean[j] = 0.0;
+		norm[j] = sqrt(sq);
+	}
+}
+
+/*
+ * The window's attention after step S: while S - 1 is one of the prompt's
+ * last WINDOW positions, every query head's weights add to its row (the
+ * cache then holds every position up to S - 1: nothing goes before the
+ * prompt's end); at the prompt's end the sums are divided by WINDOW. The
+ * rows are then what the engine's observation gives (policy.h): each
+ * query's softmax over the positions up to its own, summed in query order
+ * from 0.0, 0 where a query comes before the entry.
+ */
+static void observe(const struct llama_config *cfg, struct run_state *st, int s, int prompt)
+{
+	const int q = s - 1;
+	if (!st->observed || q < prompt - st->window || q >= prompt)
+		return;
+	const size_t rows = (size_t)cfg->n_layers * (size_t)cfg->n_heads, len = (size_t)prompt;
+	for (int l = 0; l < cfg->n_layers; l++)
 		for (int h = 0; h < cfg->n_heads; h++) {
 			const float *w = llama_run_weights(st->run, l, h);
-			for (int j = 0; j < len0; j++)
-				lmean[j] += (double)w[j];
+			double *o =
+			        st->observed + ((size_t)l * (size_t)cfg->n_heads + (size_t)h) * len;
+			for (int j = 0; j <= q; j++)
+				o[j] += (double)w[j];
 		}
-		for (int j = 0; j < len0; j++)
-			lmean[j] /= cfg->n_heads;
-		const struct policy_cache view = {.len = len0,
-		                                  .pos = llama_run_positions(st->run, l, 0),
-		                                  .score = st->score[l * cfg->n_kv_heads],
-		                                  .w = lmean,
-		                                  .layer = l};
-		int cut;
-		memset(gone, 0, (size_t)len0);
-		pol->evict(b, &view, gone, &cut);
-		for (int j = 0; j < len0; j++)
-			keep[j] = !gone[j];
-		for (int g = 0; g < cfg->n_kv_heads; g++)
-			keep_cache(st, l, g, cfg->n_kv_heads, len0, keep);
+	if (q == prompt - 1)
+		for (size_t i = 0; i < rows * len; i++)
+			st->observed[i] /= st->window;
+}
+
+/*
+ * After step S of policy ST's run: every cache's scores add its group's
+ * mean weights, then the driver runs the rule (policy_run: at the prompt's
+ * end and at every step the interval compresses after it). A layer-wide
+ * rule decides once per layer on the weights averaged over every query
+ * head, for all its kv heads; a per_kv_head rule once per layer for each
+ * kv head at once, from the observation of all the layer's query heads.
+ */
+static void evict_step(const struct llama_config *cfg, struct run_state *st, int s,
+                       const struct policy_budget *b, struct drop_scratch *x)
+{
+	const struct policy *pol = policies[st->id];
+	const int kv = cfg->n_kv_heads, group = cfg->n_heads / kv;
+	const bool layer_wide = pol->layer_wide && cfg->n_heads > 1;
+	observe(cfg, st, s, b->prompt);
+	const int window = policy_run_window(st->id, b, s);
+	const size_t plen = (size_t)b->prompt;
+	for (int l = 0; l < cfg->n_layers; l++) {
+		const int len = llama_run_len(st->run, l, 0);
+		const double *lobs =
+		        window > 0 ? st->observed + (size_t)l * (size_t)cfg->n_heads * plen : NULL;
+		for (int g = 0; g < kv; g++) {
+			double *score = st->score[l * kv + g];
+			const int glen = llama_run_len(st->run, l, g);
+			head_mean(st->run, l, g * group, group, glen, x->mean);
+			score[glen - 1] = 0.0;
+			for (int j = 0; j < glen; j++)
+				score[j] += x->mean[j];
+			if (layer_wide || pol->per_kv_head)
+				continue;
+			if (pol->by_key_norm)
+				key_norms(cfg, st->run, l, g, glen, x->norm);
+			struct policy_cache view = {.len = glen,
+			                            .pos = llama_run_positions(st->run, l, g),
+			                            .score = score,
+			                            .w = x->mean,
+			                            .key_norm = pol->by_key_norm ? x->norm : NULL,
+			                            .rank = x->rank,
+			                            .heads = group,
+			                            .layer = l,
+			                            .kv_heads = 1,
+			                            .order = x->order};
+			if (lobs) {
+				view.observed = lobs + (size_t)g * (size_t)group * plen;
+				view.window = window;
+			}
+			double value;
+			policy_run(st->id, b, s, &view, x->gone, &value);
+			keep_unmarked(st, l, g, kv, glen, x->gone, x->keep);
+		}
+		if (layer_wide) {
+			/* Every kv head of the layer holds the same positions. */
+			head_mean(st->run, l, 0, cfg->n_heads, len, x->lmean);
+			const struct policy_cache view = {.len = len,
+			                                  .pos = llama_run_positions(st->run, l, 0),
+			                                  .score = st->score[l * kv],
+			                                  .w = x->lmean,
+			                                  .layer = l};
+			double value;
+			policy_run(st->id, b, s, &view, x->gone, &value);
+			for (int g = 0; g < kv; g++)
+				keep_unmarked(st, l, g, kv, len, x->gone, x->keep);
+		} else if (pol->per_kv_head) {
+			/* Until the rule has run every kv head holds the same
+			 * positions; after it, the rule keeps every new one. */
+			if (!lobs)
+				continue;
+			const struct policy_cache view = {.len = len,
+			                                  .pos = llama_run_positions(st->run, l, 0),
+			                                  .observed = lobs,
+			                                  .heads = cfg->n_heads,
+			                                  .window = window,
+			                                  .rank = x->rank,
+			                                  .layer = l,
+			                                  .kv_heads = kv,
+			                                  .order = x->order};
+			double value;
+			policy_run(st->id, b, s, &view, x->gone, &value);
+			for (int g = 0; g < kv; g++)
+				keep_unmarked(st, l, g, kv, len, x->gone + (size_t)g * (size_t)len,
+				              x->keep);
+		}
 	}
-	return 0;
 }
 
 static void states_free(struct run_state *st, int count, const struct llama_config *cfg)
@@ -152,7 +226,34 @@ static void states_free(struct run_state *st, int count, const struct llama_conf
 		for (int c = 0; st[i].score && c < cfg->n_layers * cfg->n_kv_heads; c++)
 			free(st[i].score[c]);
 		free(st[i].score);
+		free(st[i].observed);
 	}
+}
+
+static void scratch_free(struct drop_scratch *x)
+{
+	free(x->mean);
+	free(x->lmean);
+	free(x->norm);
+	free(x->rank);
+	free(x->order);
+	free(x->gone);
+	free(x->keep);
+}
+
+/* Room for caches of up to CAP positions in KV kv heads. */
+static bool scratch_new(struct drop_scratch *x, size_t cap, size_t kv)
+{
+	*x = (struct drop_scratch){
+	        .mean = malloc(cap * sizeof *x->mean),
+	        .lmean = malloc(cap * sizeof *x->lmean),
+	        .norm = malloc(cap * sizeof *x->norm),
+	        .rank = malloc(cap * kv * sizeof *x->rank),
+	        .order = malloc(cap * kv * sizeof *x->order),
+	        .gone = malloc(cap * kv),
+	        .keep = malloc(cap),
+	};
+	return x->mean && x->lmean && x->norm && x->rank && x->order && x->gone && x->keep;
 }
 
 static int fail(char err[DROP_ERR_MAX], const char *msg)
@@ -161,9 +262,71 @@ static int fail(char err[DROP_ERR_MAX], const char *msg)
 	return -1;
 }
 
-bool drop_runs(int p)
+static int fail_nomem(char err[DROP_ERR_MAX])
 {
-	return p == POLICY_FULL || policies[p]->observe_window == 0;
+	snprintf(err, DROP_ERR_MAX, "out of memory");
+	return DROP_NOMEM;
+}
+
+/* Policy P's run under B: its model run, its caches' scores and, for a
+ * rule that reads the prompt's last queries, the room for their
+ * attention. False when out of memory (what was made is ST's to free). */
+static bool state_new(struct run_state *st, enum policy_id p, const struct llama_model *m,
+                      const struct policy_budget *b)
+{
+	const struct llama_config *cfg = llama_model_config(m);
+	const size_t caches = (size_t)cfg->n_layers * (size_t)cfg->n_kv_heads;
+	*st = (struct run_state){.id = p, .run = llama_run_new(m)};
+	st->score = calloc(caches, sizeof *st->score);
+	bool ok = st->run && st->score;
+	for (size_t c = 0; ok && c < caches; c++)
+		ok = (st->score[c] = calloc((size_t)cfg->seq_len, sizeof **st->score)) != NULL;
+	st->window = policy_run_window(p, b, b->prompt);
+	if (ok && st->window > 0) {
+		const size_t rows = (size_t)cfg->n_layers * (size_t)cfg->n_heads;
+		st->observed = calloc(rows * (size_t)b->prompt, sizeof *st->observed);
+		ok = st->observed != NULL;
+	}
+	return ok;
+}
+
+double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsigned mask)
+{
+	const struct llama_config *cfg = llama_model_config(m);
+	const double cap = cfg->seq_len, kv = cfg->n_kv_heads;
+	const double caches = (double)cfg->n_layers * kv;
+	/* The scratch, then per policy its run, its caches' scores, its
+	 * window's rows and its figures. */
+	double bytes = cap * (3.0 * sizeof(double) + 1.0) +
+	               cap * kv * (sizeof(double) + sizeof(int) + 1.0);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (!(mask & (1u << p)))
+			continue;
+		bytes += (double)llama_run_bytes(m) +
+		         caches * (cap * sizeof(double) + sizeof(void *));
+		if (policies[p]->observe_window > 0 && prompt > 0)
+			bytes += (double)cfg->n_layers * cfg->n_heads * prompt * sizeof(double);
+		bytes += (double)n * (2.0 * sizeof(double) + 2.0 * sizeof(int));
+	}
+	return bytes;
+}
+
+double drop_predict_madds(const struct llama_model *m, int n, unsigned mask)
+{
+	const struct llama_config *cfg = llama_model_config(m);
+	const double dim = cfg->dim, kv_dim = cfg->kv_dim;
+	/* A token's matrix products: q and the output (dim x dim), k and v
+	 * (kv_dim x dim), the feed-forward's three, in every layer; then the
+	 * classifier. Attention over up to n positions besides. */
+	const double token = cfg->n_layers * (2.0 * dim * dim + 2.0 * kv_dim * dim +
+	                                      3.0 * dim * cfg->hidden_dim) +
+	                     (double)cfg->vocab_size * dim;
+	const double attention = (double)cfg->n_layers * cfg->n_heads * cfg->head_size * 2.0 *
+	                         (double)n * (n + 1) / 2.0;
+	int runs = 0;
+	for (int p = 0; p < POLICY_COUNT; p++)
+		runs += (mask >> p) & 1u;
+	return runs * ((double)n * token + attention);
 }
 
 int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
@@ -187,28 +350,14 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 	struct run_state st[POLICY_COUNT];
 	struct llama_run *runs[POLICY_COUNT];
 	int count = 0, feed[POLICY_COUNT];
-	const size_t cap = (size_t)cfg->seq_len;
-	double *mean = malloc(cap * sizeof *mean), *lmean = malloc(cap * sizeof *lmean);
-	double *norm = malloc(cap * sizeof *norm);
-	unsigned char *gone = malloc(cap), *keep = malloc(cap);
-	bool ok = mean && lmean && norm && gone && keep;
+	struct drop_scratch x;
+	bool ok = scratch_new(&x, (size_t)cfg->seq_len, (size_t)cfg->n_kv_heads);
 	for (int p = 0; p < POLICY_COUNT && ok; p++) {
 		if (!(mask & (1u << p)))
 			continue;
-		/* A rule that reads the prompt's last queries at its end needs
-		 * them kept through the prompt, which a run does not do. */
-		if (!drop_runs(p)) {
-			out->skipped |= 1u << p;
-			continue;
-		}
-		struct run_state *s = &st[count];
-		*s = (struct run_state){.id = (enum policy_id)p, .run = llama_run_new(m)};
-		s->score =
-		        calloc((size_t)cfg->n_layers * (size_t)cfg->n_kv_heads, sizeof *s->score);
+		ok = state_new(&st[count], (enum policy_id)p, m, b);
+		runs[count] = st[count].run;
 		count++;
-		ok = s->run && s->score;
-		for (int c = 0; ok && c < cfg->n_layers * cfg->n_kv_heads; c++)
-			ok = (s->score[c] = calloc(cap, sizeof **s->score)) != NULL;
 		struct drop_policy *dp = &out->p[p];
 		dp->ran = true;
 		dp->logprob = calloc((size_t)n, sizeof *dp->logprob);
@@ -216,7 +365,6 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 		dp->top_logprob = calloc((size_t)n, sizeof *dp->top_logprob);
 		dp->fed = generate ? calloc((size_t)n, sizeof *dp->fed) : NULL;
 		ok = ok && dp->logprob && dp->top && dp->top_logprob && (!generate || dp->fed);
-		runs[count - 1] = s->run;
 	}
 	for (int t = 0; ok && t < n; t++) {
 		for (int i = 0; i < count; i++) {
@@ -226,8 +374,14 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 				dp->fed[t] = feed[i];
 		}
 		if (llama_step_batch(m, runs, count, feed, t) != 0) {
-			ok = false;
-			break;
+			snprintf(err, DROP_ERR_MAX,
+			         "the model cannot take token %d at position %d (its vocabulary "
+			         "has %d, its context %d)",
+			         feed[0], t, cfg->vocab_size, cfg->seq_len);
+			states_free(st, count, cfg);
+			scratch_free(&x);
+			drop_result_free(out);
+			return -1;
 		}
 		for (int i = 0; i < count; i++) {
 			struct drop_policy *dp = &out->p[st[i].id];
@@ -237,18 +391,14 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 			if (t + 1 < n)
 				dp->logprob[t] = lp;
 			if (st[i].id != POLICY_FULL)
-				evict_step(cfg, &st[i], t + 1, b, mean, lmean, norm, gone, keep);
+				evict_step(cfg, &st[i], t + 1, b, &x);
 		}
 	}
 	states_free(st, count, cfg);
-	free(mean);
-	free(lmean);
-	free(norm);
-	free(gone);
-	free(keep);
+	scratch_free(&x);
 	if (!ok) {
 		drop_result_free(out);
-		return fail(err, "out of memory, or a token the model does not have");
+		return fail_nomem(err);
 	}
 	return 0;
 }
@@ -297,164 +447,6 @@ double drop_agreement(const struct drop_result *r, enum policy_id p, int from, i
 	return (double)same / (to - from);
 }
 
-/* A ratio as the user wrote it (1.01), unless that does not read back to
- * the same double. */
-static void put_ratio(FILE *out, double v)
-{
-	char s[32];
-	snprintf(s, sizeof s, "%.15g", v);
-	if (strtod(s, NULL) != v)
-		snprintf(s, sizeof s, "%.17g", v);
-	fputs(s, out);
-}
-
-static void put_json_ppl_target(FILE *out, double ratio)
-{
-	fputs("\"target\": {\"figure\": \"ppl_decode\", \"at_most_times_full\": ", out);
-	put_ratio(out, ratio);
-	fputc('}', out);
-}
-
-/* The policies R ran into ORDER: the full cache, then the lowest KEY
- * first, a tie in the order of POLICIES. Returns how many. */
-static int order_by(const struct drop_result *r, const double key[POLICY_COUNT],
-                    int order[POLICY_COUNT])
-{
-	int count = 0;
-	if (r->p[POLICY_FULL].ran)
-		order[count++] = POLICY_FULL;
-	for (int p = 0; p < POLICY_COUNT; p++) {
-		if (p == POLICY_FULL || !r->p[p].ran)
-			continue;
-		/* Insertion after every row that is no worse: a tie keeps
-		 * the table's order. */
-		int i = count;
-		const int pinned = r->p[POLICY_FULL].ran ? 1 : 0;
-		while (i > pinned && key[order[i - 1]] > key[p]) {
-			order[i] = order[i - 1];
-			i--;
-		}
-		order[i] = p;
-		count++;
-	}
-	return count;
-}
-
-int drop_print_target(const struct drop_result *r, const char *title, double ratio, bool json,
-                      FILE *out)
-{
-	const int last = r->given - 1, from = r->prompt > 0 ? r->prompt - 1 : 0;
-	const double full_after = drop_perplexity(r, POLICY_FULL, from, last);
-	/* An interval other than 1 is said; at 1 the text is as it always was. */
-	const int every = policy_interval(&r->budget);
-	char when[48] = "";
-	if (every > 1)
-		snprintf(when, sizeof when, ", compressed every %d steps", every);
-	double after[POLICY_COUNT];
-	for (int p = 0; p < POLICY_COUNT; p++)
-		after[p] = drop_perplexity(r, (enum policy_id)p, from, last);
-	int order[POLICY_COUNT];
-	int count;
-	char target[48];
-	report_ppl_text(ratio, target, sizeof target);
-	if (json) {
-		fprintf(out, "{\"tokens\": %d, \"prompt\": %d, ", r->n, r->prompt);
-		if (every > 1)
-			fprintf(out, "\"interval\": %d, ", every);
-		put_json_ppl_target(out, ratio);
-		fputs(", \"policies\": [", out);
-		count = 0;
-		for (int p = 0; p < POLICY_COUNT; p++)
-			if (r->p[p].ran)
-				order[count++] = p;
-	} else {
-		fprintf(out,
-		        "\nThe model itself, every layer's cache evicted by each policy (%s%s):\n"
-		        "perplexity of the text's next tokens, over all %d and over the %d after "
-		        "the prompt; how many nats less likely each token was than under the full "
-		        "cache (mean, max); how often its likeliest next token was another; "
-		        "whether it meets the model's target, %s (ppl decode; --target ppl=R)\n"
-		        "rows: full, then the lowest ppl decode first\n\n"
-		        "%-10s %6s %9s %11s %9s %9s %9s %10s %13s %7s\n",
-		        title, when, last > 0 ? last : 0, last - from > 0 ? last - from : 0, target,
-		        "policy", "budget", "ppl all", "ppl decode", "vs full", "mean drop",
-		        "max drop", "top-1 diff", "first change", "target");
-		count = order_by(r, after, order);
-	}
-	for (int k = 0; k < count; k++) {
-		const int p = order[k];
-		const double all = drop_perplexity(r, (enum policy_id)p, 0, last);
-		const double agree = drop_agreement(r, (enum policy_id)p, 0, r->n);
-		const int change = drop_first_change(r, (enum policy_id)p);
-		const int capacity = policy_capacity((enum policy_id)p, &r->budget);
-		/* No text after the prompt (a prompt the model writes after):
-		 * nothing to judge. */
-		const bool judged = last > from;
-		const bool meets = report_ppl_meets(after[p], full_after, ratio);
-		double mean_drop = 0.0, max_drop = 0.0;
-		for (int t = 0; t < last; t++) {
-			const double d = r->p[POLICY_FULL].logprob[t] - r->p[p].logprob[t];
-			mean_drop += d;
-			max_drop = d > max_drop ? d : max_drop;
-		}
-		mean_drop = last > 0 ? mean_drop / last : 0.0;
-		if (json) {
-			fprintf(out, "%s{\"name\": \"%s\", \"ppl\": %.17g, \"ppl_decode\": ",
-			        k ? ", " : "", policies[p]->name, all);
-			if (judged)
-				fprintf(out, "%.17g", after[p]);
-			else
-				fputs("null", out);
-			fprintf(out,
-			        ", \"mean_logprob_drop\": %.17g, \"max_logprob_drop\": %.17g, "
-			        "\"top1_differs\": %.17g, \"meets_target\": %s, "
-			        "\"first_change_step\": ",
-			        mean_drop, max_drop, 1.0 - agree,
-			        !judged ? "null"
-			        : meets ? "true"
-			                : "false");
-			if (change >= 0)
-				fprintf(out, "%d}", change + 1);
-			else
-				fputs("null}", out);
-			continue;
-		}
-		char budget[16], vs[16], first[24], decode[16] = "-";
-		if (judged)
-			snprintf(decode, sizeof decode, "%.4f", after[p]);
-		if (capacity < 0)
-			snprintf(budget, sizeof budget, "all");
-		else
-			snprintf(budget, sizeof budget, "%d", capacity);
-		if (p == POLICY_FULL || !judged)
-			snprintf(vs, sizeof vs, "-");
-		else
-			snprintf(vs, sizeof vs, "%+.1f%%", 100.0 * (after[p] / full_after - 1.0));
-		if (change >= 0)
-			snprintf(first, sizeof first, "step %d", change + 1);
-		else
-			snprintf(first, sizeof first, "never");
-		fprintf(out, "%-10s %6s %9.4f %11s %9s %9.4f %9.4f %9.1f%% %13s %7s\n",
-		        policies[p]->name, budget, all, decode, vs, mean_drop, max_drop,
-		        100.0 * (1.0 - agree), first,
-		        !judged ? "-"
-		        : meets ? "met"
-		                : "missed");
-	}
-	if (json) {
-		fputs("]}", out);
-	} else if (r->skipped) {
-		fputs("not run on the model (their rule reads the prompt's last queries at its "
-		      "end, which a run does not keep):",
-		      out);
-		for (int p = 0; p < POLICY_COUNT; p++)
-			if (r->skipped & (1u << p))
-				fprintf(out, " %s", policies[p]->name);
-		fputc('\n', out);
-	}
-	return ferror(out) ? -1 : 0;
-}
-
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                        const int *budgets, int count, double heavy_share, int sinks, int interval,
                        double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX])
@@ -464,7 +456,7 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 	out->runs = calloc((size_t)count, sizeof *out->runs);
 	if (!out->budgets || !out->runs) {
 		drop_sweep_free(out);
-		return fail(err, "out of memory");
+		return fail_nomem(err);
 	}
 	const int from = prompt > 0 ? prompt - 1 : 0;
 	for (int i = 0; i < count; i++) {
@@ -482,11 +474,12 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		        .kv_heads = llama_model_config(m)->n_kv_heads,
 		};
 		out->budgets[i] = total;
-		if (drop_measure(m, tokens, n, given, prompt, &b, (1u << POLICY_COUNT) - 1u,
-		                 &out->runs[i], err) != 0) {
+		const int rc = drop_measure(m, tokens, n, given, prompt, &b,
+		                            (1u << POLICY_COUNT) - 1u, &out->runs[i], err);
+		if (rc != 0) {
 			out->count = i;
 			drop_sweep_free(out);
-			return -1;
+			return rc;
 		}
 		const int last = out->runs[i].given - 1;
 		const double full = drop_perplexity(&out->runs[i], POLICY_FULL, from, last);
@@ -511,14 +504,6 @@ void drop_sweep_free(struct drop_sweep *s)
 }
 
 /* X as JSON, or null when not KNOWN. */
-static void put_number_or_null(FILE *out, bool known, double x)
-{
-	if (known)
-		fprintf(out, "%.17g", x);
-	else
-		fputs("null", out);
-}
-
 bool drop_judged(const struct drop_result *r)
 {
 	return r->given - 1 > (r->prompt > 0 ? r->prompt - 1 : 0);
@@ -530,101 +515,4 @@ double drop_sweep_full(const struct drop_sweep *s)
 		return 1.0;
 	const struct drop_result *r0 = &s->runs[0];
 	return drop_perplexity(r0, POLICY_FULL, r0->prompt > 0 ? r0->prompt - 1 : 0, r0->given - 1);
-}
-
-int drop_sweep_print_object(const struct drop_sweep *s, FILE *out)
-{
-	if (s->count == 0) {
-		fputs("null", out);
-		return ferror(out) ? -1 : 0;
-	}
-	const struct drop_result *r0 = &s->runs[0];
-	const int n = r0->given, from = r0->prompt > 0 ? r0->prompt - 1 : 0;
-	const bool judged = drop_judged(r0);
-	fputs("{\"ppl_full\": ", out);
-	put_number_or_null(out, judged, drop_sweep_full(s));
-	fputs(", \"target_ratio\": ", out);
-	put_ratio(out, s->ratio);
-	fputs(", ", out);
-	put_json_ppl_target(out, s->ratio);
-	fputs(", \"budgets\": [", out);
-	for (int i = 0; i < s->count; i++) {
-		fprintf(out, "%s{\"total\": %d", i ? ", " : "", s->budgets[i]);
-		for (int p = 1; p < POLICY_COUNT; p++)
-			if (r0->p[p].ran) {
-				fprintf(out, ", \"%s\": ", policies[p]->name);
-				put_number_or_null(out, judged,
-				                   drop_perplexity(&s->runs[i], (enum policy_id)p,
-				                                   from, n - 1));
-			}
-		fputc('}', out);
-	}
-	fputs("], \"smallest\": {", out);
-	for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
-		if (!r0->p[p].ran)
-			continue;
-		fprintf(out, "%s\"%s\": ", k++ ? ", " : "", policies[p]->name);
-		if (s->good[p])
-			fprintf(out, "%d", s->good[p]);
-		else
-			fputs("null", out);
-	}
-	fputs("}}", out);
-	return ferror(out) ? -1 : 0;
-}
-
-int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
-{
-	if (s->count == 0)
-		return 0;
-	const struct drop_result *r0 = &s->runs[0];
-	const int n = r0->given, from = r0->prompt > 0 ? r0->prompt - 1 : 0;
-	const double full = drop_sweep_full(s);
-	if (json) {
-		if (drop_sweep_print_object(s, out) < 0)
-			return -1;
-		fputc('\n', out);
-		return ferror(out) ? -1 : 0;
-	}
-	char target[48];
-	report_ppl_text(s->ratio, target, sizeof target);
-	const bool judged = drop_judged(r0);
-	char full_text[16] = "-";
-	if (judged)
-		snprintf(full_text, sizeof full_text, "%.4f", full);
-	fprintf(out,
-	        "\nThe model itself at each budget (every layer's cache evicted): perplexity of "
-	        "the %d tokens after the prompt (ppl decode); the full cache's is %s\n\n%-8s",
-	        judged ? n - 1 - from : 0, full_text, "budget");
-	for (int p = 1; p < POLICY_COUNT; p++)
-		if (r0->p[p].ran)
-			fprintf(out, " %10s", policies[p]->name);
-	fputc('\n', out);
-	for (int i = 0; i < s->count; i++) {
-		fprintf(out, "%-8d", s->budgets[i]);
-		for (int p = 1; p < POLICY_COUNT; p++)
-			if (r0->p[p].ran && judged)
-				fprintf(out, " %10.4f",
-				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
-				                        n - 1));
-			else if (r0->p[p].ran)
-				fprintf(out, " %10s", "-");
-		fputc('\n', out);
-	}
-	fprintf(out, "\nsmallest budget meeting the model's target, %s (ppl decode):", target);
-	if (!judged) {
-		fputs(" none to judge, the text has no tokens after the prompt\n", out);
-		return ferror(out) ? -1 : 0;
-	}
-	for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
-		if (!r0->p[p].ran)
-			continue;
-		fputs(k++ ? ", " : " ", out);
-		if (s->good[p])
-			fprintf(out, "%s %d", policies[p]->name, s->good[p]);
-		else
-			fprintf(out, "%s none", policies[p]->name);
-	}
-	fputc('\n', out);
-	return ferror(out) ? -1 : 0;
 }

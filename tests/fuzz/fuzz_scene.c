@@ -37,6 +37,7 @@
 #include "h2o/frame.h"
 #include "h2o/policy.h"
 #include "h2o/report.h"
+#include "h2o/report_print.h"
 #include "h2o/heads.h"
 #include "h2o/scene.h"
 #include "h2o/trace.h"

@@ -79,10 +79,8 @@ static void test_no_eviction_is_the_full_cache(void **state)
 	char err[DROP_ERR_MAX];
 	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 0, &b, all, &r, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		/* A rule that reads the prompt's last queries does not run. */
-		assert_int_equal(r.p[p].ran, drop_runs(p));
-		if (!drop_runs(p))
-			continue;
+		/* Every policy runs on the model. */
+		assert_true(r.p[p].ran);
 		assert_memory_equal(r.p[p].logprob, r.p[POLICY_FULL].logprob,
 		                    (size_t)(f->n - 1) * sizeof(double));
 		assert_int_equal(drop_first_change(&r, (enum policy_id)p), -1);
@@ -106,7 +104,7 @@ static void test_small_budget_hurts(void **state)
 	for (int p = 1; p < POLICY_COUNT; p++) {
 		/* Without a prompt a policy that grows keeps every token, and
 		 * ObservedAttention compresses nothing but a prompt. */
-		if (!drop_runs(p) || policies[p]->grows || p == POLICY_OBSERVED)
+		if (policies[p]->grows || p == POLICY_OBSERVED)
 			continue;
 		const double ppl = drop_perplexity(&r, (enum policy_id)p, 0, f->n - 1);
 		assert_true(ppl > full);
@@ -126,9 +124,8 @@ static void test_prompt_read_whole(void **state)
 	char err[DROP_ERR_MAX];
 	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, prompt, &b, all, &r, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++)
-		if (drop_runs(p))
-			assert_memory_equal(r.p[p].logprob, r.p[POLICY_FULL].logprob,
-			                    (size_t)(prompt - 1) * sizeof(double));
+		assert_memory_equal(r.p[p].logprob, r.p[POLICY_FULL].logprob,
+		                    (size_t)(prompt - 1) * sizeof(double));
 	assert_true(drop_perplexity(&r, POLICY_H2O, prompt, f->n - 1) >
 	            drop_perplexity(&r, POLICY_FULL, prompt, f->n - 1));
 	drop_result_free(&r);
@@ -146,8 +143,6 @@ static void test_generate(void **state)
 	                 0);
 	assert_int_equal(drop_measure(f->m, f->tokens, n, prompt, prompt, &small, all, &r, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		if (!drop_runs(p))
-			continue;
 		assert_memory_equal(wide.p[p].fed, wide.p[POLICY_FULL].fed,
 		                    (size_t)n * sizeof(int));
 		assert_memory_equal(r.p[p].fed, f->tokens, (size_t)prompt * sizeof(int));
@@ -292,11 +287,226 @@ static void test_interval(void **state)
 	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 12, &one, all, &a, err), 0);
 	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 12, &zero, all, &b, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++)
-		if (drop_runs(p))
-			assert_memory_equal(a.p[p].logprob, b.p[p].logprob,
-			                    (size_t)(f->n - 1) * sizeof(double));
+		assert_memory_equal(a.p[p].logprob, b.p[p].logprob,
+		                    (size_t)(f->n - 1) * sizeof(double));
 	drop_result_free(&a);
 	drop_result_free(&b);
+}
+
+/* ---- The SnapKV family's real drop the plain way ------------------------ */
+
+static const double *rank_key;
+/* A higher key first; a tie keeps the lower index. */
+static int key_desc(const void *a, const void *b)
+{
+	const int i = *(const int *)a, j = *(const int *)b;
+	if (rank_key[i] != rank_key[j])
+		return rank_key[i] > rank_key[j] ? -1 : 1;
+	return i - j;
+}
+/* A lower key first; a tie puts the higher index (a later head, a later
+ * position) first: AdaKV's weakest first. */
+static int key_asc(const void *a, const void *b)
+{
+	const int i = *(const int *)a, j = *(const int *)b;
+	if (rank_key[i] != rank_key[j])
+		return rank_key[i] < rank_key[j] ? -1 : 1;
+	return j - i;
+}
+
+/* SnapKV's score of each of the OLDER positions before the window, from
+ * COUNT query heads' observation rows (each LEN long) at O: each row
+ * pooled over five neighbours (zero outside 0 .. OLDER - 1), divided by
+ * 5, summed over the heads and divided by their number. */
+static void snap_scores(const double *o, int count, int len, int older, double *score)
+{
+	for (int j = 0; j < older; j++) {
+		double sum = 0.0;
+		for (int h = 0; h < count; h++) {
+			double pool = 0.0;
+			for (int d = j - 2; d <= j + 2; d++)
+				if (d >= 0 && d < older)
+					pool += o[(size_t)h * (size_t)len + (size_t)d];
+			sum += pool / 5.0;
+		}
+		score[j] = sum / count;
+	}
+}
+
+/*
+ * One run of policy ID (SnapKV, its window form, PyramidKV or AdaKV)
+ * written out with a budget of BUDGET: during the prompt's last W = min(64,
+ * P) steps every query head's weights add up; at its end, divided by W,
+ * they score the positions before the window, and each kv head keeps the
+ * window and the best the rest of its budget allows (PyramidKV's budget
+ * by layer; AdaKV's heads competing for the layer's, each keeping its
+ * safeguard). After it the window form keeps the selected and the newest.
+ */
+static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, int budget,
+                       double *lp)
+{
+	const struct llama_config *cfg = llama_model_config(f->m);
+	const int heads = cfg->n_heads, kv = cfg->n_kv_heads, group = heads / kv;
+	const int layers = cfg->n_layers, w = prompt < 64 ? prompt : 64, older = prompt - w;
+	const struct policy_budget b = {.heavy = budget / 2,
+	                                .recent = budget - budget / 2,
+	                                .prompt = prompt,
+	                                .layers = layers,
+	                                .kv_heads = kv};
+	double *obs = calloc((size_t)layers * (size_t)heads * (size_t)prompt, sizeof *obs);
+	double *score = malloc((size_t)kv * (size_t)prompt * sizeof *score);
+	int *idx = malloc((size_t)kv * (size_t)prompt * sizeof *idx);
+	unsigned char *keep = malloc((size_t)kv * (size_t)prompt);
+	assert_true(obs && score && idx && keep);
+	struct llama_run *run = llama_run_new(f->m);
+	for (int t = 0; t < f->n; t++) {
+		assert_int_equal(llama_step(f->m, run, f->tokens[t], t), 0);
+		const float *logits = llama_logits(run);
+		double m = -INFINITY, sum = 0.0;
+		for (int i = 0; i < cfg->vocab_size; i++)
+			m = (double)logits[i] > m ? logits[i] : m;
+		for (int i = 0; i < cfg->vocab_size; i++)
+			sum += exp((double)logits[i] - m);
+		if (t + 1 < f->n)
+			lp[t] = (double)logits[f->tokens[t + 1]] - m - log(sum);
+		if (t >= prompt - w && t < prompt)
+			for (int l = 0; l < layers; l++)
+				for (int h = 0; h < heads; h++) {
+					const float *wt = llama_run_weights(run, l, h);
+					for (int j = 0; j <= t; j++)
+						obs[((size_t)l * (size_t)heads + (size_t)h) *
+						            (size_t)prompt +
+						    (size_t)j] += (double)wt[j];
+				}
+		if (t == prompt - 1) {
+			for (size_t i = 0; i < (size_t)layers * (size_t)heads * (size_t)prompt; i++)
+				obs[i] /= w;
+			for (int l = 0; l < layers; l++) {
+				const double *lo = obs + (size_t)l * (size_t)heads * (size_t)prompt;
+				const int cap = id == POLICY_PYRAMIDKV
+				                        ? policy_pyramid_budget(&b, l)
+				                        : budget;
+				if (prompt <= cap)
+					continue;
+				for (int g = 0; g < kv; g++) {
+					unsigned char *k = keep + (size_t)g * (size_t)prompt;
+					/* Within the window: the newest. */
+					for (int j = 0; j < prompt; j++)
+						k[j] = j >= prompt - cap;
+					if (cap <= w)
+						continue;
+					snap_scores(lo + (size_t)g * (size_t)group * (size_t)prompt,
+					            group, prompt, older,
+					            score + (size_t)g * prompt);
+				}
+				if (cap > w && id != POLICY_ADAKV)
+					for (int g = 0; g < kv; g++) {
+						unsigned char *k =
+						        keep + (size_t)g * (size_t)prompt;
+						for (int j = 0; j < older; j++)
+							idx[j] = j;
+						rank_key = score + (size_t)g * (size_t)prompt;
+						qsort(idx, (size_t)older, sizeof *idx, key_desc);
+						for (int j = 0; j < older; j++)
+							k[j] = 0;
+						for (int j = 0; j < cap - w && j < older; j++)
+							k[idx[j]] = 1;
+					}
+				if (cap > w && id == POLICY_ADAKV) {
+					/* Every head's safeguard, then the layer's
+					 * competition for kv x B. */
+					int safe = (int)(budget * 0.20) - w;
+					safe = safe < 0 ? 0 : safe > older ? older : safe;
+					int count = 0;
+					for (int g = 0; g < kv; g++) {
+						int own[512];
+						for (int j = 0; j < older; j++)
+							own[j] = g * prompt + j;
+						rank_key = score;
+						qsort(own, (size_t)older, sizeof *own, key_desc);
+						for (int j = safe; j < older; j++)
+							idx[count++] = own[j];
+					}
+					rank_key = score;
+					qsort(idx, (size_t)count, sizeof *idx, key_asc);
+					memset(keep, 1, (size_t)kv * (size_t)prompt);
+					for (int i = 0; i < kv * (prompt - budget); i++)
+						keep[idx[i]] = 0;
+				}
+				for (int g = 0; g < kv; g++)
+					llama_run_keep(run, l, g,
+					               keep + (size_t)g * (size_t)prompt);
+			}
+		}
+		if (t >= prompt && id == POLICY_SNAPKV_WINDOW) {
+			/* The selected lead the cache, of the rest the newest
+			 * stay. */
+			const int ww = w < budget ? w : budget;
+			for (int l = 0; l < layers; l++)
+				for (int g = 0; g < kv; g++) {
+					const int len = llama_run_len(run, l, g);
+					const int *pos = llama_run_positions(run, l, g);
+					if (len <= budget)
+						continue;
+					int selected = 0;
+					while (selected < len && pos[selected] < prompt - ww)
+						selected++;
+					unsigned char k[512];
+					for (int j = 0; j < len; j++)
+						k[j] = j < selected ||
+						       j >= len - (budget - selected);
+					llama_run_keep(run, l, g, k);
+				}
+		}
+	}
+	llama_run_free(run);
+	free(obs);
+	free(score);
+	free(idx);
+	free(keep);
+}
+
+/* SnapKV, its window form, PyramidKV and AdaKV run on the model: the drop
+ * is the plain loop's, bit for bit, where they score the prompt (a budget
+ * above the window), where they keep its newest (within it) and where
+ * the budget holds the prompt whole. */
+static void test_snap_family_plain(void **state)
+{
+	const struct fixture *f = *state;
+	const int prompt = f->n - 12;
+	assert_true(prompt > 64 + 16);
+	const int budgets[] = {prompt - 12, 40, prompt + 4};
+	const enum policy_id ids[] = {POLICY_SNAPKV, POLICY_SNAPKV_WINDOW, POLICY_PYRAMIDKV,
+	                              POLICY_ADAKV};
+	for (size_t c = 0; c < sizeof budgets / sizeof budgets[0]; c++) {
+		const struct policy_budget b = budget(budgets[c] / 2, budgets[c] - budgets[c] / 2);
+		unsigned mask = 1u << POLICY_FULL;
+		for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+			mask |= 1u << ids[i];
+		struct drop_result r;
+		char err[DROP_ERR_MAX];
+		assert_int_equal(
+		        drop_measure(f->m, f->tokens, f->n, f->n, prompt, &b, mask, &r, err), 0);
+		for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+			double lp[512];
+			plain_snap(f, ids[i], prompt, budgets[c], lp);
+			assert_memory_equal(r.p[ids[i]].logprob, lp,
+			                    (size_t)(f->n - 1) * sizeof(double));
+			/* Until the prompt's end every run is the full cache. */
+			assert_memory_equal(r.p[ids[i]].logprob, r.p[POLICY_FULL].logprob,
+			                    (size_t)(prompt - 1) * sizeof(double));
+			/* A budget that holds the prompt changes nothing
+			 * after it but the window form's. */
+			if (budgets[c] > prompt && ids[i] != POLICY_SNAPKV_WINDOW)
+				assert_memory_equal(r.p[ids[i]].logprob, r.p[POLICY_FULL].logprob,
+				                    (size_t)(f->n - 1) * sizeof(double));
+			if (budgets[c] < prompt)
+				assert_memory_not_equal(r.p[ids[i]].logprob,
+				                        r.p[POLICY_FULL].logprob,
+				                        (size_t)(f->n - 1) * sizeof(double));
+		}
+		drop_result_free(&r);
+	}
 }
 
 int main(int argc, char **argv)
@@ -310,6 +520,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_generate),
 	        cmocka_unit_test(test_h2o_plain),
 	        cmocka_unit_test(test_interval),
+	        cmocka_unit_test(test_snap_family_plain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -285,10 +285,6 @@ struct app {
 	 * model run once per policy, every layer evicted: drop.h); the model
 	 * panel (t) in place of the heat rows. NULL without a model. */
 	const struct llama_model *model;
-	/* The model and tokenizer of a lesson opened by . or , (app_open_model),
-	 * NULL when the caller owns them. */
-	struct llama_model *owned_model;
-	struct llama_tokenizer *owned_tokenizer;
 	char **vocab;
 	int vocab_size;
 	const int *tokens;

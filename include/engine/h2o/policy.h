@@ -51,6 +51,7 @@ enum policy_id {
 };
 
 struct engine_plans;
+struct policy_rule;
 
 /* The budgets every policy shares. */
 struct policy_budget {
@@ -147,10 +148,8 @@ struct policy {
 	/* The most positions region R holds under B: 0 for an unused
 	 * region, -1 when the policy keeps everything (no limit). */
 	int (*region_budget)(const struct policy_budget *b, enum policy_region r);
-	/* Mark (gone[i] = 1) the entries of C to evict at this step. Sets
-	 * *CUTOFF to the kept entry an evicted one had to beat, or -1. */
-	void (*evict)(const struct policy_budget *b, const struct policy_cache *c,
-	              unsigned char *gone, int *cutoff);
+	/* Its rule (src/engine/policy_rule.h), which only policy_run calls. */
+	const struct policy_rule *rule;
 	/* The region of position POS, kept after step T. */
 	enum policy_region (*region)(const struct policy_budget *b, int t, int pos);
 	/* What the cut-off is compared on: the score (false) or this step's
@@ -234,6 +233,32 @@ int policy_default_sinks(int budget);
  * when SINKS_GIVEN < 0 (not given). */
 int policy_sinks_for(int sinks_given, int budget);
 
+/*
+ * The driver (src/engine/policy_run.c): every cache that evicts, the
+ * engine's, a layer's plan and the model's real drop, runs its rule here
+ * and nowhere else.
+ */
+
+/* How many of the prompt's last queries policy ID's rule reads at step
+ * STEP under B (policy_cache.observed, policy_cache.window): its window at
+ * the prompt's end (policy_snap_window), 0 at every other step and for a
+ * rule that reads none. */
+int policy_run_window(enum policy_id id, const struct policy_budget *b, int step);
+
+/*
+ * Policy ID's rule over C at step STEP (>= 1) under B. Whether the step
+ * compresses is decided here (policy_compresses): where it does not,
+ * nothing goes. GONE (C->len entries; C->kv_heads rows of them for a
+ * per_kv_head rule) is cleared, then the entries that go are marked.
+ * Returns the index of the cut-off, the kept entry an evicted one had to
+ * beat (into the rows for a per_kv_head rule), or -1; *VALUE gets what it
+ * was compared on: its key norm (by_key_norm), its own rank (ranks_own,
+ * when C->rank is given), this step's weight (by_weight) or its score; 0
+ * without a cut-off.
+ */
+int policy_run(enum policy_id id, const struct policy_budget *b, int step,
+               const struct policy_cache *c, unsigned char *gone, double *value);
+
 /* Shared rule pieces for policy files. */
 
 /* Evict from the first CANDIDATES entries the lowest-keyed ones (key =
@@ -274,27 +299,6 @@ int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *
  * positions it keeps there, its window's included (design §2,
  * docs/policies.md: KVCache-Factory's schedule). */
 int policy_pyramid_budget(const struct policy_budget *b, int layer);
-
-/* SnapKV's words for LOSS at the prompt's end: below the cut-off's pooled
- * attention ("pooled < 0.12 "), or, with a budget no larger than the
- * window, outside its newest B. */
-void policy_snap_words(const struct policy_budget *b, const struct policy_loss *loss,
-                       enum policy_voice voice, struct policy_words *words);
-
-/* SnapKV's window for budget B: the policy's observe_window capped by the
- * prompt (b->prompt). */
-int policy_snap_window(const struct policy *pol, const struct policy_budget *b);
-
-/* SnapKV's choice at the prompt's end (C->observed set), down to BUDGET
- * entries: each entry before the window (the last c->window) scored by
- * its heads' observed weights, smoothed along the positions by an average
- * pool of kernel 5 (zero padding: each sum of five, in position order from
- * 0.0, divided by 5), then averaged over the heads (summed in head order
- * from 0.0); the window stays, with the BUDGET - window highest scored
- * before it (a tie keeps the lower position). A budget no larger than the
- * window keeps its BUDGET newest. Writes the scores into c->rank; returns
- * the cut-off, or -1. */
-int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *gone);
 
 /* SnapKV's words for LOSS at the prompt's end: below the cut-off's pooled
  * attention ("pooled < 0.12 "), or, with a budget no larger than the

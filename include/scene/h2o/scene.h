@@ -62,6 +62,9 @@ enum scene_mode {
 	SCENE_ATTENTION, /* every token has a given attention row, v optional */
 };
 
+struct llama_model;
+struct llama_tokenizer;
+
 struct scene {
 	char *title;       /* never NULL; the file's base name when absent */
 	char *description; /* never NULL; "" when absent */
@@ -119,10 +122,16 @@ struct scene {
 	                         loaded (the scene's folder joined, links
 	                         resolved under the folder rule) */
 	char *tokenizer_path; /* its tokenizer, the same way */
-	int given;            /* tokens 0 .. given - 1 come from the text (BOS
+	/* The model and its tokenizer as the scene loaded and checked them,
+	 * the scene's own (scene_free frees them): every later run of the
+	 * model, per policy or in the screen's model panel, uses these, so
+	 * the file is read once and a file changed since cannot differ. */
+	struct llama_model *model;
+	struct llama_tokenizer *tokenizer;
+	int given;          /* tokens 0 .. given - 1 come from the text (BOS
 	                         included): n for a teacher-forced scene */
-	int generated;        /* n - given: tokens the model chose after them */
-	double temperature;   /* how they were chosen: 0 the highest logit, else
+	int generated;      /* n - given: tokens the model chose after them */
+	double temperature; /* how they were chosen: 0 the highest logit, else
 	                         drawn (include/model/h2o/llama_trace.h) with SEED */
 	unsigned long long seed;
 };

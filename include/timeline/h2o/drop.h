@@ -13,7 +13,11 @@
  * weights, TOVA weighs the mean over all the layer's query heads and keeps
  * the same positions in every key/value head of the layer, nothing goes
  * before the prompt's end, and then each rule runs once over the prompt
- * and once per step. With a budget that never evicts, every policy's
+ * and once per step (policy_run, the engine's one driver). The SnapKV
+ * family reads the run's own observation window: each query head's
+ * weights at the prompt's last W steps, summed and divided by W, exactly
+ * as the engine's observation (policy.h); AdaKV decides for every kv head
+ * of a layer at once. With a budget that never evicts, every policy's
  * logits are the full cache's, bit for bit (the runs are the same
  * arithmetic: llama.h).
  *
@@ -26,13 +30,15 @@
 #define H2O_DROP_H
 
 #include <stdbool.h>
-#include <stdio.h>
 
 #include "h2o/policy.h"
 
 struct llama_model;
 
 #define DROP_ERR_MAX 256
+/* drop_measure's and drop_sweep_measure's status when memory ran out (any
+ * other failure is -1, with the reason in ERR). */
+#define DROP_NOMEM (-2)
 
 /* One policy's run over the text. */
 struct drop_policy {
@@ -55,7 +61,6 @@ struct drop_result {
 	 * run is fed its own choices after them. */
 	int given;
 	bool generate;
-	unsigned skipped; /* policies asked for that drop_runs refuses */
 	struct policy_budget budget;
 	struct drop_policy p[POLICY_COUNT];
 };
@@ -65,16 +70,19 @@ struct drop_result {
  * included when asked) under budget B, with a prompt of PROMPT tokens (no
  * eviction before its end): the first GIVEN of TOKENS teacher-forced, then
  * (GIVEN < N) each run its own greedy choices up to N. 0 and *OUT filled,
- * or -1 with ERR filled (out of memory, a token out of range).
+ * DROP_NOMEM when memory ran out, or -1 with ERR filled (a text longer than
+ * the model's context, a token the model cannot take).
  */
 int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                  const struct policy_budget *b, unsigned mask, struct drop_result *out,
                  char err[DROP_ERR_MAX]);
 void drop_result_free(struct drop_result *r);
-
-/* Whether the real drop runs policy P: every policy but those whose rule
- * reads the prompt's last queries at its end (policy.observe_window). */
-bool drop_runs(int p);
+/* The memory drop_measure allocates for model M over N tokens with a
+ * prompt of PROMPT for the policies of MASK, in bytes (the model itself
+ * is the scene's, loaded already). */
+double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsigned mask);
+/* Its multiply-adds, about: every run's matrix products and attention. */
+double drop_predict_madds(const struct llama_model *m, int n, unsigned mask);
 
 /* Perplexity of policy P's run over the predictions FROM .. TO - 1 (of
  * logprob), exp of minus their mean; 1 when the range is empty. */
@@ -87,20 +95,6 @@ int drop_first_change(const struct drop_result *r, enum policy_id p);
 /* The share of predictions FROM .. TO - 1 where policy P's top token is the
  * full cache's. */
 double drop_agreement(const struct drop_result *r, enum policy_id p, int from, int to);
-
-/*
- * The real drop as a table (or one JSON object when JSON) against the
- * model's target ppl=RATIO (report.h): per policy the perplexity of the
- * text over every prediction and over those after the prompt, its change
- * against the full cache, how often its next-token choice is the full
- * cache's, the first step where it is not, and whether it meets the
- * target. TITLE names the model. The text's rows are the full cache and
- * then the lowest perplexity after the prompt first (ties in the order of
- * POLICIES); the JSON object (policies in the order of POLICIES, each with
- * "meets_target") ends without a newline, to sit inside another.
- */
-int drop_print_target(const struct drop_result *r, const char *title, double ratio, bool json,
-                      FILE *out);
 
 /* The real drop at each of several total budgets. */
 struct drop_sweep {
@@ -118,19 +112,12 @@ struct drop_sweep {
  * keeping SINKS sinks (-1: its default), every cache compressing every
  * INTERVAL steps after the prompt (policy_budget.interval); RATIO is the
  * target (1.01: within 1% of the full cache's perplexity after the
- * prompt). 0, or -1 with ERR.
+ * prompt). 0, or drop_measure's failure.
  */
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                        const int *budgets, int count, double heavy_share, int sinks, int interval,
                        double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX]);
 void drop_sweep_free(struct drop_sweep *s);
-/* A row per budget, a column per policy: the perplexity after the prompt
- * (the H2O paper's figure); then the smallest budget that meets the target.
- * One JSON object when JSON. */
-int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out);
-/* drop_sweep_print's JSON object without the newline, to sit inside
- * another. */
-int drop_sweep_print_object(const struct drop_sweep *s, FILE *out);
 /* The full cache's perplexity after the prompt (the sweep's first run;
  * every budget's full cache is the same run). */
 double drop_sweep_full(const struct drop_sweep *s);

@@ -15,34 +15,7 @@
 #include "h2o/heads.h"
 #include "h2o/scene.h"
 #include "h2o/text.h"
-
-/* The shortest %.Ng (N = 15..17) that reads back as X. */
-static void put_number(FILE *out, double x)
-{
-	char buf[32];
-	for (int digits = 15; digits <= 17; digits++) {
-		snprintf(buf, sizeof buf, "%.*g", digits, x);
-		if (strtod(buf, NULL) == x)
-			break;
-	}
-	fputs(buf, out);
-}
-
-static void file_sink(void *out, const char *p, size_t n)
-{
-	fwrite(p, 1, n, out);
-}
-
-/* A JSON string that reads back as the token's text: valid UTF-8 passes
- * through, invalid bytes become U+FFFD, C0 and C1 control characters and
- * DEL are escaped. C1 controls are valid JSON, but a terminal that shows
- * the trace may obey them (0x9B is CSI). */
-static void put_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	text_escape(s, strlen(s), SIZE_MAX, TEXT_ESCAPE_JSON, file_sink, out);
-	fputc('"', out);
-}
+#include "json_out.h"
 
 static void put_ints(FILE *out, const char *key, const int *v, int n)
 {
@@ -58,7 +31,7 @@ static void put_numbers(FILE *out, const char *key, const double *v, int n)
 	for (int i = 0; i < n; i++) {
 		if (i)
 			fputc(',', out);
-		put_number(out, v[i]);
+		json_shortest(out, v[i]);
 	}
 	fputc(']', out);
 }
@@ -66,7 +39,7 @@ static void put_numbers(FILE *out, const char *key, const double *v, int n)
 static void put_metric(FILE *out, const char *key, double v)
 {
 	fprintf(out, ", \"%s\": ", key);
-	put_number(out, v);
+	json_shortest(out, v);
 }
 
 /* The positions of policy P's cache in region R after step T. */
@@ -213,8 +186,8 @@ static void put_model(FILE *out, const struct drop_result *d, int pos)
 		if (pos + 1 >= d->n)
 			fputs("null", out);
 		else
-			put_number(out, pos + 1 < d->given ? d->p[p].logprob[pos]
-			                                   : d->p[p].top_logprob[pos]);
+			json_shortest(out, pos + 1 < d->given ? d->p[p].logprob[pos]
+			                                      : d->p[p].top_logprob[pos]);
 	}
 	fputs("}, \"top1\": {", out);
 	for (int p = 0, k = 0; p < POLICY_COUNT; p++)
@@ -229,7 +202,7 @@ static void put_step(FILE *out, const struct scene *sc, const struct heads_run *
 {
 	const struct step_record *rec = &run->rec[0];
 	fprintf(out, "{\"step\": %d, \"pos\": %d, \"token\": ", rec->step, rec->pos);
-	put_string(out, sc->text[rec->pos]);
+	json_string(out, sc->text[rec->pos]);
 	/* Spec §5's h2o and full first, then every other policy; with heads,
 	 * each key holds a list of per-kv-head objects in head order, and with
 	 * layers a list of those, one per layer. */

@@ -1,0 +1,525 @@
+/*
+ * report_print: the report and the sweep written as text, JSON or CSV (see
+ * report_print.h); report.c measures them.
+ */
+#include "h2o/report_print.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h2o/cost.h"
+#include "h2o/drop.h"
+#include "h2o/drop_print.h"
+#include "h2o/engine.h"
+#include "h2o/heads.h"
+#include "h2o/report.h"
+#include "h2o/scene.h"
+#include "json_out.h"
+
+static int loss_width(const struct report_target *t)
+{
+	char miss[48];
+	report_target_miss_text(t, miss, sizeof miss);
+	const int w = (int)strlen(miss);
+	return w > 12 ? w : 12;
+}
+
+static void put_table_head(FILE *out, const struct report_run *run)
+{
+	char miss[48];
+	report_target_miss_text(&run->target, miss, sizeof miss);
+	fprintf(out, "%-10s %6s %7s %9s", "policy", "budget", "tokens", "KV");
+	if (run->scene->v)
+		fprintf(out, " %10s %10s", "mean err", "max err");
+	if (run->scene->v && run->target.figure == REPORT_COS)
+		fprintf(out, " %10s", "mean cos");
+	fprintf(out, " %11s %*s\n", "mean recall", loss_width(&run->target), miss);
+}
+
+static void put_table_row(FILE *out, const struct report_run *run, const char *name,
+                          enum policy_id p, const struct report_summary *f)
+{
+	const struct scene *sc = run->scene;
+	char budget[16], loss[24];
+	const int capacity = policy_capacity(p, &run->budget);
+	if (capacity < 0)
+		snprintf(budget, sizeof budget, "all");
+	else
+		snprintf(budget, sizeof budget, "%d", capacity);
+	if (f->first_miss)
+		snprintf(loss, sizeof loss, "step %d", f->first_miss);
+	else
+		snprintf(loss, sizeof loss, "never");
+	fprintf(out, "%-10s %6s %7d %9ld", name, budget, f->tokens, f->kv);
+	if (sc->v)
+		fprintf(out, " %10.4f %10.4f", f->err_sum / sc->n, f->err_max);
+	if (sc->v && run->target.figure == REPORT_COS)
+		fprintf(out, " %10.4f", f->cos_sum / sc->n);
+	fprintf(out, " %11.4f %*s\n", f->recall_sum / sc->n, loss_width(&run->target), loss);
+}
+
+/* A per-head row's name: "  head 3", or "  L2 head 3" with layers. */
+static void head_name(const struct scene *sc, int h, char *name, size_t size)
+{
+	const int per = heads_per_layer(sc);
+	if (sc->layers > 1)
+		snprintf(name, size, "  L%d head %d", h / per + 1, h % per + 1);
+	else
+		snprintf(name, size, "  head %d", h + 1);
+}
+
+/* The text's rows: the full cache, then the best mean of the target's
+ * figure first, a tie in the order of POLICIES. */
+static void table_order(const struct report_run *run, int order[POLICY_COUNT])
+{
+	const enum report_figure f = run->target.figure;
+	const bool high = report_figure_high(f);
+	double key[POLICY_COUNT];
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		const double mean = report_summary_mean(&run->sum[p], f, run->scene->n);
+		key[p] = high ? -mean : mean; /* the lower the better */
+	}
+	int count = 0;
+	order[count++] = POLICY_FULL;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (p == POLICY_FULL)
+			continue;
+		int i = count;
+		while (i > 1 && key[order[i - 1]] > key[p]) {
+			order[i] = order[i - 1];
+			i--;
+		}
+		order[i] = p;
+		count++;
+	}
+}
+
+/* "rows: full, then the best mean recall first". */
+static void put_order_text(FILE *out, const struct report_target *t)
+{
+	char good[48];
+	report_target_text(t, good, sizeof good);
+	fprintf(out, "rows: full, then the %s mean %s first (the attention target, %s)\n",
+	        report_figure_high(t->figure) ? "highest" : "lowest", report_figure_word(t->figure),
+	        good);
+}
+
+static void put_table(FILE *out, const struct report_run *run, bool per_head)
+{
+	put_table_head(out, run);
+	int order[POLICY_COUNT];
+	table_order(run, order);
+	for (int k = 0; k < POLICY_COUNT; k++) {
+		const int p = order[k];
+		put_table_row(out, run, policies[p]->name, (enum policy_id)p, &run->sum[p]);
+		for (int l = 0; run->layer_sum && l < run->layers; l++) {
+			char name[24];
+			snprintf(name, sizeof name, "  layer %d", l + 1);
+			put_table_row(out, run, name, (enum policy_id)p,
+			              &run->layer_sum[(size_t)l * POLICY_COUNT + p]);
+		}
+		for (int h = 0; per_head && run->head_sum && run->heads > 1 && h < run->heads;
+		     h++) {
+			char name[40];
+			head_name(run->scene, h, name, sizeof name);
+			put_table_row(out, run, name, (enum policy_id)p,
+			              &run->head_sum[(size_t)h * POLICY_COUNT + p]);
+		}
+	}
+}
+
+static void put_json_summary(FILE *out, const struct scene *sc, const struct report_summary *f)
+{
+	fprintf(out, "\"tokens\": %d, \"kv\": %ld", f->tokens, f->kv);
+	if (sc->v) {
+		fputs(", \"mean_out_err\": ", out);
+		json_exact(out, f->err_sum / sc->n);
+		fputs(", \"max_out_err\": ", out);
+		json_exact(out, f->err_max);
+	}
+	fputs(", \"mean_attn_recall\": ", out);
+	json_exact(out, f->recall_sum / sc->n);
+	fputs(", \"first_loss_step\": ", out);
+	if (f->first_miss)
+		fprintf(out, "%d", f->first_miss);
+	else
+		fputs("null", out);
+	if (sc->v) {
+		fputs(", \"mean_out_cos\": ", out);
+		json_exact(out, f->cos_sum / sc->n);
+	}
+}
+
+static void put_json_policies(FILE *out, const struct report_run *run, bool per_head)
+{
+	fputs("[", out);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		fprintf(out, "%s{\"name\": \"%s\", ", p ? ", " : "", policies[p]->name);
+		put_json_summary(out, run->scene, &run->sum[p]);
+		if (run->layer_sum) {
+			fputs(", \"layers\": [", out);
+			for (int l = 0; l < run->layers; l++) {
+				fputs(l ? ", {" : "{", out);
+				put_json_summary(out, run->scene,
+				                 &run->layer_sum[(size_t)l * POLICY_COUNT + p]);
+				fputc('}', out);
+			}
+			fputc(']', out);
+		}
+		if (per_head && run->head_sum && run->heads > 1) {
+			fputs(", \"heads\": [", out);
+			for (int h = 0; h < run->heads; h++) {
+				fputs(h ? ", {" : "{", out);
+				put_json_summary(out, run->scene,
+				                 &run->head_sum[(size_t)h * POLICY_COUNT + p]);
+				fputc('}', out);
+			}
+			fputc(']', out);
+		}
+		fputc('}', out);
+	}
+	fputs("]", out);
+}
+
+static void put_json_budget(FILE *out, const struct policy_budget *b)
+{
+	fprintf(out, "{\"total\": %d, \"heavy\": %d, \"recent\": %d, \"sinks\": %d",
+	        b->heavy + b->recent, b->heavy, b->recent, b->sinks);
+	/* Said only when the caches do not compress at every step. */
+	if (policy_interval(b) > 1)
+		fprintf(out, ", \"interval\": %d", policy_interval(b));
+	fputc('}', out);
+}
+
+/* LEAD and "compressed every N steps" for an interval N above 1 (design
+ * §2), else nothing: the words the report and the sweep add. */
+static void put_interval_text(FILE *out, const char *lead, const struct policy_budget *b)
+{
+	if (policy_interval(b) > 1)
+		fprintf(out, "%scompressed every %d steps", lead, policy_interval(b));
+}
+
+static void put_json_target(FILE *out, const struct report_target *t)
+{
+	/* The value as the user wrote it (0.95). */
+	fprintf(out, "\"target\": {\"figure\": \"%s\", \"at_least\": %s, \"value\": ",
+	        report_figure_key(t->figure), report_figure_high(t->figure) ? "true" : "false");
+	json_shortest(out, t->value);
+	fputc('}', out);
+}
+
+/* A CSV number after its comma: exact (%.17g, as the JSON), empty when
+ * the scene has no values to measure it on or it is not finite (null in
+ * the JSON). */
+static void put_csv_number(FILE *out, bool has, double v)
+{
+	if (has && isfinite(v))
+		fprintf(out, ",%.17g", v);
+	else
+		fputc(',', out);
+}
+
+static void put_csv_step(FILE *out, int step, enum policy_id p, const char *head,
+                         const struct step_metrics *m)
+{
+	fprintf(out, "%d,%s", step, policies[p]->name);
+	if (head)
+		fprintf(out, ",%s", head);
+	fprintf(out, ",%d,%ld", m->tokens, m->kv);
+	put_csv_number(out, m->has_out, m->out_err);
+	put_csv_number(out, m->has_out, m->out_cos);
+	put_csv_number(out, true, m->attn_recall);
+	fprintf(out, ",%d", m->overlap_h2o);
+}
+
+/* The model's columns of step STEP's row of policy P: its log-probability
+ * of the next token and its likeliest next token, empty where the run
+ * has none (a policy not run on the model, a head's row, the last step). */
+static void put_csv_model_step(FILE *out, const struct drop_result *d, int step, enum policy_id p,
+                               bool head)
+{
+	const struct drop_policy *dp = d ? &d->p[p] : NULL;
+	if (!d)
+		return;
+	if (head || !dp->ran) {
+		fputs(",,", out);
+		return;
+	}
+	/* A log-probability of the text's next token: none after the text's
+	 * last, nor for the model's own tokens. */
+	put_csv_number(out, step < d->given, dp->logprob[step - 1]);
+	fprintf(out, ",%d", dp->top[step - 1]);
+}
+
+/* A row per step and policy, then per head with PER_HEAD; with the model's
+ * run D, its columns too. */
+static int put_csv_run(const struct report_run *run, bool per_head, const struct drop_result *d,
+                       FILE *out)
+{
+	if (!run->steps)
+		return -1;
+	per_head = per_head && run->head_steps && run->heads > 1;
+	fprintf(out, "step,policy%s,tokens,kv,out_err,out_cos,attn_recall,overlap_h2o%s\n",
+	        per_head ? ",head" : "", d ? ",model_logprob,model_top" : "");
+	for (int t = 1; t <= run->scene->n; t++) {
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			put_csv_step(out, t, (enum policy_id)p, per_head ? "all" : NULL,
+			             &run->steps[(size_t)(t - 1) * POLICY_COUNT + p]);
+			put_csv_model_step(out, d, t, (enum policy_id)p, false);
+			fputc('\n', out);
+			for (int h = 0; per_head && h < run->heads; h++) {
+				char head[16];
+				snprintf(head, sizeof head, "%d", h);
+				put_csv_step(out, t, (enum policy_id)p, head,
+				             &run->head_steps[((size_t)(t - 1) * run->heads + h) *
+				                                      POLICY_COUNT +
+				                              p]);
+				put_csv_model_step(out, d, t, (enum policy_id)p, true);
+				fputc('\n', out);
+			}
+		}
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+static void put_csv_summary(FILE *out, const struct scene *sc, const struct report_summary *f)
+{
+	fprintf(out, ",%d,%ld", f->tokens, f->kv);
+	put_csv_number(out, sc->v != NULL, f->err_sum / sc->n);
+	put_csv_number(out, sc->v != NULL, f->err_max);
+	put_csv_number(out, sc->v != NULL, f->cos_sum / sc->n);
+	put_csv_number(out, true, f->recall_sum / sc->n);
+	fputc(',', out);
+	if (f->first_miss)
+		fprintf(out, "%d", f->first_miss);
+}
+
+/* The model's columns of budget I's row of policy P: its perplexity after
+ * the prompt and whether it meets the model's target, empty where the
+ * sweep has no run (a policy not run on the model, a head's row). */
+static void put_csv_model_budget(FILE *out, const struct drop_sweep *ds, int i, enum policy_id p,
+                                 bool head)
+{
+	if (!ds)
+		return;
+	if (head || i >= ds->count || !ds->runs[i].p[p].ran) {
+		fputs(",,", out);
+		return;
+	}
+	const struct drop_result *r = &ds->runs[i];
+	const double ppl = drop_perplexity(r, p, r->prompt > 0 ? r->prompt - 1 : 0, r->given - 1);
+	if (!drop_judged(r)) {
+		fputs(",,", out);
+		return;
+	}
+	put_csv_number(out, true, ppl);
+	fprintf(out, ",%s",
+	        report_ppl_meets(ppl, drop_sweep_full(ds), ds->ratio) ? "true" : "false");
+}
+
+/* A row per budget and policy, then per head with PER_HEAD; with the
+ * model's sweep DS, its columns too. */
+static int put_csv_sweep(const struct report_sweep *sw, bool per_head, const struct drop_sweep *ds,
+                         FILE *out)
+{
+	per_head = per_head && sw->runs[0].head_sum && sw->runs[0].heads > 1;
+	fprintf(out,
+	        "budget,heavy,recent,sinks,policy%s,tokens,kv,mean_out_err,max_out_err,"
+	        "mean_out_cos,mean_attn_recall,first_loss_step%s\n",
+	        per_head ? ",head" : "", ds ? ",model_ppl_decode,model_meets_target" : "");
+	for (int i = 0; i < sw->count; i++) {
+		const struct report_run *run = &sw->runs[i];
+		const struct policy_budget *b = &run->budget;
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			for (int h = -1; h < (per_head ? run->heads : 0); h++) {
+				fprintf(out, "%d,%d,%d,%d,%s", sw->budgets[i], b->heavy, b->recent,
+				        b->sinks, policies[p]->name);
+				if (per_head && h < 0)
+					fputs(",all", out);
+				else if (per_head)
+					fprintf(out, ",%d", h);
+				put_csv_summary(
+				        out, run->scene,
+				        h < 0 ? &run->sum[p]
+				              : &run->head_sum[(size_t)h * POLICY_COUNT + p]);
+				put_csv_model_budget(out, ds, i, (enum policy_id)p, h >= 0);
+				fputc('\n', out);
+			}
+		}
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+int report_print(const struct report_run *run, enum report_format format, bool per_head, FILE *out)
+{
+	return report_print_model(run, NULL, format, per_head, out);
+}
+
+int report_print_model(const struct report_run *run, const struct report_model *model,
+                       enum report_format format, bool per_head, FILE *out)
+{
+	const struct scene *sc = run->scene;
+	const struct policy_budget *b = &run->budget;
+	const struct drop_result *drop = model ? model->drop : NULL;
+	if (format == REPORT_CSV)
+		return put_csv_run(run, per_head, drop, out);
+	if (format == REPORT_JSON) {
+		fprintf(out, "{\"tokens\": %d, ", sc->n);
+		put_json_target(out, &run->target);
+		fputs(", \"budget\": ", out);
+		put_json_budget(out, b);
+		fputs(", \"policies\": ", out);
+		put_json_policies(out, run, per_head);
+		if (drop) {
+			fputs(", \"model\": ", out);
+			drop_print_target(drop, model->title, model->ratio, true, out);
+		}
+		fputs("}\n", out);
+		return ferror(out) ? -1 : 0;
+	}
+	char miss[48];
+	report_target_miss_text(&run->target, miss, sizeof miss);
+	fprintf(out, "%d tokens", sc->n);
+	if (sc->layers > 1)
+		fprintf(out, ", %d layers", sc->layers);
+	if (heads_per_layer(sc) > 1)
+		fprintf(out, ", %d heads%s", heads_per_layer(sc), sc->layers > 1 ? " each" : "");
+	if (heads_group(sc) > 1)
+		fprintf(out, " sharing %d kv heads", heads_kv_count(sc));
+	if (sc->prompt > 0)
+		fprintf(out, ", prompt %d", sc->prompt);
+	fprintf(out, ", budget %d (heavy %d + recent %d, %d sinks)", b->heavy + b->recent, b->heavy,
+	        b->recent, b->sinks);
+	put_interval_text(out, ", ", b);
+	fprintf(out, ", loss = %s\n", miss);
+	put_order_text(out, &run->target);
+	fputc('\n', out);
+	put_table(out, run, per_head);
+	if (drop)
+		drop_print_target(drop, model->title, model->ratio, false, out);
+	return ferror(out) ? -1 : 0;
+}
+
+int report_write(const struct scene *sc, const struct policy_budget *b, bool json, FILE *out,
+                 const struct progress *pr)
+{
+	struct report_run run;
+	const struct report_target target = REPORT_DEFAULT_TARGET;
+	if (report_measure(sc, b, &target, 0, &run, pr, 0, sc->n) < 0)
+		return -1;
+	const int rc = report_print(&run, json ? REPORT_JSON : REPORT_TEXT, false, out);
+	report_run_done(&run);
+	return rc;
+}
+
+static void put_json_good(FILE *out, const char *key, const struct report_sweep *sw)
+{
+	fprintf(out, ", \"%s\": {", key);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		fprintf(out, "%s\"%s\": ", p ? ", " : "", policies[p]->name);
+		if (sw->good[p])
+			fprintf(out, "%d", sw->good[p]);
+		else
+			fputs("null", out);
+	}
+	fputc('}', out);
+}
+
+static void put_split_text(FILE *out, const struct report_sweep *sw)
+{
+	if (!sw->split.source)
+		fputs("H2O splits a budget B into heavy B/2 + recent B - B/2", out);
+	else
+		fprintf(out, "H2O splits a budget B into heavy floor(%g B) + recent the rest (%s)",
+		        sw->split.heavy, sw->split.source);
+}
+
+int report_sweep_print(const struct report_sweep *sw, enum report_format format, bool per_head,
+                       FILE *out)
+{
+	return report_sweep_print_model(sw, NULL, format, per_head, out);
+}
+
+int report_sweep_print_model(const struct report_sweep *sw, const struct report_model *model,
+                             enum report_format format, bool per_head, FILE *out)
+{
+	if (sw->count < 1)
+		return 0;
+	const struct scene *sc = sw->runs[0].scene;
+	const struct report_target *t = &sw->runs[0].target;
+	const struct drop_sweep *ds = model ? model->sweep : NULL;
+	const bool json = format == REPORT_JSON;
+	if (format == REPORT_CSV)
+		return put_csv_sweep(sw, per_head, ds, out);
+	if (json) {
+		fprintf(out, "{\"tokens\": %d, ", sc->n);
+		put_json_target(out, t);
+		fputs(", \"sweep\": [", out);
+	} else {
+		fprintf(out, "%d tokens; ", sc->n);
+		put_split_text(out, sw);
+		put_interval_text(out, "; every cache ", &sw->runs[0].budget);
+		fputc('\n', out);
+		put_order_text(out, t);
+		fputc('\n', out);
+	}
+	for (int i = 0; i < sw->count; i++) {
+		const struct report_run *run = &sw->runs[i];
+		const struct policy_budget *b = &run->budget;
+		if (json) {
+			fputs(i ? ", {\"budget\": " : "{\"budget\": ", out);
+			put_json_budget(out, b);
+			fputs(", \"policies\": ", out);
+			put_json_policies(out, run, per_head);
+			fputc('}', out);
+			continue;
+		}
+		fprintf(out, "B = %d (heavy %d + recent %d, %d sinks)\n", sw->budgets[i], b->heavy,
+		        b->recent, b->sinks);
+		put_table(out, run, per_head);
+		fputc('\n', out);
+	}
+	char good[48];
+	report_target_text(t, good, sizeof good);
+	if (json) {
+		fputc(']', out);
+		/* Also under the key that came before targets, when it is the
+		 * default target it names. */
+		if (t->figure == REPORT_RECALL && t->value == 0.95)
+			put_json_good(out, "budget_for_recall_0.95", sw);
+		put_json_good(out, "budget_for_target", sw);
+		if (ds) {
+			fputs(", \"model\": ", out);
+			drop_sweep_print_object(ds, out);
+		}
+		fputs("}\n", out);
+		return ferror(out) ? -1 : 0;
+	}
+	fprintf(out, "smallest budget meeting the attention target, mean %s:", good);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (sw->unlimited[p])
+			continue;
+		if (sw->good[p])
+			fprintf(out, "  %s %d", policies[p]->name, sw->good[p]);
+		else
+			fprintf(out, "  %s none", policies[p]->name);
+	}
+	fputc('\n', out);
+	if (ds)
+		drop_sweep_print(ds, false, out);
+	return ferror(out) ? -1 : 0;
+}
+
+int report_sweep(const struct scene *sc, const int *budgets, int count, int sinks, bool json,
+                 FILE *out, const struct progress *pr)
+{
+	struct report_sweep sw;
+	const struct report_split split = {.heavy = 0.5};
+	const struct report_target target = REPORT_DEFAULT_TARGET;
+	if (report_sweep_measure(sc, budgets, count, &split, sinks, &target, 0, &sw, pr) < 0)
+		return -1;
+	const int rc = report_sweep_print(&sw, json ? REPORT_JSON : REPORT_TEXT, false, out);
+	report_sweep_done(&sw);
+	return rc;
+}
