@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "h2o/app.h"
+#include "h2o/gguf.h"
 #include "h2o/keys.h"
 #include "h2o/plot.h"
 #include "headless.h"
@@ -341,6 +342,14 @@ static int parse_one(int c, int argc, char **argv, struct options *o)
 	return parse_own(id, argc, argv, o);
 }
 
+/* --model without --tokenizer: a GGUF model file carries its own, which
+ * the tokenizer loader reads from it. */
+static void gguf_tokenizer(struct options *o)
+{
+	if (o->model != NULL && o->tokenizer == NULL && llama_file_is_gguf(o->model))
+		o->tokenizer = o->model;
+}
+
 /* The options that go together, or exclude each other. Returns -1, or
  * EXIT_USAGE after the message. */
 static int check_together(const struct options *o)
@@ -438,5 +447,6 @@ int options_parse(int argc, char **argv, struct options *o)
 	if (optind < argc - 1)
 		return options_usage_error("%s", "expected exactly one scene file");
 	o->scene = optind < argc ? argv[optind] : NULL;
+	gguf_tokenizer(o);
 	return check_together(o);
 }

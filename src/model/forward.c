@@ -46,11 +46,13 @@ size_t llama_run_bytes(const struct llama_model *m)
 {
 	const struct llama_config *c = &m->c;
 	const size_t S = (size_t)c->seq_len, hs = (size_t)c->head_size, D = (size_t)c->dim;
+	const size_t Q = (size_t)m->a.q_dim, W = D > Q ? D : Q;
 	const size_t caches = (size_t)c->n_layers * (size_t)c->n_kv_heads;
 	const size_t tiles = (size_t)packed_panels(c->seq_len) * MODEL_PANEL * hs;
-	const size_t floats =
-	        caches * (2 * S * hs + tiles) + (size_t)c->n_layers * (size_t)c->n_heads * S +
-	        (size_t)c->n_layers * D + 7 * D + 2 * (size_t)c->hidden_dim + (size_t)c->vocab_size;
+	const size_t floats = caches * (2 * S * hs + tiles) +
+	                      (size_t)c->n_layers * (size_t)c->n_heads * S +
+	                      (size_t)c->n_layers * Q + 5 * D + W + Q + 2 * (size_t)c->hidden_dim +
+	                      (size_t)c->vocab_size;
 	return floats * sizeof(float) + caches * S * sizeof(int) + caches * sizeof(struct cache);
 }
 
@@ -58,12 +60,14 @@ struct llama_run *llama_run_new(const struct llama_model *m)
 {
 	const struct llama_config *c = &m->c;
 	const size_t S = (size_t)c->seq_len, hs = (size_t)c->head_size, D = (size_t)c->dim;
+	const size_t Q = (size_t)m->a.q_dim, W = D > Q ? D : Q;
 	const size_t caches = (size_t)c->n_layers * (size_t)c->n_kv_heads;
 	const size_t tiles = (size_t)packed_panels(c->seq_len) * MODEL_PANEL * hs;
-	/* The loader proved this fits the limits (llama.c, run_bytes). */
-	const size_t floats =
-	        caches * (2 * S * hs + tiles) + (size_t)c->n_layers * (size_t)c->n_heads * S +
-	        (size_t)c->n_layers * D + 7 * D + 2 * (size_t)c->hidden_dim + (size_t)c->vocab_size;
+	/* The loaders proved this fits the limits (llama.c, run_bytes). */
+	const size_t floats = caches * (2 * S * hs + tiles) +
+	                      (size_t)c->n_layers * (size_t)c->n_heads * S +
+	                      (size_t)c->n_layers * Q + 5 * D + W + Q + 2 * (size_t)c->hidden_dim +
+	                      (size_t)c->vocab_size;
 	struct llama_run *r = calloc(1, sizeof *r);
 	if (r == NULL)
 		return NULL;
@@ -89,11 +93,11 @@ struct llama_run *llama_run_new(const struct llama_model *m)
 		f += (count); \
 	} while (0)
 	TAKE(att, (size_t)c->n_layers * (size_t)c->n_heads * S);
-	TAKE(query, (size_t)c->n_layers * D);
+	TAKE(query, (size_t)c->n_layers * Q);
 	TAKE(x, D);
-	TAKE(xb, D);
+	TAKE(xb, W);
 	TAKE(xb2, D);
-	TAKE(q, D);
+	TAKE(q, Q);
 	TAKE(k, (size_t)c->kv_dim);
 	TAKE(v, (size_t)c->kv_dim);
 	TAKE(fcr, hs / 2);
@@ -177,7 +181,8 @@ const float *llama_run_weights(const struct llama_run *r, int layer, int head)
 const float *llama_run_query(const struct llama_run *r, int layer, int head)
 {
 	const struct llama_config *c = &r->m->c;
-	return r->query + (size_t)layer * (size_t)c->dim + (size_t)head * (size_t)c->head_size;
+	return r->query + (size_t)layer * (size_t)r->m->a.q_dim +
+	       (size_t)head * (size_t)c->head_size;
 }
 
 void llama_run_keep(struct llama_run *r, int layer, int kv_head, const unsigned char *keep)
@@ -219,13 +224,13 @@ void llama_run_keep(struct llama_run *r, int layer, int kv_head, const unsigned 
 
 /* ---- run.c's operations --------------------------------------------------- */
 
-static void rmsnorm(float *o, const float *x, const float *weight, int size)
+static void rmsnorm(float *o, const float *x, const float *weight, int size, float eps)
 {
 	float ss = 0.0f;
 	for (int j = 0; j < size; j++)
 		ss += x[j] * x[j];
 	ss /= size;
-	ss += 1e-5f;
+	ss += eps;
 	ss = 1.0f / sqrtf(ss);
 	for (int j = 0; j < size; j++)
 		o[j] = weight[j] * (ss * x[j]);
@@ -250,9 +255,14 @@ static void softmax(float *x, int size)
 static void rope_table(struct llama_run *r, int pos)
 {
 	const int hs = r->m->c.head_size;
+	const struct model_arch *a = &r->m->a;
 	for (int i = 0; i < hs; i += 2) {
-		const float freq = 1.0f / powf(10000.0f, i / (float)hs);
-		const float val = pos * freq;
+		const float freq = 1.0f / powf(a->rope_theta, i / (float)hs);
+		float val = pos * freq;
+		if (a->rope_scale != 1.0f)
+			val *= a->rope_scale;
+		if (a->rope_freqs != NULL)
+			val /= a->rope_freqs[i / 2];
 		r->fcr[i / 2] = cosf(val);
 		r->fci[i / 2] = sinf(val);
 	}
@@ -260,6 +270,16 @@ static void rope_table(struct llama_run *r, int pos)
 
 static void rope(const struct llama_run *r, float *vec)
 {
+	if (r->m->a.neox) {
+		const int half = r->m->c.head_size / 2;
+		for (int i = 0; i < half; i++) {
+			const float fcr = r->fcr[i], fci = r->fci[i];
+			const float v0 = vec[i], v1 = vec[i + half];
+			vec[i] = v0 * fcr - v1 * fci;
+			vec[i + half] = v0 * fci + v1 * fcr;
+		}
+		return;
+	}
 	for (int i = 0; i < r->m->c.head_size; i += 2) {
 		const float fcr = r->fcr[i / 2], fci = r->fci[i / 2];
 		const float v0 = vec[i], v1 = vec[i + 1];
@@ -312,6 +332,27 @@ static void add(float *x, const float *y, int n)
 		x[i] += y[i];
 }
 
+/* After the q, k, v products of layer L: the biases and the per-head
+ * norms a GGUF model may have (none in a llama2.c checkpoint). */
+static void qkv_extra(struct llama_run *r, int l)
+{
+	const struct llama_model *m = r->m;
+	const struct layer_weights *w = &m->layers[l];
+	const int hs = m->c.head_size;
+	if (w->bq != NULL) {
+		add(r->q, w->bq, m->a.q_dim);
+		add(r->k, w->bk, m->c.kv_dim);
+	}
+	if (w->bv != NULL)
+		add(r->v, w->bv, m->c.kv_dim);
+	if (w->q_norm != NULL) {
+		for (int h = 0; h < m->c.n_heads; h++)
+			rmsnorm(r->q + h * hs, r->q + h * hs, w->q_norm, hs, m->a.norm_eps);
+		for (int h = 0; h < m->c.n_kv_heads; h++)
+			rmsnorm(r->k + h * hs, r->k + h * hs, w->k_norm, hs, m->a.norm_eps);
+	}
+}
+
 static void swiglu(float *hb, const float *hb2, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -349,6 +390,7 @@ int llama_step(const struct llama_model *m, struct llama_run *r, int token, int 
 {
 	const struct llama_config *c = &m->c;
 	const int D = c->dim;
+	const float c_eps = m->a.norm_eps;
 
 	if (check_step(m, r, token, pos) != 0)
 		return -1;
@@ -356,22 +398,23 @@ int llama_step(const struct llama_model *m, struct llama_run *r, int token, int 
 	rope_table(r, pos);
 	for (int l = 0; l < c->n_layers; l++) {
 		const struct layer_weights *w = &m->layers[l];
-		rmsnorm(r->xb, r->x, w->rms_att, D);
+		rmsnorm(r->xb, r->x, w->rms_att, D, c_eps);
 		matvec(r->q, &w->wq, r->xb);
 		matvec(r->k, &w->wk, r->xb);
 		matvec(r->v, &w->wv, r->xb);
+		qkv_extra(r, l);
 		for (int g = 0; g < c->n_kv_heads; g++)
 			attend(r, l, g, pos);
 		matvec(r->xb2, &w->wo, r->xb);
 		add(r->x, r->xb2, D);
-		rmsnorm(r->xb, r->x, w->rms_ffn, D);
+		rmsnorm(r->xb, r->x, w->rms_ffn, D, c_eps);
 		matvec(r->hb, &w->w1, r->xb);
 		matvec(r->hb2, &w->w3, r->xb);
 		swiglu(r->hb, r->hb2, c->hidden_dim);
 		matvec(r->xb, &w->w2, r->hb);
 		add(r->x, r->xb, D);
 	}
-	rmsnorm(r->x, r->x, m->rms_final, D);
+	rmsnorm(r->x, r->x, m->rms_final, D, c_eps);
 	matvec(r->logits, &m->cls, r->x);
 	r->pos = pos;
 	return 0;
@@ -501,6 +544,7 @@ int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs,
 {
 	const struct llama_config *c = &m->c;
 	const int D = c->dim;
+	const float c_eps = m->a.norm_eps;
 
 	if (n < 1 || n > LLAMA_MAX_BATCH)
 		return -1;
@@ -513,9 +557,10 @@ int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs,
 	}
 
 	/* The helper pays once a step multiplies enough weights. */
-	const double work = (double)n * ((double)c->n_layers * D *
-	                                         (2.0 * D + 2.0 * c->kv_dim + 3.0 * c->hidden_dim) +
-	                                 (double)c->vocab_size * D);
+	const double work =
+	        (double)n * ((double)c->n_layers * D *
+	                             (2.0 * m->a.q_dim + 2.0 * c->kv_dim + 3.0 * c->hidden_dim) +
+	                     (double)c->vocab_size * D);
 	struct model_pool *pool = NULL;
 	if (m->threads == LLAMA_THREADS_TWO ||
 	    (m->threads == LLAMA_THREADS_AUTO && work >= MODEL_THREADS_WORK))
@@ -530,16 +575,18 @@ int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs,
 		const struct layer_weights *w = &m->layers[l];
 		b.layer = l;
 		for (int i = 0; i < n; i++)
-			rmsnorm(runs[i]->xb, runs[i]->x, w->rms_att, D);
+			rmsnorm(runs[i]->xb, runs[i]->x, w->rms_att, D, c_eps);
 		const struct packed *qkv[3] = {&w->wq, &w->wk, &w->wv};
 		products(&b, 3, qkv, (const enum vec[]){V_Q, V_K, V_V}, V_XB);
 		run_job(&b, pool, products_part);
+		for (int i = 0; i < n; i++)
+			qkv_extra(runs[i], l);
 		run_job(&b, pool, attention_part);
 		product(&b, &w->wo, V_XB2, V_XB);
 		run_job(&b, pool, products_part);
 		for (int i = 0; i < n; i++) {
 			add(runs[i]->x, runs[i]->xb2, D);
-			rmsnorm(runs[i]->xb, runs[i]->x, w->rms_ffn, D);
+			rmsnorm(runs[i]->xb, runs[i]->x, w->rms_ffn, D, c_eps);
 		}
 		const struct packed *ffn[2] = {&w->w1, &w->w3};
 		products(&b, 2, ffn, (const enum vec[]){V_HB, V_HB2}, V_XB);
@@ -552,7 +599,7 @@ int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs,
 			add(runs[i]->x, runs[i]->xb, D);
 	}
 	for (int i = 0; i < n; i++)
-		rmsnorm(runs[i]->x, runs[i]->x, m->rms_final, D);
+		rmsnorm(runs[i]->x, runs[i]->x, m->rms_final, D, c_eps);
 	product(&b, &m->cls, V_LOGITS, V_X);
 	run_job(&b, pool, products_part);
 	if (pool != NULL)

@@ -11,6 +11,7 @@
  * (model_impl.h); every float is checked finite as it is read, and an
  * error names its byte offset, its tensor, layer, row and column.
  */
+#include "h2o/gguf.h"
 #include "model_impl.h"
 
 #include <math.h>
@@ -19,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define HEADER_BYTES 28
 
@@ -50,6 +53,11 @@ static const int field_max[7] = {LLAMA_MAX_DIM,   LLAMA_MAX_HIDDEN, LLAMA_MAX_LA
 static uint64_t packed_floats(int rows, int cols)
 {
 	return (uint64_t)packed_panels(rows) * MODEL_PANEL * (uint64_t)cols;
+}
+
+uint64_t model_packed_floats(int rows, int cols)
+{
+	return packed_floats(rows, cols);
 }
 
 static uint64_t model_floats(const struct llama_config *c)
@@ -258,7 +266,7 @@ static int read_weights(struct source *s, struct llama_model *m)
 /* The weights' block: 64-byte aligned, and in huge pages where the system
  * gives them on request: a step streams every weight, and 4 KiB pages would
  * cost a TLB miss every 4 KiB. */
-static float *alloc_weights(size_t bytes)
+float *model_alloc_weights(size_t bytes)
 {
 #if defined(MADV_HUGEPAGE)
 	const size_t huge = (size_t)2 << 20;
@@ -293,9 +301,11 @@ static int load(struct source *s, uint64_t len, struct llama_model **out)
 	if (m == NULL)
 		return model_fail(s->err, "out of memory");
 	m->c = c;
+	m->a = (struct model_arch){
+	        .q_dim = c.dim, .rope_theta = 10000.0f, .rope_scale = 1.0f, .norm_eps = 1e-5f};
 	const size_t bytes = (size_t)model_floats(&c) * sizeof(float);
 	const size_t widest = (size_t)(c.hidden_dim > c.dim ? c.hidden_dim : c.dim);
-	m->mem = alloc_weights(bytes);
+	m->mem = model_alloc_weights(bytes);
 	m->layers = calloc((size_t)c.n_layers, sizeof *m->layers);
 	s->tmp = malloc(widest * MODEL_PANEL * sizeof(float));
 	if (m->mem == NULL || m->layers == NULL || s->tmp == NULL) {
@@ -312,11 +322,16 @@ static int load(struct source *s, uint64_t len, struct llama_model **out)
 		llama_free(m);
 		return -1;
 	}
+	model_finish(m);
+	*out = m;
+	return 0;
+}
+
+void model_finish(struct llama_model *m)
+{
 	model_pick_kernels(&m->k);
 	m->threads = LLAMA_THREADS_AUTO;
 	m->pool = model_pool_new(); /* NULL: batches run on the calling thread */
-	*out = m;
-	return 0;
 }
 
 int llama_load_bytes(const void *data, size_t len, struct llama_model **out,
@@ -326,6 +341,14 @@ int llama_load_bytes(const void *data, size_t len, struct llama_model **out,
 
 	if (data == NULL && len > 0)
 		return model_fail(err, "no data");
+	if (gguf_magic(data, len)) {
+		struct gguf_file *g;
+		*out = NULL;
+		if (gguf_open_bytes(data, len, &g, err) != 0)
+			return -1;
+		/* DATA is the caller's: the model does not keep the file. */
+		return gguf_model_load(g, 0, out, err);
+	}
 	return load(&s, len, out);
 }
 
@@ -336,14 +359,42 @@ static int load_stream(struct source *s, uint64_t size, struct llama_model **out
 	return rc;
 }
 
+/* A regular file FD that starts as GGUF files do: loaded as one. 1 when
+ * it is not one (the llama2.c loader reads it), else the load's 0 or -1. */
+static int load_if_gguf(int fd, struct llama_model **out, char *err)
+{
+	struct stat st;
+	unsigned char magic[4];
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic ||
+	    !gguf_magic(magic, sizeof magic))
+		return 1;
+	struct gguf_file *g;
+	if (gguf_open_fd(fd, &g, err) != 0)
+		return -1;
+	return gguf_model_load(g, 1, out, err);
+}
+
 int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MAX])
 {
 	struct source s = {.err = err};
 	uint64_t size;
+	struct stat st;
 
 	*out = NULL;
+	/* A folder with a config.json: a Hugging Face checkpoint. */
+	char cfg[4096];
+	snprintf(cfg, sizeof cfg, "%s/config.json", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(cfg, &st) == 0)
+		return hf_model_load(path, out, err);
 	if (model_open(path, &s.f, &size, err) != 0)
 		return -1;
+	const int rc = load_if_gguf(fileno(s.f), out, err);
+	if (rc != 1) {
+		fclose(s.f);
+		return rc;
+	}
 	return load_stream(&s, size, out);
 }
 
@@ -355,6 +406,11 @@ int llama_load_fd(int fd, struct llama_model **out, char err[LLAMA_ERR_MAX])
 	*out = NULL;
 	if (model_open_fd(fd, &s.f, &size, err) != 0)
 		return -1;
+	const int rc = load_if_gguf(fileno(s.f), out, err);
+	if (rc != 1) {
+		fclose(s.f);
+		return rc;
+	}
 	return load_stream(&s, size, out);
 }
 
@@ -363,6 +419,7 @@ void llama_free(struct llama_model *m)
 	if (m == NULL)
 		return;
 	model_pool_free(m->pool);
+	gguf_close(m->gguf);
 	free(m->layers);
 	free(m->mem);
 	free(m);

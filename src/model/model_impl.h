@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "h2o/gguf.h"
 #include "h2o/llama.h"
 
 #define MODEL_PANEL 16
@@ -64,12 +65,31 @@ void model_pick_kernels(struct kernels *k);
 struct layer_weights {
 	const float *rms_att, *rms_ffn; /* dim each */
 	struct packed wq, wk, wv, wo, w1, w2, w3;
+	/* GGUF models only, NULL when absent: q, k, v biases (qwen2), and the
+	 * per-head RMSNorm weights of queries and keys (qwen3, head_size). */
+	const float *bq, *bk, *bv, *q_norm, *k_norm;
+};
+
+/* What a GGUF model's metadata says beyond llama2.c's header; a llama2.c
+ * checkpoint has rope_theta 10000, norm_eps 1e-5, q_dim dim, no scaling,
+ * no factors, pairs of adjacent rows rotated. */
+struct model_arch {
+	int q_dim;               /* n_heads * head_size: the queries' width */
+	float rope_theta;        /* RoPE's base */
+	float rope_scale;        /* positions times this (linear scaling); 1: none */
+	const float *rope_freqs; /* head_size / 2 divisors of the frequencies, or NULL */
+	float norm_eps;
+	int neox; /* rotate rows i and i + head_size / 2 (GPT-NeoX), not 2i and 2i+1 */
 };
 
 struct model_pool;
 
+struct gguf_file;
+
 struct llama_model {
 	struct llama_config c;
+	struct model_arch a;
+	struct gguf_file *gguf; /* the file a GGUF model came from, or NULL */
 	float *mem;             /* every weight, one aligned block */
 	struct packed emb, cls; /* the same matrix when the classifier is shared */
 	struct layer_weights *layers;
@@ -89,6 +109,42 @@ void model_pool_release(struct model_pool *p);
  * the helper cannot be started or is slow to take it). Both have returned
  * when this does. The pool must be held. */
 void model_pool_run(struct model_pool *p, void (*fn)(void *arg, int part), void *arg);
+
+/* A half-precision float, exactly. */
+float model_half(uint16_t h);
+/* N values of a row of ggml type TYPE (an enum ggml_type of gguf.h) at SRC
+ * into DST, as ggml defines them; N whole blocks of the type. */
+void dequant_row(int type, const unsigned char *src, float *dst, size_t n);
+
+/* The tokenizer of the GGUF file FD, for VOCAB_SIZE tokens: 1 when FD is
+ * not a GGUF file, else 0 with *OUT or -1 with ERR filled. */
+struct llama_tokenizer;
+int gguf_tokenizer_if_gguf(int fd, int vocab_size, struct llama_tokenizer **out, char *err);
+
+/* GGUF tables made in memory, for a model from other files (hf.c): the
+ * metadata and tensors a GGUF file of the same model would hold, the
+ * tensors' data in mappings the table unmaps when closed. Each returns 0,
+ * or -1 when out of memory (or of mappings). */
+#define GGUF_SYNTH_MAX_MAPS 64
+struct gguf_file *gguf_synth_new(void);
+int gguf_synth_u32(struct gguf_file *g, const char *key, uint32_t v);
+int gguf_synth_f32(struct gguf_file *g, const char *key, float v);
+int gguf_synth_str(struct gguf_file *g, const char *key, const char *v);
+int gguf_synth_tensor(struct gguf_file *g, const char *name, int n_dims, const uint64_t *ne,
+                      enum ggml_type type, const unsigned char *data);
+int gguf_synth_map(struct gguf_file *g, void *p, size_t size);
+/* A Hugging Face checkpoint folder DIR (config.json, safetensors). */
+int hf_model_load(const char *dir, struct llama_model **out, char *err);
+
+/* A model from the GGUF file G, closed on failure; on success kept as
+ * the model's (its vocabulary) when KEEP, else closed. */
+int gguf_model_load(struct gguf_file *g, int keep, struct llama_model **out, char *err);
+/* The packed floats a ROWS x COLS matrix takes. */
+uint64_t model_packed_floats(int rows, int cols);
+/* What any model needs once its weights are in: kernels, threads, pool. */
+void model_finish(struct llama_model *m);
+/* The weights' block (64-byte aligned, huge pages when large). */
+float *model_alloc_weights(size_t bytes);
 
 /* "what is wrong" into ERR (LLAMA_ERR_MAX bytes); returns -1. */
 int model_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -261,6 +261,11 @@ int llama_tokenizer_load(const char *path, int vocab_size, struct llama_tokenize
 		                  LLAMA_MAX_VOCAB);
 	if (model_open(path, &f, &size, err) != 0)
 		return -1;
+	const int gguf = gguf_tokenizer_if_gguf(fileno(f), vocab_size, out, err);
+	if (gguf != 1) {
+		fclose(f);
+		return gguf;
+	}
 	return load_stream(f, size, vocab_size, out, err);
 }
 
@@ -276,6 +281,11 @@ int llama_tokenizer_load_fd(int fd, int vocab_size, struct llama_tokenizer **out
 		                  LLAMA_MAX_VOCAB);
 	if (model_open_fd(fd, &f, &size, err) != 0)
 		return -1;
+	const int gguf = gguf_tokenizer_if_gguf(fileno(f), vocab_size, out, err);
+	if (gguf != 1) {
+		fclose(f);
+		return gguf;
+	}
 	return load_stream(f, size, vocab_size, out, err);
 }
 

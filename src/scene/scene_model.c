@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "h2o/gguf.h"
 #include "h2o/llama.h"
 #include "h2o/tokenizer.h"
 #include "h2o/llama_trace.h"
@@ -229,10 +230,6 @@ static int check_fields(const struct loader *ld, struct plan *p, int *generate)
 	static const enum root_field texts[] = {R_TEXT, R_TEXT_FILE, R_PROMPT_TEXT};
 	int first = -1;
 
-	if (f[R_TOKENIZER].node == NULL)
-		return scene_fail_value(ld, &p->w_root,
-		                        "missing required field \"tokenizer\" (a model scene names "
-		                        "the model's tokenizer beside its \"model\")");
 	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
 		if (f[texts[i]].node == NULL)
 			continue;
@@ -369,9 +366,28 @@ static int open_model(const struct loader *ld, struct plan *p, char *shown, size
 }
 
 /* The tokenizer at "tokenizer", for the model's vocabulary. */
+/* No "tokenizer": the model's own, when it is a GGUF file that has one. */
+static int model_tokenizer(const struct loader *ld, struct plan *p, const char *model_shown)
+{
+	char e[LLAMA_ERR_MAX];
+
+	if (llama_model_gguf(p->model->model) == NULL)
+		return scene_fail_value(ld, &p->w_root,
+		                        "missing required field \"tokenizer\" (a model scene names "
+		                        "the model's tokenizer beside its \"model\")");
+	const int vocab = llama_model_config(p->model->model)->vocab_size;
+	if (llama_tokenizer_load(p->model->model_path, vocab, &p->model->tok, e) != 0)
+		return scene_fail_value(ld, &p->w_root, "%s: its tokenizer: %s", model_shown, e);
+	if ((p->model->tokenizer_path = strdup(p->model->model_path)) == NULL)
+		return scene_fail_nomem(ld);
+	return 0;
+}
+
 static int open_tokenizer(const struct loader *ld, struct plan *p, const char *model_shown)
 {
 	const struct field *f = &p->root[R_TOKENIZER];
+	if (f->node == NULL)
+		return model_tokenizer(ld, p, model_shown);
 	const struct where w = scene_where_field(&p->w_root, f->index, "tokenizer");
 	char path[4096], shown[160], e[LLAMA_ERR_MAX];
 	struct stat st;

@@ -1,0 +1,492 @@
+/*
+ * gguf_model: a llama-family model from a GGUF file (gguf.h) into the
+ * model every other part of this stage runs (model_impl.h).
+ *
+ * Architectures: llama (Llama 2 and 3, SmolLM, TinyLlama; linear RoPE
+ * scaling and Llama 3's rope_freqs), qwen2 (biases on q, k and v) and
+ * qwen3 (queries and keys RMS-normed per head); any other is refused by
+ * name. Everything the forward pass needs is read from the metadata
+ * (ARCH.embedding_length, feed_forward_length, block_count,
+ * attention.head_count, head_count_kv, key_length, value_length,
+ * layer_norm_rms_epsilon, rope.freq_base, rope.dimension_count,
+ * rope.scaling.*, context_length) and checked against the tensors' shapes;
+ * a missing output.weight means the classifier is the token embedding.
+ *
+ * GGUF stores a llama model's Q and K rows permuted so that RoPE rotates
+ * adjacent pairs, as llama2.c's run.c does; qwen2 and qwen3 keep the
+ * Hugging Face order and rotate row i with row i + head_size / 2 (llama.cpp's
+ * NEOX mode). So llama rotates pairs here and the qwens halves.
+ *
+ * The weights are dequantised row by row (quant.c) into the same packed
+ * float32 panels a llama2.c checkpoint is read into, every value checked
+ * finite; the forward pass and its kernels are shared.
+ */
+#include "h2o/gguf.h"
+#include "model_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The positions a GGUF model's runs hold at most: its context_length, up
+ * to this (a run's caches are sized by it). */
+#define GGUF_MAX_SEQ 4096
+
+enum arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 };
+
+struct ctx {
+	struct gguf_file *g;
+	const char *arch; /* its name, NUL-terminated */
+	char *err;
+	int used; /* tensors taken */
+	unsigned char *taken;
+};
+
+/* ARCH.SUFFIX as an integer in [LO, HI]; DEF when missing (or -1 when
+ * required: DEF < 0). */
+static int meta_int(struct ctx *x, const char *suffix, int64_t lo, int64_t hi, int64_t def,
+                    int *out)
+{
+	char key[128];
+	int64_t v;
+
+	snprintf(key, sizeof key, "%s.%s", x->arch, suffix);
+	const int i = gguf_find(x->g, key);
+	if (i < 0) {
+		if (def < 0)
+			return model_fail(x->err, "metadata \"%s\" is missing", key);
+		*out = (int)def;
+		return 0;
+	}
+	if (gguf_get_int(x->g, i, &v) != 0 || gguf_kv_type(x->g, i) == GGUF_BOOL)
+		return model_fail(x->err, "metadata \"%s\" is not an integer", key);
+	if (v < lo || v > hi)
+		return model_fail(x->err, "metadata \"%s\" is %lld, must be %lld to %lld", key,
+		                  (long long)v, (long long)lo, (long long)hi);
+	*out = (int)v;
+	return 0;
+}
+
+static int meta_float(struct ctx *x, const char *suffix, double lo, double hi, double def,
+                      float *out)
+{
+	char key[128];
+	double v;
+
+	snprintf(key, sizeof key, "%s.%s", x->arch, suffix);
+	const int i = gguf_find(x->g, key);
+	if (i < 0) {
+		*out = (float)def;
+		return 0;
+	}
+	if (gguf_kv_type(x->g, i) == GGUF_BOOL || gguf_get_float(x->g, i, &v) != 0)
+		return model_fail(x->err, "metadata \"%s\" is not a number", key);
+	if (!(v >= lo && v <= hi))
+		return model_fail(x->err, "metadata \"%s\" is %g, must be %g to %g", key, v, lo,
+		                  hi);
+	*out = (float)v;
+	return 0;
+}
+
+/* The tensor NAME (printf-formatted with LAYER) of N_DIMS dimensions
+ * NE0 x NE1, or NULL: absent (and not REQUIRED, else ERR), or of another
+ * shape (ERR). *BAD is set on an error. */
+static const struct gguf_tensor *tensor(struct ctx *x, const char *fmt, int layer, int required,
+                                        uint64_t ne0, uint64_t ne1, int *bad)
+{
+	char name[96];
+
+	snprintf(name, sizeof name, fmt, layer);
+	const struct gguf_tensor *t = gguf_find_tensor(x->g, name);
+	if (t == NULL) {
+		if (required) {
+			*bad = 1;
+			model_fail(x->err, "tensor \"%s\" is missing", name);
+		}
+		return NULL;
+	}
+	const int nd = ne1 > 1 ? 2 : 1;
+	if (!(t->n_dims == nd || (t->n_dims == 2 && nd == 1 && t->ne[1] == 1)) || t->ne[0] != ne0 ||
+	    t->ne[1] != ne1) {
+		*bad = 1;
+		model_fail(x->err,
+		           "tensor \"%s\" is %llu x %llu (%d dimensions), the metadata says "
+		           "%llu x %llu",
+		           name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+		           t->n_dims, (unsigned long long)ne0, (unsigned long long)ne1);
+		return NULL;
+	}
+	const int index = (int)(t - gguf_tensor(x->g, 0));
+	if (!x->taken[index]) {
+		x->taken[index] = 1;
+		x->used++;
+	}
+	return t;
+}
+
+/* Row R of T, dequantised into DST (checked finite). */
+static int row(struct ctx *x, const struct gguf_tensor *t, uint64_t r, float *dst)
+{
+	const uint64_t cols = t->ne[0];
+	const uint64_t rb =
+	        cols / (uint64_t)ggml_block_elems(t->type) * (uint64_t)ggml_block_bytes(t->type);
+	dequant_row(t->type, t->data + r * rb, dst, (size_t)cols);
+	for (uint64_t j = 0; j < cols; j++)
+		if (!isfinite(dst[j])) {
+			char tb[16];
+			return model_fail(x->err,
+			                  "tensor \"%.*s\" (%s), row %llu, column %llu, is %s",
+			                  (int)t->name_len, t->name, gguf_type_name(t->type, tb),
+			                  (unsigned long long)r, (unsigned long long)j,
+			                  isnan(dst[j]) ? "nan"
+			                  : dst[j] > 0  ? "inf"
+			                                : "-inf");
+		}
+	return 0;
+}
+
+/* T (rows x cols) into the panels at DST. */
+static int pack(struct ctx *x, const struct gguf_tensor *t, float *dst, struct packed *m,
+                float *tmp)
+{
+	const int rows = (int)t->ne[1], cols = (int)t->ne[0];
+	m->w = dst;
+	m->rows = rows;
+	m->cols = cols;
+	for (int p = 0; p < packed_panels(rows); p++) {
+		const int r0 = p * MODEL_PANEL;
+		const int nr = rows - r0 < MODEL_PANEL ? rows - r0 : MODEL_PANEL;
+		for (int r = 0; r < nr; r++)
+			if (row(x, t, (uint64_t)(r0 + r), tmp + (size_t)r * (size_t)cols) != 0)
+				return -1;
+		float *pan = dst + (size_t)p * (size_t)cols * MODEL_PANEL;
+		for (int j = 0; j < cols; j++)
+			for (int r = 0; r < MODEL_PANEL; r++)
+				pan[(size_t)j * MODEL_PANEL + (size_t)r] =
+				        r < nr ? tmp[(size_t)r * (size_t)cols + (size_t)j] : 0.0f;
+	}
+	return 0;
+}
+
+/* The tensors of one layer, or the model's own (layer -1). */
+struct layer_tensors {
+	const struct gguf_tensor *att_norm, *ffn_norm, *q, *k, *v, *o, *gate, *up, *down;
+	const struct gguf_tensor *bq, *bk, *bv, *q_norm, *k_norm;
+};
+
+static int find_layer(struct ctx *x, enum arch arch, const struct llama_config *c, int q_dim, int l,
+                      struct layer_tensors *t)
+{
+	const uint64_t D = (uint64_t)c->dim, Q = (uint64_t)q_dim, K = (uint64_t)c->kv_dim;
+	const uint64_t H = (uint64_t)c->hidden_dim, hs = (uint64_t)c->head_size;
+	int bad = 0;
+
+	t->att_norm = tensor(x, "blk.%d.attn_norm.weight", l, 1, D, 1, &bad);
+	if (!bad)
+		t->q = tensor(x, "blk.%d.attn_q.weight", l, 1, D, Q, &bad);
+	if (!bad)
+		t->k = tensor(x, "blk.%d.attn_k.weight", l, 1, D, K, &bad);
+	if (!bad)
+		t->v = tensor(x, "blk.%d.attn_v.weight", l, 1, D, K, &bad);
+	if (!bad)
+		t->o = tensor(x, "blk.%d.attn_output.weight", l, 1, Q, D, &bad);
+	if (!bad)
+		t->ffn_norm = tensor(x, "blk.%d.ffn_norm.weight", l, 1, D, 1, &bad);
+	if (!bad)
+		t->gate = tensor(x, "blk.%d.ffn_gate.weight", l, 1, D, H, &bad);
+	if (!bad)
+		t->up = tensor(x, "blk.%d.ffn_up.weight", l, 1, D, H, &bad);
+	if (!bad)
+		t->down = tensor(x, "blk.%d.ffn_down.weight", l, 1, H, D, &bad);
+	const int need_bias = arch == ARCH_QWEN2, need_norm = arch == ARCH_QWEN3;
+	if (!bad)
+		t->bq = tensor(x, "blk.%d.attn_q.bias", l, need_bias, Q, 1, &bad);
+	if (!bad)
+		t->bk = tensor(x, "blk.%d.attn_k.bias", l, need_bias, K, 1, &bad);
+	if (!bad)
+		t->bv = tensor(x, "blk.%d.attn_v.bias", l, need_bias, K, 1, &bad);
+	if (!bad && (t->bq == NULL) != (t->bk == NULL))
+		return model_fail(x->err, "layer %d has a bias for q or k but not both", l);
+	if (!bad)
+		t->q_norm = tensor(x, "blk.%d.attn_q_norm.weight", l, need_norm, hs, 1, &bad);
+	if (!bad)
+		t->k_norm = tensor(x, "blk.%d.attn_k_norm.weight", l, need_norm, hs, 1, &bad);
+	if (!bad && (t->q_norm == NULL) != (t->k_norm == NULL))
+		return model_fail(x->err, "layer %d has a norm for q or k but not both", l);
+	return bad ? -1 : 0;
+}
+
+/* The metadata into C and A. */
+static int read_config(struct ctx *x, enum arch arch, struct llama_config *c, struct model_arch *a)
+{
+	int v;
+
+	if (meta_int(x, "embedding_length", 1, LLAMA_MAX_DIM, -1, &c->dim) != 0 ||
+	    meta_int(x, "feed_forward_length", 1, LLAMA_MAX_HIDDEN, -1, &c->hidden_dim) != 0 ||
+	    meta_int(x, "block_count", 1, LLAMA_MAX_LAYERS, -1, &c->n_layers) != 0 ||
+	    meta_int(x, "attention.head_count", 1, LLAMA_MAX_HEADS, -1, &c->n_heads) != 0 ||
+	    meta_int(x, "attention.head_count_kv", 1, LLAMA_MAX_HEADS, c->n_heads,
+	             &c->n_kv_heads) != 0 ||
+	    meta_int(x, "context_length", 1, INT32_MAX, -1, &v) != 0)
+		return -1;
+	c->seq_len = v < GGUF_MAX_SEQ ? v : GGUF_MAX_SEQ;
+	if (c->n_heads % c->n_kv_heads != 0)
+		return model_fail(x->err,
+		                  "metadata \"%s.attention.head_count_kv\": %d does not divide "
+		                  "the %d query heads",
+		                  x->arch, c->n_kv_heads, c->n_heads);
+	const int def_hs = c->dim % c->n_heads == 0 ? c->dim / c->n_heads : -1;
+	if (meta_int(x, "attention.key_length", 2, 1024, def_hs, &c->head_size) != 0)
+		return -1;
+	if (meta_int(x, "attention.value_length", 2, 1024, c->head_size, &v) != 0)
+		return -1;
+	if (v != c->head_size)
+		return model_fail(x->err,
+		                  "metadata \"%s.attention.value_length\": %d, not the key length "
+		                  "%d",
+		                  x->arch, v, c->head_size);
+	if (c->head_size % 2 != 0)
+		return model_fail(x->err, "head size %d is odd, RoPE rotates pairs", c->head_size);
+	if (meta_int(x, "rope.dimension_count", 1, 1024, c->head_size, &v) != 0)
+		return -1;
+	if (v != c->head_size)
+		return model_fail(x->err,
+		                  "metadata \"%s.rope.dimension_count\": %d, RoPE on part of a "
+		                  "head (of %d) is not supported",
+		                  x->arch, v, c->head_size);
+	c->kv_dim = c->n_kv_heads * c->head_size;
+	a->q_dim = c->n_heads * c->head_size;
+	/* A Hugging Face checkpoint's llama keeps its Q/K rows unpermuted
+	 * (hf.c says so): rotated as the qwens are. */
+	a->neox = arch != ARCH_LLAMA || gguf_find(x->g, "h2o.hf_rows") >= 0;
+	if (meta_float(x, "rope.freq_base", 1.0, 1e12, 10000.0, &a->rope_theta) != 0 ||
+	    meta_float(x, "attention.layer_norm_rms_epsilon", 1e-12, 1.0, 1e-5, &a->norm_eps) != 0)
+		return -1;
+	a->rope_scale = 1.0f;
+	char key[128];
+	snprintf(key, sizeof key, "%s.rope.scaling.type", x->arch);
+	const int it = gguf_find(x->g, key);
+	const char *s = "none";
+	size_t len = 4;
+	if (it >= 0 && gguf_get_str(x->g, it, &s, &len) != 0)
+		return model_fail(x->err, "metadata \"%s\" is not a string", key);
+	float factor;
+	if (meta_float(x, "rope.scaling.factor", 1e-6, 1e6, 0.0, &factor) != 0)
+		return -1;
+	if (len == 6 && memcmp(s, "linear", 6) == 0) {
+		if (factor > 0.0f)
+			a->rope_scale = 1.0f / factor;
+	} else if (!(len == 4 && memcmp(s, "none", 4) == 0)) {
+		return model_fail(x->err,
+		                  "metadata \"%s\": RoPE scaling \"%.*s\" is not supported (none "
+		                  "and linear are)",
+		                  key, len > 20 ? 20 : (int)len, s);
+	}
+	return 0;
+}
+
+/* Floats for the matrices of C (A's widths) and the vectors after them. */
+static uint64_t weight_floats(const struct llama_config *c, const struct model_arch *a,
+                              uint64_t vectors)
+{
+	const uint64_t L = (uint64_t)c->n_layers;
+	uint64_t n = model_packed_floats(c->vocab_size, c->dim) * (c->shared_classifier ? 1 : 2);
+	n += L *
+	     (model_packed_floats(a->q_dim, c->dim) + 2 * model_packed_floats(c->kv_dim, c->dim) +
+	      model_packed_floats(c->dim, a->q_dim) +
+	      2 * model_packed_floats(c->hidden_dim, c->dim) +
+	      model_packed_floats(c->dim, c->hidden_dim));
+	return n + vectors;
+}
+
+static int build(struct ctx *x, enum arch arch, struct llama_model *m)
+{
+	struct llama_config *c = &m->c;
+	struct model_arch *a = &m->a;
+	int bad = 0;
+
+	if (read_config(x, arch, c, a) != 0)
+		return -1;
+	const struct gguf_tensor *emb = gguf_find_tensor(x->g, "token_embd.weight");
+	if (emb == NULL)
+		return model_fail(x->err, "tensor \"token_embd.weight\" is missing");
+	if (emb->ne[1] < 1 || emb->ne[1] > LLAMA_MAX_VOCAB)
+		return model_fail(x->err,
+		                  "tensor \"token_embd.weight\": %llu tokens, must be 1 to %d",
+		                  (unsigned long long)emb->ne[1], LLAMA_MAX_VOCAB);
+	c->vocab_size = (int)emb->ne[1];
+	int v;
+	if (meta_int(x, "vocab_size", c->vocab_size, c->vocab_size, c->vocab_size, &v) != 0)
+		return -1;
+	const uint64_t D = (uint64_t)c->dim, V = (uint64_t)c->vocab_size;
+	emb = tensor(x, "token_embd.weight", 0, 1, D, V, &bad);
+	const struct gguf_tensor *onorm =
+	        bad ? NULL : tensor(x, "output_norm.weight", 0, 1, D, 1, &bad);
+	const struct gguf_tensor *out = bad ? NULL : tensor(x, "output.weight", 0, 0, D, V, &bad);
+	const struct gguf_tensor *freqs =
+	        bad ? NULL
+	            : tensor(x, "rope_freqs.weight", 0, 0, (uint64_t)c->head_size / 2, 1, &bad);
+	if (bad)
+		return -1;
+	c->shared_classifier = out == NULL;
+
+	struct layer_tensors *lt = calloc((size_t)c->n_layers, sizeof *lt);
+	if (lt == NULL)
+		return model_fail(x->err, "out of memory");
+	uint64_t vectors = D + (freqs != NULL ? (uint64_t)c->head_size / 2 : 0);
+	for (int l = 0; l < c->n_layers; l++) {
+		if (find_layer(x, arch, c, a->q_dim, l, &lt[l]) != 0) {
+			free(lt);
+			return -1;
+		}
+		vectors += 2 * D;
+		if (lt[l].bq != NULL)
+			vectors += (uint64_t)a->q_dim + 2 * (uint64_t)c->kv_dim;
+		else if (lt[l].bv != NULL)
+			vectors += (uint64_t)c->kv_dim;
+		if (lt[l].q_norm != NULL)
+			vectors += 2 * (uint64_t)c->head_size;
+	}
+	if (x->used != gguf_n_tensors(x->g)) {
+		for (int i = 0; i < gguf_n_tensors(x->g); i++)
+			if (!x->taken[i]) {
+				const struct gguf_tensor *t = gguf_tensor(x->g, i);
+				char buf[80];
+				size_t o = 0;
+				for (size_t k = 0; k < t->name_len && o < 70; k++) {
+					const unsigned char ch = (unsigned char)t->name[k];
+					o += (size_t)snprintf(buf + o, sizeof buf - o,
+					                      ch >= 0x20 && ch < 0x7f && ch != '"'
+					                              ? "%c"
+					                              : "\\x%02x",
+					                      ch);
+				}
+				free(lt);
+				return model_fail(x->err, "tensor \"%s\" is not part of a %s model",
+				                  buf, x->arch);
+			}
+	}
+	const uint64_t floats = weight_floats(c, a, vectors);
+	if (floats > LLAMA_MAX_WEIGHTS) {
+		free(lt);
+		return model_fail(x->err, "%llu weights, over the limit of %llu",
+		                  (unsigned long long)floats,
+		                  (unsigned long long)LLAMA_MAX_WEIGHTS);
+	}
+	const size_t widest =
+	        (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim) > (size_t)a->q_dim
+	                ? (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim)
+	                : (size_t)a->q_dim;
+	m->mem = model_alloc_weights((size_t)floats * sizeof(float));
+	m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
+	float *tmp = malloc(widest * MODEL_PANEL * sizeof(float));
+	if (m->mem == NULL || m->layers == NULL || tmp == NULL) {
+		free(tmp);
+		free(lt);
+		return model_fail(x->err, "out of memory for %llu bytes of weights",
+		                  (unsigned long long)floats * 4);
+	}
+	float *at = m->mem, *vec = m->mem + (floats - vectors);
+	int rc = 0;
+#define PACK(t, dst)                                                                 \
+	do {                                                                         \
+		if (rc == 0 && (rc = pack(x, (t), at, (dst), tmp)) == 0)             \
+			at += model_packed_floats((int)(t)->ne[1], (int)(t)->ne[0]); \
+	} while (0)
+#define VEC(t, dst)                               \
+	do {                                      \
+		if (rc == 0 && (t) != NULL) {     \
+			rc = row(x, (t), 0, vec); \
+			(dst) = vec;              \
+			vec += (t)->ne[0];        \
+		}                                 \
+	} while (0)
+	PACK(emb, &m->emb);
+	for (int l = 0; l < c->n_layers; l++) {
+		struct layer_weights *w = &m->layers[l];
+		PACK(lt[l].q, &w->wq);
+		PACK(lt[l].k, &w->wk);
+		PACK(lt[l].v, &w->wv);
+		PACK(lt[l].o, &w->wo);
+		PACK(lt[l].gate, &w->w1);
+		PACK(lt[l].down, &w->w2);
+		PACK(lt[l].up, &w->w3);
+		VEC(lt[l].att_norm, w->rms_att);
+		VEC(lt[l].ffn_norm, w->rms_ffn);
+		VEC(lt[l].bq, w->bq);
+		VEC(lt[l].bk, w->bk);
+		VEC(lt[l].bv, w->bv);
+		VEC(lt[l].q_norm, w->q_norm);
+		VEC(lt[l].k_norm, w->k_norm);
+	}
+	VEC(onorm, m->rms_final);
+	VEC(freqs, a->rope_freqs);
+	if (out != NULL)
+		PACK(out, &m->cls);
+	else
+		m->cls = m->emb;
+#undef PACK
+#undef VEC
+	free(tmp);
+	free(lt);
+	return rc;
+}
+
+int gguf_model_load(struct gguf_file *g, int keep, struct llama_model **out, char *err)
+{
+	static const char *const names[] = {"llama", "qwen2", "qwen3"};
+	char arch[32];
+	const char *s;
+	size_t len;
+
+	*out = NULL;
+	const int ia = gguf_find(g, "general.architecture");
+	if (ia < 0 || gguf_get_str(g, ia, &s, &len) != 0) {
+		gguf_close(g);
+		return model_fail(err, "metadata \"general.architecture\" is %s",
+		                  ia < 0 ? "missing" : "not a string");
+	}
+	int which = -1;
+	for (int i = 0; i < 3; i++)
+		if (len == strlen(names[i]) && memcmp(s, names[i], len) == 0)
+			which = i;
+	if (which < 0) {
+		char buf[48];
+		size_t o = 0;
+		for (size_t k = 0; k < len && o < 40; k++) {
+			const unsigned char ch = (unsigned char)s[k];
+			o += (size_t)snprintf(
+			        buf + o, sizeof buf - o,
+			        ch >= 0x20 && ch < 0x7f && ch != '"' ? "%c" : "\\x%02x", ch);
+		}
+		gguf_close(g);
+		return model_fail(
+		        err, "architecture \"%s\" is not supported (llama, qwen2 and qwen3 are)",
+		        buf);
+	}
+	snprintf(arch, sizeof arch, "%s", names[which]);
+
+	struct llama_model *m = calloc(1, sizeof *m);
+	struct ctx x = {.g = g, .arch = arch, .err = err};
+	x.taken = calloc((size_t)gguf_n_tensors(g) + 1, 1);
+	if (m == NULL || x.taken == NULL) {
+		free(m);
+		free(x.taken);
+		gguf_close(g);
+		return model_fail(err, "out of memory");
+	}
+	const int rc = build(&x, (enum arch)which, m);
+	free(x.taken);
+	if (rc != 0) {
+		gguf_close(g);
+		llama_free(m);
+		return -1;
+	}
+	if (keep)
+		m->gguf = g;
+	else
+		gguf_close(g);
+	model_finish(m);
+	*out = m;
+	return 0;
+}

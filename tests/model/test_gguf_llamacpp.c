@@ -1,0 +1,365 @@
+/*
+ * test_gguf_llamacpp: h2o-tui's GGUF models against llama.cpp's recorded
+ * logits (tests/model/gguf/, written by tools/llama_cpp_compare.sh; the
+ * README there says where each file comes from and why each tolerance).
+ *
+ * For each model: its logits over tokens.txt's ids, position by position,
+ * against llama.cpp's; the figure compared is the largest |h2o - llama.cpp|
+ * at a position over the largest |llama.cpp logit| there (1 when smaller),
+ * which must stay within the model's tolerance. stories260K.gguf, made by
+ * llama.cpp's own converter from the llama2.c checkpoint, must also give
+ * the checkpoint's logits to 1e-5. Every model's batched steps equal its
+ * single steps to the bit. The figures are printed for the record.
+ *
+ * Usage: test_gguf_llamacpp SOURCE_ROOT
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "h2o/llama.h"
+#include "h2o/tokenizer.h"
+
+static const char *root = ".";
+
+#define DIR     "tests/model/gguf/"
+#define MAX_TOK 64
+
+static int read_tokens(int *ids)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/" DIR "tokens.txt", root);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	int n = 0;
+	while (n < MAX_TOK && fscanf(f, "%d", &ids[n]) == 1)
+		n++;
+	fclose(f);
+	assert_true(n > 0);
+	return n;
+}
+
+static struct llama_model *load(const char *rel)
+{
+	char path[1024], err[LLAMA_ERR_MAX] = "";
+	struct llama_model *m = NULL;
+	snprintf(path, sizeof path, "%s/%s", root, rel);
+	if (llama_load(path, &m, err) != 0)
+		fail_msg("%s: %s", rel, err);
+	return m;
+}
+
+/* The model's logits over IDS, N positions x vocab, from single steps; and
+ * checked equal to the bit to a batch of three runs. */
+static float *run(struct llama_model *m, const int *ids, int n)
+{
+	const int V = llama_model_config(m)->vocab_size;
+	float *out = malloc((size_t)n * (size_t)V * sizeof *out);
+	struct llama_run *r = llama_run_new(m), *b[3];
+	assert_non_null(out);
+	assert_non_null(r);
+	for (int i = 0; i < 3; i++) {
+		b[i] = llama_run_new(m);
+		assert_non_null(b[i]);
+	}
+	for (int p = 0; p < n; p++) {
+		assert_int_equal(llama_step(m, r, ids[p], p), 0);
+		memcpy(out + (size_t)p * (size_t)V, llama_logits(r), (size_t)V * sizeof *out);
+		const int t[3] = {ids[p], ids[p], ids[p]};
+		assert_int_equal(llama_step_batch(m, b, 3, t, p), 0);
+		for (int i = 0; i < 3; i++)
+			assert_memory_equal(llama_logits(b[i]), llama_logits(r),
+			                    (size_t)V * sizeof(float));
+	}
+	for (int i = 0; i < 3; i++)
+		llama_run_free(b[i]);
+	llama_run_free(r);
+	return out;
+}
+
+/* The largest relative error of GOT against WANT over N positions. */
+static double worst(const float *got, const float *want, int n, int V)
+{
+	double w = 0.0;
+	for (int p = 0; p < n; p++) {
+		double scale = 1.0, diff = 0.0;
+		for (int v = 0; v < V; v++) {
+			const double x = want[(size_t)p * (size_t)V + (size_t)v];
+			const double d = fabs(got[(size_t)p * (size_t)V + (size_t)v] - x);
+			scale = fabs(x) > scale ? fabs(x) : scale;
+			diff = d > diff ? d : diff;
+		}
+		w = diff / scale > w ? diff / scale : w;
+	}
+	return w;
+}
+
+static float *read_logits(const char *name, int n, int V)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/" DIR "expected/%s.logits", root, name);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		fail_msg("%s: missing", path);
+	float *x = malloc((size_t)n * (size_t)V * sizeof *x);
+	assert_non_null(x);
+	for (size_t i = 0; i < (size_t)n * (size_t)V; i++)
+		if (fscanf(f, "%f", &x[i]) != 1)
+			fail_msg("%s: short at value %zu", path, i);
+	fclose(f);
+	return x;
+}
+
+struct oracle_case {
+	const char *name;
+	double tol;
+};
+
+/* The tolerances tests/model/gguf/README.md justifies. */
+static const struct oracle_case cases[] = {
+        {"stories260K", 1e-5}, {"llama_f32", 1e-5},    {"llama_rope", 1e-5}, {"qwen2_f32", 1e-5},
+        {"llama_f16", 2e-3},   {"llama_bf16", 1.5e-2}, {"llama_q8_0", 4e-2}, {"llama_q4_0", 4e-2},
+        {"llama_q4_k", 4e-2},  {"llama_q6_k", 4e-2},
+};
+
+static void test_oracle(void **state)
+{
+	(void)state;
+	int ids[MAX_TOK];
+	const int n = read_tokens(ids);
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		char rel[256];
+		snprintf(rel, sizeof rel, DIR "%s.gguf", cases[k].name);
+		struct llama_model *m = load(rel);
+		const int V = llama_model_config(m)->vocab_size;
+		float *got = run(m, ids, n);
+		float *want = read_logits(cases[k].name, n, V);
+		const double w = worst(got, want, n, V);
+		printf("%-12s worst |h2o - llama.cpp| / max|logit| = %.3g (tolerance %.2g)\n",
+		       cases[k].name, w, cases[k].tol);
+		if (!(w <= cases[k].tol))
+			fail_msg("%s: %g over %g", cases[k].name, w, cases[k].tol);
+		free(got);
+		free(want);
+		llama_free(m);
+	}
+}
+
+/* llama.cpp's conversion of stories260K gives the checkpoint's logits. */
+static void test_stories_converted(void **state)
+{
+	(void)state;
+	int ids[MAX_TOK];
+	const int n = read_tokens(ids);
+	struct llama_model *a = load("models/stories260K/stories260K.bin");
+	struct llama_model *b = load(DIR "stories260K.gguf");
+	const int V = llama_model_config(a)->vocab_size;
+	assert_int_equal(llama_model_config(b)->vocab_size, V);
+	float *x = run(a, ids, n), *y = run(b, ids, n);
+	double diff = 0.0;
+	for (size_t i = 0; i < (size_t)n * (size_t)V; i++)
+		diff = fabs(x[i] - y[i]) > diff ? fabs(x[i] - y[i]) : diff;
+	printf("stories260K: llama2.c checkpoint vs llama.cpp's GGUF conversion, max |diff| "
+	       "= %.3g\n",
+	       diff);
+	assert_true(diff <= 1e-5);
+	free(x);
+	free(y);
+	llama_free(a);
+	llama_free(b);
+}
+
+/* llama-perplexity's figure, computed as it computes it: the text's ids
+ * (its tokenizer's, BOS first) in chunks of 64, each chunk's first id made
+ * BOS, the second half of each chunk scored (each position's next id). */
+static void test_perplexity(void **state)
+{
+	(void)state;
+	enum { CTX = 64, MAX_IDS = 4096 };
+	char path[1024];
+	static int ids[MAX_IDS];
+	int n = 0;
+	snprintf(path, sizeof path, "%s/" DIR "ppl_tokens.txt", root);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	while (n < MAX_IDS && fscanf(f, "%d", &ids[n]) == 1)
+		n++;
+	fclose(f);
+	double want;
+	snprintf(path, sizeof path, "%s/" DIR "expected/stories260K.ppl", root);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%lf", &want), 1);
+	fclose(f);
+
+	struct llama_model *m = load(DIR "stories260K.gguf");
+	const int V = llama_model_config(m)->vocab_size;
+	struct llama_run *r = llama_run_new(m);
+	assert_non_null(r);
+	double nll = 0.0;
+	int count = 0;
+	for (int c = 0; c + 1 <= n / CTX; c++) {
+		int chunk[CTX];
+		memcpy(chunk, ids + c * CTX, sizeof chunk);
+		chunk[0] = 1; /* BOS */
+		llama_run_reset(r);
+		for (int j = 0; j < CTX - 1; j++) {
+			assert_int_equal(llama_step(m, r, chunk[j], j), 0);
+			if (j < CTX / 2)
+				continue;
+			const float *lg = llama_logits(r);
+			double mx = lg[0], sum = 0.0;
+			for (int v = 1; v < V; v++)
+				mx = lg[v] > mx ? lg[v] : mx;
+			for (int v = 0; v < V; v++)
+				sum += exp(lg[v] - mx);
+			nll -= lg[chunk[j + 1]] - mx - log(sum);
+			count++;
+		}
+	}
+	const double ppl = exp(nll / count);
+	printf("stories260K perplexity over %d scored tokens: h2o-tui %.4f, llama-perplexity "
+	       "%.4f (%.3f%%)\n",
+	       count, ppl, want, 100.0 * fabs(ppl - want) / want);
+	assert_int_equal(count, 4 * 31);
+	assert_true(fabs(ppl - want) <= 1e-3 * want);
+	llama_run_free(r);
+	llama_free(m);
+}
+
+/* The tokenizer read from stories260K.gguf gives llama.cpp's ids. */
+static void test_tokenizer(void **state)
+{
+	(void)state;
+	enum { MAX_IDS = 4096 };
+	static int want[MAX_IDS], got[MAX_IDS];
+	char path[1024], err[LLAMA_ERR_MAX] = "", text[8192];
+	int n = 0;
+	snprintf(path, sizeof path, "%s/" DIR "ppl_tokens.txt", root);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	while (n < MAX_IDS && fscanf(f, "%d", &want[n]) == 1)
+		n++;
+	fclose(f);
+	snprintf(path, sizeof path, "%s/" DIR "ppl_text.txt", root);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	const size_t len = fread(text, 1, sizeof text, f);
+	fclose(f);
+	struct llama_tokenizer *t;
+	snprintf(path, sizeof path, "%s/" DIR "stories260K.gguf", root);
+	if (llama_tokenizer_load(path, 512, &t, err) != 0)
+		fail_msg("%s", err);
+	const int m = llama_tokenizer_encode(t, text, len, 1, 0, got, MAX_IDS, err);
+	printf("stories260K.gguf's tokenizer: %d ids, llama.cpp's %d\n", m, n);
+	assert_int_equal(m, n);
+	assert_memory_equal(got, want, (size_t)n * sizeof *got);
+	llama_tokenizer_free(t);
+}
+
+/* A Hugging Face folder (config.json, safetensors, sharded or not) gives
+ * the logits of the GGUF file it was made from (tools/hf_tiny.py), and so
+ * llama.cpp's. */
+static void test_hf_folders(void **state)
+{
+	(void)state;
+	static const char *const pairs[2][2] = {{"tests/model/hf/llama", DIR "llama_f32.gguf"},
+	                                        {"tests/model/hf/qwen2", DIR "qwen2_f32.gguf"}};
+	int ids[MAX_TOK];
+	const int n = read_tokens(ids);
+	for (int k = 0; k < 2; k++) {
+		struct llama_model *a = load(pairs[k][0]), *b = load(pairs[k][1]);
+		const int V = llama_model_config(b)->vocab_size;
+		assert_int_equal(llama_model_config(a)->vocab_size, V);
+		assert_int_equal(llama_model_config(a)->shared_classifier,
+		                 llama_model_config(b)->shared_classifier);
+		float *x = run(a, ids, n), *y = run(b, ids, n);
+		const double w = worst(x, y, n, V);
+		printf("%s vs %s: worst relative difference %.3g\n", pairs[k][0], pairs[k][1], w);
+		assert_true(w <= 1e-5);
+		free(x);
+		free(y);
+		llama_free(a);
+		llama_free(b);
+	}
+}
+
+/* Bad folders: one line each. */
+static void test_hf_bad(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *config, *st, *err;
+	} cases[] = {
+	        {"{\"model_type\": \"llama\"}", NULL, "config.json: \"hidden_size\" is missing"},
+	        {"[1]", NULL, "config.json: not a JSON object"},
+	        {"{\"model_type\": \"gemma3\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{}", "architecture \"gemma3\" is not supported (llama, qwen2 and qwen3 are)"},
+	        {"{\"model_type\": \"llama\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{\"x\": {\"dtype\": \"I8\", \"shape\": [4], \"data_offsets\": [0, 4]}}",
+	         "model.safetensors: tensor \"x\": dtype \"I8\" is not supported (F32, F16 and "
+	         "BF16 are)"},
+	        {"{\"model_type\": \"llama\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{\"model.norm.weight\": {\"dtype\": \"F32\", \"shape\": [4], "
+	         "\"data_offsets\": [0, 64]}}",
+	         "model.safetensors: tensor \"output_norm.weight\": data_offsets do not hold its 4 "
+	         "elements within the file's 16 bytes of data"},
+	};
+	char dir[] = "/tmp/h2o-hf-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char cfg[512], st[512];
+	snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+	snprintf(st, sizeof st, "%s/model.safetensors", dir);
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		FILE *f = fopen(cfg, "w");
+		assert_non_null(f);
+		fputs(cases[k].config, f);
+		fclose(f);
+		remove(st);
+		if (cases[k].st != NULL) {
+			f = fopen(st, "wb");
+			assert_non_null(f);
+			const uint64_t n = strlen(cases[k].st);
+			unsigned char len[8];
+			for (int i = 0; i < 8; i++)
+				len[i] = (unsigned char)(n >> (8 * i));
+			fwrite(len, 1, 8, f);
+			fputs(cases[k].st, f);
+			static const float data[4] = {1, 1, 1, 1};
+			fwrite(data, 4, 4, f);
+			fclose(f);
+		}
+		struct llama_model *m = NULL;
+		char err[LLAMA_ERR_MAX] = "";
+		const int rc = llama_load(dir, &m, err);
+		if (rc != -1 || strstr(err, cases[k].err) == NULL)
+			fail_msg("case %zu: rc %d, \"%s\"", k, rc, err);
+		assert_null(m);
+	}
+	remove(st);
+	remove(cfg);
+	rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		root = argv[1];
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_stories_converted), cmocka_unit_test(test_oracle),
+	        cmocka_unit_test(test_perplexity),        cmocka_unit_test(test_tokenizer),
+	        cmocka_unit_test(test_hf_folders),        cmocka_unit_test(test_hf_bad),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
