@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "h2o/app.h"
@@ -346,8 +347,18 @@ static int parse_one(int c, int argc, char **argv, struct options *o)
  * the tokenizer loader reads from it. */
 static void gguf_tokenizer(struct options *o)
 {
-	if (o->model != NULL && o->tokenizer == NULL && llama_file_is_gguf(o->model))
+	if (o->model == NULL || o->tokenizer != NULL)
+		return;
+	struct stat st;
+	if (llama_file_is_gguf(o->model)) {
 		o->tokenizer = o->model;
+	} else if (stat(o->model, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* A Hugging Face folder: its tokenizer.json. */
+		const int len = snprintf(o->tokenizer_in_folder, sizeof o->tokenizer_in_folder,
+		                         "%s/tokenizer.json", o->model);
+		if (len > 0 && (size_t)len < sizeof o->tokenizer_in_folder)
+			o->tokenizer = o->tokenizer_in_folder;
+	}
 }
 
 /* The options that go together, or exclude each other. Returns -1, or

@@ -191,6 +191,9 @@ struct options {
 	 * text (--text FILE or --text-string), and a generation's length,
 	 * temperature and seed (0: not given). */
 	const char *model, *tokenizer, *text_file, *text_string;
+	/* A Hugging Face folder's DIR/tokenizer.json, when --model names a
+	 * folder and --tokenizer is not given. */
+	char tokenizer_in_folder[4096];
 	int generate;
 	double temperature;
 	int seed;

@@ -17,6 +17,7 @@
 #include "h2o/tokenizer.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,7 +244,13 @@ static int load_stream(FILE *f, uint64_t size, int vocab_size, struct llama_toke
 	else if (fgetc(f) != EOF)
 		rc = model_fail(err, "the file grew while being read");
 	fclose(f);
-	if (rc == 0)
+	/* A Hugging Face tokenizer.json: a JSON object, whose second byte a
+	 * tokenizer.bin (a little-endian int32 first) never has as text. */
+	const bool json = size >= 2 && buf[0] == '{' && buf[1] != 0;
+	if (rc == 0 && json)
+		rc = llama_tokenizer_load_hf_bytes((const char *)buf, (size_t)size, vocab_size, out,
+		                                   err);
+	else if (rc == 0)
 		rc = llama_tokenizer_load_bytes(buf, (size_t)size, vocab_size, out, err);
 	free(buf);
 	return rc;
