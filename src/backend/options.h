@@ -134,9 +134,11 @@ enum {
 	X(ALLOW_PATHS, "allow-paths", NONE, "", FLAG, allow_paths, NULL, 0, 0, NULL,               \
 	  "let the scene name files outside its own folder")                                       \
 	X(MODEL, "model", REQUIRED, "M.bin", TEXT, model, NULL, 0, 0, OPTIONS_MODEL_INTRO,         \
-	  "a llama2.c checkpoint (e.g. models/stories260K/stories260K.bin)")                       \
+	  "a llama2.c checkpoint, a GGUF file or a Hugging Face folder (e.g. "                     \
+	  "models/stories260K/stories260K.bin)")                                                   \
 	X(TOKENIZER, "tokenizer", REQUIRED, "T.bin", TEXT, tokenizer, NULL, 0, 0, NULL,            \
-	  "its tokenizer (e.g. models/stories260K/tok512.bin)")                                    \
+	  "its tokenizer (e.g. models/stories260K/tok512.bin; a GGUF file and a folder have "      \
+	  "their own)")                                                                            \
 	X(TEXT, "text", REQUIRED, "FILE", TEXT, text_file, NULL, 0, 0, NULL,                       \
 	  "the text, teacher-forced (white space at its ends dropped)")                            \
 	X(TEXT_STRING, "text-string", REQUIRED, "TEXT", TEXT, text_string, NULL, 0, 0, NULL,       \
