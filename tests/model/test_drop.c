@@ -17,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h2o/drop.h"
+#include "h2o/scene.h"
 #include "h2o/llama.h"
 #include "h2o/tokenizer.h"
 
@@ -164,6 +166,77 @@ static void test_generate(void **state)
 	assert_memory_equal(r.p[POLICY_FULL].fed, wide.p[POLICY_FULL].fed, (size_t)n * sizeof(int));
 	drop_result_free(&r);
 	drop_result_free(&wide);
+}
+
+/* The scene owns the model it loaded: a checkpoint replaced on disk after
+ * the scene loaded (here cut to a few bytes of garbage) changes nothing of
+ * the real drop, which runs the scene's own model, and the model panel's
+ * app the same. */
+static void test_scene_owns_its_model(void **state)
+{
+	const struct fixture *f = *state;
+	char dir[] = "/tmp/h2o-drop-XXXXXX", path[1200], err[SCENE_ERROR_MAX];
+	assert_non_null(mkdtemp(dir));
+	const char *names[] = {"stories260K.bin", "tok512.bin"};
+	for (int i = 0; i < 2; i++) {
+		char from[1024];
+		snprintf(from, sizeof from, "%s/models/stories260K/%s", root, names[i]);
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		FILE *in = fopen(from, "rb"), *out = fopen(path, "wb");
+		assert_true(in && out);
+		char buf[65536];
+		size_t got;
+		while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+			assert_int_equal(fwrite(buf, 1, got, out), got);
+		fclose(in);
+		assert_int_equal(fclose(out), 0);
+	}
+	snprintf(path, sizeof path, "%s/scene.json", dir);
+	FILE *js = fopen(path, "w");
+	assert_non_null(js);
+	fputs("{\"heavy\": 4, \"recent\": 4, \"prompt\": 12, \"model\": \"stories260K.bin\", "
+	      "\"tokenizer\": \"tok512.bin\", \"text\": \"Once upon a time, there was a little "
+	      "girl named Lily. She loved to play outside in the park.\"}",
+	      js);
+	assert_int_equal(fclose(js), 0);
+	struct scene *sc;
+	assert_int_equal(scene_load_file(path, &sc, err), 0);
+	assert_non_null(sc->model);
+	assert_non_null(sc->tokenizer);
+	const struct policy_budget b = budget(4, 4);
+	struct drop_result before, after;
+	char derr[DROP_ERR_MAX];
+	assert_int_equal(drop_measure(sc->model, sc->tokens, sc->n, sc->given, sc->prompt, &b, all,
+	                              &before, derr),
+	                 0);
+	/* The file replaced by garbage. */
+	snprintf(path, sizeof path, "%s/stories260K.bin", dir);
+	FILE *bad = fopen(path, "wb");
+	assert_non_null(bad);
+	fputs("garbage", bad);
+	assert_int_equal(fclose(bad), 0);
+	assert_int_equal(drop_measure(sc->model, sc->tokens, sc->n, sc->given, sc->prompt, &b, all,
+	                              &after, derr),
+	                 0);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		assert_memory_equal(before.p[p].logprob, after.p[p].logprob,
+		                    (size_t)(sc->n - 1) * sizeof(double));
+	/* And it is the model the fixture loaded from the shipped file. */
+	struct drop_result direct;
+	assert_int_equal(drop_measure(f->m, sc->tokens, sc->n, sc->given, sc->prompt, &b, all,
+	                              &direct, derr),
+	                 0);
+	assert_memory_equal(direct.p[POLICY_H2O].logprob, after.p[POLICY_H2O].logprob,
+	                    (size_t)(sc->n - 1) * sizeof(double));
+	drop_result_free(&before);
+	drop_result_free(&after);
+	drop_result_free(&direct);
+	scene_free(sc);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, i < 2 ? names[i] : "scene.json");
+		unlink(path);
+	}
+	rmdir(dir);
 }
 
 /* The KL figures worked by hand: of 0.1 0.4 0.2 0.3 (and 0.9 outside the
@@ -555,6 +628,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_interval),
 	        cmocka_unit_test(test_snap_family_plain),
 	        cmocka_unit_test(test_kl_stats),
+	        cmocka_unit_test(test_scene_owns_its_model),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
