@@ -228,6 +228,15 @@ static int prepare_run(struct run *r)
 
 /* ---- the modes ------------------------------------------------------------ */
 
+/* The model's runs' share of the work of R, the model run once per policy
+ * RUNS times (cost_of counts them in r->cost.madds). */
+static double model_share(const struct run *r, int runs)
+{
+	const double model = runs * drop_predict_madds(r->mp.m, r->scene->n, ENGINE_ALL_POLICIES);
+	const double all = r->cost.madds;
+	return all > 0 && model < all ? model / all : 0.5;
+}
+
 /* --trace: the JSON Lines trace on stdout (a model scene's carries the
  * model run per policy). */
 static int run_trace(const struct run *r)
@@ -267,7 +276,11 @@ static int run_report(const struct run *r)
 	const struct scene *scene = r->scene;
 	const struct policy_budget *b = &r->choice.budget;
 	struct meter meter;
-	const struct progress *pr = progress_start(&meter, o->quiet, "computing the report");
+	const struct progress *whole = progress_start(&meter, o->quiet, "computing the report");
+	/* The engines' figures, then the model run once per policy. */
+	const double share = r->mp.m ? model_share(r, 1) : 0.0;
+	struct progress_phase engines, runs;
+	const struct progress *pr = progress_phase(&engines, whole, 0.0, 1.0 - share);
 	struct report_run run;
 	struct drop_result drop = {0};
 	const struct report_model model = {&drop, NULL, r->mp.m ? model_name(scene) : NULL,
@@ -277,10 +290,11 @@ static int run_report(const struct run *r)
 	if (report_measure(scene, b, &o->target, r->keep, &run, pr, 0, scene->n) < 0) {
 		rc = output_out_of_memory("computing the report");
 	} else {
-		const int drc =
-		        r->mp.m ? drop_measure(r->mp.m, scene->tokens, scene->n, scene->given,
-		                               scene->prompt, b, ENGINE_ALL_POLICIES, &drop, err)
-		                : 0;
+		const int drc = r->mp.m ? drop_measure_told(
+		                                  r->mp.m, scene->tokens, scene->n, scene->given,
+		                                  scene->prompt, b, ENGINE_ALL_POLICIES, &drop, err,
+		                                  progress_phase(&runs, whole, 1.0 - share, share))
+		                        : 0;
 		if (drc != 0)
 			rc = drop_failed(scene, drc, err, "running the model per policy");
 		if (rc == 0 && report_print_model(&run, r->mp.m ? &model : NULL, r->format,
@@ -304,7 +318,12 @@ static int run_sweep(const struct run *r)
 	const struct scene *scene = r->scene;
 	const struct report_split *split = &r->choice.split;
 	struct meter meter;
-	const struct progress *pr = progress_start(&meter, o->quiet, "computing the budget sweep");
+	const struct progress *whole =
+	        progress_start(&meter, o->quiet, "computing the budget sweep");
+	/* The engines at every budget, then the model's runs at every one. */
+	const double share = r->mp.m ? model_share(r, r->count) : 0.0;
+	struct progress_phase engines, runs;
+	const struct progress *pr = progress_phase(&engines, whole, 0.0, 1.0 - share);
 	struct report_sweep sw;
 	struct drop_sweep ds = {0};
 	const struct report_model model = {NULL, &ds, r->mp.m ? model_name(scene) : NULL,
@@ -318,7 +337,8 @@ static int run_sweep(const struct run *r)
 		const int drc = r->mp.m ? drop_sweep_measure(
 		                                  r->mp.m, scene->tokens, scene->n, scene->given,
 		                                  scene->prompt, r->budgets, r->count, split->heavy,
-		                                  o->sinks, scene->interval, o->ppl_ratio, &ds, err)
+		                                  o->sinks, scene->interval, o->ppl_ratio, &ds, err,
+		                                  progress_phase(&runs, whole, 1.0 - share, share))
 		                        : 0;
 		if (drc != 0)
 			rc = drop_failed(scene, drc, err,

@@ -66,3 +66,16 @@ void progress_done(const struct meter *m)
 	if (m->shown)
 		clear_line();
 }
+
+static void phase_report(void *ctx, double done, double total)
+{
+	const struct progress_phase *ph = ctx;
+	progress_tell(ph->to, ph->from + ph->share * (total > 0 ? done / total : 1.0), 1.0);
+}
+
+const struct progress *progress_phase(struct progress_phase *ph, const struct progress *to,
+                                      double from, double share)
+{
+	*ph = (struct progress_phase){{phase_report, ph}, to, from, share};
+	return to ? &ph->progress : NULL;
+}

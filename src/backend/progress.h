@@ -25,4 +25,16 @@ const struct progress *progress_start(struct meter *m, bool quiet, const char *w
 /* Clear the progress line of *M, if one was shown. */
 void progress_done(const struct meter *m);
 
+/* One part of a mode's work told to TO as its own share: the part's DONE
+ * of TOTAL becomes FROM + SHARE x DONE / TOTAL of the whole (the engines'
+ * figures, then the model's runs, one line from 0 to 100 %). */
+struct progress_phase {
+	struct progress progress;
+	const struct progress *to;
+	double from, share;
+};
+/* &PH->progress for that part, or NULL when TO is NULL. */
+const struct progress *progress_phase(struct progress_phase *ph, const struct progress *to,
+                                      double from, double share);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h2o/cost.h"
 #include "h2o/llama.h"
 #include "h2o/report.h"
 
@@ -372,9 +373,11 @@ double drop_predict_madds(const struct llama_model *m, int n, unsigned mask)
 	return runs * ((double)n * token + attention);
 }
 
-int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
-                 const struct policy_budget *b, unsigned mask, struct drop_result *out,
-                 char err[DROP_ERR_MAX])
+/* drop_measure, telling PROGRESS of each step as DONE + t of TOTAL. */
+static int measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
+                   const struct policy_budget *b, unsigned mask, struct drop_result *out,
+                   char err[DROP_ERR_MAX], const struct progress *progress, double done,
+                   double total)
 {
 	const struct llama_config *cfg = llama_model_config(m);
 	given = given < 1 ? 1 : given > n ? n : given;
@@ -445,6 +448,7 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 		for (int i = 0; i < count; i++)
 			if (st[i].id != POLICY_FULL)
 				evict_step(cfg, &st[i], t + 1, b, &x);
+		progress_tell(progress, done + t + 1, total);
 	}
 	free(full_lp);
 	states_free(st, count, cfg);
@@ -454,6 +458,20 @@ int drop_measure(const struct llama_model *m, const int *tokens, int n, int give
 		return fail_nomem(err);
 	}
 	return 0;
+}
+
+int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
+                 const struct policy_budget *b, unsigned mask, struct drop_result *out,
+                 char err[DROP_ERR_MAX])
+{
+	return measure(m, tokens, n, given, prompt, b, mask, out, err, NULL, 0, n);
+}
+
+int drop_measure_told(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
+                      const struct policy_budget *b, unsigned mask, struct drop_result *out,
+                      char err[DROP_ERR_MAX], const struct progress *progress)
+{
+	return measure(m, tokens, n, given, prompt, b, mask, out, err, progress, 0, n);
 }
 
 void drop_result_free(struct drop_result *r)
@@ -503,7 +521,8 @@ double drop_agreement(const struct drop_result *r, enum policy_id p, int from, i
 
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                        const int *budgets, int count, double heavy_share, int sinks, int interval,
-                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX])
+                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX],
+                       const struct progress *progress)
 {
 	*out = (struct drop_sweep){.count = count, .ratio = ratio};
 	out->budgets = calloc((size_t)count, sizeof *out->budgets);
@@ -528,8 +547,9 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		        .kv_heads = llama_model_config(m)->n_kv_heads,
 		};
 		out->budgets[i] = total;
-		const int rc = drop_measure(m, tokens, n, given, prompt, &b,
-		                            (1u << POLICY_COUNT) - 1u, &out->runs[i], err);
+		const int rc =
+		        measure(m, tokens, n, given, prompt, &b, (1u << POLICY_COUNT) - 1u,
+		                &out->runs[i], err, progress, (double)i * n, (double)count * n);
 		if (rc != 0) {
 			out->count = i;
 			drop_sweep_free(out);

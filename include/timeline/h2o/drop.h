@@ -34,6 +34,7 @@
 #include "h2o/policy.h"
 
 struct llama_model;
+struct progress;
 
 #define DROP_ERR_MAX 256
 /* drop_measure's and drop_sweep_measure's status when memory ran out (any
@@ -87,6 +88,11 @@ struct drop_result {
 int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                  const struct policy_budget *b, unsigned mask, struct drop_result *out,
                  char err[DROP_ERR_MAX]);
+/* drop_measure telling PROGRESS (cost.h) how many of the N steps are
+ * done, every policy's run having taken each. */
+int drop_measure_told(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
+                      const struct policy_budget *b, unsigned mask, struct drop_result *out,
+                      char err[DROP_ERR_MAX], const struct progress *progress);
 void drop_result_free(struct drop_result *r);
 /* The memory drop_measure allocates for model M over N tokens with a
  * prompt of PROMPT for the policies of MASK, in bytes (the model itself
@@ -129,11 +135,13 @@ struct drop_sweep {
  * keeping SINKS sinks (-1: its default), every cache compressing every
  * INTERVAL steps after the prompt (policy_budget.interval); RATIO is the
  * target (1.01: within 1% of the full cache's perplexity after the
- * prompt). 0, or drop_measure's failure.
+ * prompt). PROGRESS (cost.h) is told of the steps done of all the
+ * budgets' (NULL: no one). 0, or drop_measure's failure.
  */
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
                        const int *budgets, int count, double heavy_share, int sinks, int interval,
-                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX]);
+                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX],
+                       const struct progress *progress);
 void drop_sweep_free(struct drop_sweep *s);
 /* The full cache's perplexity after the prompt (the sweep's first run;
  * every budget's full cache is the same run). */
