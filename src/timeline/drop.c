@@ -33,7 +33,8 @@ struct drop_scratch {
 	unsigned char *gone, *keep;
 };
 
-static double log_prob(const float *logits, int vocab, int token, int *top, double *top_lp)
+static double log_prob(const float *logits, int vocab, int token, int *top, double *top_lp,
+                       double *lse)
 {
 	double m = -INFINITY;
 	int best = 0;
@@ -47,48 +48,36 @@ static double log_prob(const float *logits, int vocab, int token, int *top, doub
 		sum += exp((double)logits[i] - m);
 	*top = best;
 	*top_lp = (double)logits[best] - m - log(sum);
+	*lse = m + log(sum);
 	return token >= 0 ? (double)logits[token] - m - log(sum) : 0.0;
-}
-
-/* LOGITS' log-softmax (VOCAB of them) into LP, in double. */
-static void log_softmax(const float *logits, int vocab, double *lp)
-{
-	double m = -INFINITY, sum = 0.0;
-	for (int i = 0; i < vocab; i++)
-		m = (double)logits[i] > m ? logits[i] : m;
-	for (int i = 0; i < vocab; i++)
-		sum += exp((double)logits[i] - m);
-	const double z = m + log(sum);
-	for (int i = 0; i < vocab; i++)
-		lp[i] = (double)logits[i] - z;
 }
 
 /* After step T + 1: each run's KL(full || run) of its next-token
  * distribution, sum over the vocabulary of p_full (ln p_full - ln p_run),
  * summed in id order from 0.0 (llama.cpp's --kl-divergence figure); 0 for
- * the full cache itself. FULL_LP is room for the vocabulary. */
+ * the full cache itself. LSE[i] is run i's log-normaliser (log_prob's);
+ * FULL_LP and FULL_P are room for the vocabulary. */
 static void divergences(const struct llama_config *cfg, const struct run_state *st, int count,
-                        struct drop_result *out, int t, double *full_lp)
+                        const double *lse, struct drop_result *out, int t, double *full_lp,
+                        double *full_p)
 {
 	const int vocab = cfg->vocab_size;
 	int full = -1;
 	for (int i = 0; i < count; i++)
 		if (st[i].id == POLICY_FULL)
 			full = i;
-	log_softmax(llama_logits(st[full].run), vocab, full_lp);
+	const float *fl = llama_logits(st[full].run);
+	for (int v = 0; v < vocab; v++) {
+		full_lp[v] = (double)fl[v] - lse[full];
+		full_p[v] = exp(full_lp[v]);
+	}
 	for (int i = 0; i < count; i++) {
 		if (i == full)
 			continue;
 		const float *logits = llama_logits(st[i].run);
-		double m = -INFINITY, sum = 0.0;
-		for (int v = 0; v < vocab; v++)
-			m = (double)logits[v] > m ? logits[v] : m;
-		for (int v = 0; v < vocab; v++)
-			sum += exp((double)logits[v] - m);
-		const double z = m + log(sum);
 		double kl = 0.0;
 		for (int v = 0; v < vocab; v++)
-			kl += exp(full_lp[v]) * (full_lp[v] - ((double)logits[v] - z));
+			kl += full_p[v] * (full_lp[v] - ((double)logits[v] - lse[i]));
 		out->p[st[i].id].kl[t] = kl;
 	}
 }
@@ -415,7 +404,9 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 		ok = ok && dp->logprob && dp->top && dp->top_logprob && (!generate || dp->fed) &&
 		     (!full_runs || dp->kl);
 	}
-	double *full_lp = full_runs ? malloc((size_t)cfg->vocab_size * sizeof *full_lp) : NULL;
+	const size_t vocab = (size_t)cfg->vocab_size;
+	double *full_lp = full_runs ? malloc(2 * vocab * sizeof *full_lp) : NULL;
+	double lse[POLICY_COUNT];
 	ok = ok && (!full_runs || full_lp);
 	for (int t = 0; ok && t < n; t++) {
 		for (int i = 0; i < count; i++) {
@@ -439,12 +430,12 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 			struct drop_policy *dp = &out->p[st[i].id];
 			const int next = t + 1 < given ? tokens[t + 1] : -1;
 			const double lp = log_prob(llama_logits(st[i].run), cfg->vocab_size, next,
-			                           &dp->top[t], &dp->top_logprob[t]);
+			                           &dp->top[t], &dp->top_logprob[t], &lse[i]);
 			if (t + 1 < n)
 				dp->logprob[t] = lp;
 		}
 		if (full_runs)
-			divergences(cfg, st, count, out, t, full_lp);
+			divergences(cfg, st, count, lse, out, t, full_lp, full_lp + vocab);
 		for (int i = 0; i < count; i++)
 			if (st[i].id != POLICY_FULL)
 				evict_step(cfg, &st[i], t + 1, b, &x);

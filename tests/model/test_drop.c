@@ -260,6 +260,18 @@ static void test_kl_stats(void **state)
 	assert_int_equal(drop_kl_stats(&r, POLICY_TOVA, 0, 4, &s), -1);
 }
 
+/* ln p(NEXT) of LOGITS written out: the largest, the exp sum in id order,
+ * then logit - max - ln sum, as the drop computes it. */
+static double plain_logprob(const struct llama_config *cfg, const float *logits, int next)
+{
+	double m = -INFINITY, sum = 0.0;
+	for (int i = 0; i < cfg->vocab_size; i++)
+		m = (double)logits[i] > m ? logits[i] : m;
+	for (int i = 0; i < cfg->vocab_size; i++)
+		sum += exp((double)logits[i] - m);
+	return (double)logits[next] - m - log(sum);
+}
+
 /* ---- H2O's real drop the plain way -------------------------------------- */
 
 static const double *sort_score;
@@ -290,14 +302,8 @@ static void plain_h2o(const struct fixture *f, int prompt, int heavy, int recent
 	memset(score, 0, sizeof score);
 	for (int t = 0; t < f->n; t++) {
 		assert_int_equal(llama_step(f->m, run, f->tokens[t], t), 0);
-		const float *logits = llama_logits(run);
-		double m = -INFINITY, sum = 0.0;
-		for (int i = 0; i < cfg->vocab_size; i++)
-			m = (double)logits[i] > m ? logits[i] : m;
-		for (int i = 0; i < cfg->vocab_size; i++)
-			sum += exp((double)logits[i] - m);
 		if (t + 1 < f->n)
-			lp[t] = (double)logits[f->tokens[t + 1]] - m - log(sum);
+			lp[t] = plain_logprob(cfg, llama_logits(run), f->tokens[t + 1]);
 		for (int l = 0; l < cfg->n_layers; l++)
 			for (int g = 0; g < cfg->n_kv_heads; g++) {
 				double *sc = score[l * cfg->n_kv_heads + g];
@@ -467,14 +473,8 @@ static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, i
 	struct llama_run *run = llama_run_new(f->m);
 	for (int t = 0; t < f->n; t++) {
 		assert_int_equal(llama_step(f->m, run, f->tokens[t], t), 0);
-		const float *logits = llama_logits(run);
-		double m = -INFINITY, sum = 0.0;
-		for (int i = 0; i < cfg->vocab_size; i++)
-			m = (double)logits[i] > m ? logits[i] : m;
-		for (int i = 0; i < cfg->vocab_size; i++)
-			sum += exp((double)logits[i] - m);
 		if (t + 1 < f->n)
-			lp[t] = (double)logits[f->tokens[t + 1]] - m - log(sum);
+			lp[t] = plain_logprob(cfg, llama_logits(run), f->tokens[t + 1]);
 		if (t >= prompt - w && t < prompt)
 			for (int l = 0; l < layers; l++)
 				for (int h = 0; h < heads; h++) {
