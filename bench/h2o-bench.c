@@ -143,12 +143,10 @@ static struct scene *make_scene(int n, int dim, int heavy, int recent)
 	return sc;
 }
 
-static struct policy_budget budget_of(const struct scene *sc)
+static struct budget budget_of(const struct scene *sc)
 {
-	return (struct policy_budget){
-	        sc->heavy,  sc->recent, policy_default_sinks(sc->heavy + sc->recent),
-	        sc->n,      NULL,       sc->prompt,
-	        sc->layers, 0,          sc->kv_heads};
+	return (struct budget){sc->heavy, sc->recent, policy_default_sinks(sc->heavy + sc->recent),
+	                       0, sc->prompt};
 }
 
 /* ---- the engine alone --------------------------------------------------- */
@@ -156,7 +154,7 @@ static struct policy_budget budget_of(const struct scene *sc)
 /* Seconds to step an engine of POLICIES through the whole scene. */
 static double run_engine(const struct scene *sc, unsigned policies)
 {
-	const struct policy_budget b = budget_of(sc);
+	const struct budget b = budget_of(sc);
 	struct engine *e = engine_new_only(sc, &b, policies);
 	if (!e)
 		return NAN;
@@ -344,10 +342,10 @@ static void run_peer_case(int n, int dim, int heavy, int recent, const char *pee
 	struct samples h2o = {0}, tl = {0};
 	for (int i = 0; i < 9; i++)
 		add(&h2o, run_engine(sc, ENGINE_POLICY(POLICY_H2O)));
-	const struct policy_budget b = budget_of(sc);
+	const struct budget b = budget_of(sc);
 	for (int i = 0; i < 3; i++) {
 		const double t0 = now();
-		struct timeline *t = timeline_new(sc, &b);
+		struct timeline *t = timeline_new(sc, &b, NULL);
 		add(&tl, now() - t0);
 		timeline_free(t);
 	}
@@ -387,7 +385,7 @@ static void run_peer_case(int n, int dim, int heavy, int recent, const char *pee
  * and its seek a restore and one step. */
 static void run_design(const struct scene *sc, int every)
 {
-	const struct policy_budget b = budget_of(sc);
+	const struct budget b = budget_of(sc);
 	const double t0 = now();
 	struct timeline *tl = timeline_new_every(sc, &b, every, 0);
 	const double build = now() - t0;

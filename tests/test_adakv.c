@@ -165,15 +165,10 @@ static void test_safeguard_in_engine(void **state)
 			for (int j = 0; j <= i; j++)
 				row[j] /= sum;
 		}
-	const struct policy_budget b = {.heavy = 170,
-	                                .recent = 170,
-	                                .sinks = policy_default_sinks(340),
-	                                .n = n,
-	                                .prompt = prompt,
-	                                .layers = 1,
-	                                .kv_heads = 2};
+	const struct budget want = budget_scene(sc, 170, 170, policy_default_sinks(340));
+	const struct policy_budget b = policy_budget_make(&want, n, 1, 2);
 	struct heads_run run;
-	assert_int_equal(heads_run_init(&run, sc, &b), 0);
+	assert_int_equal(heads_run_init(&run, sc, &want), 0);
 	/* The bound: 2 x 340 - max(64, 68) = 612 at the prompt's end (head 0
 	 * reaches it), then every new token; without G, the whole scene. */
 	const int cap = policy_capacity(POLICY_ADAKV, &b);
@@ -248,12 +243,7 @@ static void test_one_kv_head_is_snapkv(void **state)
 {
 	(void)state;
 	struct scene *sc = random_scene(2, 4, 1, 100, 3, 90, 5);
-	const struct policy_budget b = {.heavy = 40,
-	                                .recent = 30,
-	                                .sinks = policy_default_sinks(70),
-	                                .n = sc->n,
-	                                .prompt = sc->prompt,
-	                                .layers = sc->layers};
+	const struct budget b = budget_scene(sc, 40, 30, policy_default_sinks(70));
 	struct heads_run run;
 	assert_int_equal(heads_run_init(&run, sc, &b), 0);
 	int evicted = 0;

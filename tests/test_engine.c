@@ -19,8 +19,8 @@
 /* An engine with H2O's budgets (and the default sinks). */
 static struct engine *engine_hr(const struct scene *sc, int heavy, int recent)
 {
-	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, 0, 0};
+	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), 0,
+	                         sc->prompt};
 	return engine_new(sc, &b);
 }
 
@@ -320,7 +320,8 @@ static void test_interval_by_hand(void **state)
 {
 	(void)state;
 	struct scene *sc = cat_sat();
-	const struct policy_budget b = {1, 1, 1, 7, NULL, 0, 0, 3, 0};
+	const struct budget b = {1, 1, 1, 3, 0};
+	const struct policy_budget pb = policy_budget_of(sc, &b);
 	struct engine *e = engine_new(sc, &b);
 	struct step_record rec;
 	const int h2o_len[] = {0, 1, 2, 2, 3, 4};
@@ -329,7 +330,7 @@ static void test_interval_by_hand(void **state)
 		assert_int_equal(engine_len(e, H), h2o_len[t]);
 		assert_int_equal(engine_len(e, POLICY_WINDOW), h2o_len[t]);
 		assert_int_equal(engine_len(e, POLICY_TOVA), h2o_len[t]);
-		assert_true(policy_compresses(&b, t) == (t % 3 == 0));
+		assert_true(policy_compresses(&pb, t) == (t % 3 == 0));
 		if (t == 3) {
 			expect_kept_set(e, H, (const int[]){0, 2}, 2);
 			assert_int_equal(rec.c[H].n_evicted, 1);
@@ -343,13 +344,13 @@ static void test_interval_by_hand(void **state)
 			expect_kept_set(e, H, (const int[]){0, 2, 3, 4}, 4);
 			int heavy = 0;
 			for (int i = 0; i < 4; i++)
-				heavy += policies[H]->region(&b, 5, engine_positions(e, H)[i]) ==
+				heavy += policies[H]->region(&pb, 5, engine_positions(e, H)[i]) ==
 				         POLICY_REGION_OLD;
 			assert_int_equal(heavy, 3);
 		}
 	}
 	step_to(e, 6, &rec);
-	assert_true(policy_compresses(&b, 6));
+	assert_true(policy_compresses(&pb, 6));
 	const double the = 1.00 + 0.45 + 0.15 + 0.10 / 0.70 + 0.08 / 0.72 + 0.10 / 0.75;
 	const double sat = 0.40 + 0.31 / 0.70 + 0.20 / 0.72 + 0.12 / 0.75;
 	const double because = 0.29 / 0.70 + 0.22 / 0.72 + 0.18 / 0.75;
@@ -371,13 +372,13 @@ static void test_interval_by_hand(void **state)
 	expect_kept_set(e, POLICY_WINDOW, (const int[]){4, 5, 6}, 3);
 	expect_kept_set(e, POLICY_TOVA, (const int[]){1, 4, 6}, 3);
 	/* The bounds the panels and the report use. */
-	assert_int_equal(policy_capacity(H, &b), 4);
-	assert_int_equal(policy_region_budget(H, &b, POLICY_REGION_OLD), 3);
-	assert_int_equal(policy_region_budget(H, &b, POLICY_REGION_RECENT), 1);
-	assert_int_equal(policy_capacity(POLICY_WINDOW, &b), 4);
-	assert_int_equal(policy_capacity(POLICY_SNAPKV, &b),
-	                 policy_capacity(POLICY_SNAPKV,
-	                                 &(struct policy_budget){1, 1, 1, 7, NULL, 0, 0, 1, 0}));
+	assert_int_equal(policy_capacity(H, &pb), 4);
+	assert_int_equal(policy_region_budget(H, &pb, POLICY_REGION_OLD), 3);
+	assert_int_equal(policy_region_budget(H, &pb, POLICY_REGION_RECENT), 1);
+	assert_int_equal(policy_capacity(POLICY_WINDOW, &pb), 4);
+	assert_int_equal(
+	        policy_capacity(POLICY_SNAPKV, &pb),
+	        policy_capacity(POLICY_SNAPKV, &(struct policy_budget){1, 1, 1, 7, 0, 0, 1, 0}));
 	engine_free(e);
 	scene_free(sc);
 }
@@ -401,8 +402,8 @@ static void test_interval_bounds(void **state)
 		const int *x = cases[i], budget = x[0] + x[1];
 		struct scene *sc = fixture_random(50, 4, x[0], x[1], (unsigned)x[4]);
 		sc->prompt = x[2];
-		const struct policy_budget b = {
-		        x[0], x[1], policy_default_sinks(budget), 50, NULL, x[2], 0, x[3], 0};
+		const struct budget b = {x[0], x[1], policy_default_sinks(budget), x[3], x[2]};
+		const struct policy_budget pb = policy_budget_of(sc, &b);
 		struct engine *e = engine_new(sc, &b);
 		struct step_record rec;
 		int prev[POLICY_COUNT] = {0};
@@ -412,7 +413,7 @@ static void test_interval_bounds(void **state)
 				if (p == F || policies[p]->grows)
 					continue;
 				const int len = engine_len(e, p);
-				assert_true(len <= policy_capacity((enum policy_id)p, &b) ||
+				assert_true(len <= policy_capacity((enum policy_id)p, &pb) ||
 				            t < x[2]);
 				if (t >= x[2] && (t - x[2]) % x[3] == 0)
 					assert_true(len <= budget);
@@ -420,11 +421,11 @@ static void test_interval_bounds(void **state)
 					assert_int_equal(len, prev[p] + 1);
 				int count[2] = {0, 0};
 				for (int j = 0; j < len; j++)
-					count[policies[p]->region(&b, t,
+					count[policies[p]->region(&pb, t,
 					                          engine_positions(e, p)[j])]++;
 				for (int r = 0; r < 2 && t >= x[2]; r++) {
 					const int most = policy_region_budget(
-					        (enum policy_id)p, &b, (enum policy_region)r);
+					        (enum policy_id)p, &pb, (enum policy_region)r);
 					assert_true(most < 0 || count[r] <= most);
 				}
 				prev[p] = len;

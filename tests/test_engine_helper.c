@@ -150,10 +150,9 @@ static void test_stop_and_restart(void **state)
 #define HEAVY  48
 #define RECENT 16
 
-static struct policy_budget budget(void)
+static struct budget budget(void)
 {
-	return (struct policy_budget){
-	        HEAVY, RECENT, policy_default_sinks(HEAVY + RECENT), N, NULL, 0, 0, 0, 0};
+	return (struct budget){HEAVY, RECENT, policy_default_sinks(HEAVY + RECENT), 0, 0};
 }
 
 #define SAME(a, b, n) assert_memory_equal((a), (b), (size_t)(n) * sizeof *(a))
@@ -187,9 +186,9 @@ static void same_state(const struct engine *a, const struct engine *b, int p)
  * little work for two threads. */
 static void single_engines(const struct scene *sc, struct engine *one[POLICY_COUNT])
 {
-	const struct policy_budget b = budget();
+	const struct budget b = budget();
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		one[p] = p == POLICY_FULL ? engine_new_rows(sc, &b, ENGINE_POLICY(p), 1)
+		one[p] = p == POLICY_FULL ? engine_new_rows(sc, &b, NULL, ENGINE_POLICY(p), 1)
 		                          : engine_new_only(sc, &b, ENGINE_POLICY(p));
 		assert_non_null(one[p]);
 	}
@@ -210,7 +209,7 @@ static void test_engine_two_threads(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(N, DIM, HEAVY, RECENT, 11);
-	const struct policy_budget b = budget();
+	const struct budget b = budget();
 	struct engine *e = engine_new(sc, &b), *one[POLICY_COUNT];
 	assert_non_null(e);
 	single_engines(sc, one);
@@ -233,7 +232,7 @@ static void test_engine_lazy_and_jumps(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(N, DIM, HEAVY, RECENT, 12);
-	const struct policy_budget b = budget();
+	const struct budget b = budget();
 	struct engine *lazy = engine_new_only(sc, &b, ENGINE_POLICY(POLICY_FULL));
 	struct engine *jumps =
 	        engine_new_only(sc, &b, ENGINE_ALL_POLICIES & ~ENGINE_POLICY(POLICY_FULL));
@@ -274,7 +273,7 @@ static void test_engine_free_mid_scene(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(N, DIM, HEAVY, RECENT, 13);
-	const struct policy_budget b = budget();
+	const struct budget b = budget();
 	/* Inside a block and a batch of steps computed ahead. */
 	const int stops[] = {601, 1001, 1301};
 	for (int i = 0; i < 3; i++) {

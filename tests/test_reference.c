@@ -292,12 +292,13 @@ static void check_metrics(const struct ref *r, int id, const struct step_metrics
  * each, and a snapshot round trip. */
 static void compare_every(const struct scene *sc, int heavy, int recent, int interval)
 {
-	const struct policy_budget b = {heavy, recent,   policy_default_sinks(heavy + recent),
-	                                sc->n, NULL,     0,
-	                                0,     interval, 0};
+	const struct policy_budget rb = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, interval, 0};
+	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), interval,
+	                         sc->prompt};
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
-	r->b = b;
+	r->b = rb;
 	struct engine *e = engine_new(sc, &b);
 	struct engine *one[POLICY_COUNT];
 	for (int p = 0; p < POLICY_COUNT; p++)
@@ -328,7 +329,7 @@ static void compare_every(const struct scene *sc, int heavy, int recent, int int
 		engine_restore(e, snap);
 		struct ref *r2 = calloc(1, sizeof *r2);
 		r2->sc = sc;
-		r2->b = b;
+		r2->b = rb;
 		while (r2->t < snap_at)
 			ref_step(r2);
 		while (engine_step(e, &rec)) {
@@ -429,12 +430,14 @@ static void test_attention_scenes(void **state)
  */
 static void mixed(const struct scene *sc, int heavy, int recent, unsigned policies, unsigned seed)
 {
-	const struct policy_budget b = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, NULL, 0, 0, 0, 0};
+	const struct policy_budget rb = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, 0, 0};
+	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), 0,
+	                         sc->prompt};
 	struct engine *e = engine_new_only(sc, &b, policies);
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
-	r->b = b;
+	r->b = rb;
 	void *snap = malloc(engine_snapshot_size(e));
 	engine_snapshot(e, snap);
 	int snap_t = 0, steps = 0, restores = 0;
@@ -473,7 +476,7 @@ static void mixed(const struct scene *sc, int heavy, int recent, unsigned polici
 			engine_restore(e, snap);
 			memset(r, 0, sizeof *r);
 			r->sc = sc;
-			r->b = b;
+			r->b = rb;
 			while (r->t < snap_t)
 				ref_step(r);
 			restores++;
@@ -946,12 +949,13 @@ static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, 
 
 static void compare_model(const struct scene *sc, int heavy, int recent, int interval)
 {
-	const struct policy_budget b = {heavy, recent,   policy_default_sinks(heavy + recent),
-	                                sc->n, NULL,     0,
-	                                0,     interval, 0};
+	const struct policy_budget rb = {
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, interval, 0};
+	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), interval,
+	                         sc->prompt};
 	struct ref_model *r = calloc(1, sizeof *r);
 	r->sc = sc;
-	r->b = b;
+	r->b = rb;
 	r->layers = sc->layers;
 	r->heads = heads_per_layer(sc);
 	r->kv = heads_kv_count(sc);

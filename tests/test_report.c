@@ -109,7 +109,7 @@ static void test_report_order(void **state)
 {
 	(void)state;
 	struct scene *sc = load("scenes/cat_sat_qkv.json");
-	const struct policy_budget b = {.heavy = 1, .recent = 1, .sinks = 1, .n = sc->n};
+	const struct budget b = budget_scene(sc, 1, 1, 1);
 	const struct report_target targets[] = {
 	        {REPORT_RECALL, 0.95}, {REPORT_ERR, 0.05}, {REPORT_COS, 0.99}};
 	for (size_t k = 0; k < sizeof targets / sizeof targets[0]; k++) {
@@ -153,19 +153,17 @@ static void test_split(void **state)
 {
 	(void)state;
 	struct scene *sc = load("scenes/cat_sat.json");
-	const struct report_split half = {.heavy = 0.5};
+	const struct budget base = budget_scene(sc, 0, 0, -1);
 	for (int total = 1; total <= 9; total++) {
-		const struct policy_budget b = report_sweep_budget(sc, total, &half, -1);
+		const struct budget b = budget_split(&base, total, 0.5);
 		assert_int_equal(b.heavy, total / 2);
 		assert_int_equal(b.recent, total - total / 2);
 	}
 	/* 10 * 0.3 is 3.0000000000000004 or 2.9999999999999996 in binary:
 	 * either way three heavy. */
-	const struct report_split tenths = {.heavy = 0.3};
-	assert_int_equal(report_sweep_budget(sc, 10, &tenths, -1).heavy, 3);
-	const struct report_split all = {.heavy = 1}, none = {.heavy = 0};
-	assert_int_equal(report_sweep_budget(sc, 7, &all, -1).recent, 0);
-	assert_int_equal(report_sweep_budget(sc, 7, &none, -1).heavy, 0);
+	assert_int_equal(budget_split(&base, 10, 0.3).heavy, 3);
+	assert_int_equal(budget_split(&base, 7, 1).recent, 0);
+	assert_int_equal(budget_split(&base, 7, 0).heavy, 0);
 	scene_free(sc);
 }
 
@@ -177,11 +175,12 @@ static void test_sweep_smallest(void **state)
 	struct scene *sc = load("scenes/cat_sat_qkv.json");
 	const struct report_split half = {.heavy = 0.5};
 	const struct report_target t = REPORT_DEFAULT_TARGET;
+	const struct budget b = budget_scene(sc, 0, 0, -1);
 	struct report_sweep up, down;
 	assert_int_equal(
-	        report_sweep_measure(sc, (const int[]){4, 5, 6, 7}, 4, &half, -1, &t, 0, &up, NULL),
+	        report_sweep_measure(sc, &b, (const int[]){4, 5, 6, 7}, 4, &half, &t, 0, &up, NULL),
 	        0);
-	assert_int_equal(report_sweep_measure(sc, (const int[]){7, 6, 5, 4}, 4, &half, -1, &t, 0,
+	assert_int_equal(report_sweep_measure(sc, &b, (const int[]){7, 6, 5, 4}, 4, &half, &t, 0,
 	                                      &down, NULL),
 	                 0);
 	for (int p = 0; p < POLICY_COUNT; p++)
@@ -198,7 +197,7 @@ static void test_kept(void **state)
 {
 	(void)state;
 	struct scene *sc = load("tests/scenes/two_heads.json");
-	const struct policy_budget b = {.heavy = 1, .recent = 1, .sinks = 1, .n = sc->n};
+	const struct budget b = budget_scene(sc, 1, 1, 1);
 	const struct report_target t = REPORT_DEFAULT_TARGET;
 	struct report_run run;
 	assert_int_equal(

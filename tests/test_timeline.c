@@ -18,10 +18,9 @@
  * small scene. */
 #include "../src/timeline/timeline_impl.h"
 
-static struct policy_budget budget(int heavy, int recent, int n)
+static struct budget budget(int heavy, int recent)
 {
-	return (struct policy_budget){
-	        heavy, recent, policy_default_sinks(heavy + recent), n, NULL, 0, 0, 0, 0};
+	return (struct budget){heavy, recent, policy_default_sinks(heavy + recent), 0, 0};
 }
 
 /* Compare the record and cache state of step T against a fresh engine. */
@@ -59,8 +58,8 @@ static void test_seek_any_order(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(120, 4, 5, 3, 9);
-	const struct policy_budget b = budget(5, 3, 120);
-	struct timeline *tl = timeline_new(sc, &b);
+	const struct budget b = budget(5, 3);
+	struct timeline *tl = timeline_new(sc, &b, NULL);
 	assert_non_null(tl);
 	const int order[] = {0, 1, 2, 120, 119, 60, 61, 59, 8, 7, 9, 17, 16, 0, 33, 100, 3};
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
@@ -75,8 +74,8 @@ static void test_weights_recomputed_exactly(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(60, 4, 3, 2, 4);
-	const struct policy_budget b = budget(3, 2, 60);
-	struct timeline *tl = timeline_new(sc, &b);
+	const struct budget b = budget(3, 2);
+	struct timeline *tl = timeline_new(sc, &b, NULL);
 	for (int s = 1; s <= 60; s++) {
 		const struct step_record *rec;
 		timeline_seek(tl, s, &rec);
@@ -104,8 +103,8 @@ static void test_regions_and_evictions(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(80, 4, 4, 3, 2);
-	const struct policy_budget b = budget(4, 3, 80);
-	struct timeline *tl = timeline_new(sc, &b);
+	const struct budget b = budget(4, 3);
+	struct timeline *tl = timeline_new(sc, &b, NULL);
 	for (int t = 0; t <= 80; t++) {
 		const struct engine *e = timeline_seek(tl, t, NULL);
 		for (int p = 0; p < POLICY_COUNT; p++) {
@@ -157,7 +156,7 @@ static void test_seek_between_snapshots(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(100, 5, 4, 3, 21);
-	const struct policy_budget b = budget(4, 3, 100);
+	const struct budget b = budget(4, 3);
 	struct timeline *tl = timeline_new_every(sc, &b, 12, 24);
 	int every, full_every;
 	timeline_intervals(tl, &every, &full_every);
@@ -176,7 +175,7 @@ static void test_seek_lite(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(90, 6, 5, 3, 17);
-	const struct policy_budget b = budget(5, 3, 90);
+	const struct budget b = budget(5, 3);
 	struct timeline *tl = timeline_new_every(sc, &b, 7, 14);
 	const int order[] = {0, 90, 89, 88, 45, 46, 47, 7, 8, 6, 14, 13, 1, 60, 30, 0, 2};
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
@@ -227,7 +226,7 @@ static void test_seek_lite_long(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(1500, 24, 48, 48, 23);
-	const struct policy_budget b = budget(48, 48, 1500);
+	const struct budget b = budget(48, 48);
 	struct timeline *tl = timeline_new_every(sc, &b, 200, 400);
 	const int order[] = {1500, 1399, 1398, 1201, 600, 799, 199, 1};
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
@@ -256,7 +255,7 @@ static void test_seek_lite_long(void **state)
  * normalisers, are the engine's bit for bit. */
 static void check_full_scores(const struct scene *sc, int every, int full_every)
 {
-	const struct policy_budget b = budget(3, 2, sc->n);
+	const struct budget b = budget(3, 2);
 	struct timeline *tl = timeline_new_every(sc, &b, every, full_every);
 	struct engine *e = engine_new(sc, &b);
 	struct step_record rec;
@@ -313,8 +312,8 @@ static void test_memory(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(3000, 64, 32, 32, 8);
-	const struct policy_budget b = budget(32, 32, 3000);
-	struct timeline *tl = timeline_new(sc, &b);
+	const struct budget b = budget(32, 32);
+	struct timeline *tl = timeline_new(sc, &b, NULL);
 	const double scene = 3.0 * 3000 * 64 * sizeof(double);
 	/* Small scenes may use a fixed minimum: 32 MiB of snapshots. */
 	assert_true((double)timeline_memory(tl) <= 2.0 * scene + 40.0 * 1024 * 1024);
@@ -332,8 +331,8 @@ static void test_background_build(void **state)
 {
 	(void)state;
 	struct scene *sc = fixture_random(3000, 32, 0, 0, 41);
-	const struct policy_budget b = budget(24, 16, sc->n);
-	struct timeline *want = timeline_new(sc, &b);
+	const struct budget b = budget(24, 16);
+	struct timeline *want = timeline_new(sc, &b, NULL);
 	struct timeline *tl = timeline_start(sc, &b);
 	assert_non_null(want);
 	assert_non_null(tl);
@@ -398,8 +397,8 @@ static void test_pool_build(void **state)
 		sc[i] = fixture_random(1500 + 100 * i, 16, 0, 0, 50 + (unsigned)i);
 		views[i] = *sc[i];
 	}
-	const struct policy_budget b = budget(12, 8, 0);
-	struct timeline_pool *pool = timeline_pool_start(views, COUNT, &b, 3);
+	const struct budget b = budget(12, 8);
+	struct timeline_pool *pool = timeline_pool_start(views, COUNT, &b, NULL, 3);
 	assert_non_null(pool);
 	timeline_pool_prefer(pool, 1);
 	for (int i = 0; i < COUNT; i++) {
@@ -408,7 +407,7 @@ static void test_pool_build(void **state)
 			sched_yield(); /* the pool's threads build it */
 		assert_false(timeline_failed(tl));
 		assert_int_equal(timeline_built(tl), sc[i]->n);
-		struct timeline *want = timeline_new(&views[i], &b);
+		struct timeline *want = timeline_new(&views[i], &b, NULL);
 		assert_non_null(want);
 		for (int t = 1; t <= sc[i]->n; t++)
 			assert_memory_equal(timeline_summary(tl, t), timeline_summary(want, t),
@@ -420,7 +419,7 @@ static void test_pool_build(void **state)
 	}
 	timeline_pool_free(pool);
 	/* Freed while it builds. */
-	timeline_pool_free(timeline_pool_start(views, COUNT, &b, 0));
+	timeline_pool_free(timeline_pool_start(views, COUNT, &b, NULL, 0));
 	for (int i = 0; i < COUNT; i++)
 		scene_free(sc[i]);
 }
@@ -438,13 +437,13 @@ static void test_memory_predicted(void **state)
 	        {60, 4, 3, 2}, {700, 16, 8, 8}, {3000, 32, 64, 64}, {1200, 8, 600, 600}};
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
 		struct scene *sc = fixture_random(sizes[i][0], sizes[i][1], 0, 0, 70 + (unsigned)i);
-		const struct policy_budget b = budget(sizes[i][2], sizes[i][3], sc->n);
+		const struct budget b = budget(sizes[i][2], sizes[i][3]);
 		struct engine *e = engine_new(sc, &b);
 		assert_non_null(e);
 		const double engine_bytes = engine_predict_memory(sc, &b, ENGINE_ALL_POLICIES, 0);
 		assert_true(engine_bytes == (double)engine_memory(e));
 		engine_free(e);
-		struct timeline *tl = timeline_new(sc, &b);
+		struct timeline *tl = timeline_new(sc, &b, NULL);
 		assert_non_null(tl);
 		const double held = (double)timeline_memory(tl) + engine_bytes;
 		const double told = timeline_predict_memory(sc, &b);

@@ -238,9 +238,8 @@ int main(int argc, char **argv)
 	printf("arithmetic: full %.3g + policies %.3g multiply-adds = %.2f s at that rate\n", full,
 	       evicting, limit);
 
-	const struct policy_budget b = {heavy,      recent, policy_default_sinks(heavy + recent),
-	                                n,          NULL,   sc->prompt,
-	                                sc->layers, 0,      0};
+	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), 0,
+	                         sc->prompt};
 	const struct report_target target = REPORT_DEFAULT_TARGET;
 	struct report_run run;
 	const double t0 = now();

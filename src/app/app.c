@@ -73,21 +73,6 @@ const char *app_comparable_names(char *buf, size_t size)
 	return buf;
 }
 
-static struct policy_budget budget_of(int heavy, int recent, int sinks_given,
-                                      const struct scene *sc)
-{
-	return (struct policy_budget){
-	        .heavy = heavy,
-	        .recent = recent,
-	        .sinks = policy_sinks_for(sinks_given, heavy + recent),
-	        .n = sc->n,
-	        .prompt = sc->prompt,
-	        .layers = sc->layers,
-	        .interval = sc->interval,
-	        .kv_heads = sc->kv_heads,
-	};
-}
-
 /* The monotonic clock in seconds: when builds began and ticks came, for
  * the time a build has left (the view only reads what the app keeps). */
 static double seconds_now(void)
@@ -114,14 +99,16 @@ double app_time_left(const struct app *app)
 	return elapsed * (all - done) / done;
 }
 
-/* Every head's timeline for budget B into TLS (and, in the background,
- * *POOL, which owns them); on failure nothing is left allocated. */
-static int build_timelines(const struct app *app, const struct policy_budget *b,
-                           struct timeline **tls, struct timeline_pool **pool)
+/* Every head's timeline for budget B and its PLANS into TLS (and, in the
+ * background, *POOL, which owns them); on failure nothing is left
+ * allocated. */
+static int build_timelines(const struct app *app, const struct budget *b,
+                           struct engine_plans *plans, struct timeline **tls,
+                           struct timeline_pool **pool)
 {
 	*pool = NULL;
 	if (app->background) {
-		*pool = timeline_pool_start(app->views, app->heads, b, app->head);
+		*pool = timeline_pool_start(app->views, app->heads, b, plans, app->head);
 		if (!*pool)
 			return -1;
 		for (int h = 0; h < app->heads; h++)
@@ -129,7 +116,7 @@ static int build_timelines(const struct app *app, const struct policy_budget *b,
 		return 0;
 	}
 	for (int h = 0; h < app->heads; h++) {
-		tls[h] = timeline_new(&app->views[h], b);
+		tls[h] = timeline_new(&app->views[h], b, plans);
 		if (!tls[h]) {
 			/* Each freed one forgotten too: the caller's app_done frees
 			 * what TLS still holds. */
@@ -143,8 +130,8 @@ static int build_timelines(const struct app *app, const struct policy_budget *b,
 	return 0;
 }
 
-/* Free timelines TLS of the heads (and their POOL, which owns them). */
-/* The timelines of a budget, and then the plans they shared (B's). */
+/* Free timelines TLS of the heads (and their POOL, which owns them), and
+ * then the PLANS they shared. */
 static void free_timelines(const struct app *app, struct timeline **tls, struct timeline_pool *pool,
                            struct engine_plans *plans)
 {
@@ -157,14 +144,6 @@ static void free_timelines(const struct app *app, struct timeline **tls, struct 
 	engine_plans_free(plans);
 }
 
-/* A budget's layer-wide plans, shared by every head's engines (plan.h):
- * false when out of memory. */
-static bool plan_budget(const struct scene *scene, struct policy_budget *b)
-{
-	b->plans = engine_plans_new(scene, b);
-	return b->plans != NULL;
-}
-
 /* Seek the shown step: what the view reads (app.h, shown and list). */
 static void settle(struct app *app)
 {
@@ -174,16 +153,18 @@ static void settle(struct app *app)
 	app_list_build(app);
 }
 
-static int init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
+static int init(struct app *app, const struct scene *scene, const struct budget *b,
                 enum policy_id compare, bool background)
 {
 	memset(app, 0, sizeof *app);
 	app->background = background;
 	app->goal = -1;
 	app->scene = scene;
-	app->sinks_given = sinks;
-	app->b = budget_of(heavy, recent, sinks, scene);
-	if (!plan_budget(scene, &app->b))
+	app->choice = *b;
+	app->b = policy_budget_of(scene, b);
+	/* The budget's layer-wide plans, shared by every head's engines. */
+	app->plans = engine_plans_new(scene, b);
+	if (!app->plans)
 		return -1;
 	app->compare = compare;
 	app->selected = -1;
@@ -204,7 +185,7 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 		app->list.index[i] = -1;
 	for (int h = 0; h < app->heads; h++)
 		heads_view(scene, h, &app->views[h]);
-	if (build_timelines(app, &app->b, app->tls, &app->pool) < 0)
+	if (build_timelines(app, &app->choice, app->plans, app->tls, &app->pool) < 0)
 		return -1;
 	app->tl = app->tls[0];
 	settle(app);
@@ -218,13 +199,21 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 int app_init(struct app *app, const struct scene *scene, int heavy, int recent, int sinks,
              enum policy_id compare)
 {
-	return init(app, scene, heavy, recent, sinks, compare, false);
+	const struct budget b = budget_scene(scene, heavy, recent, sinks);
+	return init(app, scene, &b, compare, false);
 }
 
 int app_init_background(struct app *app, const struct scene *scene, int heavy, int recent,
                         int sinks, enum policy_id compare)
 {
-	return init(app, scene, heavy, recent, sinks, compare, true);
+	const struct budget b = budget_scene(scene, heavy, recent, sinks);
+	return init(app, scene, &b, compare, true);
+}
+
+int app_init_budget(struct app *app, const struct scene *scene, const struct budget *b,
+                    enum policy_id compare, bool background)
+{
+	return init(app, scene, b, compare, background);
 }
 
 int app_built(const struct app *app)
@@ -248,8 +237,8 @@ void app_set_lessons(struct app *app, const struct lessons *lessons, int index)
 
 void app_done(struct app *app)
 {
-	free_timelines(app, app->tls, app->pool, app->b.plans);
-	app->b.plans = NULL;
+	free_timelines(app, app->tls, app->pool, app->plans);
+	app->plans = NULL;
 	app_model_done(app);
 	free(app->views);
 	app->pool = NULL;
@@ -298,22 +287,29 @@ static void rebudget(struct app *app, int heavy, int recent)
 		snprintf(app->notice, sizeof app->notice, "budget is already at its limit");
 		return;
 	}
-	struct policy_budget b = budget_of(heavy, recent, app->sinks_given, app->scene);
+	/* The same choice with new heavy and recent: the sinks asked for are
+	 * capped below the new B (policy_sinks_for). */
+	struct budget b = app->choice;
+	b.heavy = heavy;
+	b.recent = recent;
 	struct timeline **tls = calloc((size_t)app->heads, sizeof *tls);
 	struct timeline_pool *pool = NULL;
-	if (!tls || !plan_budget(app->scene, &b) || build_timelines(app, &b, tls, &pool) < 0) {
+	struct engine_plans *plans = tls ? engine_plans_new(app->scene, &b) : NULL;
+	if (!plans || build_timelines(app, &b, plans, tls, &pool) < 0) {
 		free(tls);
-		engine_plans_free(b.plans);
+		engine_plans_free(plans);
 		snprintf(app->notice, sizeof app->notice, "out of memory: budgets unchanged");
 		return;
 	}
 	app_lesson_keep_baseline(app);
-	free_timelines(app, app->tls, app->pool, app->b.plans);
+	free_timelines(app, app->tls, app->pool, app->plans);
+	app->plans = plans;
 	app->tls = tls;
 	app->pool = pool;
 	app->tl = tls[app->head];
 	app->list.valid = false;
-	app->b = b;
+	app->choice = b;
+	app->b = policy_budget_of(app->scene, &b);
 	app->was_building = app->background;
 	app->build_began = app->clock = seconds_now();
 	go(app, app->goal >= 0 ? app->goal : app->step);
@@ -443,7 +439,8 @@ static void open_lesson(struct app *app, int index)
 		return;
 	}
 	struct app next;
-	if (init(&next, sc, sc->heavy, sc->recent, -1, app->compare, app->background) != 0) {
+	const struct budget b = budget_scene(sc, sc->heavy, sc->recent, -1);
+	if (init(&next, sc, &b, app->compare, app->background) != 0) {
 		app_done(&next);
 		scene_free(sc);
 		snprintf(app->notice, sizeof app->notice,

@@ -37,9 +37,8 @@ int app_model_measure(struct app *app)
 		return 0;
 	struct drop_result *r = calloc(1, sizeof *r);
 	char err[DROP_ERR_MAX];
-	if (!r ||
-	    drop_measure(app->model, app->tokens, app->scene->n, app->given, app->scene->prompt,
-	                 &app->b, (1u << POLICY_COUNT) - 1u, r, err) != 0) {
+	if (!r || drop_measure(app->model, app->tokens, app->scene->n, app->given, &app->choice,
+	                       (1u << POLICY_COUNT) - 1u, r, err) != 0) {
 		free(r);
 		return -1;
 	}

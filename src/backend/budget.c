@@ -12,45 +12,37 @@
 /* Budgets a list may hold beyond the scene's token count. */
 #define SWEEP_EXTRA_BUDGETS 63
 
-int budget_resolve(const struct options *o, struct scene *scene, struct budget_choice *c)
+int budget_resolve(const struct options *o, const struct scene *scene, struct budget_choice *c)
 {
-	if (o->prompt > scene->n) {
+	const struct budget_ask ask = {
+	        .heavy = o->heavy,
+	        .recent = o->recent,
+	        .heavy_ratio = o->heavy_ratio,
+	        .recent_ratio = o->recent_ratio,
+	        .sinks = o->sinks,
+	        .prompt = o->prompt,
+	        .interval = o->interval,
+	};
+	switch (budget_make(scene, &ask, &c->budget)) {
+	case BUDGET_OK:
+		break;
+	case BUDGET_PROMPT_TOO_LONG:
 		fprintf(stderr,
 		        "h2o-tui: --prompt %d: the scene has only %d tokens\n"
 		        "Try 'h2o-tui --help' for more information.\n",
 		        o->prompt, scene->n);
 		return EXIT_USAGE;
-	}
-	if (o->prompt >= 0)
-		scene->prompt = o->prompt;
-	if (o->interval > 0)
-		scene->interval = o->interval;
-	if ((o->heavy_ratio >= 0 || o->recent_ratio >= 0) && scene->prompt < 1)
+	case BUDGET_RATIO_NO_PROMPT:
 		return options_usage_error("%s", "--heavy-ratio and --recent-ratio are fractions "
 		                                 "of the prompt, and the scene has none: give "
 		                                 "--prompt P");
-	/* H2O's scripts: int(ratio * the prompt's length), truncated. */
-	const int heavy = o->heavy >= 0         ? o->heavy
-	                  : o->heavy_ratio >= 0 ? (int)(o->heavy_ratio * scene->prompt)
-	                                        : scene->heavy;
-	const int recent = o->recent >= 0         ? o->recent
-	                   : o->recent_ratio >= 0 ? (int)(o->recent_ratio * scene->prompt)
-	                                          : scene->recent;
-	if (heavy + recent < 1)
+	case BUDGET_EMPTY:
 		return options_usage_error(
 		        "%s", "--heavy and --recent: heavy + recent must be at least 1");
-	if (o->sinks >= heavy + recent)
+	case BUDGET_SINKS:
 		return options_usage_error("%s", "--sinks: must be less than heavy + recent");
-	c->budget = (struct policy_budget){
-	        .heavy = heavy,
-	        .recent = recent,
-	        .sinks = policy_sinks_for(o->sinks, heavy + recent),
-	        .n = scene->n,
-	        .prompt = scene->prompt,
-	        .layers = scene->layers,
-	        .interval = scene->interval,
-	        .kv_heads = scene->kv_heads,
-	};
+	}
+	const int heavy = c->budget.heavy, recent = c->budget.recent;
 	/* The sweep splits each budget as --split says, or as --heavy and
 	 * --recent do. */
 	c->split = (struct report_split){.heavy = 0.5};

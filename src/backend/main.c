@@ -191,7 +191,7 @@ static int load_scene(struct run *r)
 static int prepare_run(struct run *r)
 {
 	const struct options *o = &r->o;
-	struct scene *scene = r->scene;
+	const struct scene *scene = r->scene;
 	int rc = budget_resolve(o, scene, &r->choice);
 	if (rc >= 0)
 		return rc;
@@ -253,8 +253,7 @@ static int run_trace(const struct run *r)
 	char derr[DROP_ERR_MAX];
 	int rc;
 	const int drc = r->mp.m ? drop_measure(r->mp.m, scene->tokens, scene->n, scene->given,
-	                                       scene->prompt, &r->choice.budget,
-	                                       ENGINE_ALL_POLICIES, &drop, derr)
+	                                       &r->choice.budget, ENGINE_ALL_POLICIES, &drop, derr)
 	                        : 0;
 	if (drc != 0)
 		rc = drop_failed(scene, drc, derr, "running the model per policy");
@@ -274,7 +273,7 @@ static int run_report(const struct run *r)
 {
 	const struct options *o = &r->o;
 	const struct scene *scene = r->scene;
-	const struct policy_budget *b = &r->choice.budget;
+	const struct budget *b = &r->choice.budget;
 	struct meter meter;
 	const struct progress *whole = progress_start(&meter, o->quiet, "computing the report");
 	/* The engines' figures, then the model run once per policy. */
@@ -291,8 +290,8 @@ static int run_report(const struct run *r)
 		rc = output_out_of_memory("computing the report");
 	} else {
 		const int drc = r->mp.m ? drop_measure_told(
-		                                  r->mp.m, scene->tokens, scene->n, scene->given,
-		                                  scene->prompt, b, ENGINE_ALL_POLICIES, &drop, err,
+		                                  r->mp.m, scene->tokens, scene->n, scene->given, b,
+		                                  ENGINE_ALL_POLICIES, &drop, err,
 		                                  progress_phase(&runs, whole, 1.0 - share, share))
 		                        : 0;
 		if (drc != 0)
@@ -330,14 +329,14 @@ static int run_sweep(const struct run *r)
 	                                   o->ppl_ratio};
 	char err[DROP_ERR_MAX];
 	int rc = 0;
-	if (report_sweep_measure(scene, r->budgets, r->count, split, o->sinks, &o->target, r->keep,
-	                         &sw, pr) < 0) {
+	if (report_sweep_measure(scene, &r->choice.budget, r->budgets, r->count, split, &o->target,
+	                         r->keep, &sw, pr) < 0) {
 		rc = output_out_of_memory("computing the budget sweep");
 	} else {
 		const int drc = r->mp.m ? drop_sweep_measure(
 		                                  r->mp.m, scene->tokens, scene->n, scene->given,
-		                                  scene->prompt, r->budgets, r->count, split->heavy,
-		                                  o->sinks, scene->interval, o->ppl_ratio, &ds, err,
+		                                  &r->choice.budget, r->budgets, r->count,
+		                                  split->heavy, o->ppl_ratio, &ds, err,
 		                                  progress_phase(&runs, whole, 1.0 - share, share))
 		                        : 0;
 		if (drc != 0)
@@ -359,14 +358,10 @@ static int run_sweep(const struct run *r)
 static int run_screens(const struct run *r)
 {
 	const struct options *o = &r->o;
-	const struct policy_budget *b = &r->choice.budget;
 	struct app app;
 	/* The terminal shows a long scene while its timeline builds;
 	 * headless frames are of the whole timeline. */
-	const int ok = o->headless
-	                       ? app_init(&app, r->scene, b->heavy, b->recent, o->sinks, o->compare)
-	                       : app_init_background(&app, r->scene, b->heavy, b->recent, o->sinks,
-	                                             o->compare);
+	const int ok = app_init_budget(&app, r->scene, &r->choice.budget, o->compare, !o->headless);
 	if (ok >= 0)
 		app_set_lessons(&app, r->lessons, r->lesson);
 	const bool model_ok =

@@ -50,24 +50,20 @@
 static const int no_positions[1];
 static const double no_scores[1];
 
-struct engine *engine_new_only(const struct scene *sc, const struct policy_budget *b,
-                               unsigned policies)
+struct engine *engine_new_only(const struct scene *sc, const struct budget *b, unsigned policies)
 {
-	return engine_new_rows(sc, b, policies, 0);
+	return engine_new_rows(sc, b, NULL, policies, 0);
 }
 
-struct engine *engine_new_rows(const struct scene *sc, const struct policy_budget *b,
-                               unsigned policies, int block_rows)
+struct engine *engine_new_rows(const struct scene *sc, const struct budget *b,
+                               struct engine_plans *plans, unsigned policies, int block_rows)
 {
 	struct engine *e = calloc(1, sizeof *e);
 	if (!e)
 		return NULL;
 	e->sc = sc;
-	e->b = *b;
-	e->b.n = sc->n;
-	e->b.prompt = sc->prompt;
-	e->b.layers = sc->parent ? sc->parent->layers : sc->layers;
-	e->b.kv_heads = sc->parent ? sc->parent->kv_heads : sc->kv_heads;
+	e->want = *b;
+	e->b = policy_budget_of(sc, b);
 	e->mask = policies & ENGINE_ALL_POLICIES;
 	int cap = engine_cache_cap(sc, b);
 	for (int p = 0; p < POLICY_COUNT; p++)
@@ -81,18 +77,18 @@ struct engine *engine_new_rows(const struct scene *sc, const struct policy_budge
 		if (p != POLICY_FULL && runs(e, p))
 			ok = cache_init(&e->c[p], engine_policy_cap(sc, b, p), e->ahead, sc) &&
 			     cache_init_rule(&e->c[p], (enum policy_id)p);
-	/* A layer-wide rule of a head view follows its layer's plan: the
-	 * budget's, shared by every head, or the engine's own. It is made (or
+	/* A layer-wide rule of a head view follows its layer's plan: PLANS,
+	 * shared by every head, or the engine's own. It is made (or
 	 * found made) at the first step, by the thread that steps. */
 	for (int p = 0; p < POLICY_COUNT && ok; p++)
 		if (p != POLICY_FULL && runs(e, p) && sc->parent &&
 		    engine_plan_needed(sc->parent, (enum policy_id)p))
 			e->plan_wanted |= ENGINE_POLICY(p);
-	if (ok && e->plan_wanted && !b->plans) {
+	if (ok && e->plan_wanted && !plans) {
 		e->own_plans = engine_plans_new(sc->parent, b);
 		ok = e->own_plans != NULL;
 	}
-	e->b.plans = b->plans ? b->plans : e->own_plans;
+	e->plans = plans ? plans : e->own_plans;
 	if (!ok) {
 		engine_free(e);
 		return NULL;
@@ -102,19 +98,20 @@ struct engine *engine_new_rows(const struct scene *sc, const struct policy_budge
 
 /* A cache never holds more than budget + interval tokens (or the prompt),
  * nor more than the scene has: a huge budget is not trusted with memory. */
-int engine_cache_cap(const struct scene *sc, const struct policy_budget *b)
+int engine_cache_cap(const struct scene *sc, const struct budget *b)
 {
-	long cap = (long)b->heavy + b->recent + policy_interval(b);
-	cap = cap > sc->prompt ? cap : sc->prompt;
+	const struct policy_budget pb = policy_budget_of(sc, b);
+	long cap = (long)b->heavy + b->recent + policy_interval(&pb);
+	cap = cap > b->prompt ? cap : b->prompt;
 	return (int)(cap < sc->n ? cap : sc->n);
 }
 
-int engine_policy_cap(const struct scene *sc, const struct policy_budget *b, enum policy_id p)
+int engine_policy_cap(const struct scene *sc, const struct budget *b, enum policy_id p)
 {
 	return policies[p]->grows ? sc->n : engine_cache_cap(sc, b);
 }
 
-double engine_caches_cap(const struct scene *sc, const struct policy_budget *b)
+double engine_caches_cap(const struct scene *sc, const struct budget *b)
 {
 	const double cap = engine_cache_cap(sc, b);
 	double caps = 0;
@@ -124,7 +121,7 @@ double engine_caches_cap(const struct scene *sc, const struct policy_budget *b)
 	return caps;
 }
 
-struct engine *engine_new(const struct scene *sc, const struct policy_budget *b)
+struct engine *engine_new(const struct scene *sc, const struct budget *b)
 {
 	return engine_new_only(sc, b, ENGINE_ALL_POLICIES);
 }
@@ -231,7 +228,7 @@ static bool plans_ready(struct engine *e)
 	for (int p = 0; p < POLICY_COUNT && e->plan_wanted; p++) {
 		if (!(e->plan_wanted & ENGINE_POLICY(p)))
 			continue;
-		e->c[p].plan = engine_plan_get(e->b.plans, e->sc->view_layer, (enum policy_id)p);
+		e->c[p].plan = engine_plan_get(e->plans, e->sc->view_layer, (enum policy_id)p);
 		if (!e->c[p].plan)
 			return false;
 		e->plan_wanted &= ~ENGINE_POLICY(p);
@@ -262,7 +259,7 @@ static bool step(struct engine *e, struct step_record *rec, bool figures)
 		 * the full cache beside them (a run over the whole scene,
 		 * where the helper is around), half of them on the helper
 		 * when they are large enough. */
-		const long cap = engine_cache_cap(sc, &e->b);
+		const long cap = engine_cache_cap(sc, &e->want);
 		if (runs(e, POLICY_FULL) && evicting >= 2 &&
 		    job.count * cap * sc->dim >= STEP_SPLIT_WORK)
 			helper_run_two(&e->h, run_part, &job);
@@ -311,7 +308,7 @@ void engine_advance_to(struct engine *e, int t)
 	if (t <= e->t || !plans_ready(e))
 		return;
 	e->streak = -1;
-	const long cap = engine_cache_cap(e->sc, &e->b);
+	const long cap = engine_cache_cap(e->sc, &e->want);
 	const long work = (long)(t - e->t) * cap * e->sc->dim;
 	if (runs(e, POLICY_FULL) || work < THREAD_MIN_WORK / 8) {
 		while (e->t < t)
@@ -339,8 +336,8 @@ static size_t group_of_view(const struct scene *sc)
 	return sc->parent ? (size_t)heads_group(sc->parent) : 1;
 }
 
-static size_t memory_of(const struct scene *sc, const struct policy_budget *b, unsigned mask,
-                        size_t rows, size_t states)
+static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned mask, size_t rows,
+                        size_t states)
 {
 	const size_t n = (size_t)sc->n, dim = (size_t)sc->dim;
 	size_t bytes = sizeof(struct engine);
@@ -395,11 +392,11 @@ size_t engine_memory(const struct engine *e)
 	for (int i = 0; i < POLICY_COUNT; i++)
 		if (i != POLICY_FULL && runs(e, i))
 			states = (size_t)e->c[i].ring_len;
-	return memory_of(e->sc, &e->b, e->mask, (size_t)e->f.rows, states);
+	return memory_of(e->sc, &e->want, e->mask, (size_t)e->f.rows, states);
 }
 
-double engine_predict_memory(const struct scene *sc, const struct policy_budget *b,
-                             unsigned policies, int block_rows)
+double engine_predict_memory(const struct scene *sc, const struct budget *b, unsigned policies,
+                             int block_rows)
 {
 	int cap = engine_cache_cap(sc, b);
 	for (int p = 0; p < POLICY_COUNT; p++)

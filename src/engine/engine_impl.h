@@ -155,7 +155,8 @@ struct full {
 
 struct engine {
 	const struct scene *sc;
-	struct policy_budget b;
+	struct budget want;     /* the user's choice */
+	struct policy_budget b; /* as the rules read it: policy_budget_of */
 	unsigned mask;
 	int t;     /* steps done */
 	int live;  /* steps the caches that evict have computed, >= t */
@@ -167,9 +168,10 @@ struct engine {
 	struct full f;
 	struct step_record rec; /* engine_advance's */
 	struct helper h;
-	/* The plans of the layer-wide policies when the budget has none, and
-	 * the policies whose plan is still to be got (plans_ready). */
-	struct engine_plans *own_plans;
+	/* The plans the layer-wide policies follow (the caller's, shared by
+	 * every head, or own_plans, the engine's when it got none), and the
+	 * policies whose plan is still to be got (plans_ready). */
+	struct engine_plans *plans, *own_plans;
 	unsigned plan_wanted;
 	/* When set and true, long work stops early (engine_cancel_on). */
 	const atomic_bool *cancel;

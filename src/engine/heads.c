@@ -66,16 +66,14 @@ const char *heads_name(const struct scene *sc, int h)
 	return sc->head_names && sc->head_names[h] ? sc->head_names[h] : "";
 }
 
-int heads_run_init(struct heads_run *run, const struct scene *sc, const struct policy_budget *b)
+int heads_run_init(struct heads_run *run, const struct scene *sc, const struct budget *b)
 {
 	*run = (struct heads_run){.b = *b};
 	const int count = heads_count(sc);
 	/* One plan per layer for all its heads' engines (plan.h). */
-	if (!b->plans) {
-		run->plans = run->b.plans = engine_plans_new(sc, b);
-		if (!run->plans)
-			return -1;
-	}
+	run->plans = engine_plans_new(sc, b);
+	if (!run->plans)
+		return -1;
 	run->views = calloc((size_t)count, sizeof *run->views);
 	run->e = calloc((size_t)count, sizeof *run->e);
 	run->rec = calloc((size_t)count, sizeof *run->rec);
@@ -86,7 +84,8 @@ int heads_run_init(struct heads_run *run, const struct scene *sc, const struct p
 	}
 	for (int h = 0; h < count; h++) {
 		heads_view(sc, h, &run->views[h]);
-		run->e[h] = engine_new(&run->views[h], &run->b);
+		run->e[h] = engine_new_rows(&run->views[h], &run->b, run->plans,
+		                            ENGINE_ALL_POLICIES, 0);
 		run->count = h + 1;
 		if (!run->e[h]) {
 			heads_run_done(run);

@@ -28,7 +28,8 @@
 
 struct engine_plans {
 	const struct scene *sc;
-	struct policy_budget b;
+	struct budget want;     /* the user's choice */
+	struct policy_budget b; /* as the rules read it */
 	int layers;
 	struct layer_plan **plan; /* [layers * POLICY_COUNT] */
 	pthread_mutex_t *lock;    /* [layers]: a layer's plans are made once */
@@ -43,17 +44,14 @@ bool engine_plan_needed(const struct scene *sc, enum policy_id p)
 	return policies[p]->layer_wide && heads_per_layer(sc) > 1;
 }
 
-struct engine_plans *engine_plans_new(const struct scene *sc, const struct policy_budget *b)
+struct engine_plans *engine_plans_new(const struct scene *sc, const struct budget *b)
 {
 	struct engine_plans *ps = calloc(1, sizeof *ps);
 	if (!ps)
 		return NULL;
 	ps->sc = sc;
-	ps->b = *b;
-	ps->b.plans = NULL;
-	ps->b.prompt = sc->prompt;
-	ps->b.layers = sc->layers;
-	ps->b.kv_heads = sc->kv_heads;
+	ps->want = *b;
+	ps->b = policy_budget_of(sc, b);
 	ps->layers = sc->layers > 1 ? sc->layers : 1;
 	ps->plan = calloc((size_t)ps->layers * POLICY_COUNT, sizeof *ps->plan);
 	ps->lock = calloc((size_t)ps->layers, sizeof *ps->lock);
@@ -124,7 +122,7 @@ static void run_free(struct layer_run *r)
 	free(r->gone);
 }
 
-static bool run_init(struct layer_run *r, const struct scene *sc, const struct policy_budget *b)
+static bool run_init(struct layer_run *r, const struct scene *sc, const struct budget *b)
 {
 	*r = (struct layer_run){0};
 	r->cap = engine_cache_cap(sc, b);
@@ -192,7 +190,7 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 	struct layer_run r;
 	if (!pl)
 		return NULL;
-	if (!run_init(&r, sc, &ps->b)) {
+	if (!run_init(&r, sc, &ps->want)) {
 		free(pl);
 		return NULL;
 	}
@@ -302,7 +300,7 @@ static void window_row(const struct scene *sc, int l, int h, const int *pos, int
 static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enum policy_id id)
 {
 	const struct scene *sc = ps->sc;
-	const int n = sc->n, prompt = sc->prompt, kv = heads_kv_count(sc);
+	const int n = sc->n, prompt = ps->b.prompt, kv = heads_kv_count(sc);
 	const int heads = heads_per_layer(sc);
 	const size_t parts = (size_t)kv * ((size_t)n + 2), len = (size_t)prompt;
 	struct layer_plan *pl = calloc(1, sizeof *pl);

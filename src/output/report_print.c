@@ -389,8 +389,8 @@ int report_print_model(const struct report_run *run, const struct report_model *
 		fprintf(out, ", %d heads%s", heads_per_layer(sc), sc->layers > 1 ? " each" : "");
 	if (heads_group(sc) > 1)
 		fprintf(out, " sharing %d kv heads", heads_kv_count(sc));
-	if (sc->prompt > 0)
-		fprintf(out, ", prompt %d", sc->prompt);
+	if (b->prompt > 0)
+		fprintf(out, ", prompt %d", b->prompt);
 	fprintf(out, ", budget %d (heavy %d + recent %d, %d sinks)", b->heavy + b->recent, b->heavy,
 	        b->recent, b->sinks);
 	put_interval_text(out, ", ", b);
@@ -403,7 +403,7 @@ int report_print_model(const struct report_run *run, const struct report_model *
 	return ferror(out) ? -1 : 0;
 }
 
-int report_write(const struct scene *sc, const struct policy_budget *b, bool json, FILE *out,
+int report_write(const struct scene *sc, const struct budget *b, bool json, FILE *out,
                  const struct progress *pr)
 {
 	struct report_run run;
@@ -519,7 +519,9 @@ int report_sweep(const struct scene *sc, const int *budgets, int count, int sink
 	struct report_sweep sw;
 	const struct report_split split = {.heavy = 0.5};
 	const struct report_target target = REPORT_DEFAULT_TARGET;
-	if (report_sweep_measure(sc, budgets, count, &split, sinks, &target, 0, &sw, pr) < 0)
+	/* The scene's prompt and interval; the split makes heavy and recent. */
+	const struct budget b = budget_scene(sc, 0, 0, sinks);
+	if (report_sweep_measure(sc, &b, budgets, count, &split, &target, 0, &sw, pr) < 0)
 		return -1;
 	const int rc = report_sweep_print(&sw, json ? REPORT_JSON : REPORT_TEXT, false, out);
 	report_sweep_done(&sw);

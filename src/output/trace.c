@@ -260,8 +260,8 @@ static void put_step(FILE *out, const struct scene *sc, const struct heads_run *
 	fputs("}\n", out);
 }
 
-int trace_write_drop(const struct scene *sc, const struct policy_budget *b,
-                     const struct drop_result *drop, FILE *out, const struct progress *pr)
+int trace_write_drop(const struct scene *sc, const struct budget *b, const struct drop_result *drop,
+                     FILE *out, const struct progress *pr)
 {
 	struct heads_run run;
 	double *mean = malloc((size_t)sc->n * sizeof *mean);
@@ -278,7 +278,7 @@ int trace_write_drop(const struct scene *sc, const struct policy_budget *b,
 	return ferror(out) ? -1 : 0;
 }
 
-int trace_write(const struct scene *sc, const struct policy_budget *b, FILE *out,
+int trace_write(const struct scene *sc, const struct budget *b, FILE *out,
                 const struct progress *pr)
 {
 	return trace_write_drop(sc, b, NULL, out, pr);

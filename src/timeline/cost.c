@@ -22,8 +22,7 @@
  * at step t; added over the other caches, min(t, engine_cache_cap) each
  * (B + 1, or B + N at an interval of N), and at most t for one that grows
  * after the prompt (policy.grows). */
-static void attended(const struct scene *sc, const struct policy_budget *b, double *full,
-                     double *evicting)
+static void attended(const struct scene *sc, const struct budget *b, double *full, double *evicting)
 {
 	const double n = sc->n;
 	const double cap = engine_cache_cap(sc, b);
@@ -36,7 +35,7 @@ static void attended(const struct scene *sc, const struct policy_budget *b, doub
 }
 
 /* Multiply-adds of every policy over one head SC with budget B. */
-static double head_madds(const struct scene *sc, const struct policy_budget *b)
+static double head_madds(const struct scene *sc, const struct budget *b)
 {
 	const double dim = sc->mode == SCENE_VECTOR ? sc->dim : 1;
 	const double per = sc->v ? 2 * dim : dim; /* logits, and outputs */
@@ -47,7 +46,7 @@ static double head_madds(const struct scene *sc, const struct policy_budget *b)
 
 /* Numbers the trace prints for one head SC: positions, weights and scores
  * of what every cache attends, and the outputs. */
-static double head_trace_numbers(const struct scene *sc, const struct policy_budget *b)
+static double head_trace_numbers(const struct scene *sc, const struct budget *b)
 {
 	double full, evicting;
 	attended(sc, b, &full, &evicting);
@@ -55,15 +54,14 @@ static double head_trace_numbers(const struct scene *sc, const struct policy_bud
 	return 3 * (full + evicting) + out;
 }
 
-/* Budget TOTAL of a sweep. What a run costs depends on B only, not on
- * how the sweep splits it, so any split will do. */
-static struct policy_budget sweep_budget(const struct scene *sc, int total, int sinks)
+/* Budget TOTAL of a sweep of B. What a run costs depends on the total
+ * only, not on how the sweep splits it, so any split will do. */
+static struct budget sweep_budget(const struct budget *b, int total)
 {
-	const struct report_split even = {.heavy = 0.5};
-	return report_sweep_budget(sc, total, &even, sinks);
+	return budget_split(b, total, 0.5);
 }
 
-struct cost cost_of(const struct scene *sc, const struct policy_budget *b, enum cost_mode mode,
+struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mode mode,
                     const int *budgets, int count, int threads)
 {
 	struct cost c = {0};
@@ -90,8 +88,7 @@ struct cost cost_of(const struct scene *sc, const struct policy_budget *b, enum 
 			break;
 		case COST_SWEEP:
 			for (int i = 0; i < count; i++) {
-				const struct policy_budget bi =
-				        sweep_budget(sc, budgets[i], b->sinks);
+				const struct budget bi = sweep_budget(b, budgets[i]);
 				c.madds += head_madds(&view, &bi);
 			}
 			break;
@@ -100,7 +97,7 @@ struct cost cost_of(const struct scene *sc, const struct policy_budget *b, enum 
 	if (mode == COST_SWEEP) {
 		/* One budget's engines at a time: the largest. */
 		for (int i = 0; i < count; i++) {
-			const struct policy_budget bi = sweep_budget(sc, budgets[i], b->sinks);
+			const struct budget bi = sweep_budget(b, budgets[i]);
 			double bytes = 0;
 			for (int h = 0; h < heads; h++) {
 				struct scene view;
@@ -117,7 +114,7 @@ struct cost cost_of(const struct scene *sc, const struct policy_budget *b, enum 
 		const unsigned all = ENGINE_ALL_POLICIES;
 		const int runs = mode == COST_SWEEP ? count : 1;
 		c.madds += runs * drop_predict_madds(sc->model, sc->n, all);
-		c.bytes += drop_predict_memory(sc->model, sc->n, sc->prompt, all);
+		c.bytes += drop_predict_memory(sc->model, sc->n, b->prompt, all);
 	}
 	return c;
 }

@@ -363,23 +363,21 @@ double drop_predict_madds(const struct llama_model *m, int n, unsigned mask)
 }
 
 /* drop_measure, telling PROGRESS of each step as DONE + t of TOTAL. */
-static int measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
-                   const struct policy_budget *b, unsigned mask, struct drop_result *out,
+static int measure(const struct llama_model *m, const int *tokens, int n, int given,
+                   const struct budget *want, unsigned mask, struct drop_result *out,
                    char err[DROP_ERR_MAX], const struct progress *progress, double done,
                    double total)
 {
 	const struct llama_config *cfg = llama_model_config(m);
 	given = given < 1 ? 1 : given > n ? n : given;
 	const bool generate = given < n;
-	/* The rules that read the prompt or the layers find them here. */
-	struct policy_budget run_b = *b;
-	run_b.n = n;
-	run_b.prompt = prompt;
-	run_b.layers = cfg->n_layers;
-	run_b.kv_heads = cfg->n_kv_heads;
-	b = &run_b;
+	/* The rules that read the prompt or the layers find them here: the
+	 * model's. */
+	const struct policy_budget run_b =
+	        policy_budget_make(want, n, cfg->n_layers, cfg->n_kv_heads);
+	const struct policy_budget *b = &run_b;
 	*out = (struct drop_result){
-	        .n = n, .prompt = prompt, .given = given, .generate = generate, .budget = *b};
+	        .n = n, .prompt = want->prompt, .given = given, .generate = generate, .budget = *b};
 	if (n < 1 || n > cfg->seq_len)
 		return fail(err, "the text is longer than the model's context");
 	struct run_state st[POLICY_COUNT];
@@ -451,18 +449,18 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	return 0;
 }
 
-int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
-                 const struct policy_budget *b, unsigned mask, struct drop_result *out,
+int drop_measure(const struct llama_model *m, const int *tokens, int n, int given,
+                 const struct budget *b, unsigned mask, struct drop_result *out,
                  char err[DROP_ERR_MAX])
 {
-	return measure(m, tokens, n, given, prompt, b, mask, out, err, NULL, 0, n);
+	return measure(m, tokens, n, given, b, mask, out, err, NULL, 0, n);
 }
 
-int drop_measure_told(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
-                      const struct policy_budget *b, unsigned mask, struct drop_result *out,
+int drop_measure_told(const struct llama_model *m, const int *tokens, int n, int given,
+                      const struct budget *b, unsigned mask, struct drop_result *out,
                       char err[DROP_ERR_MAX], const struct progress *progress)
 {
-	return measure(m, tokens, n, given, prompt, b, mask, out, err, progress, 0, n);
+	return measure(m, tokens, n, given, b, mask, out, err, progress, 0, n);
 }
 
 void drop_result_free(struct drop_result *r)
@@ -510,8 +508,8 @@ double drop_agreement(const struct drop_result *r, enum policy_id p, int from, i
 	return (double)same / (to - from);
 }
 
-int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
-                       const int *budgets, int count, double heavy_share, int sinks, int interval,
+int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given,
+                       const struct budget *want, const int *budgets, int count, double heavy_share,
                        double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX],
                        const struct progress *progress)
 {
@@ -522,25 +520,14 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		drop_sweep_free(out);
 		return fail_nomem(err);
 	}
-	const int from = prompt > 0 ? prompt - 1 : 0;
+	const int from = want->prompt > 0 ? want->prompt - 1 : 0;
 	for (int i = 0; i < count; i++) {
 		const int total = budgets[i];
-		int heavy = (int)floor(total * heavy_share + 1e-9);
-		heavy = heavy < 0 ? 0 : heavy > total ? total : heavy;
-		const struct policy_budget b = {
-		        .heavy = heavy,
-		        .recent = total - heavy,
-		        .sinks = policy_sinks_for(sinks, total),
-		        .n = n,
-		        .prompt = prompt,
-		        .layers = llama_model_config(m)->n_layers,
-		        .interval = interval,
-		        .kv_heads = llama_model_config(m)->n_kv_heads,
-		};
+		const struct budget b = budget_split(want, total, heavy_share);
 		out->budgets[i] = total;
 		const int rc =
-		        measure(m, tokens, n, given, prompt, &b, (1u << POLICY_COUNT) - 1u,
-		                &out->runs[i], err, progress, (double)i * n, (double)count * n);
+		        measure(m, tokens, n, given, &b, (1u << POLICY_COUNT) - 1u, &out->runs[i],
+		                err, progress, (double)i * n, (double)count * n);
 		if (rc != 0) {
 			out->count = i;
 			drop_sweep_free(out);

@@ -160,11 +160,12 @@ double report_keep_bytes(const struct scene *sc, unsigned keep)
 	return bytes;
 }
 
-int report_measure(const struct scene *sc, const struct policy_budget *b,
+int report_measure(const struct scene *sc, const struct budget *b,
                    const struct report_target *target, unsigned keep, struct report_run *run,
                    const struct progress *pr, double done, double total)
 {
-	*run = (struct report_run){.scene = sc, .budget = *b, .target = *target};
+	*run = (struct report_run){
+	        .scene = sc, .budget = policy_budget_of(sc, b), .target = *target};
 	run->heads = heads_count(sc);
 	run->layers = sc->layers > 1 ? sc->layers : 1;
 	if (keep & REPORT_KEEP_LAYERS) {
@@ -223,25 +224,6 @@ int report_measure(const struct scene *sc, const struct policy_budget *b,
 	return 0;
 }
 
-struct policy_budget report_sweep_budget(const struct scene *sc, int total,
-                                         const struct report_split *split, int sinks)
-{
-	/* A fraction written in decimal (0.3) is a little off in binary;
-	 * 1e-9 keeps floor(10 * 0.3) at 3. */
-	int heavy = (int)floor(total * split->heavy + 1e-9);
-	heavy = heavy < 0 ? 0 : heavy > total ? total : heavy;
-	return (struct policy_budget){
-	        .heavy = heavy,
-	        .recent = total - heavy,
-	        .sinks = policy_sinks_for(sinks, total),
-	        .n = sc->n,
-	        .prompt = sc->prompt,
-	        .layers = sc->layers,
-	        .interval = sc->interval,
-	        .kv_heads = sc->kv_heads,
-	};
-}
-
 void report_sweep_done(struct report_sweep *sw)
 {
 	for (int i = 0; sw->runs && i < sw->count; i++)
@@ -252,8 +234,8 @@ void report_sweep_done(struct report_sweep *sw)
 	sw->budgets = NULL;
 }
 
-int report_sweep_measure(const struct scene *sc, const int *budgets, int count,
-                         const struct report_split *split, int sinks,
+int report_sweep_measure(const struct scene *sc, const struct budget *want, const int *budgets,
+                         int count, const struct report_split *split,
                          const struct report_target *target, unsigned keep, struct report_sweep *sw,
                          const struct progress *pr)
 {
@@ -265,7 +247,7 @@ int report_sweep_measure(const struct scene *sc, const int *budgets, int count,
 		return -1;
 	}
 	for (int i = 0; i < count; i++) {
-		const struct policy_budget b = report_sweep_budget(sc, budgets[i], split, sinks);
+		const struct budget b = budget_split(want, budgets[i], split->heavy);
 		if (report_measure(sc, &b, target, keep, &sw->runs[i], pr, (double)i * sc->n,
 		                   (double)count * sc->n) < 0) {
 			report_sweep_done(sw);

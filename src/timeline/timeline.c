@@ -71,7 +71,11 @@ enum build_state { BUILD_RUNNING, BUILD_DONE, BUILD_FAILED };
 
 struct timeline {
 	const struct scene *sc;
-	struct policy_budget b;
+	struct budget want;     /* the user's choice */
+	struct policy_budget b; /* as the rules read it (policy_budget_of) */
+	/* The plans its engines follow (plan.h), the caller's; NULL: each
+	 * engine makes its own. */
+	struct engine_plans *plans;
 	int n;
 	struct step_summary *sum; /* [1..n] */
 	struct policy_log log[POLICY_COUNT];
@@ -124,7 +128,7 @@ static void choose_intervals(struct timeline *tl, double fixed)
 	budget = budget > MIN_SNAPSHOT_BYTES ? budget : MIN_SNAPSHOT_BYTES;
 	/* A snapshot of the caches that evict: B + 1 positions and scores
 	 * each (fewer while they fill; the scene for one that grows). */
-	const double caps = engine_caches_cap(sc, &tl->b);
+	const double caps = engine_caches_cap(sc, &tl->want);
 	const double snap = caps * (sizeof(int) + sizeof(double)) + (POLICY_COUNT - 1) * 64;
 	double every = ceil(n * snap / (budget * EVICTING_SHARE));
 	every = every < 1 ? 1 : every > n ? n : every;
@@ -226,7 +230,7 @@ static bool take_snapshots(struct timeline *tl, struct engine *e, int t)
  * thread (a pool's builds keep every core busy already). */
 static bool begin(struct timeline *tl, bool solo)
 {
-	tl->run = engine_new(tl->sc, &tl->b);
+	tl->run = engine_new_rows(tl->sc, &tl->want, tl->plans, ENGINE_ALL_POLICIES, 0);
 	if (!tl->run)
 		return false;
 	if (solo)
@@ -267,16 +271,17 @@ static void *build_main(void *arg)
 
 /* A timeline with everything allocated but the snapshots after step 0;
  * the engine that builds it comes with the build (begin). */
-static struct timeline *prepare(const struct scene *sc, const struct policy_budget *b, int every,
-                                int full_every)
+static struct timeline *prepare(const struct scene *sc, const struct budget *b,
+                                struct engine_plans *plans, int every, int full_every)
 {
 	struct timeline *tl = calloc(1, sizeof *tl);
 	if (!tl)
 		return NULL;
 	tl->bytes = sizeof *tl;
 	tl->sc = sc;
-	tl->b = *b;
-	tl->b.n = sc->n;
+	tl->want = *b;
+	tl->b = policy_budget_of(sc, b);
+	tl->plans = plans;
 	tl->n = sc->n;
 	atomic_init(&tl->built, 0);
 	atomic_init(&tl->state, BUILD_RUNNING);
@@ -295,8 +300,8 @@ static struct timeline *prepare(const struct scene *sc, const struct policy_budg
 		ok = log->ev && log->ev_until && log->evicted_at;
 	}
 	if (ok) {
-		tl->e = engine_new_rows(sc, &tl->b, ENGINE_ALL_POLICIES, SEEK_BLOCK_ROWS);
-		tl->lite = engine_new_only(sc, &tl->b, tl->lite_mask);
+		tl->e = engine_new_rows(sc, b, plans, ENGINE_ALL_POLICIES, SEEK_BLOCK_ROWS);
+		tl->lite = engine_new_rows(sc, b, plans, tl->lite_mask, 0);
 		ok = tl->e && tl->lite;
 	}
 	if (!ok)
@@ -323,7 +328,7 @@ fail:
 	return NULL;
 }
 
-double timeline_predict_memory(const struct scene *sc, const struct policy_budget *b)
+double timeline_predict_memory(const struct scene *sc, const struct budget *b)
 {
 	const double n = sc->n;
 	const unsigned lite_mask = ENGINE_ALL_POLICIES & ~ENGINE_POLICY(POLICY_FULL);
@@ -335,7 +340,7 @@ double timeline_predict_memory(const struct scene *sc, const struct policy_budge
 		         (n + 1) * sizeof(int) + n * sizeof(atomic_int);
 	fixed += engine_predict_memory(sc, b, ENGINE_ALL_POLICIES, SEEK_BLOCK_ROWS) +
 	         engine_predict_memory(sc, b, lite_mask, 0);
-	struct timeline tl = {.sc = sc, .b = *b};
+	struct timeline tl = {.sc = sc, .want = *b};
 	choose_intervals(&tl, fixed);
 	/* The snapshots the intervals give: the caches that evict every
 	 * `every` steps (at most B + 1 entries each, the scene for one that grows), the full cache's t
@@ -347,11 +352,6 @@ double timeline_predict_memory(const struct scene *sc, const struct policy_budge
 	bytes += tl.full_every * full * (full + 1) / 2 * sizeof(double);
 	/* And the engine that builds it, while it does. */
 	return bytes + engine_predict_memory(sc, b, ENGINE_ALL_POLICIES, 0);
-}
-
-struct timeline *timeline_new(const struct scene *sc, const struct policy_budget *b)
-{
-	return timeline_new_every(sc, b, 0, 0);
 }
 
 /* TL (NULL: out of memory) built on this thread; NULL if the build ran
@@ -368,15 +368,21 @@ static struct timeline *build_here(struct timeline *tl)
 	return tl;
 }
 
-struct timeline *timeline_new_every(const struct scene *sc, const struct policy_budget *b,
-                                    int every, int full_every)
+struct timeline *timeline_new(const struct scene *sc, const struct budget *b,
+                              struct engine_plans *plans)
 {
-	return build_here(prepare(sc, b, every, full_every));
+	return build_here(prepare(sc, b, plans, 0, 0));
 }
 
-struct timeline *timeline_start(const struct scene *sc, const struct policy_budget *b)
+struct timeline *timeline_new_every(const struct scene *sc, const struct budget *b, int every,
+                                    int full_every)
 {
-	struct timeline *tl = prepare(sc, b, 0, 0);
+	return build_here(prepare(sc, b, NULL, every, full_every));
+}
+
+struct timeline *timeline_start(const struct scene *sc, const struct budget *b)
+{
+	struct timeline *tl = prepare(sc, b, NULL, 0, 0);
 	if (tl && pthread_create(&tl->thread, NULL, build_main, tl) == 0) {
 		tl->threaded = true;
 		return tl;
@@ -440,9 +446,9 @@ const struct scene *timeline_scene(const struct timeline *tl)
 	return tl->sc;
 }
 
-const struct policy_budget *timeline_budget(const struct timeline *tl)
+const struct budget *timeline_budget(const struct timeline *tl)
 {
-	return &tl->b;
+	return &tl->want;
 }
 
 int timeline_steps(const struct timeline *tl)
@@ -712,7 +718,8 @@ static int online_cores(void)
 }
 
 struct timeline_pool *timeline_pool_start(const struct scene *scenes, int count,
-                                          const struct policy_budget *b, int first)
+                                          const struct budget *b, struct engine_plans *plans,
+                                          int first)
 {
 	struct timeline_pool *pool = calloc(1, sizeof *pool);
 	if (!pool)
@@ -729,7 +736,7 @@ struct timeline_pool *timeline_pool_start(const struct scene *scenes, int count,
 	pool->thread = calloc((size_t)want, sizeof *pool->thread);
 	bool ok = pool->tls && pool->taken && pool->thread;
 	for (int i = 0; ok && i < count; i++)
-		ok = (pool->tls[i] = prepare(&scenes[i], b, 0, 0)) != NULL;
+		ok = (pool->tls[i] = prepare(&scenes[i], b, plans, 0, 0)) != NULL;
 	/* One build may use its engine's second thread; several fill the
 	 * cores between them. */
 	pool->solo = want > 1;

@@ -15,8 +15,8 @@
 /* timeline_new with snapshots of the caches that evict every EVERY steps
  * and the full cache's scores every FULL_EVERY steps (rounded up to a
  * multiple of EVERY); 0 for either: chosen from the scene. */
-struct timeline *timeline_new_every(const struct scene *scene, const struct policy_budget *b,
-                                    int every, int full_every);
+struct timeline *timeline_new_every(const struct scene *scene, const struct budget *b, int every,
+                                    int full_every);
 
 /* The intervals TL uses. */
 void timeline_intervals(const struct timeline *tl, int *every, int *full_every);

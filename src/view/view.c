@@ -188,7 +188,7 @@ void panel_story_draw(const struct view *v, struct frame *f, struct rect r)
 	const int budget = v->app->b.heavy + v->app->b.recent;
 	int used = 0;
 	char rest[160];
-	const int prompt = v->sc->prompt, every = policy_interval(&v->app->b);
+	const int prompt = v->app->b.prompt, every = policy_interval(&v->app->b);
 	if (prompt > 0 && v->t == prompt && h->n_evicted > 0) {
 		/* The prompt's end: every evicting cache compresses once. */
 		char a[32], b[32], c[32];
@@ -302,7 +302,7 @@ static int status_part(char *buf, size_t size, const char *name, const struct st
  * it took, its gap included. */
 static int draw_phase(const struct view *v, struct frame *f, int x, int y, int w)
 {
-	const int prompt = v->sc->prompt;
+	const int prompt = v->app->b.prompt;
 	if (prompt <= 0)
 		return 0;
 	char buf[64], a[32], b[32];
@@ -556,8 +556,8 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 static int held_most(const struct app *app, enum policy_id p, int n)
 {
 	int capacity = policy_capacity(p, &app->b);
-	if (capacity >= 0 && app->scene->prompt > capacity)
-		capacity = app->scene->prompt;
+	if (capacity >= 0 && app->b.prompt > capacity)
+		capacity = app->b.prompt;
 	return capacity < 0 || capacity > n ? n : capacity;
 }
 

@@ -486,7 +486,7 @@ static void draw_section_row(const struct view *v, struct frame *f, const struct
 	const int w = sd->c.w - 2;
 	int used = frame_text(f, sd->c.mark, y, w, name, section_style[row->sec]);
 	char a[32], b2[32];
-	if (limit >= 0 && section_count(l, row->sec) > limit && v->t < v->sc->prompt)
+	if (limit >= 0 && section_count(l, row->sec) > limit && v->t < v->app->b.prompt)
 		/* Inside the prompt nothing is evicted yet. */
 		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s (then %s)",
 		             view_format_count(section_count(l, row->sec), a),

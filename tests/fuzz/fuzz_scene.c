@@ -183,7 +183,7 @@ static bool fuzz_may_overflow(const struct scene *scene)
 
 /* The trace to memory: every line must parse as JSON whatever the scene's
  * text held. */
-static void fuzz_trace(const struct scene *scene, const struct policy_budget *b)
+static void fuzz_trace(const struct scene *scene, const struct budget *b)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -215,7 +215,7 @@ static void fuzz_trace(const struct scene *scene, const struct policy_budget *b)
 
 /* The report in both forms: no control character in either (JSON allows
  * C1 controls raw, a terminal showing it may obey them). */
-static void fuzz_report(const struct scene *scene, const struct policy_budget *b)
+static void fuzz_report(const struct scene *scene, const struct budget *b)
 {
 	for (int json = 0; json <= 1; json++) {
 		char *buf = NULL;
@@ -242,7 +242,7 @@ static uint32_t fuzz_next(uint32_t *s)
 	return *s;
 }
 
-static void fuzz_app(const struct scene *scene, const struct policy_budget *b, uint32_t seed)
+static void fuzz_app(const struct scene *scene, const struct budget *b, uint32_t seed)
 {
 	struct app app;
 	size_t nbind;
@@ -629,11 +629,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const int heads = heads_count(scene);
 	double work = (double)scene->n * scene->n * (scene->dim + 1.0) * heads;
 	if (work <= FUZZ_MAX_WORK && !(FUZZ_KNOWN_OVERFLOW_BUG && fuzz_may_overflow(scene))) {
-		struct policy_budget b = {
+		const struct budget b = {
 		        .heavy = scene->heavy,
 		        .recent = scene->recent,
-		        .sinks = policy_sinks_for(-1, scene->heavy + scene->recent),
-		        .n = scene->n,
+		        .sinks = -1,
+		        .prompt = scene->prompt,
 		};
 		fuzz_trace(scene, &b);
 		fuzz_report(scene, &b);

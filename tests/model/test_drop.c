@@ -67,19 +67,28 @@ static int teardown(void **state)
 
 static const unsigned all = (1u << POLICY_COUNT) - 1u;
 
-static struct policy_budget budget(int heavy, int recent)
+static struct budget budget(int heavy, int recent)
 {
-	return (struct policy_budget){
-	        heavy, recent, policy_default_sinks(heavy + recent), 0, NULL, 0, 0, 0, 0};
+	return (struct budget){heavy, recent, policy_default_sinks(heavy + recent), 0, 0};
+}
+
+/* drop_measure of B with a prompt of PROMPT tokens. */
+static int measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
+                   const struct budget *b, unsigned mask, struct drop_result *out,
+                   char err[DROP_ERR_MAX])
+{
+	struct budget at = *b;
+	at.prompt = prompt;
+	return drop_measure(m, tokens, n, given, &at, mask, out, err);
 }
 
 static void test_no_eviction_is_the_full_cache(void **state)
 {
 	const struct fixture *f = *state;
-	const struct policy_budget b = budget(f->n, f->n);
+	const struct budget b = budget(f->n, f->n);
 	struct drop_result r;
 	char err[DROP_ERR_MAX];
-	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 0, &b, all, &r, err), 0);
+	assert_int_equal(measure(f->m, f->tokens, f->n, f->n, 0, &b, all, &r, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		/* Every policy runs on the model. */
 		assert_true(r.p[p].ran);
@@ -99,10 +108,10 @@ static void test_no_eviction_is_the_full_cache(void **state)
 static void test_small_budget_hurts(void **state)
 {
 	const struct fixture *f = *state;
-	const struct policy_budget b = budget(4, 4);
+	const struct budget b = budget(4, 4);
 	struct drop_result r;
 	char err[DROP_ERR_MAX];
-	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 0, &b, all, &r, err), 0);
+	assert_int_equal(measure(f->m, f->tokens, f->n, f->n, 0, &b, all, &r, err), 0);
 	/* Until the cache first overflows (step 9), H2O is the full cache. */
 	assert_memory_equal(r.p[POLICY_H2O].logprob, r.p[POLICY_FULL].logprob, 8 * sizeof(double));
 	const double full = drop_perplexity(&r, POLICY_FULL, 0, f->n - 1);
@@ -132,11 +141,11 @@ static void test_small_budget_hurts(void **state)
 static void test_prompt_read_whole(void **state)
 {
 	const struct fixture *f = *state;
-	const struct policy_budget b = budget(4, 4);
+	const struct budget b = budget(4, 4);
 	const int prompt = 40;
 	struct drop_result r;
 	char err[DROP_ERR_MAX];
-	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, prompt, &b, all, &r, err), 0);
+	assert_int_equal(measure(f->m, f->tokens, f->n, f->n, prompt, &b, all, &r, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++)
 		assert_memory_equal(r.p[p].logprob, r.p[POLICY_FULL].logprob,
 		                    (size_t)(prompt - 1) * sizeof(double));
@@ -152,10 +161,9 @@ static void test_generate(void **state)
 	const int prompt = 12, n = 80;
 	struct drop_result r, wide;
 	char err[DROP_ERR_MAX];
-	const struct policy_budget small = budget(3, 3), big = budget(n, n);
-	assert_int_equal(drop_measure(f->m, f->tokens, n, prompt, prompt, &big, all, &wide, err),
-	                 0);
-	assert_int_equal(drop_measure(f->m, f->tokens, n, prompt, prompt, &small, all, &r, err), 0);
+	const struct budget small = budget(3, 3), big = budget(n, n);
+	assert_int_equal(measure(f->m, f->tokens, n, prompt, prompt, &big, all, &wide, err), 0);
+	assert_int_equal(measure(f->m, f->tokens, n, prompt, prompt, &small, all, &r, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		assert_memory_equal(wide.p[p].fed, wide.p[POLICY_FULL].fed,
 		                    (size_t)n * sizeof(int));
@@ -203,11 +211,11 @@ static void test_scene_owns_its_model(void **state)
 	assert_int_equal(scene_load_file(path, &sc, err), 0);
 	assert_non_null(sc->model);
 	assert_non_null(sc->tokenizer);
-	const struct policy_budget b = budget(4, 4);
+	const struct budget b = budget(4, 4);
 	struct drop_result before, after;
 	char derr[DROP_ERR_MAX];
-	assert_int_equal(drop_measure(sc->model, sc->tokens, sc->n, sc->given, sc->prompt, &b, all,
-	                              &before, derr),
+	assert_int_equal(measure(sc->model, sc->tokens, sc->n, sc->given, sc->prompt, &b, all,
+	                         &before, derr),
 	                 0);
 	/* The file replaced by garbage. */
 	snprintf(path, sizeof path, "%s/stories260K.bin", dir);
@@ -215,17 +223,16 @@ static void test_scene_owns_its_model(void **state)
 	assert_non_null(bad);
 	fputs("garbage", bad);
 	assert_int_equal(fclose(bad), 0);
-	assert_int_equal(drop_measure(sc->model, sc->tokens, sc->n, sc->given, sc->prompt, &b, all,
-	                              &after, derr),
-	                 0);
+	assert_int_equal(
+	        measure(sc->model, sc->tokens, sc->n, sc->given, sc->prompt, &b, all, &after, derr),
+	        0);
 	for (int p = 0; p < POLICY_COUNT; p++)
 		assert_memory_equal(before.p[p].logprob, after.p[p].logprob,
 		                    (size_t)(sc->n - 1) * sizeof(double));
 	/* And it is the model the fixture loaded from the shipped file. */
 	struct drop_result direct;
-	assert_int_equal(drop_measure(f->m, sc->tokens, sc->n, sc->given, sc->prompt, &b, all,
-	                              &direct, derr),
-	                 0);
+	assert_int_equal(
+	        measure(f->m, sc->tokens, sc->n, sc->given, sc->prompt, &b, all, &direct, derr), 0);
 	assert_memory_equal(direct.p[POLICY_H2O].logprob, after.p[POLICY_H2O].logprob,
 	                    (size_t)(sc->n - 1) * sizeof(double));
 	drop_result_free(&before);
@@ -354,12 +361,12 @@ static void test_h2o_plain(void **state)
 	const int cases[][3] = {{0, 4, 4}, {40, 6, 2}, {20, 0, 5}, {10, 7, 0}};
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		const int prompt = cases[c][0], heavy = cases[c][1], recent = cases[c][2];
-		const struct policy_budget b = budget(heavy, recent);
+		const struct budget b = budget(heavy, recent);
 		struct drop_result r;
 		char err[DROP_ERR_MAX];
-		assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, prompt, &b,
-		                              1u << POLICY_H2O, &r, err),
-		                 0);
+		assert_int_equal(
+		        measure(f->m, f->tokens, f->n, f->n, prompt, &b, 1u << POLICY_H2O, &r, err),
+		        0);
 		double lp[512];
 		plain_h2o(f, prompt, heavy, recent, 1, lp);
 		assert_memory_equal(r.p[POLICY_H2O].logprob, lp,
@@ -377,13 +384,13 @@ static void test_interval(void **state)
 	const int cases[][4] = {{0, 4, 4, 3}, {40, 6, 2, 8}, {20, 0, 5, 5}, {10, 7, 0, 2}};
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		const int prompt = cases[c][0], heavy = cases[c][1], recent = cases[c][2];
-		struct policy_budget b = budget(heavy, recent);
+		struct budget b = budget(heavy, recent);
 		b.interval = cases[c][3];
 		struct drop_result r;
 		char err[DROP_ERR_MAX];
-		assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, prompt, &b,
-		                              1u << POLICY_H2O, &r, err),
-		                 0);
+		assert_int_equal(
+		        measure(f->m, f->tokens, f->n, f->n, prompt, &b, 1u << POLICY_H2O, &r, err),
+		        0);
 		double lp[512], every[512];
 		plain_h2o(f, prompt, heavy, recent, cases[c][3], lp);
 		assert_memory_equal(r.p[POLICY_H2O].logprob, lp,
@@ -392,12 +399,12 @@ static void test_interval(void **state)
 		assert_memory_not_equal(lp, every, (size_t)(f->n - 1) * sizeof(double));
 		drop_result_free(&r);
 	}
-	struct policy_budget one = budget(4, 4), zero = budget(4, 4);
+	struct budget one = budget(4, 4), zero = budget(4, 4);
 	one.interval = 1;
 	struct drop_result a, b;
 	char err[DROP_ERR_MAX];
-	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 12, &one, all, &a, err), 0);
-	assert_int_equal(drop_measure(f->m, f->tokens, f->n, f->n, 12, &zero, all, &b, err), 0);
+	assert_int_equal(measure(f->m, f->tokens, f->n, f->n, 12, &one, all, &a, err), 0);
+	assert_int_equal(measure(f->m, f->tokens, f->n, f->n, 12, &zero, all, &b, err), 0);
 	for (int p = 0; p < POLICY_COUNT; p++)
 		assert_memory_equal(a.p[p].logprob, b.p[p].logprob,
 		                    (size_t)(f->n - 1) * sizeof(double));
@@ -585,14 +592,14 @@ static void test_snap_family_plain(void **state)
 	const enum policy_id ids[] = {POLICY_SNAPKV, POLICY_SNAPKV_WINDOW, POLICY_PYRAMIDKV,
 	                              POLICY_ADAKV};
 	for (size_t c = 0; c < sizeof budgets / sizeof budgets[0]; c++) {
-		const struct policy_budget b = budget(budgets[c] / 2, budgets[c] - budgets[c] / 2);
+		const struct budget b = budget(budgets[c] / 2, budgets[c] - budgets[c] / 2);
 		unsigned mask = 1u << POLICY_FULL;
 		for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
 			mask |= 1u << ids[i];
 		struct drop_result r;
 		char err[DROP_ERR_MAX];
-		assert_int_equal(
-		        drop_measure(f->m, f->tokens, f->n, f->n, prompt, &b, mask, &r, err), 0);
+		assert_int_equal(measure(f->m, f->tokens, f->n, f->n, prompt, &b, mask, &r, err),
+		                 0);
 		for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
 			double lp[512];
 			plain_snap(f, ids[i], prompt, budgets[c], lp);

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "h2o/budget.h"
 #include "h2o/engine.h"
 #include "h2o/policy.h"
 
@@ -243,8 +244,10 @@ struct app {
 	struct step_metrics overview_total[POLICY_COUNT];
 	int overview_heads;
 	bool map;               /* the cache map instead of the heat rows */
-	struct policy_budget b; /* the current budgets */
-	int sinks_given;        /* sinks asked for, or -1 for the default */
+	struct budget choice;   /* the current budgets, as the user chose them */
+	struct policy_budget b; /* CHOICE as the rules read it (policy_budget_of) */
+	/* The layer-wide plans every head's timelines share (plan.h). */
+	struct engine_plans *plans;
 	enum policy_id compare; /* the policy beside H2O */
 	enum app_metric metric; /* what the plot row shows */
 	int step;               /* 0..app_built() */
@@ -310,6 +313,12 @@ int app_init(struct app *app, const struct scene *scene, int heavy, int recent, 
  * and every budget change builds the same way. */
 int app_init_background(struct app *app, const struct scene *scene, int heavy, int recent,
                         int sinks, enum policy_id compare);
+
+/* app_init (or, when BACKGROUND, app_init_background) with the budget B
+ * the user chose (budget_make: its prompt and interval may not be the
+ * scene's). */
+int app_init_budget(struct app *app, const struct scene *scene, const struct budget *b,
+                    enum policy_id compare, bool background);
 
 /* The seconds the shown head's build still needs at the rate so far, or
  * -1 when it is not building or has not run long enough to tell. */

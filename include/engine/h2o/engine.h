@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "h2o/budget.h"
 #include "h2o/policy.h"
 
 struct scene;
@@ -87,7 +88,7 @@ struct engine;
 /* A new engine at step 0 for SCENE with budget B (heavy, recent >= 0,
  * heavy + recent >= 1, 0 <= sinks < heavy + recent unless both are 0).
  * The scene must outlive the engine. NULL when out of memory. */
-struct engine *engine_new(const struct scene *scene, const struct policy_budget *b);
+struct engine *engine_new(const struct scene *scene, const struct budget *b);
 void engine_free(struct engine *e);
 
 /* A bit per policy, for engine_new_only. */
@@ -102,7 +103,7 @@ void engine_free(struct engine *e);
  * out_cos, attn_recall) are NaN; without H2O, overlap_h2o is 0. What the
  * policies that run do is exactly what engine_new's engine does.
  */
-struct engine *engine_new_only(const struct scene *scene, const struct policy_budget *b,
+struct engine *engine_new_only(const struct scene *scene, const struct budget *b,
                                unsigned policies);
 /* The policies E runs (ENGINE_ALL_POLICIES for engine_new). */
 unsigned engine_policies(const struct engine *e);
@@ -112,6 +113,7 @@ unsigned engine_policies(const struct engine *e);
 bool engine_step(struct engine *e, struct step_record *rec);
 
 int engine_step_count(const struct engine *e);
+/* E's budget as its rules read it (policy_budget_of). */
 const struct policy_budget *engine_budget(const struct engine *e);
 
 /* A cache now (after the last step's eviction): ascending positions and
@@ -122,18 +124,18 @@ const double *engine_scores(const struct engine *e, enum policy_id p);
 
 /* The most positions a cache that evicts holds in SCENE under B: one more
  * than the budget, or the whole prompt, and never more than the scene. */
-int engine_cache_cap(const struct scene *scene, const struct policy_budget *b);
+int engine_cache_cap(const struct scene *scene, const struct budget *b);
 
 /* The most entries policy P's cache holds in SCENE under B:
  * engine_cache_cap, or the whole scene for a policy that keeps every token
  * after the prompt's end (policy.grows). */
-int engine_policy_cap(const struct scene *scene, const struct policy_budget *b, enum policy_id p);
+int engine_policy_cap(const struct scene *scene, const struct budget *b, enum policy_id p);
 
 /* What the caches of every policy but the full cache hold at most, added,
  * taken over the scene's steps: engine_cache_cap for those that evict, and
  * for one that grows its mean, halfway from engine_cache_cap to the whole
  * scene (the size of their snapshots, on average). */
-double engine_caches_cap(const struct scene *scene, const struct policy_budget *b);
+double engine_caches_cap(const struct scene *scene, const struct budget *b);
 
 /* The logit of query position Q against key position J under the scene's
  * mode (scale * q.k, or ln of the given attention). The timeline uses it

@@ -16,6 +16,8 @@
 
 #include "h2o/engine.h"
 
+struct engine_plans;
+
 /* A snapshot of the policies in MASK only (a subset of the engine's). */
 size_t engine_snapshot_size_of(const struct engine *e, unsigned mask);
 void engine_snapshot_of(const struct engine *e, unsigned mask, void *buf);
@@ -34,10 +36,13 @@ bool engine_advance(struct engine *e);
 void engine_advance_to(struct engine *e, int t);
 
 /* engine_new_only with blocks of BLOCK_ROWS steps of the full cache (0: as
- * many as the engine's memory for them allows). Small blocks suit an
- * engine that replays a few steps; large ones one that runs the scene. */
-struct engine *engine_new_rows(const struct scene *scene, const struct policy_budget *b,
-                               unsigned policies, int block_rows);
+ * many as the engine's memory for them allows), its layer-wide rules
+ * following PLANS (plan.h: made for the loaded scene and B, shared by
+ * every head's engine, and outliving them) or, when NULL, plans of its
+ * own. Small blocks suit an engine that replays a few steps; large ones
+ * one that runs the scene. */
+struct engine *engine_new_rows(const struct scene *scene, const struct budget *b,
+                               struct engine_plans *plans, unsigned policies, int block_rows);
 
 /*
  * An engine that runs the scene once and reads the full cache's scores
@@ -83,7 +88,7 @@ void engine_cancel_on(struct engine *e, const atomic_bool *stop);
 size_t engine_memory(const struct engine *e);
 /* The bytes engine_new_rows (SCENE, B, POLICIES, BLOCK_ROWS) would hold,
  * without making it: the cost of an engine told before it is paid. */
-double engine_predict_memory(const struct scene *scene, const struct policy_budget *b,
-                             unsigned policies, int block_rows);
+double engine_predict_memory(const struct scene *scene, const struct budget *b, unsigned policies,
+                             int block_rows);
 
 #endif

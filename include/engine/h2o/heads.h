@@ -56,13 +56,13 @@ struct heads_run {
 	struct step_record *rec; /* [count], of the last step */
 	/* The thread that steps half the heads (the engine stage's helper). */
 	struct helper *h;
-	/* The layer-wide plans the engines share, when B came without them. */
+	/* The layer-wide plans the engines share. */
 	struct engine_plans *plans;
-	struct policy_budget b;
+	struct budget b;
 };
 
 /* Returns -1 when out of memory (nothing to free then). */
-int heads_run_init(struct heads_run *run, const struct scene *scene, const struct policy_budget *b);
+int heads_run_init(struct heads_run *run, const struct scene *scene, const struct budget *b);
 void heads_run_done(struct heads_run *run);
 /* Step every head; false when the scene is done. */
 bool heads_run_step(struct heads_run *run);

@@ -12,7 +12,8 @@
  * depends on the scene and the budget only; an engine_plans holds the
  * plans of one scene and budget for every layer, each computed the first
  * time an engine asks for it (by whichever thread asks first; the others
- * wait), and is shared by every head's engine through the budget.
+ * wait), and is shared by every head's engine, passed to each as it is
+ * made (engine_new_rows).
  *
  * AdaKV (policy.per_kv_head) decides once, at the prompt's end, for all
  * the layer's key/value heads at once, each keeping positions of its own:
@@ -24,6 +25,7 @@
 
 #include <stdbool.h>
 
+#include "h2o/budget.h"
 #include "h2o/policy.h"
 
 struct scene;
@@ -33,7 +35,7 @@ struct layer_plan;
 /* Plans for the loaded scene SCENE (not a head view) under budget B, none
  * computed yet. NULL when out of memory. SCENE must outlive them, and the
  * plans every engine that uses them. */
-struct engine_plans *engine_plans_new(const struct scene *scene, const struct policy_budget *b);
+struct engine_plans *engine_plans_new(const struct scene *scene, const struct budget *b);
 void engine_plans_free(struct engine_plans *plans);
 
 /* Whether policy P of SCENE's engines follows a plan: P decides for a whole

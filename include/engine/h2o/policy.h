@@ -50,20 +50,16 @@ enum policy_id {
 	        POLICY_COUNT
 };
 
-struct engine_plans;
 struct policy_rule;
 
-/* The budgets every policy shares. */
+/* A run's budget as the rules read it: the user's choice (budget.h) with
+ * the facts of the scene it runs on. Only policy_budget_make builds one. */
 struct policy_budget {
 	int heavy, recent; /* H2O's split; B = heavy + recent */
 	int sinks;         /* StreamingLLM's attention sinks, < B (or 0) */
 	int n;             /* tokens in the scene */
-	/* The layer-wide decisions (official TOVA) of a multi-head scene,
-	 * shared by its heads' engines (plan.h), or NULL: an engine then makes
-	 * its own. */
-	struct engine_plans *plans;
-	int prompt; /* the scene's prompt P (design §2), 0 for none */
-	int layers; /* the scene's layers (PyramidKV's schedule), 0 for one */
+	int prompt;        /* the run's prompt P (design §2), 0 for none */
+	int layers;        /* the scene's layers (PyramidKV's schedule), 0 for one */
 	/* Compress every INTERVAL decoding steps (kvpress' DecodingPress,
 	 * design §2 "Compressing at an interval"): the rule runs at the
 	 * prompt's end and then at every INTERVAL-th step after it, back to B

@@ -44,7 +44,7 @@ int report_sweep_print_model(const struct report_sweep *sweep, const struct repo
 /* The report of SCENE at budget B with the default target, as a table or
  * JSON (measure and print in one). Returns 0, or -1 when out of memory or
  * OUT fails. */
-int report_write(const struct scene *scene, const struct policy_budget *b, bool json, FILE *out,
+int report_write(const struct scene *scene, const struct budget *b, bool json, FILE *out,
                  const struct progress *progress);
 /* The sweep with the default target, H2O splitting B into heavy B / 2 and
  * recent B - B / 2. */

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 
+#include "h2o/budget.h"
 #include "h2o/policy.h"
 
 struct drop_result;
@@ -20,12 +21,12 @@ struct scene;
 /* Write the trace of SCENE with budget B to OUT: design §5's keys, and beside
  * "h2o" and "full" one key per other policy of policy.h. Returns 0, or -1
  * when out of memory or OUT fails. */
-int trace_write(const struct scene *scene, const struct policy_budget *b, FILE *out,
+int trace_write(const struct scene *scene, const struct budget *b, FILE *out,
                 const struct progress *progress);
 
 /* The same for a model scene with its real drop DROP (drop.h, at budget B):
  * every step also carries a "model" object, design §5. */
-int trace_write_drop(const struct scene *scene, const struct policy_budget *b,
+int trace_write_drop(const struct scene *scene, const struct budget *b,
                      const struct drop_result *drop, FILE *out, const struct progress *progress);
 
 #endif

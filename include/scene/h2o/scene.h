@@ -90,10 +90,13 @@ struct scene {
 	int layers;
 	int heads;
 	int kv_heads;
-	int prompt; /* the prompt's tokens, 0..n: no eviction before its end */
+	/* The prompt's tokens, 0..n: no eviction before its end. A run's
+	 * budget starts from it (budget_make; --prompt overrides it there,
+	 * never here): the engines read the budget's. */
+	int prompt;
 	/* Compress every INTERVAL decoding steps after the prompt's end
-	 * (design §2), 0 or 1 for every step: the scene's "interval", or
-	 * --interval; the budgets read it (policy_budget.interval). */
+	 * (design §2), 0 or 1 for every step: the scene's "interval", which
+	 * a run's budget starts from as it does from the prompt. */
 	int interval;
 	char **head_names; /* one short name per query head (layers x heads, its
 	                      character, e.g. "local"), or NULL */

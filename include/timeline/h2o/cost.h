@@ -16,6 +16,7 @@
 #ifndef H2O_COST_H
 #define H2O_COST_H
 
+#include "h2o/budget.h"
 #include "h2o/policy.h"
 
 struct scene;
@@ -34,7 +35,7 @@ struct cost {
 /* The cost of MODE on SCENE with budget B; for COST_SWEEP, with each of
  * the COUNT total budgets of BUDGETS (split as the sweep splits them).
  * THREADS: the builds that run at once (the screens' pool). */
-struct cost cost_of(const struct scene *scene, const struct policy_budget *b, enum cost_mode mode,
+struct cost cost_of(const struct scene *scene, const struct budget *b, enum cost_mode mode,
                     const int *budgets, int count, int threads);
 
 /* SECONDS as "12 s", "3 min 05 s" or "2 h 10 min", into BUF: the time a

@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 
+#include "h2o/budget.h"
 #include "h2o/policy.h"
 
 struct llama_model;
@@ -79,19 +80,19 @@ struct drop_result {
 
 /*
  * Run model M over N tokens once per policy of MASK (the full cache
- * included when asked) under budget B, with a prompt of PROMPT tokens (no
- * eviction before its end): the first GIVEN of TOKENS teacher-forced, then
+ * included when asked) under budget B, with B's prompt (no eviction before
+ * its end): the first GIVEN of TOKENS teacher-forced, then
  * (GIVEN < N) each run its own greedy choices up to N. 0 and *OUT filled,
  * DROP_NOMEM when memory ran out, or -1 with ERR filled (a text longer than
  * the model's context, a token the model cannot take).
  */
-int drop_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
-                 const struct policy_budget *b, unsigned mask, struct drop_result *out,
+int drop_measure(const struct llama_model *m, const int *tokens, int n, int given,
+                 const struct budget *b, unsigned mask, struct drop_result *out,
                  char err[DROP_ERR_MAX]);
 /* drop_measure telling PROGRESS (cost.h) how many of the N steps are
  * done, every policy's run having taken each. */
-int drop_measure_told(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
-                      const struct policy_budget *b, unsigned mask, struct drop_result *out,
+int drop_measure_told(const struct llama_model *m, const int *tokens, int n, int given,
+                      const struct budget *b, unsigned mask, struct drop_result *out,
                       char err[DROP_ERR_MAX], const struct progress *progress);
 void drop_result_free(struct drop_result *r);
 /* The memory drop_measure allocates for model M over N tokens with a
@@ -130,16 +131,15 @@ struct drop_sweep {
 };
 
 /*
- * drop_measure for each total budget BUDGETS[i] (COUNT of them), split into
- * heavy = floor(B * HEAVY_SHARE) and recent = B - heavy, StreamingLLM
- * keeping SINKS sinks (-1: its default), every cache compressing every
- * INTERVAL steps after the prompt (policy_budget.interval); RATIO is the
+ * drop_measure for each total budget BUDGETS[i] (COUNT of them), B split
+ * to it as budget_split splits (heavy = floor(total * HEAVY_SHARE)), its
+ * sinks, interval and prompt B's; RATIO is the
  * target (1.01: within 1% of the full cache's perplexity after the
  * prompt). PROGRESS (cost.h) is told of the steps done of all the
  * budgets' (NULL: no one). 0, or drop_measure's failure.
  */
-int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given, int prompt,
-                       const int *budgets, int count, double heavy_share, int sinks, int interval,
+int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given,
+                       const struct budget *b, const int *budgets, int count, double heavy_share,
                        double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX],
                        const struct progress *progress);
 void drop_sweep_free(struct drop_sweep *s);

@@ -103,7 +103,7 @@ enum {
 /* One run of the engine over a scene at one budget. */
 struct report_run {
 	const struct scene *scene;
-	struct policy_budget budget;
+	struct policy_budget budget; /* as the rules read it (policy_budget_of) */
 	struct report_target target;
 	int heads;
 	struct report_summary sum[POLICY_COUNT];
@@ -119,7 +119,7 @@ struct report_run {
 /* Run the engine over SCENE at budget B (every head), keeping what KEEP
  * asks for; PROGRESS (NULL: no one) is told DONE + step of TOTAL. Returns
  * 0, or -1 when out of memory (nothing to free then). */
-int report_measure(const struct scene *scene, const struct policy_budget *b,
+int report_measure(const struct scene *scene, const struct budget *b,
                    const struct report_target *target, unsigned keep, struct report_run *run,
                    const struct progress *progress, double done, double total);
 void report_run_done(struct report_run *run);
@@ -136,10 +136,6 @@ struct report_split {
 	const char *source; /* what the user gave ("--split 0.25"), or NULL */
 };
 
-/* The budget of the sweep for a total of TOTAL. */
-struct policy_budget report_sweep_budget(const struct scene *scene, int total,
-                                         const struct report_split *split, int sinks);
-
 /* The sweep: a run per total budget. */
 struct report_sweep {
 	int count;
@@ -151,11 +147,11 @@ struct report_sweep {
 };
 
 /* Measure SCENE for each total budget of BUDGETS (COUNT of them, copied),
- * split by SPLIT, StreamingLLM keeping SINKS sinks (-1: its default).
- * Every budget is measured before anything is written, so running out of
- * memory (-1, nothing to free) leaves no partial output behind. */
-int report_sweep_measure(const struct scene *scene, const int *budgets, int count,
-                         const struct report_split *split, int sinks,
+ * B split to it by SPLIT (budget_split), its sinks, interval and prompt
+ * B's. Every budget is measured before anything is written, so running out
+ * of memory (-1, nothing to free) leaves no partial output behind. */
+int report_sweep_measure(const struct scene *scene, const struct budget *b, const int *budgets,
+                         int count, const struct report_split *split,
                          const struct report_target *target, unsigned keep,
                          struct report_sweep *sweep, const struct progress *progress);
 void report_sweep_done(struct report_sweep *sweep);

@@ -22,6 +22,7 @@
 
 #include "h2o/engine.h"
 
+struct engine_plans;
 struct scene;
 struct timeline;
 
@@ -50,13 +51,16 @@ struct eviction {
 	double cutoff_value;
 };
 
-/* Build the timeline of SCENE with budget B. NULL when out of memory. The
- * scene must outlive the timeline. */
-struct timeline *timeline_new(const struct scene *scene, const struct policy_budget *b);
+/* Build the timeline of SCENE with budget B, its engines' layer-wide rules
+ * following PLANS (plan.h: the loaded scene's under B, shared by every
+ * head's timeline) or, when NULL, plans of their own. NULL when out of
+ * memory. The scene and the plans must outlive the timeline. */
+struct timeline *timeline_new(const struct scene *scene, const struct budget *b,
+                              struct engine_plans *plans);
 
 /* The bytes a timeline of SCENE with budget B comes to hold at most, its
  * builder's engine included, told before any of it is allocated. */
-double timeline_predict_memory(const struct scene *scene, const struct policy_budget *b);
+double timeline_predict_memory(const struct scene *scene, const struct budget *b);
 void timeline_free(struct timeline *tl);
 
 /*
@@ -69,9 +73,9 @@ void timeline_free(struct timeline *tl);
  * timeline_building is true until the build ends, timeline_failed when it
  * ended out of memory (the steps built stay good); timeline_free stops a
  * build first. NULL when out of memory at the start. A timeline from
- * timeline_new is built already.
+ * timeline_new is built already. Its engines make their own plans.
  */
-struct timeline *timeline_start(const struct scene *scene, const struct policy_budget *b);
+struct timeline *timeline_start(const struct scene *scene, const struct budget *b);
 /*
  * Many timelines (one per head of a scene) built in the background by a
  * bounded pool of threads, one per core, instead of a thread (and the
@@ -82,11 +86,12 @@ struct timeline *timeline_start(const struct scene *scene, const struct policy_b
  * makes timeline I the next one taken up, if it has not been. Stopping the
  * pool calls every build off (each stops within a tile of keys) and joins
  * the threads; timeline_pool_free stops it and frees every timeline.
- * NULL when out of memory.
+ * Their engines follow PLANS, as timeline_new's. NULL when out of memory.
  */
 struct timeline_pool;
 struct timeline_pool *timeline_pool_start(const struct scene *scenes, int count,
-                                          const struct policy_budget *b, int first);
+                                          const struct budget *b, struct engine_plans *plans,
+                                          int first);
 struct timeline *timeline_pool_get(const struct timeline_pool *pool, int i);
 void timeline_pool_prefer(struct timeline_pool *pool, int i);
 void timeline_pool_free(struct timeline_pool *pool);
@@ -96,7 +101,8 @@ bool timeline_building(const struct timeline *tl);
 bool timeline_failed(const struct timeline *tl);
 
 const struct scene *timeline_scene(const struct timeline *tl);
-const struct policy_budget *timeline_budget(const struct timeline *tl);
+/* The budget TL was built with, as the user chose it. */
+const struct budget *timeline_budget(const struct timeline *tl);
 int timeline_steps(const struct timeline *tl); /* n */
 
 /* Summary of step t, 1 <= t <= n. */
