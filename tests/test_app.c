@@ -149,6 +149,27 @@ static void test_help_is_modal_and_quit(void **state)
 	scene_free(sc);
 }
 
+/* Every key of APP_BINDINGS reaches its action's handler (app_keys.c's
+ * table): none of them says it is bound to nothing, in any mode a key
+ * before it left open. */
+static void test_every_binding_has_a_handler(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	size_t count;
+	const struct app_binding *b = app_bindings(&count);
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_FULL), 0);
+	for (size_t i = 0; i < count; i++) {
+		app.help = false;
+		app.entering = ENTRY_NONE;
+		app_key(&app, b[i].key);
+		assert_null(strstr(app.notice, "is not bound"));
+	}
+	app_done(&app);
+	scene_free(sc);
+}
+
 /* e hides and shows a lesson's text, E shows all of it (and brings it
  * back when hidden); a scene without one says so. */
 static void test_lesson_text(void **state)
@@ -634,6 +655,7 @@ int main(void)
 	        cmocka_unit_test(test_background),
 	        cmocka_unit_test(test_layer_keys),
 	        cmocka_unit_test(test_overview_cursor),
+	        cmocka_unit_test(test_every_binding_has_a_handler),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

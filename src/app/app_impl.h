@@ -1,12 +1,30 @@
 /*
  * app_impl: what the update function's files share (private to src/app/):
- * app.c applies keys and ticks; app_list.c builds the cache lists a user
- * walks and searches.
+ * app.c holds the state, builds timelines and ticks; app_keys.c is what
+ * each key does; app_list.c builds the cache lists a user walks and
+ * searches.
  */
 #ifndef H2O_APP_IMPL_H
 #define H2O_APP_IMPL_H
 
 #include "h2o/app.h"
+
+/* What a key asks for beyond a change of state: what loads files or
+ * builds timelines, which app_key does once the key is applied. */
+enum app_want { APP_WANT_NOTHING, APP_WANT_BUDGETS, APP_WANT_LESSON };
+struct app_intent {
+	enum app_want what;
+	int heavy, recent; /* BUDGETS: the budgets asked for */
+	int lesson_by;     /* LESSON: +1 the next lesson, -1 the previous */
+};
+
+/* Apply KEY to the state (app_keys.c), the modes first, then the
+ * bindings; what it asks for beyond that in WANT. Returns APP_ flags. */
+unsigned app_keys_apply(struct app *app, uint32_t key, struct app_intent *want);
+
+/* Go to STEP (clamped); one the timelines have not reached yet becomes
+ * the goal, which app_tick follows as they build. */
+void app_go(struct app *app, int step);
 
 /* The leading policy's list at the shown step (app->list), built again
  * only when what it depends on changed. */

@@ -10,8 +10,9 @@
  * SIGUSR1, SIGALRM, the real-time signals...), after which the process
  * still dies of the signal, and after a stop and fg it takes the terminal
  * back. It must never draw anything the frame does not hold, so the
- * headless text stays the screen; this is the only file in the project
- * that includes <curses.h>.
+ * headless text stays the screen; its files (tui.c, tui_draw.c,
+ * tui_signals.c) are the only ones in the project that include
+ * <curses.h>.
  */
 #ifndef H2O_TUI_H
 #define H2O_TUI_H

@@ -1,8 +1,9 @@
 /*
- * tui_impl: what the ncurses backend's two files share (private to
- * src/backend/): tui.c draws frames and reads keys; tui_signals.c owns the
- * signal handlers and the restore that gives the terminal back on every way
- * out of the process, including those where curses cannot run.
+ * tui_impl: what the ncurses backend's files share about signals (private
+ * to src/backend/): tui.c reads keys and runs the loop (tui_draw.c draws
+ * the frames); tui_signals.c owns the signal handlers and the restore that
+ * gives the terminal back on every way out of the process, including those
+ * where curses cannot run.
  */
 #ifndef H2O_TUI_IMPL_H
 #define H2O_TUI_IMPL_H

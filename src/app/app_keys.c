@@ -1,0 +1,655 @@
+/*
+ * app_keys: what a key does, by table.
+ *
+ * A key goes through the modes that take keys of their own first, in
+ * order (typing a number or a search, the heads overview, the help
+ * pages), each a small table of its keys; what no mode takes is looked up
+ * in APP_BINDINGS and done by its action's handler, one short function per
+ * action. Handlers change the state only: what loads files or builds
+ * timelines (new budgets, another lesson) they leave as an intent, which
+ * app_key performs once the key is applied.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "h2o/heads.h"
+#include "h2o/keys.h"
+#include "h2o/scene.h"
+#include "h2o/text.h"
+#include "h2o/timeline.h"
+#include "app_impl.h"
+
+static int clamp(int v, int lo, int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* One key being applied: the key, the action it is bound to, and what it
+ * asks app_key to do after (set by the handlers that load or build). */
+struct press {
+	uint32_t key;
+	enum app_action action;
+	struct app_intent *want;
+};
+
+/* A handler: the key's change to APP, with the table's ARG. It returns
+ * APP_ flags, or PASS when a mode leaves the key to what comes after it. */
+typedef unsigned key_fn(struct app *app, const struct press *p, int arg);
+#define PASS 0u
+
+/* A mode's key: KEY (a key code), or else ACTION (whatever key is bound
+ * to it), handled by FN with ARG. */
+struct mode_key {
+	uint32_t key;
+	enum app_action action;
+	key_fn *fn;
+	int arg;
+};
+
+/* Move the selection by DELTA rows through the leading list; with nothing
+ * selected (or the selection not arrived yet), as if it sat just before
+ * the top (DELTA > 0) or just after the bottom. */
+static void select_by(struct app *app, int delta)
+{
+	const struct app_list *list = &app->list;
+	if (list->len == 0) {
+		snprintf(app->notice, sizeof app->notice, "no token yet: step forward first");
+		return;
+	}
+	const int sel = app->selected;
+	int at = sel >= 0 && sel < app->scene->n ? list->index[sel] : -1;
+	if (at < 0)
+		at = delta > 0 ? delta - 1 : list->len + delta;
+	else
+		at += delta;
+	app->selected = list->pos[clamp(at, 0, list->len - 1)];
+}
+
+/* Show query head HEAD's panels: its timeline, at the step shown. */
+static void show_head(struct app *app, int head)
+{
+	app->head = head;
+	app->tl = app->tls[head];
+	if (app->pool)
+		timeline_pool_prefer(app->pool, head);
+	/* Its build may be behind the step shown: wait for it there. */
+	app_go(app, app->goal >= 0 ? app->goal : app->step);
+}
+
+/* --- Typing a step, a position or a search on the hint line. --- */
+
+static void start_entry(struct app *app, enum app_entry what, const char *first)
+{
+	app->entering = what;
+	snprintf(app->entry, sizeof app->entry, "%s", first);
+}
+
+/* The number typed so far. */
+static long entry_number(const struct app *app)
+{
+	long want = 0;
+	for (const char *c = app->entry; *c; c++)
+		want = want * 10 + (*c - '0');
+	return want;
+}
+
+static unsigned entry_done(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	const enum app_entry what = app->entering;
+	app->entering = ENTRY_NONE;
+	if (what == ENTRY_SEARCH) {
+		/* Enter alone searches again for the last text. */
+		if (app->entry[0])
+			snprintf(app->query, sizeof app->query, "%s", app->entry);
+		if (app->query[0])
+			app_search(app, +1);
+		return APP_REDRAW;
+	}
+	if (!app->entry[0])
+		return APP_REDRAW;
+	const long want = entry_number(app);
+	if (what == ENTRY_POSITION) {
+		app_go_position(app, want);
+		return APP_REDRAW;
+	}
+	if (want > app->scene->n)
+		snprintf(app->notice, sizeof app->notice, "no step %ld: the last step is %d", want,
+		         app->scene->n);
+	app_go(app, (int)(want > app->scene->n ? app->scene->n : want));
+	return APP_REDRAW;
+}
+
+static unsigned entry_erase(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	size_t len = strlen(app->entry);
+	if (len == 0) {
+		app->entering = ENTRY_NONE;
+		return APP_REDRAW;
+	}
+	/* A whole character: back over its continuation bytes. */
+	while (len > 1 && ((unsigned char)app->entry[len - 1] & 0xC0) == 0x80)
+		len--;
+	app->entry[len - 1] = '\0';
+	return APP_REDRAW;
+}
+
+static unsigned entry_cancel(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	app->entering = ENTRY_NONE;
+	return APP_REDRAW;
+}
+
+/* Any other key: a character the entry takes is typed; any other ends
+ * the entry and does what it always does. */
+static unsigned entry_type(struct app *app, const struct press *p, int arg)
+{
+	(void)arg;
+	const uint32_t key = p->key;
+	const size_t len = strlen(app->entry);
+	const bool text = app->entering == ENTRY_SEARCH;
+	/* Text takes printable characters (no controls, no surrogates). */
+	const bool printable = key >= ' ' && key != 0x7F && (key < 0x80 || key >= 0xA0) &&
+	                       (key < 0xD800 || key > 0xDFFF) && key < KEYC_BASE;
+	if (!(text ? printable : key >= '0' && key <= '9')) {
+		app->entering = ENTRY_NONE;
+		return PASS;
+	}
+	char bytes[4];
+	/* Numbers up to nine digits; text while its bytes fit. */
+	const size_t add = text ? text_encode(key, bytes) : 1;
+	if (!text)
+		bytes[0] = (char)key;
+	if (len + add < sizeof app->entry && (text || len < 9)) {
+		memcpy(app->entry + len, bytes, add);
+		app->entry[len + add] = '\0';
+	}
+	return APP_REDRAW;
+}
+
+static const struct mode_key entry_keys[] = {
+        {KEYC_BACKSPACE, ACT_NONE, entry_erase, 0},
+        {KEYC_ENTER, ACT_NONE, entry_done, 0},
+        {KEYC_ESC, ACT_NONE, entry_cancel, 0},
+};
+
+/* --- The heads overview: the arrows move its cursor over the grid (rows
+ * are layers, columns the heads of a layer), Enter opens the head under
+ * it. --- */
+
+static unsigned overview_head(struct app *app, const struct press *p, int by)
+{
+	(void)p;
+	const int per = heads_per_layer(app->scene);
+	const int layer = app->cursor / per, h = clamp(app->cursor % per + by, 0, per - 1);
+	app->cursor = layer * per + h;
+	return APP_REDRAW;
+}
+
+static unsigned overview_layer(struct app *app, const struct press *p, int by)
+{
+	(void)p;
+	const int per = heads_per_layer(app->scene), layers = app->heads / per;
+	const int layer = clamp(app->cursor / per + by, 0, layers - 1);
+	app->cursor = layer * per + app->cursor % per;
+	return APP_REDRAW;
+}
+
+static unsigned overview_open(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	app->overview = false;
+	show_head(app, app->cursor);
+	return APP_REDRAW;
+}
+
+static unsigned pass(struct app *app, const struct press *p, int arg)
+{
+	(void)app, (void)p, (void)arg;
+	return PASS;
+}
+
+static const struct mode_key overview_keys[] = {
+        {KEYC_LEFT, ACT_NONE, overview_head, -1}, {KEYC_RIGHT, ACT_NONE, overview_head, +1},
+        {KEYC_UP, ACT_NONE, overview_layer, -1},  {KEYC_DOWN, ACT_NONE, overview_layer, +1},
+        {KEYC_ENTER, ACT_NONE, overview_open, 0},
+};
+
+/* --- Help is modal: the keys that step turn its pages (on past the last
+ * closes it), q quits, any other key closes it. --- */
+
+static unsigned help_page(struct app *app, const struct press *p, int by)
+{
+	(void)p;
+	if (by > 0)
+		app->help = ++app->help_page < APP_HELP_PAGES;
+	else
+		app->help_page -= app->help_page > 0;
+	return APP_REDRAW;
+}
+
+static unsigned help_close(struct app *app, const struct press *p, int arg)
+{
+	(void)arg;
+	app->help = false;
+	return p->action == ACT_QUIT ? APP_QUIT : APP_REDRAW;
+}
+
+static const struct mode_key help_keys[] = {
+        {0, ACT_NEXT, help_page, +1},        {0, ACT_PAGE_NEXT, help_page, +1},
+        {0, ACT_SELECT_NEXT, help_page, +1}, {0, ACT_PREV, help_page, -1},
+        {0, ACT_PAGE_PREV, help_page, -1},   {0, ACT_SELECT_PREV, help_page, -1},
+};
+
+static bool entering(const struct app *app)
+{
+	return app->entering != ENTRY_NONE;
+}
+
+static bool overview_shown(const struct app *app)
+{
+	return app->overview && !app->help;
+}
+
+static bool help_shown(const struct app *app)
+{
+	return app->help;
+}
+
+/* The modes that take keys before the bindings do, in order: while one is
+ * on, its table's key is its; any other goes to OTHER, which may PASS it
+ * on to the next mode and at last to the bindings. */
+static const struct mode {
+	bool (*on)(const struct app *app);
+	const struct mode_key *keys;
+	size_t count;
+	key_fn *other;
+} modes[] = {
+        {entering, entry_keys, sizeof entry_keys / sizeof entry_keys[0], entry_type},
+        {overview_shown, overview_keys, sizeof overview_keys / sizeof overview_keys[0], pass},
+        {help_shown, help_keys, sizeof help_keys / sizeof help_keys[0], help_close},
+};
+
+/* --- The actions of APP_BINDINGS, one handler each. --- */
+
+static unsigned act_step(struct app *app, const struct press *p, int by)
+{
+	(void)p;
+	app_go(app, app->step + by);
+	return APP_REDRAW;
+}
+
+/* A walked list takes the keys that move far: they move through it. */
+static unsigned act_end(struct app *app, const struct press *p, int end)
+{
+	(void)p;
+	if (app->walk != WALK_NONE)
+		select_by(app, end < 0 ? -app->list.len - 1 : app->list.len + 1);
+	else
+		app_go(app, end < 0 ? 0 : app->scene->n);
+	return APP_REDRAW;
+}
+
+static unsigned act_page(struct app *app, const struct press *p, int by)
+{
+	(void)p;
+	if (app->walk != WALK_NONE)
+		select_by(app, by * APP_LIST_PAGE);
+	else
+		app_go(app, app->step + by * 10);
+	return APP_REDRAW;
+}
+
+static unsigned act_digit(struct app *app, const struct press *p, int arg)
+{
+	(void)arg;
+	const char digit[2] = {(char)p->key, '\0'};
+	start_entry(app, ENTRY_STEP, digit);
+	return APP_REDRAW;
+}
+
+static unsigned act_entry(struct app *app, const struct press *p, int what)
+{
+	(void)p;
+	start_entry(app, (enum app_entry)what, "");
+	return APP_REDRAW;
+}
+
+/* New budgets mean new timelines, which app_key builds. */
+static unsigned act_heavy(struct app *app, const struct press *p, int by)
+{
+	*p->want = (struct app_intent){
+	        .what = APP_WANT_BUDGETS, .heavy = app->b.heavy + by, .recent = app->b.recent};
+	return APP_REDRAW;
+}
+
+static unsigned act_recent(struct app *app, const struct press *p, int by)
+{
+	*p->want = (struct app_intent){
+	        .what = APP_WANT_BUDGETS, .heavy = app->b.heavy, .recent = app->b.recent + by};
+	return APP_REDRAW;
+}
+
+static unsigned act_compare(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	/* H2O itself is always on the left. */
+	do
+		app->compare = (enum policy_id)((app->compare + 1) % POLICY_COUNT);
+	while (!app_comparable(app->compare));
+	return APP_REDRAW;
+}
+
+static unsigned act_metric(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	if (app->scene->v)
+		app->metric = app->metric == METRIC_OUT_ERR ? METRIC_RECALL : METRIC_OUT_ERR;
+	else
+		snprintf(app->notice, sizeof app->notice,
+		         "this scene has no values: attention recall is the only measure");
+	return APP_REDRAW;
+}
+
+static unsigned act_play(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	app->playing = !app->playing;
+	if (app->playing && app->step == app->scene->n)
+		app->step = 0; /* play from the start again */
+	return APP_REDRAW;
+}
+
+static unsigned act_speed(struct app *app, const struct press *p, int by)
+{
+	(void)p;
+	app->speed = clamp(app->speed + by, 0, APP_SPEED_COUNT - 1);
+	return APP_REDRAW;
+}
+
+static unsigned act_select(struct app *app, const struct press *p, int by)
+{
+	(void)p;
+	select_by(app, by);
+	return APP_REDRAW;
+}
+
+static unsigned act_walk(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	app->walk = (enum app_walk)((app->walk + 1) % (WALK_COMPARED + 1));
+	return APP_REDRAW;
+}
+
+static unsigned act_sort(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	app->sort = app->sort == SORT_POSITION ? SORT_SCORE : SORT_POSITION;
+	snprintf(app->notice, sizeof app->notice, "lists by %s",
+	         app->sort == SORT_SCORE ? "score, highest first"
+	                                 : "position (evictions latest first)");
+	return APP_REDRAW;
+}
+
+static unsigned act_search_again(struct app *app, const struct press *p, int dir)
+{
+	(void)p;
+	app_search(app, dir);
+	return APP_REDRAW;
+}
+
+static unsigned act_heat_left(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	const int from = app->heat_anchor >= 0 ? app->heat_anchor : app->step - 1;
+	app->heat_anchor = clamp(from - 10, 0, app->scene->n - 1);
+	return APP_REDRAW;
+}
+
+static unsigned act_heat_right(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	if (app->heat_anchor >= 0)
+		app->heat_anchor += 10;
+	if (app->heat_anchor >= app->step - 1)
+		app->heat_anchor = -1; /* caught up: follow the step again */
+	return APP_REDRAW;
+}
+
+static unsigned act_heat_selected(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	if (app->selected < 0)
+		snprintf(app->notice, sizeof app->notice, "select a token first (up/down or j/k)");
+	else
+		app->heat_anchor = app->selected;
+	return APP_REDRAW;
+}
+
+/* The head the overview's cursor or the panels show becomes AT. */
+static void head_to(struct app *app, int at)
+{
+	if (app->overview)
+		app->cursor = at;
+	else
+		show_head(app, at);
+}
+
+/* Within the layer: J and K go through the layers. */
+static unsigned act_head(struct app *app, const struct press *p, int by)
+{
+	(void)p;
+	const int per = heads_per_layer(app->scene);
+	if (per == 1) {
+		snprintf(app->notice, sizeof app->notice,
+		         app->heads == 1 ? "this scene has one attention head"
+		                         : "one head a layer: J and K go through the layers");
+		return APP_REDRAW;
+	}
+	const int at = app->overview ? app->cursor : app->head;
+	const int layer = at / per, h = at % per;
+	head_to(app, layer * per + (h + (by > 0 ? 1 : per - 1)) % per);
+	return APP_REDRAW;
+}
+
+static unsigned act_layer(struct app *app, const struct press *p, int by)
+{
+	(void)p;
+	const int per = heads_per_layer(app->scene), layers = app->heads / per;
+	if (layers == 1) {
+		snprintf(app->notice, sizeof app->notice,
+		         per == 1 ? "this scene has one layer and one head"
+		                  : "this scene has one layer: Tab and Shift-Tab pick its "
+		                    "heads");
+		return APP_REDRAW;
+	}
+	const int at = app->overview ? app->cursor : app->head;
+	const int layer = (at / per + (by > 0 ? 1 : layers - 1)) % layers;
+	head_to(app, layer * per + at % per);
+	return APP_REDRAW;
+}
+
+static unsigned act_overview(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	/* A grid of one cell would be an empty screen beside the panels. */
+	if (app->heads == 1 && !app->overview) {
+		snprintf(app->notice, sizeof app->notice,
+		         "this scene has one attention head: o shows a grid of several");
+		return APP_REDRAW;
+	}
+	app->overview = !app->overview;
+	app->cursor = app->head;
+	return APP_REDRAW;
+}
+
+static unsigned act_map(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	app->map = !app->map;
+	app->model_view = false;
+	return APP_REDRAW;
+}
+
+static unsigned act_model(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	if (!app->drop) {
+		snprintf(app->notice, sizeof app->notice,
+		         "no model here: t shows a model scene's text and perplexity");
+		return APP_REDRAW;
+	}
+	app->model_view = !app->model_view;
+	app->map = false;
+	return APP_REDRAW;
+}
+
+/* Another lesson loads its scene (and model), which app_key does. */
+static unsigned act_lesson_by(struct app *app, const struct press *p, int by)
+{
+	(void)app;
+	*p->want = (struct app_intent){.what = APP_WANT_LESSON, .lesson_by = by};
+	return APP_REDRAW;
+}
+
+static unsigned act_lesson_text(struct app *app, const struct press *p, int arg)
+{
+	(void)arg;
+	if (!*app->scene->watch && app->scene->n_notes == 0)
+		snprintf(app->notice, sizeof app->notice,
+		         "this scene has no lesson text (no \"watch\" or \"notes\")");
+	else if (p->action == ACT_LESSON)
+		app->lesson_hidden = !app->lesson_hidden;
+	else {
+		/* Asking for all of it shows it. */
+		app->lesson_all = app->lesson_hidden || !app->lesson_all;
+		app->lesson_hidden = false;
+	}
+	return APP_REDRAW;
+}
+
+static unsigned act_help(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	app->help = true;
+	app->help_page = 0;
+	return APP_REDRAW;
+}
+
+/* Esc closes the innermost thing open, one at a time, and never quits: a
+ * user dismissing a notice or leaving a mode with Esc, as in htop or tig,
+ * must not lose the screen. */
+static unsigned act_close(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	if (app->overview)
+		app->overview = false;
+	else if (app->walk != WALK_NONE)
+		app->walk = WALK_NONE;
+	else if (app->selected >= 0)
+		app->selected = -1;
+	else if (app->map)
+		app->map = false;
+	else if (app->model_view)
+		app->model_view = false;
+	else if (app->lesson_all)
+		app->lesson_all = false;
+	return APP_REDRAW;
+}
+
+static unsigned act_quit(struct app *app, const struct press *p, int arg)
+{
+	(void)app, (void)p, (void)arg;
+	return APP_QUIT;
+}
+
+static unsigned act_unbound(struct app *app, const struct press *p, int arg)
+{
+	(void)arg;
+	char name[16];
+	snprintf(app->notice, sizeof app->notice, "%s is not bound to anything: ? shows the keys",
+	         keys_name(p->key, name, sizeof name));
+	return APP_REDRAW;
+}
+
+/* Every action's handler and its argument. */
+static const struct {
+	key_fn *fn;
+	int arg;
+} actions[ACT_COUNT] = {
+        [ACT_NONE] = {act_unbound, 0},
+        [ACT_NEXT] = {act_step, +1},
+        [ACT_PREV] = {act_step, -1},
+        [ACT_FIRST] = {act_end, -1},
+        [ACT_LAST] = {act_end, +1},
+        [ACT_PAGE_NEXT] = {act_page, +1},
+        [ACT_PAGE_PREV] = {act_page, -1},
+        [ACT_DIGIT] = {act_digit, 0},
+        [ACT_GOTO] = {act_entry, ENTRY_STEP},
+        [ACT_HEAVY_DEC] = {act_heavy, -1},
+        [ACT_HEAVY_INC] = {act_heavy, +1},
+        [ACT_RECENT_DEC] = {act_recent, -1},
+        [ACT_RECENT_INC] = {act_recent, +1},
+        [ACT_COMPARE] = {act_compare, 0},
+        [ACT_METRIC] = {act_metric, 0},
+        [ACT_PLAY] = {act_play, 0},
+        [ACT_FASTER] = {act_speed, +1},
+        [ACT_SLOWER] = {act_speed, -1},
+        [ACT_SELECT_PREV] = {act_select, -1},
+        [ACT_SELECT_NEXT] = {act_select, +1},
+        [ACT_WALK] = {act_walk, 0},
+        [ACT_SORT] = {act_sort, 0},
+        [ACT_SEARCH] = {act_entry, ENTRY_SEARCH},
+        [ACT_SEARCH_NEXT] = {act_search_again, +1},
+        [ACT_SEARCH_PREV] = {act_search_again, -1},
+        [ACT_POSITION] = {act_entry, ENTRY_POSITION},
+        [ACT_HEAT_LEFT] = {act_heat_left, 0},
+        [ACT_HEAT_RIGHT] = {act_heat_right, 0},
+        [ACT_HEAT_SELECTED] = {act_heat_selected, 0},
+        [ACT_HEAD_NEXT] = {act_head, +1},
+        [ACT_HEAD_PREV] = {act_head, -1},
+        [ACT_LAYER_NEXT] = {act_layer, +1},
+        [ACT_LAYER_PREV] = {act_layer, -1},
+        [ACT_OVERVIEW] = {act_overview, 0},
+        [ACT_MAP] = {act_map, 0},
+        [ACT_MODEL] = {act_model, 0},
+        [ACT_LESSON_NEXT] = {act_lesson_by, +1},
+        [ACT_LESSON_PREV] = {act_lesson_by, -1},
+        [ACT_LESSON] = {act_lesson_text, 0},
+        [ACT_LESSON_ALL] = {act_lesson_text, 0},
+        [ACT_HELP] = {act_help, 0},
+        [ACT_CLOSE] = {act_close, 0},
+        [ACT_QUIT] = {act_quit, 0},
+};
+
+/* KEY through mode M: its handler's flags, or PASS. */
+static unsigned mode_apply(const struct mode *m, struct app *app, const struct press *p)
+{
+	for (size_t i = 0; i < m->count; i++) {
+		const struct mode_key *k = &m->keys[i];
+		if (k->key ? k->key == p->key : k->action == p->action)
+			return k->fn(app, p, k->arg);
+	}
+	return m->other(app, p, 0);
+}
+
+unsigned app_keys_apply(struct app *app, uint32_t key, struct app_intent *want)
+{
+	*want = (struct app_intent){.what = APP_WANT_NOTHING};
+	app->notice[0] = '\0';
+	if (key == KEYC_RESIZE)
+		return APP_REDRAW;
+	const struct press p = {key, app_action_of(key), want};
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		if (!modes[i].on(app))
+			continue;
+		const unsigned flags = mode_apply(&modes[i], app, &p);
+		if (flags != PASS)
+			return flags;
+	}
+	/* An action without a handler would be a key that does nothing. */
+	key_fn *fn = actions[p.action].fn ? actions[p.action].fn : act_unbound;
+	return fn(app, &p, actions[p.action].arg);
+}
