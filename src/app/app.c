@@ -429,60 +429,6 @@ static void start_entry(struct app *app, enum app_entry what, const char *first)
 	snprintf(app->entry, sizeof app->entry, "%s", first);
 }
 
-/* Open lesson INDEX of the path in place of the scene shown, with its own
- * budgets, keeping the compared policy and how the lesson text shows. A
- * lesson that cannot be opened leaves everything as it was, with a notice
- * saying why. */
-static void open_lesson(struct app *app, int index)
-{
-	char path[4096], err[SCENE_ERROR_MAX];
-	struct scene *sc;
-	lessons_path(app->lessons, index, path, sizeof path);
-	if (scene_load_file(path, &sc, err) != 0) {
-		snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1, err);
-		return;
-	}
-	struct app next;
-	if (init(&next, sc, sc->heavy, sc->recent, -1, app->compare, app->background) != 0) {
-		app_done(&next);
-		scene_free(sc);
-		snprintf(app->notice, sizeof app->notice,
-		         "lesson %d: out of memory while opening it", index + 1);
-		return;
-	}
-	next.owned = sc;
-	char why[160];
-	if (app_open_model(&next, sc, why, sizeof why) != 0) {
-		app_done(&next);
-		snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1, why);
-		return;
-	}
-	next.lessons = app->lessons;
-	next.lesson = index;
-	next.lesson_hidden = app->lesson_hidden;
-	next.lesson_all = app->lesson_all;
-	app_done(app);
-	*app = next;
-}
-
-static void lesson_by(struct app *app, int by)
-{
-	if (app->lesson < 0) {
-		snprintf(
-		        app->notice, sizeof app->notice,
-		        "this scene is not a lesson of scenes/lessons.txt (h2o-tui alone opens the "
-		        "first)");
-		return;
-	}
-	const int to = app->lesson + by, count = app->lessons->count;
-	if (to < 0 || to >= count) {
-		snprintf(app->notice, sizeof app->notice, "lesson %d of %d is the %s",
-		         app->lesson + 1, count, to < 0 ? "first" : "last");
-		return;
-	}
-	open_lesson(app, to);
-}
-
 /* Show query head HEAD's panels: its timeline, at the step shown. */
 static void show_head(struct app *app, int head)
 {
@@ -732,10 +678,10 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		app->map = false;
 		break;
 	case ACT_LESSON_NEXT:
-		lesson_by(app, +1);
+		app_lesson_by(app, +1);
 		break;
 	case ACT_LESSON_PREV:
-		lesson_by(app, -1);
+		app_lesson_by(app, -1);
 		break;
 	case ACT_LESSON:
 	case ACT_LESSON_ALL:
@@ -800,11 +746,13 @@ void app_goto(struct app *app, int step)
 
 static unsigned tick(struct app *app)
 {
+	/* The model's job, finished, put in place (a lesson may open). */
+	const unsigned job = app_model_poll(app);
 	app->clock = seconds_now();
 	const bool building = app_building(app);
 	const int built = app_built(app);
 	/* While a build runs, and once after, its progress is shown. */
-	unsigned flags = building || app->was_building ? APP_REDRAW : 0;
+	unsigned flags = building || app->was_building ? APP_REDRAW | job : job;
 	app->was_building = building;
 	if (app->goal >= 0) {
 		flags = APP_REDRAW;
@@ -838,7 +786,8 @@ unsigned app_tick(struct app *app)
 bool app_ticking(const struct app *app)
 {
 	/* One more tick after a build ends, to show it ended. */
-	return app->playing || app->goal >= 0 || app_building(app) || app->was_building;
+	return app->playing || app->goal >= 0 || app_building(app) || app->was_building ||
+	       app->job != NULL;
 }
 
 int app_tick_ms(const struct app *app)
