@@ -336,6 +336,9 @@ static void lesson_opened(struct app *app, struct app_job *job)
 		else
 			snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1,
 			         job->err);
+		/* The shown scene's real drop gave way to the lesson: again. */
+		if (app->model && !app->drop)
+			app_model_measure(app);
 		return;
 	}
 	struct scene *sc = job->sc;
