@@ -204,6 +204,48 @@ small --text "$tmp/model/huge.txt: expected at most 1048576 bytes of text, the f
 small --tokenizer "$tmp/model/huge_tok.bin: cannot open: larger than 256 MiB" \
 	--model "$tmp/model/wide_vocab.bin" --tokenizer "$tmp/model/huge_tok.bin" --text-string a
 
+# A model past --max-memory is refused from its checkpoint's header, before
+# a weight is read or the model's block allocated: a llama2.c checkpoint of
+# 341 MB (dim 768, 12 layers, hidden 2048, vocab 512, seq_len 1024; a
+# sparse file, never read) under --max-memory 50M, named by a model scene
+# and by --model, each under a limit of 256 MiB of virtual memory where
+# the build allows one (it loaded, to 244 MiB, before the run was
+# refused). The shipped model, whose checkpoint fits in 4 MB but whose run
+# over its 391 tokens (the model, a run's caches, the tokenizer, the q, k
+# and v of every layer) does not, is refused before the run. Exit 4, one
+# line naming the figure, as a trace too large is refused.
+{
+	for v in 768 2048 12 12 12 512 1024; do i32 "$v"; done
+} >"$tmp/model/big.bin"
+truncate -s $((28 + 4 * (512 * 768 + 12 * (2 * 768 + 4 * 768 * 768 + 3 * 2048 * 768) + 768 +
+	1024 * 64))) "$tmp/model/big.bin"
+cp models/stories260K/tok512.bin "$tmp/model/"
+printf '{"heavy": 1, "recent": 1, "model": "big.bin", "tokenizer": "tok512.bin", %s}\n' \
+	'"text": "Once upon a time"' >"$tmp/model/big.json"
+# memory WANT ARGS...: exit 4, nothing on stdout, the one line WANT.
+memory() {
+	local want=$1 status
+	shift
+	(if [ -n "$vm" ]; then ulimit -v $((256 * 1024)); fi; exec timeout "$limit" "$bin" "$@") \
+		>"$tmp/out" 2>"$tmp/err"
+	status=$?
+	[ "$status" = 4 ] || { fail "$*: exit status $status, expected 4 ($(head -c 300 "$tmp/err"))"; return; }
+	[ ! -s "$tmp/out" ] || { fail "$*: stdout is not empty"; return; }
+	printf '%s\n' "$want" | diff -u - "$tmp/err" >/dev/null ||
+		fail "$*: stderr is '$(head -c 300 "$tmp/err")', expected '$want'"
+}
+memory "h2o-tui: $tmp/model/big.json: needs about 341 MB of memory (the model big.bin: 85.3 \
+million weights as float32), more than --max-memory 50 MB allows" \
+	--headless --max-memory 50M "$tmp/model/big.json"
+memory "h2o-tui: $tmp/model/big.bin: needs about 341 MB of memory (the model: 85.3 million \
+weights as float32), more than --max-memory 50 MB allows" \
+	--report --max-memory 50M --model "$tmp/model/big.bin" --tokenizer "$tmp/model/tok512.bin" \
+	--text-string 'Once upon a time'
+memory "h2o-tui: models/stories260K/story_model.json: needs about 5.2 MB of memory (the model \
+stories260K.bin run over 391 tokens: its weights, a run's caches, its tokenizer and every layer's \
+q, k, v), more than --max-memory 4.0 MB allows" \
+	--report --max-memory 4M models/stories260K/story_model.json
+
 # A temperature so small that the logits divided by it overflow float32
 # (1e-39, a float32 subnormal): the softmax's limit, the likeliest token,
 # as at temperature 0, not the last token of the vocabulary every time.

@@ -24,7 +24,8 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map search building esc onehead, or
+#   resize small hostile hostile_more ascii clocale map search building esc onehead
+#   model_load model_drop, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -34,7 +35,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search building lessons overview esc onehead"
+CASES+=" clocale map search building lessons overview esc onehead model_load model_drop"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -504,6 +505,55 @@ case_building() {
 EOF2
 	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/long.json"; echo "exit=$?"'
 	wait_line 'step 0/60000  computing [0-9]+%, [0-9].* left' || return 1
+	tm send-keys -t "$PANE" -l q
+	check_shell_back 0
+}
+
+# A model scene whose model takes a while, made here: a llama2.c checkpoint
+# of 110 MB of zeros (dim 512, hidden 1536, 8 layers of 8 heads, vocab 512,
+# seq_len 1024: a sparse file, every weight finite), stories260K's
+# tokenizer, and TEXT, the scene's text, in $TMP/m/slow.json.
+slow_model() {
+	mkdir -p "$TMP/m" && cp "$SRC/models/stories260K/tok512.bin" "$TMP/m/" || return 1
+	local v
+	for v in 512 1536 8 8 8 512 1024; do
+		printf "\\$(printf '%03o' $((v % 256)))\\$(printf '%03o' $((v / 256)))\\000\\000"
+	done >"$TMP/m/slow.bin"
+	truncate -s $((28 + 4 * (512 * 512 + 8 * (2 * 512 + 4 * 512 * 512 + 3 * 1536 * 512) + 512 +
+		1024 * 64))) "$TMP/m/slow.bin"
+	printf '{"heavy": 8, "recent": 8, "model": "slow.bin", "tokenizer": "tok512.bin", "text": "%s"}\n' \
+		"$1" >"$TMP/m/slow.json"
+}
+
+# A model scene runs its model as it loads, before the screen can open:
+# the terminal says how far it has come, q stops it at once (it took the
+# whole run, 14 s for a 235 MB model, with a blank screen), and the keys
+# typed meanwhile are neither echoed nor left for the shell after the exit
+# (they were, as a line the shell then ran).
+case_model_load() {
+	start_shell || return 1
+	slow_model "$(printf 'Once upon a time there was a cat. %.0s' $(seq 80))" || return 1
+	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/m/slow.json"; echo "exit=$?"'
+	wait_line 'h2o-tui: loading the scene \(q quits\) \[[#.]+\] +[0-9]+%' || return 1
+	tm send-keys -t "$PANE" -l 'xyz'
+	tm send-keys -t "$PANE" -l q
+	check_shell_back 0 || return 1
+	if grep -q 'xyz' "$TMP/pane"; then
+		fail "the keys typed while the model loaded reached the shell"
+		sed 's/^/# | /' "$TMP/pane"
+		return 1
+	fi
+}
+
+# The model panel's real drop (the model once per policy over the text) is
+# a build in the background, as the timelines are: the screen opens at
+# once with the header's progress, and q quits at once (the runs once took
+# the UI thread before the first frame).
+case_model_drop() {
+	start_shell || return 1
+	slow_model "$(printf 'Once upon a time there was a cat. %.0s' $(seq 8))" || return 1
+	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/m/slow.json"; echo "exit=$?"'
+	wait_line 'step 0/[0-9]+ .*model [0-9]+%' || return 1
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
 }

@@ -266,61 +266,6 @@ static void rebudget(struct app *app, int heavy, int recent)
 	         heavy, recent);
 }
 
-/* Open lesson INDEX of the path in place of the scene shown, with its own
- * budgets, keeping the compared policy and how the lesson text shows. A
- * lesson that cannot be opened leaves everything as it was, with a notice
- * saying why. */
-static void open_lesson(struct app *app, int index)
-{
-	char path[4096], err[SCENE_ERROR_MAX];
-	struct scene *sc;
-	lessons_path(app->lessons, index, path, sizeof path);
-	if (scene_load_file(path, &sc, err) != 0) {
-		snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1, err);
-		return;
-	}
-	struct app next;
-	const struct budget b = budget_scene(sc, sc->heavy, sc->recent, -1);
-	if (init(&next, sc, &b, app->compare, app->background) != 0) {
-		app_done(&next);
-		scene_free(sc);
-		snprintf(app->notice, sizeof app->notice,
-		         "lesson %d: out of memory while opening it", index + 1);
-		return;
-	}
-	next.owned = sc;
-	char why[160];
-	if (app_open_model(&next, sc, why, sizeof why) != 0) {
-		app_done(&next);
-		snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1, why);
-		return;
-	}
-	next.lessons = app->lessons;
-	next.lesson = index;
-	next.lesson_hidden = app->lesson_hidden;
-	next.lesson_all = app->lesson_all;
-	app_done(app);
-	*app = next;
-}
-
-static void lesson_by(struct app *app, int by)
-{
-	if (app->lesson < 0) {
-		snprintf(
-		        app->notice, sizeof app->notice,
-		        "this scene is not a lesson of scenes/lessons.txt (h2o-tui alone opens the "
-		        "first)");
-		return;
-	}
-	const int to = app->lesson + by, count = app->lessons->count;
-	if (to < 0 || to >= count) {
-		snprintf(app->notice, sizeof app->notice, "lesson %d of %d is the %s",
-		         app->lesson + 1, count, to < 0 ? "first" : "last");
-		return;
-	}
-	open_lesson(app, to);
-}
-
 /* The key's change of state (app_keys.c), then what it asked for that
  * loads files or builds timelines, then the shown step sought again. */
 unsigned app_key(struct app *app, uint32_t key)
@@ -330,7 +275,7 @@ unsigned app_key(struct app *app, uint32_t key)
 	if (want.what == APP_WANT_BUDGETS)
 		rebudget(app, want.heavy, want.recent);
 	else if (want.what == APP_WANT_LESSON)
-		lesson_by(app, want.lesson_by);
+		app_lesson_by(app, want.lesson_by);
 	settle(app);
 	return flags;
 }
@@ -348,11 +293,13 @@ void app_goto(struct app *app, int step)
 
 static unsigned tick(struct app *app)
 {
+	/* The model's job, finished, put in place (a lesson may open). */
+	const unsigned job = app_model_poll(app);
 	app->clock = seconds_now();
 	const bool building = app_building(app);
 	const int built = app_built(app);
 	/* While a build runs, and once after, its progress is shown. */
-	unsigned flags = building || app->was_building ? APP_REDRAW : 0;
+	unsigned flags = building || app->was_building ? APP_REDRAW | job : job;
 	app->was_building = building;
 	if (app->goal >= 0) {
 		flags = APP_REDRAW;
@@ -386,7 +333,8 @@ unsigned app_tick(struct app *app)
 bool app_ticking(const struct app *app)
 {
 	/* One more tick after a build ends, to show it ended. */
-	return app->playing || app->goal >= 0 || app_building(app) || app->was_building;
+	return app->playing || app->goal >= 0 || app_building(app) || app->was_building ||
+	       app->job != NULL;
 }
 
 int app_tick_ms(const struct app *app)

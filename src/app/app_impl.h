@@ -45,11 +45,30 @@ void app_overview_settle(struct app *app);
 int app_model_measure(struct app *app);
 void app_model_done(struct app *app);
 
-/* A lesson's model scene opened by . or ,: its model and tokenizer loaded
- * from the files the scene names and owned by APP (freed by
- * app_model_done), then app_set_model. 0 (also for a scene without a
- * model), or -1 with one line in ERR. */
+/* A lesson's model scene opened by . or ,: the model and tokenizer the
+ * scene loaded (and keeps), then app_set_model. 0 (also for a scene
+ * without a model), or -1 with one line in ERR. */
 int app_open_model(struct app *app, const struct scene *sc, char *err, size_t size);
+
+/* The lesson at PATH (INDEX on the path) opened by a job in the
+ * background: loaded within app.max_memory, told against it with THREADS
+ * builds at once, its model run; app_model_poll puts it in place. -1 when
+ * a lesson is opening already or no job can start. */
+int app_model_open_lesson(struct app *app, const char *path, int index, int threads);
+/* At a tick: a job that has finished put in place (the real drop, or the
+ * lesson opened, or a notice why not). APP_REDRAW while a job runs or when
+ * one ended. */
+unsigned app_model_poll(struct app *app);
+
+/* app_lesson.c: . and , (BY +1 or -1 on the path); a lesson's budgets as
+ * the app sets them; its size in words ("391 tokens, 40 heads"); the
+ * notice of a lesson not opened because it NEEDED more than app.max_memory
+ * for WHAT; and NEXT, a lesson's app, put in APP's place. */
+void app_lesson_by(struct app *app, int by);
+struct budget app_lesson_budget(const struct scene *sc);
+void app_lesson_cost_words(const struct scene *sc, char *buf, size_t size);
+void app_lesson_refuse(struct app *app, int index, double needed, const char *what);
+void app_lesson_swap(struct app *app, struct app *next, int index);
 
 /* In a lesson, before the first budget change: keep what H2O does at the
  * budgets the scene opened with (app->baseline, app_lesson.c). */

@@ -7,9 +7,18 @@
  * step at which it evicted each position. The step sentence then compares
  * the shown step with it (view_lesson.c), so that `{ {` in a lesson says
  * in words what losing the recent window did. Nothing here draws.
+ *
+ * And the lesson path: . and , open the next and the previous lesson in
+ * place of the scene shown, each told against the memory the run may take
+ * (app.max_memory) before it is built.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "h2o/cost.h"
+#include "h2o/heads.h"
+#include "h2o/lessons.h"
 #include "h2o/scene.h"
 #include "h2o/timeline.h"
 #include "app_impl.h"
@@ -54,4 +63,139 @@ void app_lesson_free(struct app_baseline *base)
 	free(base->recall);
 	free(base->evicted_at);
 	free(base);
+}
+
+/* ---- opening a lesson ------------------------------------------------- */
+
+void app_set_memory(struct app *app, double bytes, bool given)
+{
+	app->max_memory = bytes > 0 ? bytes : 0;
+	app->max_given = given && bytes > 0;
+}
+
+struct budget app_lesson_budget(const struct scene *sc)
+{
+	/* As the app sets its budgets for a scene opened at its own, sinks at
+	 * their default. */
+	return budget_scene(sc, sc->heavy, sc->recent, -1);
+}
+
+void app_lesson_cost_words(const struct scene *sc, char *buf, size_t size)
+{
+	const int n = sc->n, heads = heads_count(sc);
+	snprintf(buf, size, "%d token%s, %d head%s", n, n == 1 ? "" : "s", heads,
+	         heads == 1 ? "" : "s");
+}
+
+void app_lesson_refuse(struct app *app, int index, double needed, const char *what)
+{
+	char need[32], have[32];
+	cost_format_bytes(needed, need, sizeof need);
+	cost_format_bytes(app->max_memory, have, sizeof have);
+	/* The figures first: a long WHAT is what the notice's width cuts. */
+	if (app->max_given)
+		snprintf(
+		        app->notice, sizeof app->notice,
+		        "lesson %d not opened: it needs about %s of memory, more than --max-memory "
+		        "%s allows (%s)",
+		        index + 1, need, have, what);
+	else
+		snprintf(app->notice, sizeof app->notice,
+		         "lesson %d not opened: it needs about %s of memory, more than the %s free "
+		         "(%s)",
+		         index + 1, need, have, what);
+}
+
+void app_lesson_swap(struct app *app, struct app *next, int index)
+{
+	next->lessons = app->lessons;
+	next->lesson = index;
+	next->lesson_hidden = app->lesson_hidden;
+	next->lesson_all = app->lesson_all;
+	next->max_memory = app->max_memory;
+	next->max_given = app->max_given;
+	app_done(app);
+	*app = *next;
+}
+
+/* Builds at once when APP builds in the background: a thread per core. */
+static int build_threads(const struct app *app)
+{
+	const long cores = app->background ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+	return cores > 0 ? (int)cores : 1;
+}
+
+/* Open lesson INDEX of the path in place of the scene shown, with its own
+ * budgets, keeping the compared policy and how the lesson text shows. Its
+ * cost is told before it is built: a lesson whose model or screens need
+ * more memory than app.max_memory is not opened. On the terminal the
+ * loading and the model's runs are a job (app_model.c) the tick finishes;
+ * a lesson that cannot be opened leaves everything as it was, with a
+ * notice saying why. */
+static void open_lesson(struct app *app, int index)
+{
+	char path[4096], err[SCENE_ERROR_MAX];
+	lessons_path(app->lessons, index, path, sizeof path);
+	if (app->background) {
+		if (app_model_open_lesson(app, path, index, build_threads(app)) != 0)
+			snprintf(app->notice, sizeof app->notice,
+			         app->job ? "lesson %d: another lesson is opening"
+			                  : "lesson %d: out of memory while opening it",
+			         index + 1);
+		return;
+	}
+	struct scene *sc;
+	double needed = 0;
+	const struct scene_options opts = {.max_memory = app->max_memory, .needed = &needed};
+	const int rc = scene_load_file_opts(path, &opts, &sc, err);
+	if (rc == SCENE_TOO_LARGE) {
+		app_lesson_refuse(app, index, needed, err);
+		return;
+	}
+	if (rc != 0) {
+		snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1, err);
+		return;
+	}
+	const struct budget b = app_lesson_budget(sc);
+	const double bytes = cost_of(sc, &b, COST_SCREENS, NULL, 0, build_threads(app)).bytes;
+	if (app->max_memory > 0 && bytes > app->max_memory) {
+		app_lesson_cost_words(sc, err, sizeof err);
+		app_lesson_refuse(app, index, bytes, err);
+		scene_free(sc);
+		return;
+	}
+	struct app next;
+	if (app_init(&next, sc, sc->heavy, sc->recent, -1, app->compare) != 0) {
+		app_done(&next);
+		scene_free(sc);
+		snprintf(app->notice, sizeof app->notice,
+		         "lesson %d: out of memory while opening it", index + 1);
+		return;
+	}
+	next.owned = sc;
+	char why[160];
+	if (app_open_model(&next, sc, why, sizeof why) != 0) {
+		app_done(&next);
+		snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1, why);
+		return;
+	}
+	app_lesson_swap(app, &next, index);
+}
+
+void app_lesson_by(struct app *app, int by)
+{
+	if (app->lesson < 0) {
+		snprintf(
+		        app->notice, sizeof app->notice,
+		        "this scene is not a lesson of scenes/lessons.txt (h2o-tui alone opens the "
+		        "first)");
+		return;
+	}
+	const int to = app->lesson + by, count = app->lessons->count;
+	if (to < 0 || to >= count) {
+		snprintf(app->notice, sizeof app->notice, "lesson %d of %d is the %s",
+		         app->lesson + 1, count, to < 0 ? "first" : "last");
+		return;
+	}
+	open_lesson(app, to);
 }

@@ -31,6 +31,7 @@
 #include "h2o/tokenizer.h"
 #include "h2o/trace.h"
 #include "headless.h"
+#include "loading.h"
 #include "options.h"
 #include "output.h"
 #include "plot_write.h"
@@ -60,6 +61,10 @@ struct run {
 	unsigned keep; /* the report's kept figures (REPORT_KEEP_*) */
 	enum report_format format;
 	struct model_pair mp;
+	/* Told of a model scene's run as it loads, which it may stop
+	 * (loading.h); NULL outside the interactive screen. */
+	int (*told)(void *ctx, double done, double total);
+	void *told_ctx;
 };
 
 static void run_free(struct run *r)
@@ -110,32 +115,47 @@ static const char *model_name(const struct scene *sc)
 	return slash ? slash + 1 : sc->model_path;
 }
 
+/* The memory limit of the run: --max-memory's, else what the machine has
+ * free (0: unknown, no limit). */
+static double memory_limit(const struct options *o)
+{
+	return o->max_memory > 0 ? o->max_memory : cost_available_memory();
+}
+
+/* NAME needs NEED bytes of memory for WHAT, more than O's limit: one line
+ * naming the figure and the option, EXIT_MEMORY. */
+static int refuse(const struct options *o, const char *name, double need, const char *what)
+{
+	char needed[32], have[32];
+	cost_format_bytes(need, needed, sizeof needed);
+	cost_format_bytes(memory_limit(o), have, sizeof have);
+	fputs("h2o-tui: ", stderr);
+	/* The name is the user's: a file name may hold anything. */
+	text_escape(name, strlen(name), SIZE_MAX, TEXT_ESCAPE_MESSAGE, stderr_sink, NULL);
+	if (o->max_memory > 0)
+		fprintf(stderr,
+		        ": needs about %s of memory (%s), more than --max-memory %s allows\n",
+		        needed, what, have);
+	else
+		fprintf(stderr,
+		        ": needs about %s of memory (%s), more than the %s this machine has free; "
+		        "--max-memory SIZE raises the limit\n",
+		        needed, what, have);
+	return EXIT_MEMORY;
+}
+
 /* The run of cost R->cost needs more memory than it may take: one line
  * naming the figure and the option, EXIT_MEMORY. Returns -1 when it fits. */
 static int refuse_if_too_large(const struct run *r)
 {
-	const struct options *o = &r->o;
-	const double limit = o->max_memory > 0 ? o->max_memory : cost_available_memory();
+	const double limit = memory_limit(&r->o);
 	if (limit <= 0 || r->cost.bytes <= limit)
 		return -1;
-	char need[32], have[32];
-	cost_format_bytes(r->cost.bytes, need, sizeof need);
-	cost_format_bytes(limit, have, sizeof have);
 	const int n = r->scene->n, heads = heads_count(r->scene);
 	char what[96];
 	snprintf(what, sizeof what, "%d token%s, %d head%s", n, n == 1 ? "" : "s", heads,
 	         heads == 1 ? "" : "s");
-	if (o->max_memory > 0)
-		fprintf(stderr,
-		        "h2o-tui: %s: needs about %s of memory (%s), more than --max-memory %s "
-		        "allows\n",
-		        o->scene, need, what, have);
-	else
-		fprintf(stderr,
-		        "h2o-tui: %s: needs about %s of memory (%s), more than the %s this machine "
-		        "has free; --max-memory SIZE raises the limit\n",
-		        o->scene, need, what, have);
-	return EXIT_MEMORY;
+	return refuse(&r->o, r->o.scene, r->cost.bytes, what);
 }
 
 /* ---- preparing a run ------------------------------------------------------ */
@@ -146,6 +166,8 @@ static int load_scene(struct run *r)
 {
 	struct options *o = &r->o;
 	char err[SCENE_ERROR_MAX];
+	double needed = 0;
+	int rc;
 	/* The lesson path the scene is on, if any; without a scene, its first
 	 * lesson (the scenes' folder is the source tree's, H2O_SCENES_DIR). */
 	if (o->model) {
@@ -169,20 +191,41 @@ static int load_scene(struct run *r)
 		        .seed = (unsigned long long)o->seed,
 		        .heavy = o->heavy >= 0 ? o->heavy : MODEL_DEFAULT_BUDGET,
 		        .recent = o->recent >= 0 ? o->recent : MODEL_DEFAULT_BUDGET,
+		        .max_memory = memory_limit(o),
+		        .needed = &needed,
+		        .told = r->told,
+		        .told_ctx = r->told_ctx,
 		};
 		o->scene = o->model; /* what messages name */
-		if (scene_load_model(&model, &r->scene, err) < 0) {
-			fprintf(stderr, "%s\n", err);
-			return EXIT_SCENE;
-		}
-		return -1;
+		rc = scene_load_model(&model, &r->scene, err);
+	} else {
+		const struct scene_options load = {.allow_paths = o->allow_paths,
+		                                   .max_memory = memory_limit(o),
+		                                   .needed = &needed,
+		                                   .told = r->told,
+		                                   .told_ctx = r->told_ctx};
+		rc = scene_load_file_opts(o->scene, &load, &r->scene, err);
 	}
-	const struct scene_options load = {.allow_paths = o->allow_paths};
-	if (scene_load_file_opts(o->scene, &load, &r->scene, err) < 0) {
+	if (rc == SCENE_TOO_LARGE)
+		return refuse(o, o->scene, needed, err);
+	if (rc == SCENE_STOPPED)
+		return 0; /* the user quit while the model ran */
+	if (rc < 0) {
 		fprintf(stderr, "%s\n", err);
 		return EXIT_SCENE;
 	}
 	return -1;
+}
+
+/* load_scene for loading_run: told of the model's run, and stopped by it. */
+static int load_told(void *ctx, int (*told)(void *, double, double), void *told_ctx)
+{
+	struct run *r = ctx;
+	r->told = told;
+	r->told_ctx = told_ctx;
+	const int rc = load_scene(r);
+	r->told = NULL;
+	return rc;
 }
 
 /* What the options ask of the loaded scene: budgets, targets, the sweep's
@@ -362,8 +405,10 @@ static int run_screens(const struct run *r)
 	/* The terminal shows a long scene while its timeline builds;
 	 * headless frames are of the whole timeline. */
 	const int ok = app_init_budget(&app, r->scene, &r->choice.budget, o->compare, !o->headless);
-	if (ok >= 0)
+	if (ok >= 0) {
 		app_set_lessons(&app, r->lessons, r->lesson);
+		app_set_memory(&app, memory_limit(o), o->max_memory > 0);
+	}
 	const bool model_ok =
 	        ok < 0 || !r->mp.m ||
 	        app_set_model(&app, r->mp.m, r->mp.t, r->scene->tokens, r->scene->given) == 0;
@@ -411,8 +456,12 @@ int main(int argc, char **argv)
 	int rc = options_parse(argc, argv, &r.o);
 	if (rc < 0)
 		rc = prepare_process(&r);
+	/* The screen's scene loads while the terminal waits for q (a model
+	 * scene runs its model as it loads); the other modes load here. */
+	const bool interactive = !r.o.headless && !r.o.trace && !r.o.report && !r.o.sweep;
 	if (rc < 0)
-		rc = load_scene(&r);
+		rc = interactive ? loading_run(load_told, &r, "loading the scene (q quits)")
+		                 : load_scene(&r);
 	if (rc < 0)
 		rc = prepare_run(&r);
 	if (rc < 0)

@@ -57,7 +57,7 @@ const struct progress *progress_start(struct meter *m, bool quiet, const char *w
 	if (quiet || !isatty(STDERR_FILENO))
 		return NULL;
 	m->start = seconds_now();
-	m->progress = (struct progress){meter_show, m};
+	m->progress = (struct progress){.report = meter_show, .ctx = m};
 	return &m->progress;
 }
 
@@ -76,6 +76,6 @@ static void phase_report(void *ctx, double done, double total)
 const struct progress *progress_phase(struct progress_phase *ph, const struct progress *to,
                                       double from, double share)
 {
-	*ph = (struct progress_phase){{phase_report, ph}, to, from, share};
+	*ph = (struct progress_phase){{.report = phase_report, .ctx = ph}, to, from, share};
 	return to ? &ph->progress : NULL;
 }

@@ -40,6 +40,7 @@ struct ctx {
 	char *err;
 	int used; /* tensors taken */
 	unsigned char *taken;
+	struct llama_limit *limit; /* the memory the model may take, or NULL */
 };
 
 /* ARCH.SUFFIX as an integer in [LO, HI]; DEF when missing (or -1 when
@@ -373,11 +374,19 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 		                  (unsigned long long)floats,
 		                  (unsigned long long)LLAMA_MAX_WEIGHTS);
 	}
+	/* What the float32 copy and a run will take, refused before any
+	 * weight is read or the block allocated. */
+	const int too_large = model_check_limit(floats, x->limit, x->err);
+	if (too_large != 0) {
+		free(lt);
+		return too_large;
+	}
 	const size_t widest =
 	        (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim) > (size_t)a->q_dim
 	                ? (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim)
 	                : (size_t)a->q_dim;
 	m->mem = model_alloc_weights((size_t)floats * sizeof(float));
+	m->mem_bytes = (size_t)floats * sizeof(float);
 	m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
 	float *tmp = malloc(widest * MODEL_PANEL * sizeof(float));
 	if (m->mem == NULL || m->layers == NULL || tmp == NULL) {
@@ -432,7 +441,8 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 	return rc;
 }
 
-int gguf_model_load(struct gguf_file *g, int keep, struct llama_model **out, char *err)
+int gguf_model_load(struct gguf_file *g, int keep, struct llama_limit *limit,
+                    struct llama_model **out, char *err)
 {
 	static const char *const names[] = {"llama", "qwen2", "qwen3"};
 	char arch[32];
@@ -467,7 +477,7 @@ int gguf_model_load(struct gguf_file *g, int keep, struct llama_model **out, cha
 	snprintf(arch, sizeof arch, "%s", names[which]);
 
 	struct llama_model *m = calloc(1, sizeof *m);
-	struct ctx x = {.g = g, .arch = arch, .err = err};
+	struct ctx x = {.g = g, .arch = arch, .err = err, .limit = limit};
 	x.taken = calloc((size_t)gguf_n_tensors(g) + 1, 1);
 	if (m == NULL || x.taken == NULL) {
 		free(m);
@@ -480,7 +490,7 @@ int gguf_model_load(struct gguf_file *g, int keep, struct llama_model **out, cha
 	if (rc != 0) {
 		gguf_close(g);
 		llama_free(m);
-		return -1;
+		return rc == LLAMA_TOO_LARGE ? rc : -1;
 	}
 	if (keep)
 		m->gguf = g;

@@ -357,7 +357,7 @@ static int read_index(struct gguf_file *g, const char *dir, int tied, char *err)
 	return rc;
 }
 
-int hf_model_load(const char *dir, struct llama_model **out, char *err)
+int hf_model_load(const char *dir, struct llama_limit *limit, struct llama_model **out, char *err)
 {
 	char path[4096];
 	struct stat st;
@@ -380,5 +380,5 @@ int hf_model_load(const char *dir, struct llama_model **out, char *err)
 		return -1;
 	}
 	/* The tables are the model's; its tokenizer is the folder's own file. */
-	return gguf_model_load(g, 0, out, err);
+	return gguf_model_load(g, 0, limit, out, err);
 }

@@ -31,7 +31,8 @@ struct source {
 	FILE *f;
 	uint64_t off; /* bytes consumed, the header included */
 	char *err;
-	float *tmp; /* MODEL_PANEL rows of the widest matrix */
+	float *tmp;                /* MODEL_PANEL rows of the widest matrix */
+	struct llama_limit *limit; /* the memory the model may take, or NULL */
 };
 
 static int32_t le32(const unsigned char *b)
@@ -303,9 +304,15 @@ static int load(struct source *s, uint64_t len, struct llama_model **out)
 	m->c = c;
 	m->a = (struct model_arch){
 	        .q_dim = c.dim, .rope_theta = 10000.0f, .rope_scale = 1.0f, .norm_eps = 1e-5f};
+	const int too_large = model_check_limit(model_floats(&c), s->limit, s->err);
+	if (too_large != 0) {
+		free(m);
+		return too_large;
+	}
 	const size_t bytes = (size_t)model_floats(&c) * sizeof(float);
 	const size_t widest = (size_t)(c.hidden_dim > c.dim ? c.hidden_dim : c.dim);
 	m->mem = model_alloc_weights(bytes);
+	m->mem_bytes = bytes;
 	m->layers = calloc((size_t)c.n_layers, sizeof *m->layers);
 	s->tmp = malloc(widest * MODEL_PANEL * sizeof(float));
 	if (m->mem == NULL || m->layers == NULL || s->tmp == NULL) {
@@ -325,6 +332,31 @@ static int load(struct source *s, uint64_t len, struct llama_model **out)
 	model_finish(m);
 	*out = m;
 	return 0;
+}
+
+int model_check_limit(uint64_t floats, struct llama_limit *limit, char *err)
+{
+	if (limit == NULL || !(limit->max_bytes > 0))
+		return 0;
+	/* The weights alone: a run's caches are the caller's to count, once
+	 * it knows how long the run is (llama_run_bytes). */
+	const double bytes = 4.0 * (double)floats;
+	if (bytes <= limit->max_bytes)
+		return 0;
+	limit->needed = bytes;
+	model_fail(err, "%.1f million weights as float32", (double)floats / 1e6);
+	return LLAMA_TOO_LARGE;
+}
+
+size_t llama_model_bytes(const struct llama_model *m)
+{
+	/* The block model_alloc_weights takes (whole huge pages when large),
+	 * and the layers' table. */
+	const size_t huge = (size_t)2 << 20;
+	size_t bytes = m->mem_bytes;
+	if (bytes >= huge)
+		bytes = (bytes + huge - 1) / huge * huge;
+	return bytes + (size_t)m->c.n_layers * sizeof *m->layers + sizeof *m;
 }
 
 void model_finish(struct llama_model *m)
@@ -347,7 +379,7 @@ int llama_load_bytes(const void *data, size_t len, struct llama_model **out,
 		if (gguf_open_bytes(data, len, &g, err) != 0)
 			return -1;
 		/* DATA is the caller's: the model does not keep the file. */
-		return gguf_model_load(g, 0, out, err);
+		return gguf_model_load(g, 0, NULL, out, err);
 	}
 	return load(&s, len, out);
 }
@@ -361,7 +393,7 @@ static int load_stream(struct source *s, uint64_t size, struct llama_model **out
 
 /* A regular file FD that starts as GGUF files do: loaded as one. 1 when
  * it is not one (the llama2.c loader reads it), else the load's 0 or -1. */
-static int load_if_gguf(int fd, struct llama_model **out, char *err)
+static int load_if_gguf(int fd, struct llama_limit *limit, struct llama_model **out, char *err)
 {
 	struct stat st;
 	unsigned char magic[4];
@@ -373,12 +405,18 @@ static int load_if_gguf(int fd, struct llama_model **out, char *err)
 	struct gguf_file *g;
 	if (gguf_open_fd(fd, &g, err) != 0)
 		return -1;
-	return gguf_model_load(g, 1, out, err);
+	return gguf_model_load(g, 1, limit, out, err);
 }
 
 int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MAX])
 {
-	struct source s = {.err = err};
+	return llama_load_within(path, NULL, out, err);
+}
+
+int llama_load_within(const char *path, struct llama_limit *limit, struct llama_model **out,
+                      char err[LLAMA_ERR_MAX])
+{
+	struct source s = {.err = err, .limit = limit};
 	uint64_t size;
 	struct stat st;
 
@@ -387,10 +425,10 @@ int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MA
 	char cfg[4096];
 	snprintf(cfg, sizeof cfg, "%s/config.json", path);
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(cfg, &st) == 0)
-		return hf_model_load(path, out, err);
+		return hf_model_load(path, limit, out, err);
 	if (model_open(path, &s.f, &size, err) != 0)
 		return -1;
-	const int rc = load_if_gguf(fileno(s.f), out, err);
+	const int rc = load_if_gguf(fileno(s.f), limit, out, err);
 	if (rc != 1) {
 		fclose(s.f);
 		return rc;
@@ -400,13 +438,19 @@ int llama_load(const char *path, struct llama_model **out, char err[LLAMA_ERR_MA
 
 int llama_load_fd(int fd, struct llama_model **out, char err[LLAMA_ERR_MAX])
 {
-	struct source s = {.err = err};
+	return llama_load_fd_within(fd, NULL, out, err);
+}
+
+int llama_load_fd_within(int fd, struct llama_limit *limit, struct llama_model **out,
+                         char err[LLAMA_ERR_MAX])
+{
+	struct source s = {.err = err, .limit = limit};
 	uint64_t size;
 
 	*out = NULL;
 	if (model_open_fd(fd, &s.f, &size, err) != 0)
 		return -1;
-	const int rc = load_if_gguf(fileno(s.f), out, err);
+	const int rc = load_if_gguf(fileno(s.f), limit, out, err);
 	if (rc != 1) {
 		fclose(s.f);
 		return rc;

@@ -139,6 +139,13 @@ int llama_trace(const struct llama_model *m, int *tokens, int n_given, int n,
                 const struct llama_sampling *sampling, float *q, float *k, float *v,
                 char err[LLAMA_ERR_MAX])
 {
+	return llama_trace_told(m, tokens, n_given, n, sampling, q, k, v, err, NULL);
+}
+
+int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int n,
+                     const struct llama_sampling *sampling, float *q, float *k, float *v,
+                     char err[LLAMA_ERR_MAX], const struct llama_told *told)
+{
 	const struct llama_config *c = llama_model_config(m);
 	const int L = c->n_layers, H = c->n_heads, G = c->n_kv_heads, hs = c->head_size;
 
@@ -163,6 +170,12 @@ int llama_trace(const struct llama_model *m, int *tokens, int n_given, int n,
 	}
 	const size_t row = (size_t)hs * sizeof(float), block = (size_t)n * (size_t)hs;
 	for (int i = 0; i < n; i++) {
+		if (told != NULL && told->tell != NULL && told->tell(told->ctx, i, n) != 0) {
+			llama_run_free(r);
+			free(work);
+			model_fail(err, "stopped at position %d of %d", i, n);
+			return LLAMA_STOPPED;
+		}
 		if (llama_step(m, r, tokens[i], i) != 0) { /* checked above: cannot fail */
 			llama_run_free(r);
 			free(work);
@@ -194,5 +207,7 @@ int llama_trace(const struct llama_model *m, int *tokens, int n_given, int n,
 	}
 	llama_run_free(r);
 	free(work);
+	if (told != NULL && told->tell != NULL)
+		told->tell(told->ctx, n, n);
 	return 0;
 }

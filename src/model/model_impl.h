@@ -91,6 +91,7 @@ struct llama_model {
 	struct model_arch a;
 	struct gguf_file *gguf; /* the file a GGUF model came from, or NULL */
 	float *mem;             /* every weight, one aligned block */
+	size_t mem_bytes;       /* what was asked for it */
 	struct packed emb, cls; /* the same matrix when the classifier is shared */
 	struct layer_weights *layers;
 	const float *rms_final;
@@ -134,11 +135,15 @@ int gguf_synth_tensor(struct gguf_file *g, const char *name, int n_dims, const u
                       enum ggml_type type, const unsigned char *data);
 int gguf_synth_map(struct gguf_file *g, void *p, size_t size);
 /* A Hugging Face checkpoint folder DIR (config.json, safetensors). */
-int hf_model_load(const char *dir, struct llama_model **out, char *err);
+int hf_model_load(const char *dir, struct llama_limit *limit, struct llama_model **out, char *err);
 
 /* A model from the GGUF file G, closed on failure; on success kept as
  * the model's (its vocabulary) when KEEP, else closed. */
-int gguf_model_load(struct gguf_file *g, int keep, struct llama_model **out, char *err);
+int gguf_model_load(struct gguf_file *g, int keep, struct llama_limit *limit,
+                    struct llama_model **out, char *err);
+/* A model of FLOATS float32 weights against LIMIT (NULL: no
+ * bound): 0, or LLAMA_TOO_LARGE with LIMIT->needed and ERR filled. */
+int model_check_limit(uint64_t floats, struct llama_limit *limit, char *err);
 /* The packed floats a ROWS x COLS matrix takes. */
 uint64_t model_packed_floats(int rows, int cols);
 /* What any model needs once its weights are in: kernels, threads, pool. */

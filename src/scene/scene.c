@@ -141,7 +141,16 @@ static int load(const char *name, const char *text, size_t len, const struct sce
                 struct scene **out, char err[SCENE_ERROR_MAX])
 {
 	struct locate_cache cache = {.depth = -1};
-	struct loader ld = {name, text, len, err, &cache, options && options->allow_paths};
+	struct loader ld = {name,
+	                    text,
+	                    len,
+	                    err,
+	                    &cache,
+	                    options && options->allow_paths,
+	                    options ? options->max_memory : 0,
+	                    options ? options->needed : NULL,
+	                    options ? options->told : NULL,
+	                    options ? options->told_ctx : NULL};
 	struct plan p;
 	const char *end = NULL;
 
@@ -216,6 +225,10 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 		rc = scene_check_notes(&ld, &p);
 	if (rc == 0)
 		rc = scene_build(&ld, &p, out);
+	if (rc != 0 && p.too_large)
+		rc = SCENE_TOO_LARGE;
+	if (rc != 0 && p.stopped)
+		rc = SCENE_STOPPED;
 	plan_done(&p);
 	cJSON_Delete(root);
 	return rc;

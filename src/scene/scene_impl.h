@@ -49,7 +49,12 @@ struct loader {
 	size_t len;
 	char *err;
 	struct locate_cache *cache;
-	bool allow_paths; /* scene_options: named files may be anywhere */
+	bool allow_paths;  /* scene_options: named files may be anywhere */
+	double max_memory; /* scene_options: a model's bound, 0 none */
+	double *needed;    /* and where to say what it needs, or NULL */
+	/* scene_options: told of a model's run, which it may stop. */
+	int (*told)(void *ctx, double done, double total);
+	void *told_ctx;
 };
 
 /* ---- error lines (scene_error.c) -------------------------------------- */
@@ -196,6 +201,8 @@ struct plan {
 
 	/* A model scene (scene_model.c): what it loaded and encoded. */
 	struct model_plan *model;
+	bool too_large; /* the model is past max_memory: SCENE_TOO_LARGE */
+	bool stopped;   /* the loader's told stopped it: SCENE_STOPPED */
 };
 
 /* ---- the checks, in the order scene.c runs them ----------------------- */

@@ -45,6 +45,7 @@ struct model_plan {
 	float temperature;
 	uint64_t seed;
 	char *model_path, *tokenizer_path;
+	double tokenizer_bytes; /* its file's size: about what it holds */
 };
 
 void scene_model_done(struct plan *p)
@@ -137,7 +138,14 @@ static int encode(struct model_plan *mp, const char *text, size_t len, int gener
 		         len, least, model_name, seq);
 		return -1;
 	}
-	const size_t cap = len + 3;
+	/* The tokenizer's own bound: a model file's vocabulary may give more
+	 * tokens than bytes (a byte-level fallback, added pieces). */
+	const size_t cap = llama_tokenizer_max_tokens(mp->tok, len);
+	if (cap > (size_t)INT_MAX) {
+		snprintf(msg, size, "expected at most %d bytes of text, got %zu",
+		         SCENE_MAX_MODEL_TEXT_BYTES, len);
+		return -1;
+	}
 	mp->tokens = malloc((cap + (size_t)generate) * sizeof *mp->tokens);
 	if (mp->tokens == NULL) {
 		snprintf(msg, size, "cannot load: out of memory");
@@ -189,6 +197,57 @@ static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* A model past the memory bound: what it needs said in ERR (ERR_SIZE
+ * bytes, as the scene's error) and *NEEDED, for the caller to word
+ * (scene_options.max_memory). */
+static int too_large(char *err, size_t err_size, double *needed, double bytes, const char *what)
+{
+	if (needed != NULL)
+		*needed = bytes;
+	snprintf(err, err_size, "%s", what);
+	return -1;
+}
+
+/* The memory of the model scene's last pass against MAX (0: no bound):
+ * the model, a run of it and its tokenizer, and the q, k and v rows of
+ * every layer, as floats from the run and as the scene's doubles. 0, or
+ * -1 with WHAT saying what and *BYTES how much. */
+static int run_fits(const struct model_plan *mp, double max, const char *shown, double *bytes,
+                    char *what, size_t size)
+{
+	if (!(max > 0))
+		return 0;
+	const struct llama_config *c = llama_model_config(mp->model);
+	const double rows = (double)c->n_layers * (c->n_heads + 2.0 * c->n_kv_heads) * mp->n;
+	*bytes = (double)llama_model_bytes(mp->model) + (double)llama_run_bytes(mp->model) +
+	         mp->tokenizer_bytes + rows * c->head_size * (sizeof(float) + sizeof(double));
+	if (*bytes <= max)
+		return 0;
+	snprintf(what, size,
+	         "the model%s%s run over %d tokens: its weights, a run's caches, its tokenizer "
+	         "and every layer's q, k, v",
+	         shown ? " " : "", shown ? shown : "", mp->n);
+	return -1;
+}
+
+/* Whether TOLD (of the loader's options) stops the load before the text is
+ * encoded: *STOPPED and ERR say so. */
+static bool stopped(int (*told)(void *, double, double), void *ctx, char *err, bool *flag)
+{
+	if (told == NULL || told(ctx, 0, 1) == 0)
+		return false;
+	snprintf(err, SCENE_ERROR_MAX, "stopped before the model ran");
+	*flag = true;
+	return true;
+}
+
+/* The loader's told, as the forward pass tells (llama_trace_told). */
+static int tell_positions(void *ctx, int done, int total)
+{
+	const struct loader *ld = ctx;
+	return ld->told(ld->told_ctx, done, total);
 }
 
 /* ---- the JSON scene -------------------------------------------------- */
@@ -348,8 +407,15 @@ static int open_model(const struct loader *ld, struct plan *p, char *shown, size
 	const int fd = scene_open_named(ld, &w, shown, path, &st);
 	if (fd < 0)
 		return -1;
-	const int rc = llama_load_fd(fd, &p->model->model, e);
+	struct llama_limit limit = {.max_bytes = ld->max_memory};
+	const int rc = llama_load_fd_within(fd, &limit, &p->model->model, e);
 	close(fd);
+	if (rc == LLAMA_TOO_LARGE) {
+		char what[SCENE_ERROR_MAX / 2];
+		snprintf(what, sizeof what, "the model %s: %s", shown, e);
+		p->too_large = true;
+		return too_large(ld->err, SCENE_ERROR_MAX, ld->needed, limit.needed, what);
+	}
 	if (rc != 0)
 		return scene_fail_value(ld, &w, "%s: %s", shown, e);
 	if ((p->model->model_path = strdup(path)) == NULL)
@@ -403,6 +469,7 @@ static int open_tokenizer(const struct loader *ld, struct plan *p, const char *m
 		return scene_fail_value(ld, &w, "%s: %s", shown, e);
 	}
 	const int vocab = llama_model_config(p->model->model)->vocab_size;
+	p->model->tokenizer_bytes = (double)st.st_size;
 	const int rc = llama_tokenizer_load_fd(fd, vocab, &p->model->tok, e);
 	close(fd);
 	if (rc != 0)
@@ -468,6 +535,8 @@ int scene_check_model(const struct loader *ld, struct plan *p)
 	}
 	char msg[SCENE_ERROR_MAX / 2];
 	bool at_generate;
+	if (stopped(ld->told, ld->told_ctx, ld->err, &p->stopped))
+		return -1;
 	if (encode(p->model, text, len, generate, model_shown, msg, sizeof msg, &at_generate) !=
 	    0) {
 		if (at_generate) {
@@ -478,6 +547,11 @@ int scene_check_model(const struct loader *ld, struct plan *p)
 		if (id == R_TEXT_FILE)
 			return scene_fail_value(ld, &w, "%s: %s", file_shown, msg);
 		return scene_fail_value(ld, &w, "%s", msg);
+	}
+	double bytes;
+	if (run_fits(p->model, ld->max_memory, model_shown, &bytes, msg, sizeof msg) != 0) {
+		p->too_large = true;
+		return too_large(ld->err, SCENE_ERROR_MAX, ld->needed, bytes, msg);
 	}
 	plan_layout(p);
 	return 0;
@@ -542,7 +616,11 @@ int scene_build_model(const struct loader *ld, struct plan *p, struct scene *sc)
 	memcpy(sc->tokens, mp->tokens, (size_t)mp->given * sizeof *sc->tokens);
 	const struct llama_sampling sampling = {mp->temperature, mp->seed};
 	char e[LLAMA_ERR_MAX];
-	int rc = llama_trace(mp->model, sc->tokens, mp->given, mp->n, &sampling, q, k, v, e);
+	const struct llama_told told = {ld->told ? tell_positions : NULL, (void *)ld};
+	int rc = llama_trace_told(mp->model, sc->tokens, mp->given, mp->n, &sampling, q, k, v, e,
+	                          &told);
+	if (rc == LLAMA_STOPPED)
+		p->stopped = true;
 	if (rc == 0) {
 		for (size_t i = 0; i < qb * n * hs; i++)
 			sc->q[i] = q[i];
@@ -579,7 +657,12 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
                      char err[SCENE_ERROR_MAX])
 {
 	struct plan p;
-	struct loader ld = {.name = a->model, .text = "", .len = 0, .err = err};
+	struct loader ld = {.name = a->model,
+	                    .text = "",
+	                    .len = 0,
+	                    .err = err,
+	                    .told = a->told,
+	                    .told_ctx = a->told_ctx};
 	char e[LLAMA_ERR_MAX], msg[SCENE_ERROR_MAX / 2];
 	int rc = -1;
 
@@ -596,7 +679,16 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 		return scene_fail_file(err, a->model, "cannot load: out of memory");
 	mp->temperature = (float)a->temperature;
 	mp->seed = a->seed ? a->seed : 1;
-	if (llama_load(a->model, &mp->model, e) != 0) {
+	struct llama_limit limit = {.max_bytes = a->max_memory};
+	const int lrc = llama_load_within(a->model, &limit, &mp->model, e);
+	if (lrc == LLAMA_TOO_LARGE) {
+		/* The caller names the file (escaped: the name is the user's). */
+		snprintf(msg, sizeof msg, "the model: %s", e);
+		too_large(err, SCENE_ERROR_MAX, a->needed, limit.needed, msg);
+		rc = SCENE_TOO_LARGE;
+		goto done;
+	}
+	if (lrc != 0) {
 		scene_fail_file(err, a->model, "%s", e);
 		goto done;
 	}
@@ -611,6 +703,8 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 		scene_fail_file(err, a->tokenizer, "%s", msg);
 		goto done;
 	}
+	if (stat(a->tokenizer, &tst) == 0)
+		mp->tokenizer_bytes = (double)tst.st_size;
 	if (llama_tokenizer_load(a->tokenizer, c->vocab_size, &mp->tok, e) != 0) {
 		scene_fail_file(err, a->tokenizer, "for the %d tokens of %s: %s", c->vocab_size,
 		                base_name(a->model), e);
@@ -657,15 +751,27 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 		text = trim(p.text_file ? p.text_file : "", &len);
 	}
 	bool at_generate;
+	if (stopped(a->told, a->told_ctx, err, &p.stopped)) {
+		rc = SCENE_STOPPED;
+		goto done;
+	}
 	rc = encode(mp, text ? text : "", text ? len : 0, a->generate, base_name(a->model), msg,
 	            sizeof msg, &at_generate);
 	if (rc != 0) {
 		scene_fail_file(err, at_generate ? "h2o-tui: --generate" : text_name, "%s", msg);
 		goto done;
 	}
+	double bytes;
+	if (run_fits(mp, a->max_memory, NULL, &bytes, msg, sizeof msg) != 0) {
+		too_large(err, SCENE_ERROR_MAX, a->needed, bytes, msg);
+		rc = SCENE_TOO_LARGE;
+		goto done;
+	}
 	plan_layout(&p);
 	p.prompt = p.default_prompt;
 	rc = scene_build(&ld, &p, out);
+	if (rc != 0 && p.stopped)
+		rc = SCENE_STOPPED;
 	if (rc == 0) {
 		struct scene *sc = *out;
 		char title[256], desc[512];

@@ -9,6 +9,7 @@
 #include "h2o/drop.h"
 #include "h2o/engine_replay.h"
 #include "h2o/heads.h"
+#include "h2o/llama.h"
 #include "h2o/report.h"
 #include "h2o/scene.h"
 #include "h2o/timeline.h"
@@ -108,9 +109,12 @@ struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mo
 		}
 	}
 	if (sc->model) {
-		/* The model run once per policy (drop.h): once for the
-		 * report, the trace and the screens' model panel, once per
-		 * budget, one budget at a time, for the sweep. */
+		/* The model the scene holds for the whole run (its float32
+		 * weights: a quantised file's dequantised copy), and the model
+		 * run once per policy (drop.h): once for the report, the trace
+		 * and the screens' model panel, once per budget, one budget at
+		 * a time, for the sweep. */
+		c.bytes += (double)llama_model_bytes(sc->model);
 		const unsigned all = ENGINE_ALL_POLICIES;
 		const int runs = mode == COST_SWEEP ? count : 1;
 		c.madds += runs * drop_predict_madds(sc->model, sc->n, all);

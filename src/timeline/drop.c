@@ -407,6 +407,14 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	double lse[POLICY_COUNT];
 	ok = ok && (!full_runs || full_lp);
 	for (int t = 0; ok && t < n; t++) {
+		if (progress_stopped(progress)) {
+			snprintf(err, DROP_ERR_MAX, "stopped at step %d of %d", t, n);
+			free(full_lp);
+			states_free(st, count, cfg);
+			scratch_free(&x);
+			drop_result_free(out);
+			return DROP_STOPPED;
+		}
 		for (int i = 0; i < count; i++) {
 			const struct drop_policy *dp = &out->p[st[i].id];
 			feed[i] = t < given ? tokens[t] : dp->top[t - 1];

@@ -113,6 +113,9 @@ static void header_right(const struct view *v, const struct frame *f, int form, 
 			len += snprintf(right + len, size - (size_t)len, ", %s left", t);
 		}
 	}
+	char job[48];
+	if (app_model_busy(app, job, sizeof job))
+		len += snprintf(right + len, size - (size_t)len, "  %s", job);
 	if (app->playing)
 		len += snprintf(right + len, size - (size_t)len, "  playing %d ms/step",
 		                app_tick_ms(app));

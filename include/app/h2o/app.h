@@ -24,6 +24,7 @@
 #include "h2o/engine.h"
 #include "h2o/policy.h"
 
+struct app_job;
 struct drop_result;
 struct lessons;
 struct llama_model;
@@ -295,6 +296,14 @@ struct app {
 	int given; /* tokens the text gave; after them, the model's own */
 	struct drop_result *drop;
 	bool model_view;
+	/* The model's work on a thread of its own (app_model.c), when the
+	 * timelines build in the background: the real drop, or a lesson being
+	 * opened. NULL when none runs. */
+	struct app_job *job;
+	/* The memory a lesson opened by . or , may take (app_set_memory), 0
+	 * for no bound, and whether --max-memory gave it. */
+	double max_memory;
+	bool max_given;
 	const struct engine *shown;
 	const struct step_record *shown_rec;
 	struct app_list list;
@@ -344,6 +353,17 @@ int app_set_model(struct app *app, const struct llama_model *m, const struct lla
                   const int *tokens, int given);
 
 void app_done(struct app *app);
+
+/* The memory a lesson opened by . or , may take, BYTES (0: no bound):
+ * --max-memory's when GIVEN, else what the machine had free. A lesson
+ * whose model or screens would take more is not opened (a notice says
+ * what it needs), before anything of it is built. */
+void app_set_memory(struct app *app, double bytes, bool given);
+
+/* Whether the model is at work in the background (the real drop, or a
+ * lesson being opened), and then how far it has come, in words, into
+ * WHAT ("model 45%", "opening lesson 8 12%"; WHAT may be NULL). */
+bool app_model_busy(const struct app *app, char *what, size_t size);
 
 /* One entry of the APP_BINDINGS table. */
 struct app_binding {

@@ -86,6 +86,29 @@ int llama_load_bytes(const void *data, size_t len, struct llama_model **out,
                      char err[LLAMA_ERR_MAX]);
 void llama_free(struct llama_model *m);
 
+/*
+ * Loading within a bound on memory: the loaders know from a checkpoint's
+ * header (a GGUF file's metadata and tensor table, a Hugging Face folder's
+ * config and safetensors headers) what its float32 weights will take (a
+ * quantised file's dequantised copy), and refuse a model past MAX_BYTES
+ * before allocating or reading any weight: LLAMA_TOO_LARGE, NEEDED the
+ * bytes, ERR what they are ("61.2 million weights as float32"). A run's
+ * caches are the caller's to add (llama_run_bytes). MAX_BYTES 0 (or a
+ * NULL limit): no bound.
+ */
+#define LLAMA_TOO_LARGE (-2)
+struct llama_limit {
+	double max_bytes;
+	double needed;
+};
+int llama_load_within(const char *path, struct llama_limit *limit, struct llama_model **out,
+                      char err[LLAMA_ERR_MAX]);
+int llama_load_fd_within(int fd, struct llama_limit *limit, struct llama_model **out,
+                         char err[LLAMA_ERR_MAX]);
+/* The bytes M holds: its weights (float32, dequantised from a GGUF or
+ * safetensors file) and the tables beside them. */
+size_t llama_model_bytes(const struct llama_model *m);
+
 const struct llama_config *llama_model_config(const struct llama_model *m);
 
 /* Threads for llama_step_batch: LLAMA_THREADS_AUTO (the default: a helper

@@ -60,4 +60,20 @@ int llama_trace(const struct llama_model *m, int *tokens, int n_given, int n,
                 const struct llama_sampling *sampling, float *q, float *k, float *v,
                 char err[LLAMA_ERR_MAX]);
 
+/*
+ * llama_trace telling TOLD->tell(ctx, DONE, N) before each position (DONE
+ * positions run of N) and once at the end: a long run's progress. A tell
+ * that returns nonzero stops the run before its next position:
+ * LLAMA_STOPPED, ERR saying where (a caller that quits does not wait for
+ * the rest of the text). TOLD may be NULL.
+ */
+#define LLAMA_STOPPED (-3)
+struct llama_told {
+	int (*tell)(void *ctx, int done, int total);
+	void *ctx;
+};
+int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int n,
+                     const struct llama_sampling *sampling, float *q, float *k, float *v,
+                     char err[LLAMA_ERR_MAX], const struct llama_told *told);
+
 #endif

@@ -151,7 +151,28 @@ struct scene_options {
 	 * anywhere. By default they must be in the scene file's folder or
 	 * below it, links followed (h2o-tui --allow-paths lifts it). */
 	bool allow_paths;
+	/* The bytes a model scene's model may take, with its run over the
+	 * text (0: no bound): told from the checkpoint's header before it is
+	 * loaded, and from the text's tokens before the model runs. Past it
+	 * the load fails with SCENE_TOO_LARGE, *NEEDED (when not NULL) the
+	 * bytes, and ERR saying what they are, without a file name
+	 * ("the model \"big.bin\": 61.2 million weights as float32, ..."):
+	 * the caller words the refusal. */
+	double max_memory;
+	double *needed;
+	/* Told how far a model scene's forward pass has come, DONE of TOTAL
+	 * positions (0 of 1 before the text is encoded, then before each
+	 * position and at the end), from the loading thread; a nonzero
+	 * return stops the load there: SCENE_STOPPED, everything freed. NULL:
+	 * no one is told, nothing stops it. */
+	int (*told)(void *ctx, double done, double total);
+	void *told_ctx;
 };
+
+/* A load's status when a model scene's model would take more memory than
+ * scene_options.max_memory allows, and when scene_options.told stopped it. */
+#define SCENE_TOO_LARGE (-2)
+#define SCENE_STOPPED   (-3)
 
 /*
  * Load the scene at PATH. On success returns 0 and sets *OUT (free it with
@@ -194,6 +215,9 @@ struct scene_model_args {
 	double temperature;      /* with GENERATE: 0 greedy, else sampled */
 	unsigned long long seed; /* with a temperature: 1 .. 2^31 - 1 */
 	int heavy, recent;
+	double max_memory, *needed; /* as scene_options's */
+	int (*told)(void *ctx, double done, double total);
+	void *told_ctx;
 };
 int scene_load_model(const struct scene_model_args *args, struct scene **out,
                      char err[SCENE_ERROR_MAX]);

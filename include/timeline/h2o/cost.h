@@ -8,13 +8,18 @@
  * evicts the same over at most B + 1 positions a step. The memory is what
  * the mode allocates on top of the scene, which is loaded already: the
  * engines of every head (--report, --trace, --budget-sweep), or every
- * head's timeline and the engines that build them (the screens). The
+ * head's timeline and the engines that build them (the screens); and a
+ * model scene's model, which the scene holds throughout, with its runs
+ * per policy (the loader refused a model past the bound from its header
+ * before loading it: scene_options.max_memory). The
  * trace's size is its numbers, about 15 bytes each. A caller compares the
  * memory with what the machine has before it starts, so a scene too large
  * for it is refused at once instead of after minutes.
  */
 #ifndef H2O_COST_H
 #define H2O_COST_H
+
+#include <stdbool.h>
 
 #include "h2o/budget.h"
 #include "h2o/policy.h"
@@ -58,12 +63,20 @@ void cost_format_bytes(double bytes, char *buf, int size);
 struct progress {
 	void (*report)(void *ctx, double done, double total);
 	void *ctx;
+	/* Whether the run is to stop now (a user who quit), asked as it is
+	 * told; NULL: never. A run that honours it says which do. */
+	bool (*stop)(void *ctx);
 };
 
 static inline void progress_tell(const struct progress *p, double done, double total)
 {
 	if (p && p->report)
 		p->report(p->ctx, done, total);
+}
+
+static inline bool progress_stopped(const struct progress *p)
+{
+	return p && p->stop && p->stop(p->ctx);
 }
 
 #endif

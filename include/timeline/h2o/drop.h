@@ -41,6 +41,9 @@ struct progress;
 /* drop_measure's and drop_sweep_measure's status when memory ran out (any
  * other failure is -1, with the reason in ERR). */
 #define DROP_NOMEM (-2)
+/* drop_measure_told's status when its progress asked it to stop
+ * (progress_stopped, checked before every step). */
+#define DROP_STOPPED (-3)
 
 /* One policy's run over the text. */
 struct drop_policy {
