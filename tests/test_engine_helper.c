@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine_helper.h"
+#include "h2o/pool.h"
 #include "engine_impl.h"
 #include "h2o/engine.h"
 #include "h2o/engine_replay.h"
@@ -72,10 +72,10 @@ static void job_part(void *arg, int part)
 
 /* Hand JOB to H and check that both parts ran once, with the numbers a
  * single thread computes. Returns whether part 1 ran on the helper. */
-static bool hand_off(struct helper *h, struct job *j)
+static bool hand_off(struct h2o_pool *h, struct job *j)
 {
 	j->ran[0] = j->ran[1] = 0;
-	helper_run_two(h, job_part, j);
+	pool_run_two(h, job_part, j);
 	assert_int_equal(j->ran[0], 1);
 	assert_int_equal(j->ran[1], 1);
 	assert_true(pthread_equal(j->thread[0], pthread_self()));
@@ -87,7 +87,7 @@ static bool hand_off(struct helper *h, struct job *j)
 static void test_many_hand_offs(void **state)
 {
 	(void)state;
-	struct helper h = {0};
+	struct h2o_pool h = {0};
 	int on_helper = 0, i = 0;
 	/* Jobs back to back, as a run's steps come: the helper spins between
 	 * them. Then on until the helper has taken some (on a busy machine it
@@ -99,7 +99,7 @@ static void test_many_hand_offs(void **state)
 	assert_true(h.started);
 	assert_true(on_helper > 0);
 	print_message("%d of %d second parts ran on the helper\n", on_helper, i);
-	helper_stop(&h);
+	pool_stop(&h);
 	assert_false(h.started);
 }
 
@@ -108,39 +108,39 @@ static void test_many_hand_offs(void **state)
 static void test_sleep_and_wake(void **state)
 {
 	(void)state;
-	struct helper h = {0};
+	struct h2o_pool h = {0};
 	for (int i = 0; i < 40; i++) {
 		struct job j = {.seed = (uint64_t)i, .work = 100};
 		hand_off(&h, &j);
-		nap(3 * HELPER_SPIN_NS); /* the helper goes to sleep */
+		nap(3 * POOL_SPIN_NS); /* the helper goes to sleep */
 		struct job slow = {.seed = (uint64_t)i,
 		                   .work = 100,
-		                   .sleep_ns = i % 2 ? 3 * HELPER_SPIN_NS : 0};
+		                   .sleep_ns = i % 2 ? 3 * POOL_SPIN_NS : 0};
 		hand_off(&h, &slow);
 	}
-	helper_stop(&h);
+	pool_stop(&h);
 }
 
 /* Stop in every state, and start again after each stop. */
 static void test_stop_and_restart(void **state)
 {
 	(void)state;
-	struct helper h = {0};
-	helper_stop(&h); /* never started */
+	struct h2o_pool h = {0};
+	pool_stop(&h); /* never started */
 	assert_false(h.started);
 	for (int i = 0; i < 300; i++) {
 		struct job j = {.seed = (uint64_t)i, .work = 50};
 		hand_off(&h, &j);
 		assert_true(h.started);
 		if (i % 3 == 1)
-			nap(3 * HELPER_SPIN_NS); /* asleep */
+			nap(3 * POOL_SPIN_NS); /* asleep */
 		else if (i % 3 == 2)
 			hand_off(&h, &j); /* just done again */
 		/* else: still spinning, or still signalling that it is done */
-		helper_stop(&h);
+		pool_stop(&h);
 		assert_false(h.started);
 	}
-	helper_stop(&h); /* twice */
+	pool_stop(&h); /* twice */
 }
 
 /* ---- the helper inside the engine --------------------------------------- */
@@ -287,7 +287,7 @@ static void test_engine_free_mid_scene(void **state)
 		assert_true(e->live > e->t);
 		assert_true(e->f.first + e->f.count > e->t);
 		if (i == 2)
-			nap(3 * HELPER_SPIN_NS); /* asleep */
+			nap(3 * POOL_SPIN_NS); /* asleep */
 		engine_free(e);
 	}
 	scene_free(sc);
