@@ -113,9 +113,8 @@ static void test_sleep_and_wake(void **state)
 		struct job j = {.seed = (uint64_t)i, .work = 100};
 		hand_off(&h, &j);
 		nap(3 * POOL_SPIN_NS); /* the helper goes to sleep */
-		struct job slow = {.seed = (uint64_t)i,
-		                   .work = 100,
-		                   .sleep_ns = i % 2 ? 3 * POOL_SPIN_NS : 0};
+		struct job slow = {
+		        .seed = (uint64_t)i, .work = 100, .sleep_ns = i % 2 ? 3 * POOL_SPIN_NS : 0};
 		hand_off(&h, &slow);
 	}
 	pool_stop(&h);
