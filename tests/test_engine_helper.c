@@ -11,7 +11,10 @@
  * blocks, the caches that evict, a lazy full cache's scores and jumps
  * ahead, all on two threads, give exactly the records and states of
  * engines that never use the helper; and an engine freed mid-scene, with
- * steps and a block computed ahead, frees cleanly. .ci/run runs it under
+ * steps and a block computed ahead, frees cleanly. The model's batches run
+ * on the same pool code: a model stepped on two threads between an
+ * engine's steps gives the logits and weights of one on one thread, and
+ * both helpers ran. .ci/run runs it under
  * ThreadSanitizer (suite unit).
  */
 #include <setjmp.h>
@@ -29,6 +32,8 @@
 #include "engine_impl.h"
 #include "h2o/engine.h"
 #include "h2o/engine_replay.h"
+#include "h2o/llama.h"
+#include "model_impl.h"
 #include "scene_fixture.h"
 
 /* ---- the helper on its own ---------------------------------------------- */
@@ -269,6 +274,62 @@ static void test_engine_lazy_and_jumps(void **state)
 /* Engines freed with work computed ahead and not handed out (a block of
  * the full cache, steps of the caches that evict), the helper spinning,
  * or asleep. */
+/* The pool's two users at once: an engine's steps on two threads between
+ * a model's batches on two threads, each result that of one thread. */
+static void test_engine_and_model(void **state)
+{
+	(void)state;
+	char err[LLAMA_ERR_MAX] = "";
+	struct llama_model *two = NULL, *one = NULL;
+	assert_int_equal(llama_load("models/stories260K/stories260K.bin", &two, err), 0);
+	assert_int_equal(llama_load("models/stories260K/stories260K.bin", &one, err), 0);
+	llama_set_threads(two, LLAMA_THREADS_TWO);
+	llama_set_threads(one, LLAMA_THREADS_ONE);
+	enum { RUNS = 3 };
+	struct llama_run *b[RUNS], *s[RUNS];
+	for (int i = 0; i < RUNS; i++) {
+		b[i] = llama_run_new(two);
+		s[i] = llama_run_new(one);
+		assert_true(b[i] && s[i]);
+	}
+	const int vocab = llama_model_config(two)->vocab_size;
+
+	struct scene *sc = fixture_random(N, DIM, HEAVY, RECENT, 13);
+	const struct policy_budget bud = budget();
+	struct engine *e = engine_new(sc, &bud), *single[POLICY_COUNT];
+	assert_non_null(e);
+	single_engines(sc, single);
+	struct step_record rec, orec;
+	for (int pos = 0; engine_step(e, &rec); pos++) {
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			assert_true(engine_step(single[p], &orec));
+			same_record(&rec.c[p], &orec.c[p], DIM);
+		}
+		if (pos >= 32)
+			continue;
+		int tokens[RUNS];
+		for (int i = 0; i < RUNS; i++)
+			tokens[i] = 1 + (pos * 7 + i * 31) % (vocab - 1);
+		assert_int_equal(llama_step_batch(two, b, RUNS, tokens, pos), 0);
+		for (int i = 0; i < RUNS; i++) {
+			assert_int_equal(llama_step(one, s[i], tokens[i], pos), 0);
+			SAME(llama_logits(b[i]), llama_logits(s[i]), vocab);
+		}
+	}
+	assert_true(e->h.started);
+	assert_true(model_pool_started(two->pool));
+	assert_false(model_pool_started(one->pool));
+	engine_free(e);
+	free_engines(single);
+	scene_free(sc);
+	for (int i = 0; i < RUNS; i++) {
+		llama_run_free(b[i]);
+		llama_run_free(s[i]);
+	}
+	llama_free(two);
+	llama_free(one);
+}
+
 static void test_engine_free_mid_scene(void **state)
 {
 	(void)state;
@@ -301,6 +362,7 @@ int main(void)
 	        cmocka_unit_test(test_engine_two_threads),
 	        cmocka_unit_test(test_engine_lazy_and_jumps),
 	        cmocka_unit_test(test_engine_free_mid_scene),
+	        cmocka_unit_test(test_engine_and_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

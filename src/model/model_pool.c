@@ -61,3 +61,8 @@ void model_pool_run(struct model_pool *p, void (*fn)(void *arg, int part), void 
 {
 	pool_run_two(&p->pool, fn, arg);
 }
+
+int model_pool_started(struct model_pool *p)
+{
+	return p != NULL && p->pool.started;
+}
