@@ -1,5 +1,5 @@
 /*
- * The engine's second thread (src/engine/engine_helper.c), on its own and
+ * The engine's second thread (src/pool/pool.c, as the engine uses it), on its own and
  * inside the engine. A white-box test: it includes the engine's private
  * headers, to drive the helper directly and to see that an engine did
  * start it.
@@ -11,7 +11,10 @@
  * blocks, the caches that evict, a lazy full cache's scores and jumps
  * ahead, all on two threads, give exactly the records and states of
  * engines that never use the helper; and an engine freed mid-scene, with
- * steps and a block computed ahead, frees cleanly. .ci/run runs it under
+ * steps and a block computed ahead, frees cleanly. The model's batches run
+ * on the same pool code: a model stepped on two threads between an
+ * engine's steps gives the logits and weights of one on one thread, and
+ * both helpers ran. .ci/run runs it under
  * ThreadSanitizer (suite unit).
  */
 #include <setjmp.h>
@@ -25,10 +28,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine_helper.h"
+#include "h2o/pool.h"
 #include "engine_impl.h"
 #include "h2o/engine.h"
 #include "h2o/engine_replay.h"
+#include "h2o/llama.h"
+#include "model_impl.h"
 #include "scene_fixture.h"
 
 /* ---- the helper on its own ---------------------------------------------- */
@@ -72,10 +77,10 @@ static void job_part(void *arg, int part)
 
 /* Hand JOB to H and check that both parts ran once, with the numbers a
  * single thread computes. Returns whether part 1 ran on the helper. */
-static bool hand_off(struct helper *h, struct job *j)
+static bool hand_off(struct h2o_pool *h, struct job *j)
 {
 	j->ran[0] = j->ran[1] = 0;
-	helper_run_two(h, job_part, j);
+	pool_run_two(h, job_part, j);
 	assert_int_equal(j->ran[0], 1);
 	assert_int_equal(j->ran[1], 1);
 	assert_true(pthread_equal(j->thread[0], pthread_self()));
@@ -87,7 +92,7 @@ static bool hand_off(struct helper *h, struct job *j)
 static void test_many_hand_offs(void **state)
 {
 	(void)state;
-	struct helper h = {0};
+	struct h2o_pool h = {0};
 	int on_helper = 0, i = 0;
 	/* Jobs back to back, as a run's steps come: the helper spins between
 	 * them. Then on until the helper has taken some (on a busy machine it
@@ -99,7 +104,7 @@ static void test_many_hand_offs(void **state)
 	assert_true(h.started);
 	assert_true(on_helper > 0);
 	print_message("%d of %d second parts ran on the helper\n", on_helper, i);
-	helper_stop(&h);
+	pool_stop(&h);
 	assert_false(h.started);
 }
 
@@ -108,39 +113,38 @@ static void test_many_hand_offs(void **state)
 static void test_sleep_and_wake(void **state)
 {
 	(void)state;
-	struct helper h = {0};
+	struct h2o_pool h = {0};
 	for (int i = 0; i < 40; i++) {
 		struct job j = {.seed = (uint64_t)i, .work = 100};
 		hand_off(&h, &j);
-		nap(3 * HELPER_SPIN_NS); /* the helper goes to sleep */
-		struct job slow = {.seed = (uint64_t)i,
-		                   .work = 100,
-		                   .sleep_ns = i % 2 ? 3 * HELPER_SPIN_NS : 0};
+		nap(3 * POOL_SPIN_NS); /* the helper goes to sleep */
+		struct job slow = {
+		        .seed = (uint64_t)i, .work = 100, .sleep_ns = i % 2 ? 3 * POOL_SPIN_NS : 0};
 		hand_off(&h, &slow);
 	}
-	helper_stop(&h);
+	pool_stop(&h);
 }
 
 /* Stop in every state, and start again after each stop. */
 static void test_stop_and_restart(void **state)
 {
 	(void)state;
-	struct helper h = {0};
-	helper_stop(&h); /* never started */
+	struct h2o_pool h = {0};
+	pool_stop(&h); /* never started */
 	assert_false(h.started);
 	for (int i = 0; i < 300; i++) {
 		struct job j = {.seed = (uint64_t)i, .work = 50};
 		hand_off(&h, &j);
 		assert_true(h.started);
 		if (i % 3 == 1)
-			nap(3 * HELPER_SPIN_NS); /* asleep */
+			nap(3 * POOL_SPIN_NS); /* asleep */
 		else if (i % 3 == 2)
 			hand_off(&h, &j); /* just done again */
 		/* else: still spinning, or still signalling that it is done */
-		helper_stop(&h);
+		pool_stop(&h);
 		assert_false(h.started);
 	}
-	helper_stop(&h); /* twice */
+	pool_stop(&h); /* twice */
 }
 
 /* ---- the helper inside the engine --------------------------------------- */
@@ -269,6 +273,62 @@ static void test_engine_lazy_and_jumps(void **state)
 /* Engines freed with work computed ahead and not handed out (a block of
  * the full cache, steps of the caches that evict), the helper spinning,
  * or asleep. */
+/* The pool's two users at once: an engine's steps on two threads between
+ * a model's batches on two threads, each result that of one thread. */
+static void test_engine_and_model(void **state)
+{
+	(void)state;
+	char err[LLAMA_ERR_MAX] = "";
+	struct llama_model *two = NULL, *one = NULL;
+	assert_int_equal(llama_load("models/stories260K/stories260K.bin", &two, err), 0);
+	assert_int_equal(llama_load("models/stories260K/stories260K.bin", &one, err), 0);
+	llama_set_threads(two, LLAMA_THREADS_TWO);
+	llama_set_threads(one, LLAMA_THREADS_ONE);
+	enum { RUNS = 3 };
+	struct llama_run *b[RUNS], *s[RUNS];
+	for (int i = 0; i < RUNS; i++) {
+		b[i] = llama_run_new(two);
+		s[i] = llama_run_new(one);
+		assert_true(b[i] && s[i]);
+	}
+	const int vocab = llama_model_config(two)->vocab_size;
+
+	struct scene *sc = fixture_random(N, DIM, HEAVY, RECENT, 13);
+	const struct budget bud = budget();
+	struct engine *e = engine_new(sc, &bud), *single[POLICY_COUNT];
+	assert_non_null(e);
+	single_engines(sc, single);
+	struct step_record rec, orec;
+	for (int pos = 0; engine_step(e, &rec); pos++) {
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			assert_true(engine_step(single[p], &orec));
+			same_record(&rec.c[p], &orec.c[p], DIM);
+		}
+		if (pos >= 32)
+			continue;
+		int tokens[RUNS];
+		for (int i = 0; i < RUNS; i++)
+			tokens[i] = 1 + (pos * 7 + i * 31) % (vocab - 1);
+		assert_int_equal(llama_step_batch(two, b, RUNS, tokens, pos), 0);
+		for (int i = 0; i < RUNS; i++) {
+			assert_int_equal(llama_step(one, s[i], tokens[i], pos), 0);
+			SAME(llama_logits(b[i]), llama_logits(s[i]), vocab);
+		}
+	}
+	assert_true(e->h.started);
+	assert_true(model_pool_started(two->pool));
+	assert_false(model_pool_started(one->pool));
+	engine_free(e);
+	free_engines(single);
+	scene_free(sc);
+	for (int i = 0; i < RUNS; i++) {
+		llama_run_free(b[i]);
+		llama_run_free(s[i]);
+	}
+	llama_free(two);
+	llama_free(one);
+}
+
 static void test_engine_free_mid_scene(void **state)
 {
 	(void)state;
@@ -286,7 +346,7 @@ static void test_engine_free_mid_scene(void **state)
 		assert_true(e->live > e->t);
 		assert_true(e->f.first + e->f.count > e->t);
 		if (i == 2)
-			nap(3 * HELPER_SPIN_NS); /* asleep */
+			nap(3 * POOL_SPIN_NS); /* asleep */
 		engine_free(e);
 	}
 	scene_free(sc);
@@ -301,6 +361,7 @@ int main(void)
 	        cmocka_unit_test(test_engine_two_threads),
 	        cmocka_unit_test(test_engine_lazy_and_jumps),
 	        cmocka_unit_test(test_engine_free_mid_scene),
+	        cmocka_unit_test(test_engine_and_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

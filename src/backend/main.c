@@ -19,6 +19,7 @@
 #include "budget.h"
 #include "h2o/app.h"
 #include "h2o/cost.h"
+#include "h2o/llama.h"
 #include "h2o/drop.h"
 #include "h2o/engine.h"
 #include "h2o/heads.h"
@@ -432,10 +433,13 @@ static int run_screens(const struct run *r)
 static int prepare_process(struct run *r)
 {
 	const struct options *o = &r->o;
-	/* H2O_KERNEL=avx512|avx2|portable: the engine's kernels, to test each
+	/* H2O_KERNEL=avx512|avx2|portable: the engine's and the model's
+	 * kernels, to test each
 	 * variant; one this processor cannot run is a usage error. */
 	const char *kernel = getenv("H2O_KERNEL");
-	const int kernel_rc = kernel && *kernel ? engine_kernel_select(kernel) : 0;
+	int kernel_rc = kernel && *kernel ? engine_kernel_select(kernel) : 0;
+	if (kernel_rc == 0 && kernel && *kernel)
+		kernel_rc = llama_kernel_select(kernel);
 	if (kernel_rc < 0)
 		return options_usage_error(kernel_rc == -1
 		                                   ? "H2O_KERNEL=%s: this processor cannot run it"

@@ -140,7 +140,7 @@ void engine_free(struct engine *e)
 {
 	if (!e)
 		return;
-	helper_stop(&e->h);
+	pool_stop(&e->h);
 	for (int p = 0; p < POLICY_COUNT; p++)
 		cache_done(&e->c[p]);
 	full_done(&e->f);
@@ -262,7 +262,7 @@ static bool step(struct engine *e, struct step_record *rec, bool figures)
 		const long cap = engine_cache_cap(sc, &e->want);
 		if (runs(e, POLICY_FULL) && evicting >= 2 &&
 		    job.count * cap * sc->dim >= STEP_SPLIT_WORK)
-			helper_run_two(&e->h, run_part, &job);
+			pool_run_two(&e->h, run_part, &job);
 		else
 			for (int part = 0; part < 2; part++)
 				run_part(&job, part);
@@ -323,7 +323,7 @@ void engine_advance_to(struct engine *e, int t)
 		return;
 	struct run_job job = {e, {0, 0}, e->t + 1, t - e->t, false};
 	split_caches(e, &job);
-	helper_run_two(&e->h, run_part, &job);
+	pool_run_two(&e->h, run_part, &job);
 	e->t = e->live = t;
 }
 

@@ -185,7 +185,7 @@ static void run_phase(struct engine *e, enum phase ph, bool two)
 		return;
 	}
 	struct phase_job job = {e, ph};
-	helper_run_two(&e->h, phase_part, &job);
+	pool_run_two(&e->h, phase_part, &job);
 }
 
 /* Compute the block of steps that starts at position FIRST. */
@@ -254,7 +254,7 @@ static void full_catch_up(struct engine *e)
 		f->score[p] = 0.0;
 	struct add_job job = {e, f->added, f->len};
 	if ((long)(f->len - f->added) * f->len >= THREAD_MIN_WORK)
-		helper_run_two(&e->h, add_part, &job);
+		pool_run_two(&e->h, add_part, &job);
 	else
 		for (int part = 0; part < 2; part++)
 			add_part(&job, part);

@@ -12,7 +12,7 @@
  *   engine_snapshot.c  snapshots and restores
  *   engine_logit.c     one logit, one weight, a set of keys (for the
  *                      timeline's recomputations)
- *   engine_helper.c    the second thread
+ *   (the second thread is the pool stage's, h2o/pool.h)
  *   engine_kernel.c    the inner loops, vectorised (engine_kernel.h)
  *   engine_exp.c       the softmax's exp (engine_exp.h)
  */
@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #include "h2o/engine.h"
-#include "engine_helper.h"
+#include "h2o/pool.h"
 #include "engine_kernel.h"
 
 /* Multiply-adds below which work stays on one thread: handing a part to
@@ -167,7 +167,7 @@ struct engine {
 	struct cache c[POLICY_COUNT]; /* every policy but POLICY_FULL */
 	struct full f;
 	struct step_record rec; /* engine_advance's */
-	struct helper h;
+	struct h2o_pool h;
 	/* The plans the layer-wide policies follow (the caller's, shared by
 	 * every head, or own_plans, the engine's when it got none), and the
 	 * policies whose plan is still to be got (plans_ready). */

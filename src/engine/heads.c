@@ -3,7 +3,7 @@
  */
 #include "h2o/heads.h"
 
-#include "engine_helper.h"
+#include "h2o/pool.h"
 #include "h2o/engine_replay.h"
 #include "h2o/plan.h"
 
@@ -102,7 +102,7 @@ int heads_run_init(struct heads_run *run, const struct scene *sc, const struct b
 void heads_run_done(struct heads_run *run)
 {
 	if (run->h)
-		helper_stop(run->h);
+		pool_stop(run->h);
 	free(run->h);
 	for (int h = 0; run->e && h < run->count; h++)
 		engine_free(run->e[h]);
@@ -132,7 +132,7 @@ bool heads_run_step(struct heads_run *run)
 {
 	const int t = engine_step_count(run->e[0]);
 	if (run->count > 1)
-		helper_run_two(run->h, step_part, run);
+		pool_run_two(run->h, step_part, run);
 	else
 		step_heads(run, 0, run->count);
 	return engine_step_count(run->e[0]) > t;

@@ -110,6 +110,8 @@ void model_pool_release(struct model_pool *p);
  * the helper cannot be started or is slow to take it). Both have returned
  * when this does. The pool must be held. */
 void model_pool_run(struct model_pool *p, void (*fn)(void *arg, int part), void *arg);
+/* Whether P's helper thread runs (for tests/test_engine_helper.c). */
+int model_pool_started(struct model_pool *p);
 
 /* A half-precision float, exactly. */
 float model_half(uint16_t h);

@@ -7,11 +7,18 @@
  * register, two AVX2 or four SSE2 ones. Each lane performs the operations
  * of a plain dot product of its row, in its order, so every instruction
  * set gives the same bits and the choice, made once per model when it is
- * loaded, never shows in a result. Other compilers get the plain loop.
+ * loaded, never shows in a result. The variants are "avx512", "avx2" (the
+ * vectors compiled for those instruction sets) and "portable" (the
+ * vectors compiled for the baseline, SSE2 on x86-64); llama_kernel_select
+ * (h2o/llama.h) picks one for the models loaded after it, so the tests can
+ * hold every variant to that promise. Other compilers get the plain loop,
+ * their one "portable" variant.
  */
 #include "model_impl.h"
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #if defined(__GNUC__)
@@ -45,30 +52,27 @@ typedef float v8a __attribute__((vector_size(2 * MODEL_PANEL), aligned(4), may_a
 #undef KNAME
 #undef KPAIR
 
-void model_pick_kernels(struct kernels *k)
+/* The variants, widest first, as llama_kernel_select names them. */
+static const struct kernels variants[] = {
+#if defined(__x86_64__) || defined(__i386__)
+        {"avx512", panels_avx512, scores_avx512, values_avx512},
+        {"avx2", panels_avx2, scores_avx2, values_avx2},
+#endif
+        {"portable", panels_base, scores_base, values_base},
+};
+
+static bool runnable(const struct kernels *k)
 {
-	k->name = "generic vectors";
-	k->panels = panels_base;
-	k->scores = scores_base;
-	k->values = values_base;
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f")) {
-		k->name = "AVX-512";
-		k->panels = panels_avx512;
-		k->scores = scores_avx512;
-		k->values = values_avx512;
-	} else if (__builtin_cpu_supports("avx2")) {
-		k->name = "AVX2";
-		k->panels = panels_avx2;
-		k->scores = scores_avx2;
-		k->values = values_avx2;
-	} else {
-		k->name = "SSE2";
-	}
+	if (strcmp(k->name, "avx512") == 0)
+		return __builtin_cpu_supports("avx512f");
+	if (strcmp(k->name, "avx2") == 0)
+		return __builtin_cpu_supports("avx2");
 #endif
+	(void)k;
+	return true;
 }
-
 #else
 
 static void panels_plain(const struct packed *w, int pa, int pb, const float *const *x,
@@ -105,11 +109,56 @@ static void values_plain(const float *a, const float *v, int n, int hs, float *o
 	}
 }
 
-void model_pick_kernels(struct kernels *k)
+static const struct kernels variants[] = {
+        {"portable", panels_plain, scores_plain, values_plain},
+};
+
+static bool runnable(const struct kernels *k)
 {
-	k->name = "plain loops";
-	k->panels = panels_plain;
-	k->scores = scores_plain;
-	k->values = values_plain;
+	(void)k;
+	return true;
 }
 #endif
+
+#define N_VARIANTS ((int)(sizeof variants / sizeof variants[0]))
+
+/* The variant models load with from now on: -1 for the widest runnable. */
+static _Atomic int chosen = -1;
+
+int llama_kernel_select(const char *name)
+{
+	if (name == NULL || strcmp(name, "auto") == 0) {
+		atomic_store(&chosen, -1);
+		return 0;
+	}
+	for (int i = 0; i < N_VARIANTS; i++)
+		if (strcmp(variants[i].name, name) == 0) {
+			if (!runnable(&variants[i]))
+				return -1;
+			atomic_store(&chosen, i);
+			return 0;
+		}
+	return strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0 ? -1 : -2;
+}
+
+void model_pick_kernels(struct kernels *k)
+{
+	const int i = atomic_load(&chosen);
+	if (i >= 0) {
+		*k = variants[i];
+		return;
+	}
+	for (int j = 0; j < N_VARIANTS; j++)
+		if (runnable(&variants[j])) {
+			*k = variants[j];
+			return;
+		}
+	*k = variants[N_VARIANTS - 1];
+}
+
+const char *llama_kernel_name(void)
+{
+	struct kernels k;
+	model_pick_kernels(&k);
+	return k.name;
+}

@@ -23,6 +23,7 @@
 #include "h2o/scene.h"
 #include "h2o/llama.h"
 #include "h2o/tokenizer.h"
+#include "kernel_env.h"
 
 static const char *root = ".";
 
@@ -624,6 +625,9 @@ static void test_snap_family_plain(void **state)
 
 int main(int argc, char **argv)
 {
+	const int kernel_rc = model_kernel_from_env();
+	if (kernel_rc >= 0)
+		return kernel_rc;
 	if (argc > 1)
 		root = argv[1];
 	const struct CMUnitTest tests[] = {

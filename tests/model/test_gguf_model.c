@@ -26,6 +26,7 @@
 #include "gguf_build.h"
 #include "h2o/gguf.h"
 #include "h2o/llama.h"
+#include "kernel_env.h"
 
 static const char *root = ".";
 
@@ -375,6 +376,9 @@ static void test_dequant(void **state)
 
 int main(int argc, char **argv)
 {
+	const int kernel_rc = model_kernel_from_env();
+	if (kernel_rc >= 0)
+		return kernel_rc;
 	if (argc > 1)
 		root = argv[1];
 	const struct CMUnitTest tests[] = {

@@ -28,6 +28,7 @@
 #include "h2o/llama.h"
 #include "h2o/llama_trace.h"
 #include "h2o/tokenizer.h"
+#include "kernel_env.h"
 
 static const char *root = ".";
 static const char *build_dir = ".";
@@ -1017,6 +1018,9 @@ static void test_trace(void **state)
 
 int main(int argc, char **argv)
 {
+	const int kernel_rc = model_kernel_from_env();
+	if (kernel_rc >= 0)
+		return kernel_rc;
 	if (argc > 1)
 		root = argv[1];
 	if (argc > 2)

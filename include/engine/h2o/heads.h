@@ -47,7 +47,7 @@ const char *heads_name(const struct scene *scene, int i);
  * and cosine on the concatenated outputs of every query head, attention
  * recall averaged over query heads).
  */
-struct helper;
+struct h2o_pool;
 
 struct heads_run {
 	int count;
@@ -55,7 +55,7 @@ struct heads_run {
 	struct engine **e;       /* [count] */
 	struct step_record *rec; /* [count], of the last step */
 	/* The thread that steps half the heads (the engine stage's helper). */
-	struct helper *h;
+	struct h2o_pool *h;
 	/* The layer-wide plans the engines share. */
 	struct engine_plans *plans;
 	struct budget b;

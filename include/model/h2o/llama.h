@@ -111,6 +111,18 @@ size_t llama_model_bytes(const struct llama_model *m);
 
 const struct llama_config *llama_model_config(const struct llama_model *m);
 
+/* The forward pass's kernels: "avx512", "avx2" or "portable" (the same
+ * vector code compiled for the baseline instruction set). Every variant
+ * gives the same bits. A model uses the widest this processor runs unless
+ * llama_kernel_select names another before it loads, for every model the
+ * process loads from then on (NULL or "auto": the widest). Returns 0, -1
+ * when this processor cannot run that variant, -2 for a name that is none
+ * of them; the choice stays when it fails. The model reads no
+ * environment: the program and the tests pass H2O_KERNEL here. */
+int llama_kernel_select(const char *name);
+/* The variant models load with now. */
+const char *llama_kernel_name(void);
+
 /* Threads for llama_step_batch: LLAMA_THREADS_AUTO (the default: a helper
  * thread on the second core once a step's matrices are large enough to pay
  * for it), LLAMA_THREADS_ONE (the calling thread only) or LLAMA_THREADS_TWO
