@@ -9,7 +9,8 @@
 # and the line on stderr says so. A model scene's sweep adds the model's
 # panel, perplexity against the budget, with a curve per policy the model
 # runs, and its report a panel of the log-probability lost over the steps;
-# the README's figure is the size its command draws. A file that
+# the README's figure is the size its command draws; --policies draws
+# the curves of the policies chosen only. A file that
 # cannot be written is one line on stderr and exit status 1.
 #
 # Usage: tests/plot_test.sh H2O_TUI   (from the source root, as Meson runs it)
@@ -70,6 +71,12 @@ check hostile.svg --report tests/scenes/hostile_text.json
 check sweep.svg --budget-sweep 1,2,4,0.5 --json scenes/cat_sat.json
 check sweep.PNG --budget-sweep --csv scenes/cat_sat_qkv.json
 check sweep.pdf --budget-sweep=2,4 --target cos=0.99 scenes/cat_sat_qkv.json
+# --policies: a curve per policy chosen, and no other.
+all=$policies
+policies=2
+check chosen.svg --report --policies h2o,window scenes/cat_sat_qkv.json
+check chosen_sweep.svg --budget-sweep=2,4 --policies tova,full scenes/cat_sat_qkv.json
+policies=$all
 
 # A model scene's sweep: a second panel, the model's perplexity against
 # the budget, with a curve per policy the model runs (the names of the

@@ -186,6 +186,7 @@ static int init(struct app *app, const struct scene *scene, int heavy, int recen
 	if (!plan_budget(scene, &app->b))
 		return -1;
 	app->compare = compare;
+	app->policies = ENGINE_ALL_POLICIES;
 	app->selected = -1;
 	app->heat_anchor = -1;
 	app->lesson = -1;
@@ -225,6 +226,11 @@ int app_init_background(struct app *app, const struct scene *scene, int heavy, i
                         int sinks, enum policy_id compare)
 {
 	return init(app, scene, heavy, recent, sinks, compare, true);
+}
+
+void app_set_policies(struct app *app, unsigned policies)
+{
+	app->policies = policies ? policies & ENGINE_ALL_POLICIES : ENGINE_ALL_POLICIES;
 }
 
 int app_built(const struct app *app)
@@ -457,6 +463,7 @@ static void open_lesson(struct app *app, int index)
 		snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1, why);
 		return;
 	}
+	next.policies = app->policies;
 	next.lessons = app->lessons;
 	next.lesson = index;
 	next.lesson_hidden = app->lesson_hidden;
@@ -603,10 +610,17 @@ static unsigned apply_key(struct app *app, uint32_t key)
 		rebudget(app, app->b.heavy, app->b.recent + 1);
 		break;
 	case ACT_COMPARE:
-		/* H2O itself is always on the left. */
-		do
-			app->compare = (enum policy_id)((app->compare + 1) % POLICY_COUNT);
-		while (!app_comparable(app->compare));
+		/* H2O itself is always on the left; only the policies chosen
+		 * (app_set_policies) come round, and with none of them the
+		 * compared one stays. */
+		for (int k = 1; k < POLICY_COUNT; k++) {
+			const enum policy_id p =
+			        (enum policy_id)((app->compare + k) % POLICY_COUNT);
+			if (app_comparable(p) && (app->policies & ENGINE_POLICY(p))) {
+				app->compare = p;
+				break;
+			}
+		}
 		break;
 	case ACT_METRIC:
 		if (app->scene->v)

@@ -60,6 +60,9 @@ struct run {
 	unsigned keep; /* the report's kept figures (REPORT_KEEP_*) */
 	enum report_format format;
 	struct model_pair mp;
+	/* The policies shown (--policies, else the scene's "policies", else
+	 * every one), a bit each (ENGINE_POLICY). */
+	unsigned shown;
 };
 
 static void run_free(struct run *r)
@@ -177,10 +180,50 @@ static int load_scene(struct run *r)
 		}
 		return -1;
 	}
-	const struct scene_options load = {.allow_paths = o->allow_paths};
+	/* The names a scene's "policies" may list, in the order of the
+	 * bits of scene.policies: the table's. */
+	const char *names[POLICY_COUNT + 1];
+	for (int p = 0; p < POLICY_COUNT; p++)
+		names[p] = policies[p]->name;
+	names[POLICY_COUNT] = NULL;
+	const struct scene_options load = {.allow_paths = o->allow_paths, .policy_names = names};
 	if (scene_load_file_opts(o->scene, &load, &r->scene, err) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return EXIT_SCENE;
+	}
+	return -1;
+}
+
+/* The policies shown, into R->shown, and the one beside H2O on the screen
+ * among them (the first of c's cycle from the default, or the full cache
+ * when only H2O is shown). Returns -1, or the exit status. */
+static int choose_policies(struct run *r)
+{
+	struct options *o = &r->o;
+	r->shown = o->policies          ? o->policies
+	           : r->scene->policies ? r->scene->policies
+	                                : ENGINE_ALL_POLICIES;
+	if (o->compare_given) {
+		if (r->shown & ENGINE_POLICY(o->compare))
+			return -1;
+		char names[256];
+		size_t at = 0;
+		names[0] = '\0';
+		for (int p = 0; p < POLICY_COUNT && at < sizeof names; p++)
+			if (r->shown & ENGINE_POLICY(p))
+				at += (size_t)snprintf(names + at, sizeof names - at, "%s%s",
+				                       at ? ", " : "", policies[p]->name);
+		char msg[512];
+		snprintf(msg, sizeof msg, "--compare %s: not among the policies chosen (%s)",
+		         policies[o->compare]->name, names);
+		return options_usage_error("%s", msg);
+	}
+	for (int k = 0; k < POLICY_COUNT; k++) {
+		const enum policy_id p = (enum policy_id)((COMPARE_DEFAULT + k) % POLICY_COUNT);
+		if (app_comparable(p) && (r->shown & ENGINE_POLICY(p))) {
+			o->compare = p;
+			break;
+		}
 	}
 	return -1;
 }
@@ -194,6 +237,8 @@ static int prepare_run(struct run *r)
 	struct scene *scene = r->scene;
 	int rc = budget_resolve(o, scene, &r->choice);
 	if (rc >= 0)
+		return rc;
+	if ((rc = choose_policies(r)) >= 0)
 		return rc;
 	if (o->ppl_given && !scene->model_path)
 		return options_usage_error("--target ppl=%s: the scene has no model, so no "
@@ -214,7 +259,7 @@ static int prepare_run(struct run *r)
 	                            : o->sweep  ? COST_SWEEP
 	                                        : COST_SCREENS;
 	const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	r->cost = cost_of(scene, &r->choice.budget, mode, r->budgets, r->count,
+	r->cost = cost_of(scene, &r->choice.budget, mode, r->shown, r->budgets, r->count,
 	                  cores > 0 ? (int)cores : 1);
 	/* And the report's kept figures. */
 	r->cost.bytes += o->report  ? report_keep_bytes(scene, r->keep)
@@ -232,7 +277,8 @@ static int prepare_run(struct run *r)
  * RUNS times (cost_of counts them in r->cost.madds). */
 static double model_share(const struct run *r, int runs)
 {
-	const double model = runs * drop_predict_madds(r->mp.m, r->scene->n, ENGINE_ALL_POLICIES);
+	const double model =
+	        runs * drop_predict_madds(r->mp.m, r->scene->n, drop_policies_run(r->shown));
 	const double all = r->cost.madds;
 	return all > 0 && model < all ? model / all : 0.5;
 }
@@ -254,13 +300,13 @@ static int run_trace(const struct run *r)
 	int rc;
 	const int drc = r->mp.m ? drop_measure(r->mp.m, scene->tokens, scene->n, scene->given,
 	                                       scene->prompt, &r->choice.budget,
-	                                       ENGINE_ALL_POLICIES, &drop, derr)
+	                                       drop_policies_run(r->shown), &drop, derr)
 	                        : 0;
 	if (drc != 0)
 		rc = drop_failed(scene, drc, derr, "running the model per policy");
 	else
-		rc = trace_write_drop(scene, &r->choice.budget, r->mp.m ? &drop : NULL, stdout,
-		                      pr) < 0
+		rc = trace_write_drop(scene, &r->choice.budget, r->mp.m ? &drop : NULL, r->shown,
+		                      stdout, pr) < 0
 		             ? output_failed("writing the trace")
 		             : 0;
 	drop_result_free(&drop);
@@ -287,14 +333,16 @@ static int run_report(const struct run *r)
 	                                   o->ppl_ratio};
 	char err[DROP_ERR_MAX];
 	int rc = 0;
-	if (report_measure(scene, b, &o->target, r->keep, &run, pr, 0, scene->n) < 0) {
+	if (report_measure_only(scene, b, &o->target, r->keep, r->shown, &run, pr, 0, scene->n) <
+	    0) {
 		rc = output_out_of_memory("computing the report");
 	} else {
-		const int drc = r->mp.m ? drop_measure_told(
-		                                  r->mp.m, scene->tokens, scene->n, scene->given,
-		                                  scene->prompt, b, ENGINE_ALL_POLICIES, &drop, err,
-		                                  progress_phase(&runs, whole, 1.0 - share, share))
-		                        : 0;
+		const int drc =
+		        r->mp.m ? drop_measure_told(
+		                          r->mp.m, scene->tokens, scene->n, scene->given,
+		                          scene->prompt, b, drop_policies_run(r->shown), &drop, err,
+		                          progress_phase(&runs, whole, 1.0 - share, share))
+		                : 0;
 		if (drc != 0)
 			rc = drop_failed(scene, drc, err, "running the model per policy");
 		if (rc == 0 && report_print_model(&run, r->mp.m ? &model : NULL, r->format,
@@ -330,14 +378,15 @@ static int run_sweep(const struct run *r)
 	                                   o->ppl_ratio};
 	char err[DROP_ERR_MAX];
 	int rc = 0;
-	if (report_sweep_measure(scene, r->budgets, r->count, split, o->sinks, &o->target, r->keep,
-	                         &sw, pr) < 0) {
+	if (report_sweep_measure_only(scene, r->budgets, r->count, split, o->sinks, &o->target,
+	                              r->keep, r->shown, &sw, pr) < 0) {
 		rc = output_out_of_memory("computing the budget sweep");
 	} else {
 		const int drc = r->mp.m ? drop_sweep_measure(
 		                                  r->mp.m, scene->tokens, scene->n, scene->given,
 		                                  scene->prompt, r->budgets, r->count, split->heavy,
-		                                  o->sinks, scene->interval, o->ppl_ratio, &ds, err,
+		                                  o->sinks, scene->interval, o->ppl_ratio,
+		                                  drop_policies_run(r->shown), &ds, err,
 		                                  progress_phase(&runs, whole, 1.0 - share, share))
 		                        : 0;
 		if (drc != 0)
@@ -367,8 +416,10 @@ static int run_screens(const struct run *r)
 	                       ? app_init(&app, r->scene, b->heavy, b->recent, o->sinks, o->compare)
 	                       : app_init_background(&app, r->scene, b->heavy, b->recent, o->sinks,
 	                                             o->compare);
-	if (ok >= 0)
+	if (ok >= 0) {
 		app_set_lessons(&app, r->lessons, r->lesson);
+		app_set_policies(&app, r->shown);
+	}
 	const bool model_ok =
 	        ok < 0 || !r->mp.m ||
 	        app_set_model(&app, r->mp.m, r->mp.t, r->scene->tokens, r->scene->given) == 0;

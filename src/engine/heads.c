@@ -68,6 +68,12 @@ const char *heads_name(const struct scene *sc, int h)
 
 int heads_run_init(struct heads_run *run, const struct scene *sc, const struct policy_budget *b)
 {
+	return heads_run_init_only(run, sc, b, ENGINE_ALL_POLICIES);
+}
+
+int heads_run_init_only(struct heads_run *run, const struct scene *sc,
+                        const struct policy_budget *b, unsigned policies)
+{
 	*run = (struct heads_run){.b = *b};
 	const int count = heads_count(sc);
 	/* One plan per layer for all its heads' engines (plan.h). */
@@ -86,7 +92,7 @@ int heads_run_init(struct heads_run *run, const struct scene *sc, const struct p
 	}
 	for (int h = 0; h < count; h++) {
 		heads_view(sc, h, &run->views[h]);
-		run->e[h] = engine_new(&run->views[h], &run->b);
+		run->e[h] = engine_new_only(&run->views[h], &run->b, policies);
 		run->count = h + 1;
 		if (!run->e[h]) {
 			heads_run_done(run);

@@ -141,7 +141,13 @@ static int load(const char *name, const char *text, size_t len, const struct sce
                 struct scene **out, char err[SCENE_ERROR_MAX])
 {
 	struct locate_cache cache = {.depth = -1};
-	struct loader ld = {name, text, len, err, &cache, options && options->allow_paths};
+	struct loader ld = {name,
+	                    text,
+	                    len,
+	                    err,
+	                    &cache,
+	                    options && options->allow_paths,
+	                    options ? options->policy_names : NULL};
 	struct plan p;
 	const char *end = NULL;
 

@@ -49,7 +49,8 @@ struct loader {
 	size_t len;
 	char *err;
 	struct locate_cache *cache;
-	bool allow_paths; /* scene_options: named files may be anywhere */
+	bool allow_paths;                /* scene_options: named files may be anywhere */
+	const char *const *policy_names; /* scene_options: what "policies" may name */
 };
 
 /* ---- error lines (scene_error.c) -------------------------------------- */
@@ -122,7 +123,8 @@ struct field {
 	X(PROMPT_TEXT, "prompt_text") \
 	X(TEMPERATURE, "temperature") \
 	X(SEED, "seed")               \
-	X(INTERVAL, "interval")
+	X(INTERVAL, "interval")       \
+	X(POLICIES, "policies")
 
 enum root_field {
 #define X(id, name) R_##id,
@@ -168,6 +170,7 @@ struct npy_source {
 /* What the checks learnt, for the copy that follows them. */
 struct plan {
 	struct field root[R_COUNT];
+	unsigned policies; /* "policies": bits of the loader's policy_names */
 	struct where w_root, w_tokens;
 	enum source source;
 	int heavy, recent, dim, n;

@@ -246,6 +246,7 @@ struct app {
 	struct policy_budget b; /* the current budgets */
 	int sinks_given;        /* sinks asked for, or -1 for the default */
 	enum policy_id compare; /* the policy beside H2O */
+	unsigned policies;      /* those c cycles through (app_set_policies) */
 	enum app_metric metric; /* what the plot row shows */
 	int step;               /* 0..app_built() */
 	int goal;               /* a step to go to once the timelines reach it, or -1 */
@@ -310,6 +311,10 @@ int app_init(struct app *app, const struct scene *scene, int heavy, int recent, 
  * and every budget change builds the same way. */
 int app_init_background(struct app *app, const struct scene *scene, int heavy, int recent,
                         int sinks, enum policy_id compare);
+
+/* Let c cycle only through the policies of the mask POLICIES (a bit
+ * each, ENGINE_POLICY; 0: every policy, the default), --policies'. */
+void app_set_policies(struct app *app, unsigned policies);
 
 /* The seconds the shown head's build still needs at the rate so far, or
  * -1 when it is not building or has not run long enough to tell. */
