@@ -31,6 +31,9 @@ void app_model_done(struct app *app)
 	app->model = NULL;
 }
 
+/* The model runs the policies c cycles through (app_set_policies), H2O
+ * and the full cache: the panel shows H2O and the compared one against
+ * the full cache. */
 int app_model_measure(struct app *app)
 {
 	if (!app->model)
@@ -39,7 +42,8 @@ int app_model_measure(struct app *app)
 	char err[DROP_ERR_MAX];
 	if (!r ||
 	    drop_measure(app->model, app->tokens, app->scene->n, app->given, app->scene->prompt,
-	                 &app->b, (1u << POLICY_COUNT) - 1u, r, err) != 0) {
+	                 &app->b, drop_policies_run(app->policies | ENGINE_POLICY(POLICY_H2O)), r,
+	                 err) != 0) {
 		free(r);
 		return -1;
 	}
