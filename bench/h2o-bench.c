@@ -14,9 +14,11 @@
  * ../shared/bench/peer_lesson_torch.py runs on the very same scenes (written
  * to a temporary JSON file) and the ratios are printed beside ours.
  *
- * Usage: h2o-bench [--quick | --target] [--no-peer] [--peer PATH]
+ * Usage: h2o-bench [--quick | --target | --report] [--no-peer] [--peer PATH]
  *   --quick    only the cases up to 10,000 tokens, the target and the designs
- *   --target   only the target case beside the PyTorch loop
+ *   --target   only the target case beside the PyTorch loop, and its report
+ *   --report   only the target case's report, every policy beside
+ *              --policies h2o,full
  *   --no-peer  do not run the PyTorch loop
  */
 #include <math.h>
@@ -33,6 +35,7 @@
 #include "h2o/app.h"
 #include "h2o/engine.h"
 #include "h2o/frame.h"
+#include "h2o/report.h"
 #include "h2o/scene.h"
 #include "h2o/timeline.h"
 #include "h2o/view.h"
@@ -376,6 +379,46 @@ static void run_peer_case(int n, int dim, int heavy, int recent, const char *pee
 	scene_free(sc);
 }
 
+/* ---- the report with fewer policies --------------------------------------- */
+
+/* Seconds report_measure_only takes over SC for the policies of SHOWN
+ * (what h2o-tui --report --policies does before it prints), or NAN. */
+static double run_report(const struct scene *sc, unsigned shown)
+{
+	const struct budget b = budget_of(sc);
+	const struct report_target target = REPORT_DEFAULT_TARGET;
+	struct report_run run;
+	const double t0 = now();
+	if (report_measure_only(sc, &b, &target, 0, shown, &run, NULL, 0, sc->n) < 0)
+		return NAN;
+	const double dt = now() - t0;
+	report_run_done(&run);
+	return dt;
+}
+
+/* --report with every policy beside --report --policies h2o,full, on the
+ * same scene, alternating so that a busy machine slows both alike. */
+static void run_report_case(int n, int dim, int heavy, int recent)
+{
+	struct scene *sc = make_scene(n, dim, heavy, recent);
+	if (!sc)
+		return;
+	struct samples all = {0}, two = {0};
+	const unsigned h2o_full = ENGINE_POLICY(POLICY_H2O) | ENGINE_POLICY(POLICY_FULL);
+	for (int i = 0; i < 3; i++) {
+		add(&all, run_report(sc, ENGINE_ALL_POLICIES));
+		add(&two, run_report(sc, h2o_full));
+	}
+	char b0[64], b1[64];
+	const double ratio = median(&all) / median(&two);
+	printf("%7d %4d %4d+%-4d | --report, every policy %s s | --policies h2o,full %s s | "
+	       "%.2fx faster\n",
+	       n, dim, heavy, recent, fig(&all, 1, 3, b0, sizeof b0),
+	       fig(&two, 1, 3, b1, sizeof b1), ratio);
+	fflush(stdout);
+	scene_free(sc);
+}
+
 /* ---- timeline designs --------------------------------------------------- */
 
 /* Seeking with snapshots every EVERY steps (0: the timeline's own choice).
@@ -443,20 +486,23 @@ static void run_designs(int n, int dim, int heavy, int recent, const int *every,
 
 int main(int argc, char **argv)
 {
-	bool quick = false, target = false, peer_on = true;
+	bool quick = false, target = false, report = false, peer_on = true;
 	const char *peer = "../shared/bench/peer_lesson_torch.py";
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0)
 			quick = true;
 		else if (strcmp(argv[i], "--target") == 0)
 			target = true;
+		else if (strcmp(argv[i], "--report") == 0)
+			report = true;
 		else if (strcmp(argv[i], "--no-peer") == 0)
 			peer_on = false;
 		else if (strcmp(argv[i], "--peer") == 0 && i + 1 < argc)
 			peer = argv[++i];
 		else {
-			fprintf(stderr, "usage: h2o-bench [--quick | --target] [--no-peer] [--peer "
-			                "PATH]\n");
+			fprintf(stderr,
+			        "usage: h2o-bench [--quick | --target | --report] [--no-peer] "
+			        "[--peer PATH]\n");
 			return 2;
 		}
 	}
@@ -471,6 +517,12 @@ int main(int argc, char **argv)
 	       "snapshots). Seeks: timeline_seek_lite (what a screen needs);\n"
 	       "'jump (full cache)': timeline_seek, which also rebuilds the full cache's scores "
 	       "at that step. Frames: view_draw at the last step, seek done.\n\n");
+	if (report) {
+		printf("The report (h2o-tui --report) of the target scene, every policy against "
+		       "--policies h2o,full:\n");
+		IN_CHILD(run_report_case(20000, 64, 128, 128));
+		return 0;
+	}
 	print_head();
 	const int ns[] = {1000, 10000, 100000}, dims[] = {64, 128}, budgets[] = {64, 512};
 	for (size_t a = 0; a < 3 && !target; a++) {
@@ -500,6 +552,9 @@ int main(int argc, char **argv)
 	printf("Target: n = 20,000, dim 64, heavy 128 + recent 128: H2O alone >= 400k steps/s; "
 	       "whole timeline >= 10x faster than the PyTorch H2O + full loop.\n");
 	IN_CHILD(run_peer_case(20000, 64, 128, 128, peer, torch));
+	printf("\nThe report (h2o-tui --report) of the target scene, every policy against "
+	       "--policies h2o,full:\n");
+	IN_CHILD(run_report_case(20000, 64, 128, 128));
 	if (target)
 		return 0;
 

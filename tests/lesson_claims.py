@@ -12,7 +12,11 @@ score of a sum) or the next step's. The trace is also taken with one more
 recent slot, for lessons that say what } does, and at the budgets the keys
 after each note's "Try" lead to, for what its experiment shows. A model's
 figures are read from its report's rows per step (model_values), at its
-own budgets, not from its trace. Usage: lesson_claims.py H2O_TUI SOURCE_ROOT
+own budgets, not from its trace. Only the policies a lesson names are run
+(--policies; h2o and the full cache always): a number it quotes of a policy
+is of one it names, and the others would only cost time and give a number
+more chances to match by accident. Usage: lesson_claims.py H2O_TUI
+SOURCE_ROOT
 """
 import csv
 import json
@@ -25,6 +29,17 @@ import sys
 # The budget keys a note suggests: "Try { {", "Try ]".
 TRY = re.compile(r"Try ((?:[\[\]{}](?: |(?=[^ ])))+)")
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]*\d)")
+# The policies, by the names --policies takes (h2o-tui --help).
+POLICIES = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
+            "snapkv-win", "pyramidkv", "adakv", "observed"]
+
+
+def named_policies(scene):
+    """--policies for the policies SCENE's text names, and H2O."""
+    text = " ".join([scene.get("watch", "")] + list(scene.get("notes", {}).values()))
+    named = [p for p in POLICIES
+             if re.search(r"(?<![\w-])" + re.escape(p) + r"(?![\w-])", text, re.I)]
+    return ["--policies", ",".join(dict.fromkeys(["h2o"] + named))]
 
 
 def numbers(value, out):
@@ -46,7 +61,7 @@ def trace(binary, root, path, extra):
     return [json.loads(line) for line in run.stdout.splitlines()]
 
 
-def model_values(binary, root, path, prompt):
+def model_values(binary, root, path, prompt, chosen):
     """A model's figures, without its weights (millions of them, which
     would match any number): each step's metrics, whole and per key/value
     head, each policy's mean recall over the steps after the prompt and
@@ -55,7 +70,7 @@ def model_values(binary, root, path, prompt):
     policy and head with exactly these figures (about 10 MB for the model
     lesson), not from the trace, whose attended sets, weights and scores
     (350 MB of JSON) no claim reads."""
-    run = subprocess.run([binary, "--report", "--csv", "--per-head", "--quiet", path],
+    run = subprocess.run([binary, "--report", "--csv", "--per-head", "--quiet", *chosen, path],
                          cwd=root, capture_output=True, text=True)
     if run.returncode != 0:
         raise SystemExit(f"{path}: --report --csv failed: {run.stderr.strip()}")
@@ -127,12 +142,13 @@ def main():
                 if heavy + recent >= 1:
                     variants.append(["--heavy", str(heavy), "--recent", str(recent)])
         if layered:
-            steps, means = model_values(binary, root, path, scene.get("prompt", 0))
+            steps, means = model_values(binary, root, path, scene.get("prompt", 0),
+                                        named_policies(scene))
             # Its watch names whole-scene figures; a note, its step's.
             everywhere.extend(means)
             variants = []
         for extra in variants:
-            for record in trace(binary, root, path, extra):
+            for record in trace(binary, root, path, extra + named_policies(scene)):
                 values = []
                 numbers(record, values)
                 steps.setdefault(record["step"], []).extend(values)

@@ -9,7 +9,8 @@
 # and the line on stderr says so. A model scene's sweep adds the model's
 # panel, perplexity against the budget, with a curve per policy the model
 # runs, and its report a panel of the log-probability lost over the steps;
-# the README's figure is the size its command draws. A file that
+# the README's figure is the size its command draws; --policies draws
+# the curves of the policies chosen only. A file that
 # cannot be written is one line on stderr and exit status 1.
 #
 # Usage: tests/plot_test.sh H2O_TUI   (from the source root, as Meson runs it)
@@ -70,13 +71,24 @@ check hostile.svg --report tests/scenes/hostile_text.json
 check sweep.svg --budget-sweep 1,2,4,0.5 --json scenes/cat_sat.json
 check sweep.PNG --budget-sweep --csv scenes/cat_sat_qkv.json
 check sweep.pdf --budget-sweep=2,4 --target cos=0.99 scenes/cat_sat_qkv.json
+# --policies: a curve per policy chosen, and no other.
+all=$policies
+policies=2
+check chosen.svg --report --policies h2o,window scenes/cat_sat_qkv.json
+check chosen_sweep.svg --budget-sweep=2,4 --policies tova,full scenes/cat_sat_qkv.json
+policies=$all
 
 # A model scene's sweep: a second panel, the model's perplexity against
 # the budget, with a curve per policy the model runs (the names of the
 # sweep JSON's "smallest", the full cache apart); its report: a panel of
 # the log-probability lost so far, a curve per policy the model runs.
+# Three policies (--policies), so that the model runs 3 times per budget
+# rather than 11; the README's figure below runs them all.
 model=models/stories260K/story_model.json
-ran=$("$bin" --quiet --budget-sweep=8,64 --json "$model" |
+all=$policies
+policies=3
+chosen="--policies h2o,tova,full"
+ran=$("$bin" --quiet --budget-sweep=8,64 --json $chosen "$model" |
 	sed -n 's/.*"smallest": {\([^}]*\)}.*/\1/p' | tr ',' '\n' | grep -c '"')
 [ "$ran" -gt 1 ] || fail "the model's sweep names $ran policies"
 # model_curves NAME WHAT: the line on stderr counts the model's curves.
@@ -84,15 +96,16 @@ model_curves() {
 	grep -qF "of $policies curves, one per policy, and the model's $2, $ran curves, one per policy run on the model" "$tmp/err" ||
 		fail "$1: stderr does not count $ran model curves: $(cat "$tmp/err")"
 }
-check model.svg --budget-sweep=8,64 "$model"
+check model.svg --budget-sweep=8,64 $chosen "$model"
 model_curves model.svg "perplexity against the budget"
-check model.png --budget-sweep=8,64 --target ppl=1.05 "$model"
+check model.png --budget-sweep=8,64 --target ppl=1.05 $chosen "$model"
 model_curves model.png "perplexity against the budget"
 # And its report: a panel more, the log-probability lost over the steps.
-check model_report.pdf --report "$model"
+check model_report.pdf --report $chosen "$model"
 model_curves model_report.pdf "log-probability lost over the steps"
 grep -qF "wrote $tmp/model_report.pdf: 3 panels of" "$tmp/err" ||
 	fail "the model's report: not 3 panels of attention figures: $(cat "$tmp/err")"
+policies=$all
 
 # The README's figure is what the command beside it draws: the same
 # command draws a PNG of the same size.

@@ -32,6 +32,7 @@
 
 #include "h2o/generate.h"
 #include "h2o/heads.h"
+#include "h2o/policy.h"
 #include "h2o/scene.h"
 #include "../src/scene/jsonloc.h"
 
@@ -351,6 +352,12 @@ static void test_bad_files(void **state)
 	closedir(dir);
 	qsort(names, (size_t)n, sizeof names[0], cmp_names);
 	assert_true(n >= 60);
+	/* A scene's "policies" checked against the table, as h2o-tui does. */
+	const char *table[POLICY_COUNT + 1];
+	for (int p = 0; p < POLICY_COUNT; p++)
+		table[p] = policies[p]->name;
+	table[POLICY_COUNT] = NULL;
+	const struct scene_options with_table = {.policy_names = table};
 
 	for (int i = 0; i < n; i++) {
 		char json[600], errpath[600], err[SCENE_ERROR_MAX], line[SCENE_ERROR_MAX + 1];
@@ -358,7 +365,7 @@ static void test_bad_files(void **state)
 		snprintf(json, sizeof json, "tests/bad/%s", names[i]);
 		snprintf(errpath, sizeof errpath, "tests/bad/%.*s.err", (int)(strlen(names[i]) - 5),
 		         names[i]);
-		if (scene_load_file(json, &sc, err) == 0) {
+		if (scene_load_file_opts(json, &with_table, &sc, err) == 0) {
 			print_error("%s: loaded, but it should fail\n", json);
 			scene_free(sc);
 			failed++;
@@ -1448,6 +1455,40 @@ static void linecol(const char *text, size_t offset, long line, long col)
 	assert_true(l == line && c == col);
 }
 
+/* "policies": bits in the order of the caller's names; without names the
+ * field is only checked to be a list of strings; an unknown name is
+ * refused with the names it may take. */
+static void test_policies_field(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"full", "h2o", "window", NULL};
+	const struct scene_options with = {.policy_names = names};
+	const char *text = "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"policies\": [\"window\", "
+	                   "\"h2o\"], \"tokens\": [{\"text\": \"a\", \"attn\": [1]}]}";
+	struct scene *sc = load_ok_with("p.json", text, &with);
+	assert_int_equal(sc->policies, 1u << 2 | 1u << 1);
+	scene_free(sc);
+	sc = load_ok("p.json", text);
+	assert_int_equal(sc->policies, 0);
+	scene_free(sc);
+	sc = load_ok_with(
+	        "p.json",
+	        "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"tokens\": [{\"text\": \"a\", "
+	        "\"attn\": [1]}]}",
+	        &with);
+	assert_int_equal(sc->policies, 0);
+	scene_free(sc);
+	const char *bad = "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"policies\": [\"h2o\", "
+	                  "\"tova\"], \"tokens\": [{\"text\": \"a\", \"attn\": [1]}]}";
+	assert_string_equal(load_err_with("p.json", bad, strlen(bad), &with),
+	                    "p.json:1:57: policies[1]: unknown policy \"tova\" (the policies: "
+	                    "full, h2o, window)");
+	const char *number = "{\"heavy\": 1, \"recent\": 1, \"dim\": 1, \"policies\": [2], "
+	                     "\"tokens\": [{\"text\": \"a\", \"attn\": [1]}]}";
+	assert_string_equal(load_err_with("p.json", number, strlen(number), NULL),
+	                    "p.json:1:50: policies[0]: expected a policy name (a string), got 2");
+}
+
 static void test_jsonloc_linecol(void **state)
 {
 	(void)state;
@@ -1797,6 +1838,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_lesson_flag),
 	        cmocka_unit_test(test_notes),
 	        cmocka_unit_test(test_shipped_scenes),
+	        cmocka_unit_test(test_policies_field),
 	        cmocka_unit_test(test_jsonloc_linecol),
 	        cmocka_unit_test(test_jsonloc_find),
 	        cmocka_unit_test(test_jsonloc_check),

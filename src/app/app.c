@@ -111,6 +111,7 @@ static int init(struct app *app, const struct scene *scene, const struct budget 
 	if (!app->plans)
 		return -1;
 	app->compare = compare;
+	app->policies = ENGINE_ALL_POLICIES;
 	app->selected = -1;
 	app->heat_anchor = -1;
 	app->lesson = -1;
@@ -158,6 +159,11 @@ int app_init_budget(struct app *app, const struct scene *scene, const struct bud
                     enum policy_id compare, bool background)
 {
 	return init(app, scene, b, compare, background);
+}
+
+void app_set_policies(struct app *app, unsigned policies)
+{
+	app->policies = policies ? policies & ENGINE_ALL_POLICIES : ENGINE_ALL_POLICIES;
 }
 
 int app_built(const struct app *app)

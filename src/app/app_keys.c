@@ -335,10 +335,16 @@ static unsigned act_recent(struct app *app, const struct press *p, int by)
 static unsigned act_compare(struct app *app, const struct press *p, int arg)
 {
 	(void)p, (void)arg;
-	/* H2O itself is always on the left. */
-	do
-		app->compare = (enum policy_id)((app->compare + 1) % POLICY_COUNT);
-	while (!app_comparable(app->compare));
+	/* H2O itself is always on the left; only the policies chosen
+	 * (app_set_policies) come round, and with none of them the compared
+	 * one stays. */
+	for (int k = 1; k < POLICY_COUNT; k++) {
+		const enum policy_id c = (enum policy_id)((app->compare + k) % POLICY_COUNT);
+		if (app_comparable(c) && (app->policies & ENGINE_POLICY(c))) {
+			app->compare = c;
+			break;
+		}
+	}
 	return APP_REDRAW;
 }
 

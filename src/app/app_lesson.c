@@ -108,6 +108,7 @@ void app_lesson_refuse(struct app *app, int index, double needed, const char *wh
 
 void app_lesson_swap(struct app *app, struct app *next, int index)
 {
+	next->policies = app->policies;
 	next->lessons = app->lessons;
 	next->lesson = index;
 	next->lesson_hidden = app->lesson_hidden;
@@ -157,7 +158,9 @@ static void open_lesson(struct app *app, int index)
 		return;
 	}
 	const struct budget b = app_lesson_budget(sc);
-	const double bytes = cost_of(sc, &b, COST_SCREENS, NULL, 0, build_threads(app)).bytes;
+	const double bytes =
+	        cost_of(sc, &b, COST_SCREENS, ENGINE_ALL_POLICIES, NULL, 0, build_threads(app))
+	                .bytes;
 	if (app->max_memory > 0 && bytes > app->max_memory) {
 		app_lesson_cost_words(sc, err, sizeof err);
 		app_lesson_refuse(app, index, bytes, err);

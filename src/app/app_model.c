@@ -127,7 +127,7 @@ static int job_drop(struct app_job *job, const struct llama_model *model, const 
 static double lesson_bytes(const struct scene *sc, int threads)
 {
 	const struct budget b = app_lesson_budget(sc);
-	return cost_of(sc, &b, COST_SCREENS, NULL, 0, threads).bytes;
+	return cost_of(sc, &b, COST_SCREENS, ENGINE_ALL_POLICIES, NULL, 0, threads).bytes;
 }
 
 /* Open a lesson: its scene (the model run as it loads, within the bound),
@@ -209,6 +209,9 @@ void app_model_done(struct app *app)
 	app->model = NULL;
 }
 
+/* The model runs the policies c cycles through (app_set_policies), H2O
+ * and the full cache: the panel shows H2O and the compared one against
+ * the full cache. */
 int app_model_measure(struct app *app)
 {
 	if (!app->model)
@@ -236,7 +239,8 @@ int app_model_measure(struct app *app)
 	struct drop_result *r = calloc(1, sizeof *r);
 	char err[DROP_ERR_MAX];
 	if (!r || drop_measure(app->model, app->tokens, app->scene->n, app->given, &app->choice,
-	                       (1u << POLICY_COUNT) - 1u, r, err) != 0) {
+	                       drop_policies_run(app->policies | ENGINE_POLICY(POLICY_H2O)), r,
+	                       err) != 0) {
 		free(r);
 		return -1;
 	}

@@ -66,6 +66,9 @@ struct run {
 	 * (loading.h); NULL outside the interactive screen. */
 	int (*told)(void *ctx, double done, double total);
 	void *told_ctx;
+	/* The policies shown (--policies, else the scene's "policies", else
+	 * every one), a bit each (ENGINE_POLICY). */
+	unsigned shown;
 };
 
 static void run_free(struct run *r)
@@ -180,6 +183,12 @@ static int load_scene(struct run *r)
 		o->scene = lessons_path(r->lessons, r->lesson = 0, r->first, sizeof r->first);
 	} else
 		r->lessons = lessons_of_scene(o->scene, H2O_SCENES_DIR, &r->lesson);
+	/* The names a scene's "policies" may list, in the order of the bits
+	 * of scene.policies: the table's. */
+	const char *names[POLICY_COUNT + 1];
+	for (int p = 0; p < POLICY_COUNT; p++)
+		names[p] = policies[p]->name;
+	names[POLICY_COUNT] = NULL;
 	if (o->model) {
 		const struct scene_model_args model = {
 		        .model = o->model,
@@ -204,7 +213,8 @@ static int load_scene(struct run *r)
 		                                   .max_memory = memory_limit(o),
 		                                   .needed = &needed,
 		                                   .told = r->told,
-		                                   .told_ctx = r->told_ctx};
+		                                   .told_ctx = r->told_ctx,
+		                                   .policy_names = names};
 		rc = scene_load_file_opts(o->scene, &load, &r->scene, err);
 	}
 	if (rc == SCENE_TOO_LARGE)
@@ -229,6 +239,40 @@ static int load_told(void *ctx, int (*told)(void *, double, double), void *told_
 	return rc;
 }
 
+/* The policies shown, into R->shown, and the one beside H2O on the screen
+ * among them (the first of c's cycle from the default, or the full cache
+ * when only H2O is shown). Returns -1, or the exit status. */
+static int choose_policies(struct run *r)
+{
+	struct options *o = &r->o;
+	r->shown = o->policies          ? o->policies
+	           : r->scene->policies ? r->scene->policies
+	                                : ENGINE_ALL_POLICIES;
+	if (o->compare_given) {
+		if (r->shown & ENGINE_POLICY(o->compare))
+			return -1;
+		char names[256];
+		size_t at = 0;
+		names[0] = '\0';
+		for (int p = 0; p < POLICY_COUNT && at < sizeof names; p++)
+			if (r->shown & ENGINE_POLICY(p))
+				at += (size_t)snprintf(names + at, sizeof names - at, "%s%s",
+				                       at ? ", " : "", policies[p]->name);
+		char msg[512];
+		snprintf(msg, sizeof msg, "--compare %s: not among the policies chosen (%s)",
+		         policies[o->compare]->name, names);
+		return options_usage_error("%s", msg);
+	}
+	for (int k = 0; k < POLICY_COUNT; k++) {
+		const enum policy_id p = (enum policy_id)((COMPARE_DEFAULT + k) % POLICY_COUNT);
+		if (app_comparable(p) && (r->shown & ENGINE_POLICY(p))) {
+			o->compare = p;
+			break;
+		}
+	}
+	return -1;
+}
+
 /* What the options ask of the loaded scene: budgets, targets, the sweep's
  * list, the memory it will take, the model. Returns -1, or the exit
  * status. */
@@ -238,6 +282,8 @@ static int prepare_run(struct run *r)
 	const struct scene *scene = r->scene;
 	int rc = budget_resolve(o, scene, &r->choice);
 	if (rc >= 0)
+		return rc;
+	if ((rc = choose_policies(r)) >= 0)
 		return rc;
 	if (o->ppl_given && !scene->model_path)
 		return options_usage_error("--target ppl=%s: the scene has no model, so no "
@@ -258,7 +304,7 @@ static int prepare_run(struct run *r)
 	                            : o->sweep  ? COST_SWEEP
 	                                        : COST_SCREENS;
 	const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	r->cost = cost_of(scene, &r->choice.budget, mode, r->budgets, r->count,
+	r->cost = cost_of(scene, &r->choice.budget, mode, r->shown, r->budgets, r->count,
 	                  cores > 0 ? (int)cores : 1);
 	/* And the report's kept figures. */
 	r->cost.bytes += o->report  ? report_keep_bytes(scene, r->keep)
@@ -276,7 +322,8 @@ static int prepare_run(struct run *r)
  * RUNS times (cost_of counts them in r->cost.madds). */
 static double model_share(const struct run *r, int runs)
 {
-	const double model = runs * drop_predict_madds(r->mp.m, r->scene->n, ENGINE_ALL_POLICIES);
+	const double model =
+	        runs * drop_predict_madds(r->mp.m, r->scene->n, drop_policies_run(r->shown));
 	const double all = r->cost.madds;
 	return all > 0 && model < all ? model / all : 0.5;
 }
@@ -296,14 +343,15 @@ static int run_trace(const struct run *r)
 	struct drop_result drop = {0};
 	char derr[DROP_ERR_MAX];
 	int rc;
-	const int drc = r->mp.m ? drop_measure(r->mp.m, scene->tokens, scene->n, scene->given,
-	                                       &r->choice.budget, ENGINE_ALL_POLICIES, &drop, derr)
-	                        : 0;
+	const int drc =
+	        r->mp.m ? drop_measure(r->mp.m, scene->tokens, scene->n, scene->given,
+	                               &r->choice.budget, drop_policies_run(r->shown), &drop, derr)
+	                : 0;
 	if (drc != 0)
 		rc = drop_failed(scene, drc, derr, "running the model per policy");
 	else
-		rc = trace_write_drop(scene, &r->choice.budget, r->mp.m ? &drop : NULL, stdout,
-		                      pr) < 0
+		rc = trace_write_drop(scene, &r->choice.budget, r->mp.m ? &drop : NULL, r->shown,
+		                      stdout, pr) < 0
 		             ? output_failed("writing the trace")
 		             : 0;
 	drop_result_free(&drop);
@@ -330,12 +378,13 @@ static int run_report(const struct run *r)
 	                                   o->ppl_ratio};
 	char err[DROP_ERR_MAX];
 	int rc = 0;
-	if (report_measure(scene, b, &o->target, r->keep, &run, pr, 0, scene->n) < 0) {
+	if (report_measure_only(scene, b, &o->target, r->keep, r->shown, &run, pr, 0, scene->n) <
+	    0) {
 		rc = output_out_of_memory("computing the report");
 	} else {
 		const int drc = r->mp.m ? drop_measure_told(
 		                                  r->mp.m, scene->tokens, scene->n, scene->given, b,
-		                                  ENGINE_ALL_POLICIES, &drop, err,
+		                                  drop_policies_run(r->shown), &drop, err,
 		                                  progress_phase(&runs, whole, 1.0 - share, share))
 		                        : 0;
 		if (drc != 0)
@@ -373,16 +422,17 @@ static int run_sweep(const struct run *r)
 	                                   o->ppl_ratio};
 	char err[DROP_ERR_MAX];
 	int rc = 0;
-	if (report_sweep_measure(scene, &r->choice.budget, r->budgets, r->count, split, &o->target,
-	                         r->keep, &sw, pr) < 0) {
+	if (report_sweep_measure_only(scene, &r->choice.budget, r->budgets, r->count, split,
+	                              &o->target, r->keep, r->shown, &sw, pr) < 0) {
 		rc = output_out_of_memory("computing the budget sweep");
 	} else {
-		const int drc = r->mp.m ? drop_sweep_measure(
-		                                  r->mp.m, scene->tokens, scene->n, scene->given,
-		                                  &r->choice.budget, r->budgets, r->count,
-		                                  split->heavy, o->ppl_ratio, &ds, err,
-		                                  progress_phase(&runs, whole, 1.0 - share, share))
-		                        : 0;
+		const int drc =
+		        r->mp.m ? drop_sweep_measure(
+		                          r->mp.m, scene->tokens, scene->n, scene->given,
+		                          &r->choice.budget, r->budgets, r->count, split->heavy,
+		                          o->ppl_ratio, drop_policies_run(r->shown), &ds, err,
+		                          progress_phase(&runs, whole, 1.0 - share, share))
+		                : 0;
 		if (drc != 0)
 			rc = drop_failed(scene, drc, err,
 			                 "running the model per policy and budget");
@@ -409,6 +459,7 @@ static int run_screens(const struct run *r)
 	if (ok >= 0) {
 		app_set_lessons(&app, r->lessons, r->lesson);
 		app_set_memory(&app, memory_limit(o), o->max_memory > 0);
+		app_set_policies(&app, r->shown);
 	}
 	const bool model_ok =
 	        ok < 0 || !r->mp.m ||

@@ -124,6 +124,8 @@ static void expand_help(const char *help, char *out, size_t size)
 				with = keys_names(names, sizeof names);
 			else if (!strncmp(s, "{comparable}", skip))
 				with = app_comparable_names(names, sizeof names);
+			else if (!strncmp(s, "{policies}", skip))
+				with = options_policy_names(names, sizeof names);
 			else if (!strncmp(s, "{default-compare}", skip))
 				with = policies[COMPARE_DEFAULT]->name;
 		}
@@ -159,7 +161,7 @@ void options_help(FILE *out)
 		put_help(out, lead, text);
 	}
 	fputs("\nPolicies (H2O on the left, --compare NAME beside it; --report and --trace\n"
-	      "show them all):\n",
+	      "show them all, or those of --policies LIST):\n",
 	      out);
 	for (int p = 0; p < POLICY_COUNT; p++)
 		put_help(out, policies[p]->name, policies[p]->about);
@@ -237,11 +239,49 @@ static int range_error(const struct option_spec *s, const char *arg)
 	return options_usage_error(msg, arg);
 }
 
+const char *options_policy_names(char *buf, size_t size)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	for (int p = 0; p < POLICY_COUNT && at < size; p++)
+		at += (size_t)snprintf(buf + at, size - at, "%s%s", p ? ", " : "",
+		                       policies[p]->name);
+	return buf;
+}
+
+/* --policies LIST: the comma-separated names into o->policies. */
+static int parse_policies(const char *arg, struct options *o)
+{
+	unsigned mask = 0;
+	for (const char *s = arg;; s++) {
+		const size_t len = strcspn(s, ",");
+		char name[64];
+		snprintf(name, sizeof name, "%.*s",
+		         (int)(len < sizeof name ? len : sizeof name - 1), s);
+		const int p = len < sizeof name ? policy_find(name) : -1;
+		if (p < 0) {
+			char names[256], msg[512];
+			snprintf(msg, sizeof msg,
+			         "--policies: unknown policy '%.*s': expected names among %s",
+			         (int)(len < 64 ? len : 64), s,
+			         options_policy_names(names, sizeof names));
+			return options_usage_error("%s", msg);
+		}
+		mask |= 1u << p;
+		s += len;
+		if (!*s)
+			break;
+	}
+	o->policies = mask;
+	return -1;
+}
+
 static int parse_compare(const char *arg, struct options *o)
 {
 	const int p = policy_find(arg);
 	if (p >= 0 && app_comparable((enum policy_id)p)) {
 		o->compare = (enum policy_id)p;
+		o->compare_given = true;
 		return -1;
 	}
 	char names[256], msg[512];
@@ -269,6 +309,8 @@ static int parse_own(enum option_id id, int argc, char **argv, struct options *o
 		return options_usage_error(msg, optarg);
 	case OPT_COMPARE:
 		return parse_compare(optarg, o);
+	case OPT_POLICIES:
+		return parse_policies(optarg, o);
 	case OPT_SWEEP:
 		/* "--budget-sweep 64": the list as the next argument, when it
 		 * is one and no file has that name. */

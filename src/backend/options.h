@@ -64,9 +64,9 @@ enum {
  *   WHAT      for INT and REAL: what the usage error says is expected
  *             before "from LO to HI"
  *   BEFORE    text --help prints before the option's line, or NULL
- *   HELP      the option's line of --help; {keys}, {comparable} and
- *             {default-compare} stand for the tables' names (keys.c,
- *             POLICIES)
+ *   HELP      the option's line of --help; {keys}, {comparable},
+ *             {policies} and {default-compare} stand for the tables' names
+ *             (keys.c, POLICIES)
  */
 #define OPTIONS(X)                                                                                 \
 	X(HEADLESS, "headless", NONE, "", FLAG, headless, NULL, 0, 0, NULL,                        \
@@ -92,6 +92,10 @@ enum {
 	X(COMPARE, "compare", REQUIRED, "NAME", OWN, compare, NULL, 0, 0, NULL,                    \
 	  "policy beside H2O at start, one of {comparable} (default {default-compare}; c cycles "  \
 	  "them in the TUI)")                                                                      \
+	X(POLICIES, "policies", REQUIRED, "LIST", OWN, policies, NULL, 0, 0, NULL,                 \
+	  "run only these policies (comma-separated, of {policies}; default all) in --report, "    \
+	  "--budget-sweep, --trace, --plot and c's cycle; the full cache is always run as the "    \
+	  "reference, h2o too (H2O's panel, overlap_h2o), shown only when listed")                 \
 	X(SINKS, "sinks", REQUIRED, "N", INT, sinks, "an integer", 0, SCENE_MAX_BUDGET, NULL,      \
 	  "StreamingLLM's attention sinks (default 4, below B)")                                   \
 	X(PROMPT, "prompt", REQUIRED, "P", INT, prompt, "an integer", 0, SCENE_MAX_TOKENS, NULL,   \
@@ -188,6 +192,10 @@ struct options {
 	double heavy_ratio, recent_ratio;
 	int sinks; /* -1: the default */
 	enum policy_id compare;
+	bool compare_given;
+	/* --policies: the policies shown, a bit per policy (ENGINE_POLICY);
+	 * 0 when not given (the scene's "policies", else every policy). */
+	unsigned policies;
 	const char *scene;
 	/* A model scene from the command line (--model): the files, the
 	 * text (--text FILE or --text-string), and a generation's length,
@@ -208,6 +216,9 @@ int options_parse(int argc, char **argv, struct options *o);
 
 /* A usage error: "h2o-tui: " FMT (with ARG), the --help hint; EXIT_USAGE. */
 int options_usage_error(const char *fmt, const char *arg);
+
+/* Every policy's name, "full, h2o, ...", into BUF; returns BUF. */
+const char *options_policy_names(char *buf, size_t size);
 
 /* --help into OUT. */
 void options_help(FILE *out);

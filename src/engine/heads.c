@@ -68,6 +68,12 @@ const char *heads_name(const struct scene *sc, int h)
 
 int heads_run_init(struct heads_run *run, const struct scene *sc, const struct budget *b)
 {
+	return heads_run_init_only(run, sc, b, ENGINE_ALL_POLICIES);
+}
+
+int heads_run_init_only(struct heads_run *run, const struct scene *sc, const struct budget *b,
+                        unsigned policies)
+{
 	*run = (struct heads_run){.b = *b};
 	const int count = heads_count(sc);
 	/* One plan per layer for all its heads' engines (plan.h). */
@@ -84,8 +90,7 @@ int heads_run_init(struct heads_run *run, const struct scene *sc, const struct b
 	}
 	for (int h = 0; h < count; h++) {
 		heads_view(sc, h, &run->views[h]);
-		run->e[h] = engine_new_rows(&run->views[h], &run->b, run->plans,
-		                            ENGINE_ALL_POLICIES, 0);
+		run->e[h] = engine_new_rows(&run->views[h], &run->b, run->plans, policies, 0);
 		run->count = h + 1;
 		if (!run->e[h]) {
 			heads_run_done(run);

@@ -69,9 +69,16 @@ static void head_name(const struct scene *sc, int h, char *name, size_t size)
 		snprintf(name, size, "  head %d", h + 1);
 }
 
+/* Whether policy P is among the policies of MASK (--policies). */
+static bool shown(unsigned mask, int p)
+{
+	return (mask >> p) & 1u;
+}
+
 /* The text's rows: the full cache, then the best mean of the target's
- * figure first, a tie in the order of POLICIES. */
-static void table_order(const struct report_run *run, int order[POLICY_COUNT])
+ * figure first, a tie in the order of POLICIES; only the policies shown.
+ * Returns how many. */
+static int table_order(const struct report_run *run, int order[POLICY_COUNT])
 {
 	const enum report_figure f = run->target.figure;
 	const bool high = report_figure_high(f);
@@ -81,26 +88,31 @@ static void table_order(const struct report_run *run, int order[POLICY_COUNT])
 		key[p] = high ? -mean : mean; /* the lower the better */
 	}
 	int count = 0;
-	order[count++] = POLICY_FULL;
+	const int first = shown(run->policies, POLICY_FULL);
+	if (first)
+		order[count++] = POLICY_FULL;
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		if (p == POLICY_FULL)
+		if (p == POLICY_FULL || !shown(run->policies, p))
 			continue;
 		int i = count;
-		while (i > 1 && key[order[i - 1]] > key[p]) {
+		while (i > first && key[order[i - 1]] > key[p]) {
 			order[i] = order[i - 1];
 			i--;
 		}
 		order[i] = p;
 		count++;
 	}
+	return count;
 }
 
-/* "rows: full, then the best mean recall first". */
-static void put_order_text(FILE *out, const struct report_target *t)
+/* "rows: full, then the best mean recall first" ("full, then" when the
+ * full cache is among the policies of MASK). */
+static void put_order_text(FILE *out, const struct report_target *t, unsigned mask)
 {
 	char good[48];
 	report_target_text(t, good, sizeof good);
-	fprintf(out, "rows: full, then the %s mean %s first (the attention target, %s)\n",
+	fprintf(out, "rows: %sthe %s mean %s first (the attention target, %s)\n",
+	        shown(mask, POLICY_FULL) ? "full, then " : "",
 	        report_figure_high(t->figure) ? "highest" : "lowest", report_figure_word(t->figure),
 	        good);
 }
@@ -109,8 +121,8 @@ static void put_table(FILE *out, const struct report_run *run, bool per_head)
 {
 	put_table_head(out, run);
 	int order[POLICY_COUNT];
-	table_order(run, order);
-	for (int k = 0; k < POLICY_COUNT; k++) {
+	const int rows = table_order(run, order);
+	for (int k = 0; k < rows; k++) {
 		const int p = order[k];
 		put_table_row(out, run, policies[p]->name, (enum policy_id)p, &run->sum[p]);
 		for (int l = 0; run->layer_sum && l < run->layers; l++) {
@@ -154,8 +166,10 @@ static void put_json_summary(FILE *out, const struct scene *sc, const struct rep
 static void put_json_policies(FILE *out, const struct report_run *run, bool per_head)
 {
 	fputs("[", out);
-	for (int p = 0; p < POLICY_COUNT; p++) {
-		fprintf(out, "%s{\"name\": \"%s\", ", p ? ", " : "", policies[p]->name);
+	for (int p = 0, k = 0; p < POLICY_COUNT; p++) {
+		if (!shown(run->policies, p))
+			continue;
+		fprintf(out, "%s{\"name\": \"%s\", ", k++ ? ", " : "", policies[p]->name);
 		put_json_summary(out, run->scene, &run->sum[p]);
 		if (run->layer_sum) {
 			fputs(", \"layers\": [", out);
@@ -266,6 +280,8 @@ static int put_csv_run(const struct report_run *run, bool per_head, const struct
 	        per_head ? ",head" : "", d ? ",model_logprob,model_top,model_kl" : "");
 	for (int t = 1; t <= run->scene->n; t++) {
 		for (int p = 0; p < POLICY_COUNT; p++) {
+			if (!shown(run->policies, p))
+				continue;
 			put_csv_step(out, t, (enum policy_id)p, per_head ? "all" : NULL,
 			             &run->steps[(size_t)(t - 1) * POLICY_COUNT + p]);
 			put_csv_model_step(out, d, t, (enum policy_id)p, false);
@@ -334,6 +350,8 @@ static int put_csv_sweep(const struct report_sweep *sw, bool per_head, const str
 		const struct report_run *run = &sw->runs[i];
 		const struct policy_budget *b = &run->budget;
 		for (int p = 0; p < POLICY_COUNT; p++) {
+			if (!shown(sw->policies, p))
+				continue;
 			for (int h = -1; h < (per_head ? run->heads : 0); h++) {
 				fprintf(out, "%d,%d,%d,%d,%s", sw->budgets[i], b->heavy, b->recent,
 				        b->sinks, policies[p]->name);
@@ -395,7 +413,7 @@ int report_print_model(const struct report_run *run, const struct report_model *
 	        b->recent, b->sinks);
 	put_interval_text(out, ", ", b);
 	fprintf(out, ", loss = %s\n", miss);
-	put_order_text(out, &run->target);
+	put_order_text(out, &run->target, run->policies);
 	fputc('\n', out);
 	put_table(out, run, per_head);
 	if (drop)
@@ -418,8 +436,10 @@ int report_write(const struct scene *sc, const struct budget *b, bool json, FILE
 static void put_json_good(FILE *out, const char *key, const struct report_sweep *sw)
 {
 	fprintf(out, ", \"%s\": {", key);
-	for (int p = 0; p < POLICY_COUNT; p++) {
-		fprintf(out, "%s\"%s\": ", p ? ", " : "", policies[p]->name);
+	for (int p = 0, k = 0; p < POLICY_COUNT; p++) {
+		if (!shown(sw->policies, p))
+			continue;
+		fprintf(out, "%s\"%s\": ", k++ ? ", " : "", policies[p]->name);
 		if (sw->good[p])
 			fprintf(out, "%d", sw->good[p]);
 		else
@@ -463,7 +483,7 @@ int report_sweep_print_model(const struct report_sweep *sw, const struct report_
 		put_split_text(out, sw);
 		put_interval_text(out, "; every cache ", &sw->runs[0].budget);
 		fputc('\n', out);
-		put_order_text(out, t);
+		put_order_text(out, t, sw->policies);
 		fputc('\n', out);
 	}
 	for (int i = 0; i < sw->count; i++) {
@@ -500,7 +520,7 @@ int report_sweep_print_model(const struct report_sweep *sw, const struct report_
 	}
 	fprintf(out, "smallest budget meeting the attention target, mean %s:", good);
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		if (sw->unlimited[p])
+		if (sw->unlimited[p] || !shown(sw->policies, p))
 			continue;
 		if (sw->good[p])
 			fprintf(out, "  %s %d", policies[p]->name, sw->good[p]);

@@ -13,6 +13,7 @@
 #include "h2o/drop.h"
 #include "h2o/engine.h"
 #include "h2o/heads.h"
+#include "h2o/report.h"
 #include "h2o/scene.h"
 #include "h2o/text.h"
 #include "json_out.h"
@@ -210,7 +211,7 @@ static void put_model(FILE *out, const struct drop_result *d, int pos)
 }
 
 static void put_step(FILE *out, const struct scene *sc, const struct heads_run *run, double *mean,
-                     const struct drop_result *drop)
+                     const struct drop_result *drop, unsigned shown)
 {
 	const struct step_record *rec = &run->rec[0];
 	fprintf(out, "{\"step\": %d, \"pos\": %d, \"token\": ", rec->step, rec->pos);
@@ -223,10 +224,10 @@ static void put_step(FILE *out, const struct scene *sc, const struct heads_run *
 	order[k++] = POLICY_H2O;
 	order[k++] = POLICY_FULL;
 	for (int p = 0; p < POLICY_COUNT; p++)
-		if (p != POLICY_H2O && p != POLICY_FULL)
+		if (p != POLICY_H2O && p != POLICY_FULL && (shown & ENGINE_POLICY(p)))
 			order[k++] = (enum policy_id)p;
 	const int layers = sc->layers > 1 ? sc->layers : 1;
-	for (int i = 0; i < POLICY_COUNT; i++) {
+	for (int i = 0; i < k; i++) {
 		const enum policy_id p = order[i];
 		fprintf(out, ", \"%s\": ", policies[p]->name);
 		if (layers > 1)
@@ -261,16 +262,16 @@ static void put_step(FILE *out, const struct scene *sc, const struct heads_run *
 }
 
 int trace_write_drop(const struct scene *sc, const struct budget *b, const struct drop_result *drop,
-                     FILE *out, const struct progress *pr)
+                     unsigned shown, FILE *out, const struct progress *pr)
 {
 	struct heads_run run;
 	double *mean = malloc((size_t)sc->n * sizeof *mean);
-	if (!mean || heads_run_init(&run, sc, b) < 0) {
+	if (!mean || heads_run_init_only(&run, sc, b, report_policies_run(shown)) < 0) {
 		free(mean);
 		return -1;
 	}
 	while (heads_run_step(&run)) {
-		put_step(out, sc, &run, mean, drop);
+		put_step(out, sc, &run, mean, drop, shown);
 		progress_tell(pr, run.rec[0].step, sc->n);
 	}
 	heads_run_done(&run);
@@ -281,5 +282,5 @@ int trace_write_drop(const struct scene *sc, const struct budget *b, const struc
 int trace_write(const struct scene *sc, const struct budget *b, FILE *out,
                 const struct progress *pr)
 {
-	return trace_write_drop(sc, b, NULL, out, pr);
+	return trace_write_drop(sc, b, NULL, ENGINE_ALL_POLICIES, out, pr);
 }

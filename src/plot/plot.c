@@ -250,8 +250,6 @@ static double draw_legend(cairo_t *cr, double x, double y, unsigned mask)
 	return ly;
 }
 
-#define ALL_POLICIES ((1u << POLICY_COUNT) - 1u)
-
 static void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle)
 {
 	struct buf title;
@@ -429,6 +427,8 @@ int plot_report(const struct report_run *run, const struct drop_result *model, c
 		const enum report_figure f = figs[k];
 		double lo = INFINITY, hi = -INFINITY;
 		for (size_t i = 0; i < (size_t)sc->n * POLICY_COUNT; i++) {
+			if (!(run->policies & (1u << (i % POLICY_COUNT))))
+				continue;
 			const double v = report_figure_of(f, &run->steps[i]);
 			lo = v < lo ? v : lo;
 			hi = v > hi ? v : hi;
@@ -447,6 +447,8 @@ int plot_report(const struct report_run *run, const struct drop_result *model, c
 		};
 		draw_frame(c.cr, &pa, "step", figure_label(f));
 		for (int p = 0; p < POLICY_COUNT; p++) {
+			if (!(run->policies & (1u << p)))
+				continue;
 			for (int t = 0; t < sc->n; t++)
 				ys[t] = report_figure_of(f,
 				                         &run->steps[(size_t)t * POLICY_COUNT + p]);
@@ -465,10 +467,11 @@ int plot_report(const struct report_run *run, const struct drop_result *model, c
 		};
 		draw_drop_panel(c.cr, &pa, model, xs, ys);
 	}
-	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14, ALL_POLICIES);
+	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14, run->policies);
 	free(xs);
 	free(ys);
-	*info = (struct plot_info){all, POLICY_COUNT, model ? count_bits(drop_mask(model)) : 0};
+	*info = (struct plot_info){all, count_bits(run->policies),
+	                           model ? count_bits(drop_mask(model)) : 0};
 	return canvas_close(&c, err, size);
 }
 
@@ -616,6 +619,8 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 		bmin = sw->budgets[i] < bmin ? sw->budgets[i] : bmin;
 		bmax = sw->budgets[i] > bmax ? sw->budgets[i] : bmax;
 		for (int p = 0; p < POLICY_COUNT; p++) {
+			if (!(sw->policies & (1u << p)))
+				continue;
 			const double v = report_summary_mean(&sw->runs[i].sum[p], t->figure, sc->n);
 			lo = v < lo ? v : lo;
 			hi = v > hi ? v : hi;
@@ -656,6 +661,8 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 	snprintf(ylabel, sizeof ylabel, "mean %s", figure_label(t->figure));
 	draw_frame(c.cr, &pa, log_x ? "total budget B (log scale)" : "total budget B", ylabel);
 	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (!(sw->policies & (1u << p)))
+			continue;
 		for (int i = 0; i < sw->count; i++)
 			pts[i] = (struct point){
 			        sw->budgets[i],
@@ -668,7 +675,7 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 		draw_curve(c.cr, &pa, p, xs, ys, sw->count, true);
 	}
 	draw_target(c.cr, &pa, t);
-	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14, ALL_POLICIES);
+	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14, sw->policies);
 	if (model) {
 		pa.y += PANEL_H + GAP;
 		draw_model_panel(c.cr, &pa, model, pts, xs, ys);
@@ -676,7 +683,7 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 	free(pts);
 	free(xs);
 	free(ys);
-	*info = (struct plot_info){1 + (model != NULL), POLICY_COUNT,
+	*info = (struct plot_info){1 + (model != NULL), count_bits(sw->policies),
 	                           model ? count_bits(model_mask(model)) : 0};
 	return canvas_close(&c, err, size);
 }

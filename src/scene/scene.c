@@ -150,7 +150,8 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 	                    options ? options->max_memory : 0,
 	                    options ? options->needed : NULL,
 	                    options ? options->told : NULL,
-	                    options ? options->told_ctx : NULL};
+	                    options ? options->told_ctx : NULL,
+	                    options ? options->policy_names : NULL};
 	struct plan p;
 	const char *end = NULL;
 

@@ -85,6 +85,7 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	sc->kv_heads = p->kv_heads;
 	sc->prompt = p->prompt;
 	sc->interval = p->interval;
+	sc->policies = p->policies;
 
 	const cJSON *title = p->root[R_TITLE].node, *desc = p->root[R_DESCRIPTION].node;
 	const cJSON *watch = p->root[R_WATCH].node;

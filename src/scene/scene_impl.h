@@ -55,6 +55,7 @@ struct loader {
 	/* scene_options: told of a model's run, which it may stop. */
 	int (*told)(void *ctx, double done, double total);
 	void *told_ctx;
+	const char *const *policy_names; /* scene_options: what "policies" may name */
 };
 
 /* ---- error lines (scene_error.c) -------------------------------------- */
@@ -127,7 +128,8 @@ struct field {
 	X(PROMPT_TEXT, "prompt_text") \
 	X(TEMPERATURE, "temperature") \
 	X(SEED, "seed")               \
-	X(INTERVAL, "interval")
+	X(INTERVAL, "interval")       \
+	X(POLICIES, "policies")
 
 enum root_field {
 #define X(id, name) R_##id,
@@ -173,6 +175,7 @@ struct npy_source {
 /* What the checks learnt, for the copy that follows them. */
 struct plan {
 	struct field root[R_COUNT];
+	unsigned policies; /* "policies": bits of the loader's policy_names */
 	struct where w_root, w_tokens;
 	enum source source;
 	int heavy, recent, dim, n;

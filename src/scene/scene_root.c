@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,6 +272,46 @@ int scene_check_head_names(const struct loader *ld, const struct plan *p)
 	return 0;
 }
 
+/* "policies": the names of the policies to run, each one of the loader's
+ * policy_names (when it has them), into P->policies. */
+static int check_policies(const struct loader *ld, struct plan *p)
+{
+	const struct field *f = &p->root[R_POLICIES];
+	const cJSON *names = f->node;
+	if (names == NULL)
+		return 0;
+	const struct where w = scene_where_field(&p->w_root, f->index, "policies");
+	if (!cJSON_IsArray(names))
+		return scene_fail_got(ld, &w, names, "expected an array of policy names");
+	if (names->child == NULL)
+		return scene_fail_value(ld, &w,
+		                        "expected at least 1 policy name, got an empty array");
+	int i = 0;
+	for (const cJSON *e = names->child; e != NULL; e = e->next, i++) {
+		struct where we = scene_where_elem(&w, i);
+		if (!cJSON_IsString(e))
+			return scene_fail_got(ld, &we, e, "expected a policy name (a string)");
+		if (ld->policy_names == NULL)
+			continue;
+		int k = 0;
+		while (ld->policy_names[k] && strcmp(ld->policy_names[k], e->valuestring) != 0)
+			k++;
+		if (ld->policy_names[k]) {
+			p->policies |= 1u << k;
+			continue;
+		}
+		char q[128], list[512];
+		size_t len = 0;
+		list[0] = '\0';
+		for (k = 0; ld->policy_names[k] && len < sizeof list; k++)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+			                        k ? ", " : "", ld->policy_names[k]);
+		jsonloc_quote(q, sizeof q, e->valuestring, strlen(e->valuestring), 40);
+		return scene_fail_value(ld, &we, "unknown policy %s (the policies: %s)", q, list);
+	}
+	return 0;
+}
+
 int scene_check_prompt(const struct loader *ld, struct plan *p)
 {
 	const struct field *f = &p->root[R_PROMPT];
@@ -374,6 +415,8 @@ int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p)
 	                                                  SCENE_MAX_TOKENS, &p->interval) != 0)
 		return -1;
 	if (p->source != SRC_NPY && p->source != SRC_MODEL && scene_check_head_names(ld, p) != 0)
+		return -1;
+	if (check_policies(ld, p) != 0)
 		return -1;
 	if (p->source != SRC_TOKENS)
 		return 0;

@@ -23,35 +23,40 @@
  * at step t; added over the other caches, min(t, engine_cache_cap) each
  * (B + 1, or B + N at an interval of N), and at most t for one that grows
  * after the prompt (policy.grows). */
-static void attended(const struct scene *sc, const struct budget *b, double *full, double *evicting)
+static void attended(const struct scene *sc, const struct budget *b, unsigned mask, double *full,
+                     double *evicting)
 {
 	const double n = sc->n;
 	const double cap = engine_cache_cap(sc, b);
 	*full = n * (n + 1) / 2;
 	*evicting = 0;
 	for (int p = 0; p < POLICY_COUNT; p++)
-		if (p != POLICY_FULL)
+		if (p != POLICY_FULL && (mask & ENGINE_POLICY(p)))
 			*evicting +=
 			        policies[p]->grows ? *full : cap * (cap + 1) / 2 + (n - cap) * cap;
 }
 
-/* Multiply-adds of every policy over one head SC with budget B. */
-static double head_madds(const struct scene *sc, const struct budget *b)
+/* Multiply-adds of the policies of MASK (the full cache always) over one
+ * head SC with budget B. */
+static double head_madds(const struct scene *sc, const struct budget *b, unsigned mask)
 {
 	const double dim = sc->mode == SCENE_VECTOR ? sc->dim : 1;
 	const double per = sc->v ? 2 * dim : dim; /* logits, and outputs */
 	double full, evicting;
-	attended(sc, b, &full, &evicting);
+	attended(sc, b, mask, &full, &evicting);
 	return per * (full + evicting);
 }
 
 /* Numbers the trace prints for one head SC: positions, weights and scores
  * of what every cache attends, and the outputs. */
-static double head_trace_numbers(const struct scene *sc, const struct budget *b)
+static double head_trace_numbers(const struct scene *sc, const struct budget *b, unsigned mask)
 {
 	double full, evicting;
-	attended(sc, b, &full, &evicting);
-	const double out = sc->v ? (double)sc->n * sc->dim * POLICY_COUNT : 0;
+	attended(sc, b, mask, &full, &evicting);
+	int count = 0;
+	for (int p = 0; p < POLICY_COUNT; p++)
+		count += (mask & ENGINE_POLICY(p)) != 0;
+	const double out = sc->v ? (double)sc->n * sc->dim * count : 0;
 	return 3 * (full + evicting) + out;
 }
 
@@ -63,34 +68,38 @@ static struct budget sweep_budget(const struct budget *b, int total)
 }
 
 struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mode mode,
-                    const int *budgets, int count, int threads)
+                    unsigned shown, const int *budgets, int count, int threads)
 {
 	struct cost c = {0};
+	/* What the modes compute for the policies shown (report.h); the
+	 * screens' timelines compute every policy. */
+	const unsigned mask =
+	        mode == COST_SCREENS ? ENGINE_ALL_POLICIES : report_policies_run(shown);
 	const int heads = heads_count(sc);
 	const int at_once = threads < 1 ? 1 : threads < heads ? threads : heads;
 	for (int h = 0; h < heads; h++) {
 		struct scene view;
 		heads_view(sc, h, &view);
-		const double engine = engine_predict_memory(&view, b, ENGINE_ALL_POLICIES, 0);
+		const double engine = engine_predict_memory(&view, b, mask, 0);
 		switch (mode) {
 		case COST_SCREENS:
-			c.madds += head_madds(&view, b);
+			c.madds += head_madds(&view, b, mask);
 			/* Every head's timeline; only AT_ONCE builder engines
 			 * at a time. */
 			c.bytes += timeline_predict_memory(&view, b) - (h < at_once ? 0 : engine);
 			break;
 		case COST_REPORT:
 		case COST_TRACE:
-			c.madds += head_madds(&view, b);
+			c.madds += head_madds(&view, b, mask);
 			c.bytes += engine;
 			if (mode == COST_TRACE)
 				c.trace_bytes +=
-				        TRACE_BYTES_PER_NUMBER * head_trace_numbers(&view, b);
+				        TRACE_BYTES_PER_NUMBER * head_trace_numbers(&view, b, mask);
 			break;
 		case COST_SWEEP:
 			for (int i = 0; i < count; i++) {
 				const struct budget bi = sweep_budget(b, budgets[i]);
-				c.madds += head_madds(&view, &bi);
+				c.madds += head_madds(&view, &bi, mask);
 			}
 			break;
 		}
@@ -103,7 +112,7 @@ struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mo
 			for (int h = 0; h < heads; h++) {
 				struct scene view;
 				heads_view(sc, h, &view);
-				bytes += engine_predict_memory(&view, &bi, ENGINE_ALL_POLICIES, 0);
+				bytes += engine_predict_memory(&view, &bi, mask, 0);
 			}
 			c.bytes = bytes > c.bytes ? bytes : c.bytes;
 		}
@@ -115,7 +124,8 @@ struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mo
 		 * and the screens' model panel, once per budget, one budget at
 		 * a time, for the sweep. */
 		c.bytes += (double)llama_model_bytes(sc->model);
-		const unsigned all = ENGINE_ALL_POLICIES;
+		const unsigned all =
+		        mode == COST_SCREENS ? ENGINE_ALL_POLICIES : drop_policies_run(shown);
 		const int runs = mode == COST_SWEEP ? count : 1;
 		c.madds += runs * drop_predict_madds(sc->model, sc->n, all);
 		c.bytes += drop_predict_memory(sc->model, sc->n, b->prompt, all);

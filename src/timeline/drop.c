@@ -323,6 +323,11 @@ static bool state_new(struct run_state *st, enum policy_id p, const struct llama
 	return ok;
 }
 
+unsigned drop_policies_run(unsigned shown)
+{
+	return (shown | 1u << POLICY_FULL) & ((1u << POLICY_COUNT) - 1u);
+}
+
 double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsigned mask)
 {
 	const struct llama_config *cfg = llama_model_config(m);
@@ -518,7 +523,7 @@ double drop_agreement(const struct drop_result *r, enum policy_id p, int from, i
 
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given,
                        const struct budget *want, const int *budgets, int count, double heavy_share,
-                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX],
+                       double ratio, unsigned mask, struct drop_sweep *out, char err[DROP_ERR_MAX],
                        const struct progress *progress)
 {
 	*out = (struct drop_sweep){.count = count, .ratio = ratio};
@@ -533,9 +538,8 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		const int total = budgets[i];
 		const struct budget b = budget_split(want, total, heavy_share);
 		out->budgets[i] = total;
-		const int rc =
-		        measure(m, tokens, n, given, &b, (1u << POLICY_COUNT) - 1u, &out->runs[i],
-		                err, progress, (double)i * n, (double)count * n);
+		const int rc = measure(m, tokens, n, given, &b, mask, &out->runs[i], err, progress,
+		                       (double)i * n, (double)count * n);
 		if (rc != 0) {
 			out->count = i;
 			drop_sweep_free(out);
@@ -544,6 +548,8 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 		const int last = out->runs[i].given - 1;
 		const double full = drop_perplexity(&out->runs[i], POLICY_FULL, from, last);
 		for (int p = 0; p < POLICY_COUNT; p++) {
+			if (!out->runs[i].p[p].ran)
+				continue;
 			const double ppl =
 			        drop_perplexity(&out->runs[i], (enum policy_id)p, from, last);
 			if (last > from && report_ppl_meets(ppl, full, ratio) &&

@@ -160,12 +160,29 @@ double report_keep_bytes(const struct scene *sc, unsigned keep)
 	return bytes;
 }
 
+unsigned report_policies_run(unsigned shown)
+{
+	return (shown | ENGINE_POLICY(POLICY_FULL) | ENGINE_POLICY(POLICY_H2O)) &
+	       ENGINE_ALL_POLICIES;
+}
+
 int report_measure(const struct scene *sc, const struct budget *b,
                    const struct report_target *target, unsigned keep, struct report_run *run,
                    const struct progress *pr, double done, double total)
 {
-	*run = (struct report_run){
-	        .scene = sc, .budget = policy_budget_of(sc, b), .target = *target};
+	return report_measure_only(sc, b, target, keep, ENGINE_ALL_POLICIES, run, pr, done, total);
+}
+
+int report_measure_only(const struct scene *sc, const struct budget *b,
+                        const struct report_target *target, unsigned keep, unsigned shown,
+                        struct report_run *run, const struct progress *pr, double done,
+                        double total)
+{
+	*run = (struct report_run){.scene = sc,
+	                           .policies = shown,
+	                           .budget = policy_budget_of(sc, b),
+	                           .target = *target};
+	const unsigned computed = report_policies_run(shown);
 	run->heads = heads_count(sc);
 	run->layers = sc->layers > 1 ? sc->layers : 1;
 	if (keep & REPORT_KEEP_LAYERS) {
@@ -191,7 +208,7 @@ int report_measure(const struct scene *sc, const struct budget *b,
 		}
 	}
 	struct heads_run hr;
-	if (heads_run_init(&hr, sc, b) < 0) {
+	if (heads_run_init_only(&hr, sc, b, computed) < 0) {
 		report_run_done(run);
 		return -1;
 	}
@@ -199,6 +216,8 @@ int report_measure(const struct scene *sc, const struct budget *b,
 		const int step = hr.rec[0].step;
 		progress_tell(pr, done + step, total);
 		for (int p = 0; p < POLICY_COUNT; p++) {
+			if (!(computed & ENGINE_POLICY(p)))
+				continue;
 			struct step_metrics m;
 			heads_run_total(&hr, (enum policy_id)p, &m);
 			summary_add(&run->sum[p], &m, target, step);
@@ -239,7 +258,16 @@ int report_sweep_measure(const struct scene *sc, const struct budget *want, cons
                          const struct report_target *target, unsigned keep, struct report_sweep *sw,
                          const struct progress *pr)
 {
-	*sw = (struct report_sweep){.split = *split};
+	return report_sweep_measure_only(sc, want, budgets, count, split, target, keep,
+	                                 ENGINE_ALL_POLICIES, sw, pr);
+}
+
+int report_sweep_measure_only(const struct scene *sc, const struct budget *want, const int *budgets,
+                              int count, const struct report_split *split,
+                              const struct report_target *target, unsigned keep, unsigned shown,
+                              struct report_sweep *sw, const struct progress *pr)
+{
+	*sw = (struct report_sweep){.split = *split, .policies = shown};
 	sw->runs = calloc((size_t)(count > 0 ? count : 1), sizeof *sw->runs);
 	sw->budgets = malloc((size_t)(count > 0 ? count : 1) * sizeof *sw->budgets);
 	if (!sw->runs || !sw->budgets) {
@@ -248,8 +276,8 @@ int report_sweep_measure(const struct scene *sc, const struct budget *want, cons
 	}
 	for (int i = 0; i < count; i++) {
 		const struct budget b = budget_split(want, budgets[i], split->heavy);
-		if (report_measure(sc, &b, target, keep, &sw->runs[i], pr, (double)i * sc->n,
-		                   (double)count * sc->n) < 0) {
+		if (report_measure_only(sc, &b, target, keep, shown, &sw->runs[i], pr,
+		                        (double)i * sc->n, (double)count * sc->n) < 0) {
 			report_sweep_done(sw);
 			return -1;
 		}
@@ -259,6 +287,8 @@ int report_sweep_measure(const struct scene *sc, const struct budget *want, cons
 	for (int i = 0; i < count; i++) {
 		const struct report_run *run = &sw->runs[i];
 		for (int p = 0; p < POLICY_COUNT; p++) {
+			if (!(shown & ENGINE_POLICY(p)))
+				continue;
 			const double mean =
 			        report_summary_mean(&run->sum[p], target->figure, sc->n);
 			if (!report_target_missed(target, mean) &&

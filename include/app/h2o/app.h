@@ -250,6 +250,7 @@ struct app {
 	/* The layer-wide plans every head's timelines share (plan.h). */
 	struct engine_plans *plans;
 	enum policy_id compare; /* the policy beside H2O */
+	unsigned policies;      /* those c cycles through (app_set_policies) */
 	enum app_metric metric; /* what the plot row shows */
 	int step;               /* 0..app_built() */
 	int goal;               /* a step to go to once the timelines reach it, or -1 */
@@ -328,6 +329,9 @@ int app_init_background(struct app *app, const struct scene *scene, int heavy, i
  * scene's). */
 int app_init_budget(struct app *app, const struct scene *scene, const struct budget *b,
                     enum policy_id compare, bool background);
+/* Let c cycle only through the policies of the mask POLICIES (a bit
+ * each, ENGINE_POLICY; 0: every policy, the default), --policies'. */
+void app_set_policies(struct app *app, unsigned policies);
 
 /* The seconds the shown head's build still needs at the rate so far, or
  * -1 when it is not building or has not run long enough to tell. */

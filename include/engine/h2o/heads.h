@@ -63,6 +63,10 @@ struct heads_run {
 
 /* Returns -1 when out of memory (nothing to free then). */
 int heads_run_init(struct heads_run *run, const struct scene *scene, const struct budget *b);
+/* heads_run_init with engines that run only the policies of the mask
+ * POLICIES (engine_new_only); a policy left out has no figures. */
+int heads_run_init_only(struct heads_run *run, const struct scene *scene, const struct budget *b,
+                        unsigned policies);
 void heads_run_done(struct heads_run *run);
 /* Step every head; false when the scene is done. */
 bool heads_run_step(struct heads_run *run);

@@ -24,9 +24,13 @@ struct scene;
 int trace_write(const struct scene *scene, const struct budget *b, FILE *out,
                 const struct progress *progress);
 
-/* The same for a model scene with its real drop DROP (drop.h, at budget B):
- * every step also carries a "model" object, design §5. */
+/* The same for a model scene with its real drop DROP (drop.h, at budget B),
+ * or NULL: every step also carries a "model" object, design §5; and only
+ * the keys of the policies of the mask SHOWN (ENGINE_POLICY; "h2o" and
+ * "full", design §5's, always), only what they need computed
+ * (report_policies_run). */
 int trace_write_drop(const struct scene *scene, const struct budget *b,
-                     const struct drop_result *drop, FILE *out, const struct progress *progress);
+                     const struct drop_result *drop, unsigned shown, FILE *out,
+                     const struct progress *progress);
 
 #endif

@@ -100,6 +100,11 @@ struct scene {
 	int interval;
 	char **head_names; /* one short name per query head (layers x heads, its
 	                      character, e.g. "local"), or NULL */
+	/* The scene's "policies": bit i for scene_options.policy_names[i]
+	 * (the caller's table of policies, which the scene stage does not
+	 * know), or 0 when the scene names none (or the caller gave no
+	 * names): every policy. */
+	unsigned policies;
 	/* A head view (heads_view): the loaded scene it shows one query head
 	 * of, that head's layer and its index in the layer. NULL and 0 for a
 	 * loaded scene. */
@@ -167,6 +172,11 @@ struct scene_options {
 	 * no one is told, nothing stops it. */
 	int (*told)(void *ctx, double done, double total);
 	void *told_ctx;
+	/* The names a scene's "policies" may list, NULL-terminated (at most
+	 * SCENE_MAX_POLICY_NAMES), in the order of the bits of
+	 * scene.policies; NULL: the field is checked to be a list of strings
+	 * and otherwise ignored. */
+	const char *const *policy_names;
 };
 
 /* A load's status when a model scene's model would take more memory than

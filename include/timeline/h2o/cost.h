@@ -39,9 +39,12 @@ struct cost {
 
 /* The cost of MODE on SCENE with budget B; for COST_SWEEP, with each of
  * the COUNT total budgets of BUDGETS (split as the sweep splits them).
- * THREADS: the builds that run at once (the screens' pool). */
+ * SHOWN: the policies the report, the sweep or the trace shows (a bit
+ * each, ENGINE_POLICY), of which only what they need is counted
+ * (report_policies_run, drop_policies_run). THREADS: the builds that run
+ * at once (the screens' pool). */
 struct cost cost_of(const struct scene *scene, const struct budget *b, enum cost_mode mode,
-                    const int *budgets, int count, int threads);
+                    unsigned shown, const int *budgets, int count, int threads);
 
 /* SECONDS as "12 s", "3 min 05 s" or "2 h 10 min", into BUF: the time a
  * run has left, on the screen and on stderr alike. */

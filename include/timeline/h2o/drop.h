@@ -81,6 +81,11 @@ struct drop_result {
 	struct drop_policy p[POLICY_COUNT];
 };
 
+/* The policies the model runs to show the policies of the mask SHOWN
+ * (ENGINE_POLICY): those and the full cache, the reference of the
+ * perplexity's target and the KL divergence. */
+unsigned drop_policies_run(unsigned shown);
+
 /*
  * Run model M over N tokens once per policy of MASK (the full cache
  * included when asked) under budget B, with B's prompt (no eviction before
@@ -138,12 +143,13 @@ struct drop_sweep {
  * to it as budget_split splits (heavy = floor(total * HEAVY_SHARE)), its
  * sinks, interval and prompt B's; RATIO is the
  * target (1.01: within 1% of the full cache's perplexity after the
- * prompt). PROGRESS (cost.h) is told of the steps done of all the
+ * prompt); the policies of MASK run (drop_measure's, the full cache among
+ * them for the target). PROGRESS (cost.h) is told of the steps done of all the
  * budgets' (NULL: no one). 0, or drop_measure's failure.
  */
 int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, int given,
                        const struct budget *b, const int *budgets, int count, double heavy_share,
-                       double ratio, struct drop_sweep *out, char err[DROP_ERR_MAX],
+                       double ratio, unsigned mask, struct drop_sweep *out, char err[DROP_ERR_MAX],
                        const struct progress *progress);
 void drop_sweep_free(struct drop_sweep *s);
 /* The full cache's perplexity after the prompt (the sweep's first run;

@@ -100,9 +100,18 @@ enum {
 	REPORT_KEEP_LAYERS = 1u << 2, /* a summary per layer */
 };
 
+/* The policies computed to show the policies of the mask SHOWN (a bit per
+ * policy, ENGINE_POLICY): those, the full cache, the reference every
+ * figure is measured against, and H2O, overlap_h2o's. */
+unsigned report_policies_run(unsigned shown);
+
 /* One run of the engine over a scene at one budget. */
 struct report_run {
 	const struct scene *scene;
+	/* The policies shown (ENGINE_ALL_POLICIES for report_measure): only
+	 * report_policies_run of them were computed, the others' figures
+	 * are zero. */
+	unsigned policies;
 	struct policy_budget budget; /* as the rules read it (policy_budget_of) */
 	struct report_target target;
 	int heads;
@@ -122,6 +131,13 @@ struct report_run {
 int report_measure(const struct scene *scene, const struct budget *b,
                    const struct report_target *target, unsigned keep, struct report_run *run,
                    const struct progress *progress, double done, double total);
+/* report_measure computing only what the policies of the mask SHOWN
+ * need (report_policies_run); each of them gets exactly the figures
+ * report_measure gives it. */
+int report_measure_only(const struct scene *scene, const struct budget *b,
+                        const struct report_target *target, unsigned keep, unsigned shown,
+                        struct report_run *run, const struct progress *progress, double done,
+                        double total);
 void report_run_done(struct report_run *run);
 /* The bytes report_measure allocates on SCENE for KEEP (for a run larger
  * than the machine can hold, refused before it starts). */
@@ -142,6 +158,7 @@ struct report_sweep {
 	int *budgets;
 	struct report_run *runs;
 	struct report_split split;
+	unsigned policies;            /* shown, as report_run.policies */
 	int good[POLICY_COUNT];       /* smallest budget meeting the target, 0: none */
 	bool unlimited[POLICY_COUNT]; /* keeps everything: needs no budget */
 };
@@ -154,6 +171,12 @@ int report_sweep_measure(const struct scene *scene, const struct budget *b, cons
                          int count, const struct report_split *split,
                          const struct report_target *target, unsigned keep,
                          struct report_sweep *sweep, const struct progress *progress);
+/* report_sweep_measure for the policies of the mask SHOWN only
+ * (report_measure_only). */
+int report_sweep_measure_only(const struct scene *scene, const struct budget *b, const int *budgets,
+                              int count, const struct report_split *split,
+                              const struct report_target *target, unsigned keep, unsigned shown,
+                              struct report_sweep *sweep, const struct progress *progress);
 void report_sweep_done(struct report_sweep *sweep);
 
 #endif
