@@ -11,16 +11,23 @@
 #   mean of a policy's model_logprob over the steps after the prompt is the
 #   JSON's ppl_decode (summed in step order, as drop.c sums them, so equal
 #   to the bit), and a policy not run on the model has them empty;
-# - the text report lists the attention table's rows full first, then by
-#   mean recall, best first (ties in the JSON's order), and the model
-#   table's full first, then by ppl decode, lowest first, and names both
-#   targets;
+# - the text report lists the attention table's rows full first, then the
+#   matched policies (those that held no more than their budget: "matched"
+#   in the JSON) by mean recall over the decode steps, best first, then
+#   the others the same way (ties in the JSON's order), and the model
+#   table's full first, then the matched runs by ppl decode, lowest first,
+#   then the others; both name their targets;
 # - `--budget-sweep --json` has the model's sweep inside; its "smallest"
-#   is, per policy, the smallest budget whose perplexity meets the target,
-#   worked out here from its own numbers; `--csv` has them per budget and
-#   policy, and the text's last line names the target and the same budgets;
+#   is, per policy, the smallest budget at which its run was matched and
+#   its perplexity meets the target, worked out here from its own numbers;
+#   `--csv` has them per budget and policy, and the text's line names the
+#   target and the same budgets, for the policies matched at some budget
+#   only;
 # - on models/stories260K/generate_model.json, whose text ends with the
-#   prompt, no policy has a verdict and the sweep names no budget.
+#   prompt, no policy has a verdict and the sweep names no budget, but the
+#   report scores each policy's own text by the full cache's model: its
+#   perplexity, where it parts from the full cache's text and the tokens
+#   they share, every policy with a row in the text.
 # Python's json and csv modules read everything; without python3 the test
 # skips (77).
 #
@@ -61,7 +68,7 @@ def table_rows(text, header):
     start = next(i for i, l in enumerate(lines) if l.startswith(header))
     names = []
     for line in lines[start + 1:]:
-        if not line.strip() or line.startswith("not run"):
+        if not line.strip() or line.startswith("not "):
             break
         if not line.startswith(" "):
             names.append(line.split()[0])
@@ -85,16 +92,24 @@ for ratio in (None, 1.2):
     text = run("--report", *extra)
     check(f"text names the model's target ppl <= {r:g} x full", f"ppl <= {r:g} x full" in text)
     check("text names the attention target", "(the attention target, recall >= 0.95)" in text)
-    attn = table_rows(text, "policy     budget  tokens")
-    means = {p["name"]: p["mean_attn_recall"] for p in js["policies"]}
+    attn = table_rows(text, "policy     budget  peak/kv  mean/kv peak bytes")
+    means = {p["name"]: p["mean_attn_recall_decode"] for p in js["policies"]}
+    matched = {p["name"]: p["matched"] for p in js["policies"]}
     order = [p["name"] for p in js["policies"]]
     want = ["full"] + sorted((n for n in order if n != "full"),
-                             key=lambda n: (-means[n], order.index(n)))
+                             key=lambda n: (not matched[n], -means[n], order.index(n)))
     check(f"attention rows {attn} are {want}", attn == want)
-    rows = table_rows(text, "policy     budget   ppl all")
+    check("some attention rows are not matched", not all(matched[n] for n in order[1:]))
+    rows = table_rows(text, "policy     budget  peak/kv  mean/kv matched   ppl all")
     want = ["full"] + sorted((n for n in pols if n != "full"),
-                             key=lambda n: (pols[n]["ppl_decode"], order.index(n)))
+                             key=lambda n: (not pols[n]["matched"], pols[n]["ppl_decode"],
+                                            order.index(n)))
     check(f"model rows {rows} are {want}", rows == want)
+    for name in pols:
+        if name != "full" and not pols[name]["matched"]:
+            check(f"{name} says what it held",
+                  f"not matched: {name} keeps every token after the prompt: holds "
+                  f"{pols[name]['held']['peak_per_kv_head']:.0f}, not 32" in text)
     for line in text.splitlines():
         if line.split()[:1] and line.split()[0] in pols and line.rstrip().endswith(("met", "missed")):
             name = line.split()[0]
@@ -135,16 +150,28 @@ for ratio in (None, 1.05):
     check("sweep budgets", [b["total"] for b in model["budgets"]] == budgets)
     full = model["ppl_full"]
     for name, got in model["smallest"].items():
-        meets = [b["total"] for b in model["budgets"] if b[name] <= r * full]
+        meets = [b["total"] for b in model["budgets"]
+                 if b[name] <= r * full and b["matched"][name]]
         check(f"ppl={r} smallest {name}: {got}", got == (min(meets) if meets else None))
     text = run(blist, *extra)
-    last = text.rstrip().splitlines()[-1]
-    check(f"sweep text's last line {last!r}",
+    last = next(l for l in text.splitlines()
+                if l.startswith("smallest budget meeting the model's target"))
+    check(f"sweep text's line {last!r}",
           last.startswith(f"smallest budget meeting the model's target, ppl <= {r:g} x full"))
     for name, got in model["smallest"].items():
-        check(f"sweep text {name}", f"{name} {got if got else 'none'}" in last)
+        ever = any(b["matched"][name] for b in model["budgets"])
+        check(f"sweep text {name}",
+              (f"{name} {got if got else 'none'}" in last) == ever)
     check("attention line names its target",
-          "smallest budget meeting the attention target, mean recall >= 0.95:" in text)
+          "smallest budget meeting the attention target, mean recall >= 0.95 (decode steps), "
+          "matched rows only:" in text)
+    for line in text.splitlines():
+        if line.startswith("smallest budget meeting the attention target"):
+            for b in js["sweep"]:
+                for p in b["policies"]:
+                    if p["matched"] is False:
+                        check(f"{p['name']} unmatched at {b['budget']['total']}",
+                              f" {p['name']} {b['budget']['total']}" not in line)
 
 rows = list(csv.DictReader(io.StringIO(run(blist, "--csv"))))
 js = json.loads(run(blist, "--json"))
@@ -168,10 +195,25 @@ check("generating: no verdicts",
       {p["meets_target"] for p in js["model"]["policies"]} == {None})
 check("generating: no decode perplexity",
       {p["ppl_decode"] for p in js["model"]["policies"]} == {None})
+made = js["model"]["generated"]
+check("generating: 100 tokens made", made == 100)
+gen = {p["name"]: p["generated"] for p in js["model"]["policies"]}
+check("generating: every policy scored", len(gen) == len(js["policies"]) and
+      all(isinstance(g["ppl_by_full"], float) and g["ppl_by_full"] >= 1 for g in gen.values()))
+check("generating: the full cache never parts from itself",
+      gen["full"]["first_divergence_step"] is None and gen["full"]["common_prefix"] == made)
+for name, g in gen.items():
+    step = g["first_divergence_step"]
+    check(f"generating: {name} shares the tokens before it parts",
+          g["common_prefix"] == (made if step is None else step - 1 - (js["tokens"] - made)))
+text = run("--report")
+rows = table_rows(text, "policy     budget  peak/kv  mean/kv matched ppl prompt  text ppl")
+check(f"generating: a row per policy {rows}", sorted(rows) == sorted(gen))
 sweep = json.loads(run("--budget-sweep=8,16", "--json"))["model"]
 check("generating: the sweep's perplexities are null",
       sweep["ppl_full"] is None and
-      all(v is None for b in sweep["budgets"] for k, v in b.items() if k != "total"))
+      all(v is None for b in sweep["budgets"] for k, v in b.items()
+          if k not in ("total", "peak_per_kv_head", "matched")))
 # The model's own tokens have no log-probability of a given next token.
 rows = list(csv.DictReader(io.StringIO(run("--report", "--csv"))))
 written = [r for r in rows if r["policy"] == "h2o" and r["model_logprob"] == ""]

@@ -102,9 +102,10 @@ static int row_of(const char *text, const char *name)
 	return -1;
 }
 
-/* The text report's rows: the full cache, then the best mean of the
- * target's figure first, a tie in the order of POLICIES; checked against
- * the summaries for every figure a target can name. */
+/* The text report's rows: the full cache, then the matched policies (those
+ * that held no more than their budget) before the others, each kind the
+ * best mean of the target's figure first, a tie in the order of POLICIES;
+ * checked against the summaries for every figure a target can name. */
 static void test_report_order(void **state)
 {
 	(void)state;
@@ -133,14 +134,17 @@ static void test_report_order(void **state)
 			for (int q = 1; q < POLICY_COUNT; q++) {
 				if (p == q)
 					continue;
-				const double mp = report_summary_mean(&run.sum[p], fig, sc->n);
-				const double mq = report_summary_mean(&run.sum[q], fig, sc->n);
+				const double mp = report_summary_mean(&run.sum[p], fig);
+				const double mq = report_summary_mean(&run.sum[q], fig);
 				const bool p_better = fig == REPORT_ERR ? mp < mq : mp > mq;
-				if (p_better || (mp == mq && p < q))
+				const bool kp = report_matched(&run, (enum policy_id)p),
+				           kq = report_matched(&run, (enum policy_id)q);
+				if ((kp && !kq) || (kp == kq && (p_better || (mp == mq && p < q))))
 					assert_true(rank[p] < rank[q]);
 			}
 		/* And the text says so. */
-		assert_non_null(strstr(text, "rows: full, then the "));
+		assert_non_null(strstr(text, "rows: full, then the policies that held their "
+		                             "budget (matched), the "));
 		assert_non_null(strstr(text, fig == REPORT_ERR   ? "lowest mean err first"
 		                             : fig == REPORT_COS ? "highest mean cos first"
 		                                                 : "highest mean recall first"));
@@ -218,12 +222,83 @@ static void test_kept(void **state)
 	scene_free(sc);
 }
 
+/* Memory held: a policy that keeps every token after the prompt holds
+ * more than its budget and is not matched; one that evicts every step
+ * holds at most B per kv cache, at its peak and on average; the sweep's
+ * smallest budget counts only the matched. */
+static void test_matched(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/cat_sat.json");
+	const struct budget b = budget_scene(sc, 1, 1, 1);
+	const struct report_target t = REPORT_DEFAULT_TARGET;
+	struct report_run run;
+	assert_int_equal(report_measure(sc, &b, &t, 0, &run, NULL, 0, 1), 0);
+	assert_true(report_matched(&run, POLICY_H2O));
+	assert_true(report_held_peak(&run.sum[POLICY_H2O]) == 2.0);
+	assert_true(report_held_mean(&run.sum[POLICY_H2O]) <= 2.0);
+	/* No prompt: SnapKV keeps the whole scene. */
+	assert_false(report_matched(&run, POLICY_SNAPKV));
+	assert_true(report_held_peak(&run.sum[POLICY_SNAPKV]) == sc->n);
+	assert_false(report_matched(&run, POLICY_FULL));
+	assert_true(report_bytes_peak(&run.sum[POLICY_H2O]) ==
+	            (double)run.sum[POLICY_H2O].kv_peak * REPORT_KV_BYTES);
+	report_run_done(&run);
+	const struct report_split half = {.heavy = 0.5};
+	struct report_sweep sw;
+	const struct budget base = budget_scene(sc, 0, 0, 0);
+	assert_int_equal(
+	        report_sweep_measure(sc, &base, (const int[]){1, 2, 4}, 3, &half, &t, 0, &sw, NULL),
+	        0);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (policies[p]->grows) {
+			assert_false(sw.ever_matched[p]);
+			assert_int_equal(sw.good[p], 0);
+		}
+	assert_true(sw.ever_matched[POLICY_H2O]);
+	report_sweep_done(&sw);
+	scene_free(sc);
+}
+
+/* The attention figures are over the steps after the prompt unless
+ * REPORT_WITH_PROMPT: the kept steps' figures from P + 1 on add up to the
+ * summary, and with the prompt's steps from 1 on. */
+static void test_decode_steps(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/cat_sat_qkv.json");
+	sc->prompt = 3;
+	const struct budget b = budget_scene(sc, 1, 1, 1);
+	const struct report_target t = REPORT_DEFAULT_TARGET;
+	for (int with = 0; with < 2; with++) {
+		struct report_run run;
+		const unsigned keep = REPORT_KEEP_STEPS | (with ? REPORT_WITH_PROMPT : 0);
+		assert_int_equal(report_measure(sc, &b, &t, keep, &run, NULL, 0, 1), 0);
+		assert_int_equal(run.decode, !with);
+		assert_int_equal(run.from, with ? 1 : 4);
+		assert_int_equal(run.held_from, 3);
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			double recall = 0, err = 0;
+			for (int s = run.from; s <= sc->n; s++) {
+				recall += run.steps[(size_t)(s - 1) * POLICY_COUNT + p].attn_recall;
+				err += run.steps[(size_t)(s - 1) * POLICY_COUNT + p].out_err;
+			}
+			assert_int_equal(run.sum[p].steps, sc->n - run.from + 1);
+			assert_true(recall == run.sum[p].recall_sum);
+			assert_true(err == run.sum[p].err_sum);
+		}
+		report_run_done(&run);
+	}
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_target_parse),   cmocka_unit_test(test_ppl_parse),
 	        cmocka_unit_test(test_report_order),   cmocka_unit_test(test_split),
 	        cmocka_unit_test(test_sweep_smallest), cmocka_unit_test(test_kept),
+	        cmocka_unit_test(test_matched),        cmocka_unit_test(test_decode_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -296,6 +296,7 @@ static int prepare_run(struct run *r)
 	r->format = o->json ? REPORT_JSON : o->csv ? REPORT_CSV : REPORT_TEXT;
 	/* The report's CSV and plot are its steps. */
 	r->keep = (o->per_head ? REPORT_KEEP_HEADS : 0) | (o->per_layer ? REPORT_KEEP_LAYERS : 0) |
+	          (o->with_prompt ? REPORT_WITH_PROMPT : 0) |
 	          (o->report && (o->csv || o->plot) ? REPORT_KEEP_STEPS : 0);
 	if (o->sweep && (rc = budget_sweep_list(scene, o->sweep, &r->budgets, &r->count)) >= 0)
 		return rc;

@@ -445,6 +445,9 @@ static int check_together(const struct options *o)
 		return options_usage_error("%s", "--plot goes with --report or --budget-sweep");
 	if (o->per_layer && !o->report)
 		return options_usage_error("%s", "--per-layer goes with --report");
+	if (o->with_prompt && !measures)
+		return options_usage_error("%s",
+		                           "--with-prompt goes with --report or --budget-sweep");
 	if (o->per_head && !measures)
 		return options_usage_error("%s", "--per-head goes with --report or --budget-sweep");
 	if (o->split >= 0 && !o->sweep)

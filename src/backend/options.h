@@ -122,6 +122,9 @@ enum {
 	  "with --report or --budget-sweep: a row per head too")                                   \
 	X(PER_LAYER, "per-layer", NONE, "", FLAG, per_layer, NULL, 0, 0, NULL,                     \
 	  "with --report: a row per layer too")                                                    \
+	X(WITH_PROMPT, "with-prompt", NONE, "", FLAG, with_prompt, NULL, 0, 0, NULL,               \
+	  "with --report or --budget-sweep: the attention figures over every step, the "           \
+	  "prompt's too (default: the decode steps, after the prompt)")                            \
 	X(PLOT, "plot", REQUIRED, "FILE", OWN, plot, NULL, 0, 0, NULL,                             \
 	  "with --report or --budget-sweep: also draw the figures into FILE (.svg, .png or "       \
 	  ".pdf), the one file written")                                                           \
@@ -172,6 +175,7 @@ struct options {
 	bool help, version; /* --help, --version: print, exit 0 */
 	bool per_head;      /* --per-head: the report's rows per head */
 	bool per_layer;     /* --per-layer: the report's rows per layer */
+	bool with_prompt;   /* --with-prompt: the figures over the prompt's steps too */
 	int prompt;         /* --prompt: the prompt's length; -1: the scene's */
 	int interval;       /* --interval: compress every N decoding steps; 0: the scene's */
 	const char *plot;   /* --plot FILE, or NULL */

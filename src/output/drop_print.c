@@ -31,14 +31,17 @@ static void put_json_ppl_target(FILE *out, double ratio)
 	fputc('}', out);
 }
 
-/* The policies R ran into ORDER: the full cache, then the lowest KEY
- * first, a tie in the order of POLICIES. Returns how many. */
+/* The policies R ran into ORDER: the full cache, then the matched ones
+ * (drop_matched) the lowest KEY first, then those that held more, the
+ * lowest KEY first too; a tie in the order of POLICIES. Returns how many. */
 static int order_by(const struct drop_result *r, const double key[POLICY_COUNT],
                     int order[POLICY_COUNT])
 {
-	int count = 0;
+	int count = 0, kind[POLICY_COUNT];
 	if (r->p[POLICY_FULL].ran)
 		order[count++] = POLICY_FULL;
+	for (int p = 0; p < POLICY_COUNT; p++)
+		kind[p] = drop_matched(r, (enum policy_id)p) ? 0 : 1;
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (p == POLICY_FULL || !r->p[p].ran)
 			continue;
@@ -46,7 +49,9 @@ static int order_by(const struct drop_result *r, const double key[POLICY_COUNT],
 		 * the table's order. */
 		int i = count;
 		const int pinned = r->p[POLICY_FULL].ran ? 1 : 0;
-		while (i > pinned && key[order[i - 1]] > key[p]) {
+		while (i > pinned &&
+		       (kind[order[i - 1]] > kind[p] ||
+		        (kind[order[i - 1]] == kind[p] && key[order[i - 1]] > key[p]))) {
 			order[i] = order[i - 1];
 			i--;
 		}
@@ -56,9 +61,155 @@ static int order_by(const struct drop_result *r, const double key[POLICY_COUNT],
 	return count;
 }
 
+/* The budget column: "all" for the full cache, the bound of a policy that
+ * evicts while decoding, the budget B the prompt was cut to for one that
+ * keeps every new token (its held columns say what it held). */
+static void budget_text(const struct drop_result *r, enum policy_id p, char *buf, size_t size)
+{
+	const int capacity = policy_capacity(p, &r->budget);
+	if (p == POLICY_FULL)
+		snprintf(buf, size, "all");
+	else if (capacity >= 0 && !policies[p]->grows)
+		snprintf(buf, size, "%d", capacity);
+	else
+		snprintf(buf, size, "%d", r->budget.heavy + r->budget.recent);
+}
+
+static const char *matched_text(const struct drop_result *r, enum policy_id p)
+{
+	return p == POLICY_FULL ? "ref" : drop_matched(r, p) ? "yes" : "NO";
+}
+
+/* "policy budget peak/kv mean/kv matched" and a row's start. */
+static void put_held_head(FILE *out)
+{
+	fprintf(out, "%-10s %6s %8s %8s %7s", "policy", "budget", "peak/kv", "mean/kv", "matched");
+}
+
+static void put_held_row(FILE *out, const struct drop_result *r, enum policy_id p)
+{
+	char budget[16];
+	budget_text(r, p, budget, sizeof budget);
+	fprintf(out, "%-10s %6s %8.0f %8.1f %7s", policies[p]->name, budget, r->p[p].held_peak,
+	        r->p[p].held_mean, matched_text(r, p));
+}
+
+/* A line for each policy whose run held more than its budget. */
+static void put_unmatched(FILE *out, const struct drop_result *r)
+{
+	const int bound = report_matched_bound(&r->budget);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (p == POLICY_FULL || !r->p[p].ran || drop_matched(r, (enum policy_id)p))
+			continue;
+		fprintf(out, "not matched: %s %s: holds %.0f, not %d", policies[p]->name,
+		        policies[p]->grows ? "keeps every token after the prompt"
+		                           : "holds more than its budget",
+		        r->p[p].held_peak, bound);
+		if (p == POLICY_SNAPKV)
+			fputs(" (snapkv-win is its matched form)", out);
+		fputc('\n', out);
+	}
+}
+
+static void put_json_held(FILE *out, const struct drop_result *r, enum policy_id p)
+{
+	fputs(", \"held\": {\"peak_per_kv_head\": ", out);
+	json_exact(out, r->p[p].held_peak);
+	fputs(", \"mean_per_kv_head\": ", out);
+	json_exact(out, r->p[p].held_mean);
+	fprintf(out, "}, \"matched\": %s",
+	        p == POLICY_FULL     ? "null"
+	        : drop_matched(r, p) ? "true"
+	                             : "false");
+}
+
+/* Generating: each policy's own text judged by the model with a full
+ * cache (drop_text_perplexity), where it parts from the full cache's
+ * text and what they share; the model's target judges teacher-forced
+ * text only. */
+static int put_generated(const struct drop_result *r, const char *title, double ratio, bool json,
+                         FILE *out)
+{
+	const int made = r->n - r->given, last = r->given - 1;
+	double text[POLICY_COUNT];
+	for (int p = 0; p < POLICY_COUNT; p++)
+		text[p] = drop_text_perplexity(r, (enum policy_id)p);
+	const double full = text[POLICY_FULL];
+	int order[POLICY_COUNT];
+	int count = 0;
+	if (json) {
+		fprintf(out, "{\"tokens\": %d, \"prompt\": %d, \"generated\": %d, ", r->n,
+		        r->prompt, made);
+		if (policy_interval(&r->budget) > 1)
+			fprintf(out, "\"interval\": %d, ", policy_interval(&r->budget));
+		put_json_ppl_target(out, ratio);
+		fputs(", \"policies\": [", out);
+		for (int p = 0; p < POLICY_COUNT; p++)
+			if (r->p[p].ran)
+				order[count++] = p;
+	} else {
+		fputs("\nThe model writing, every layer's cache evicted by each policy (", out);
+		text_escape(title, strlen(title), SIZE_MAX, TEXT_ESCAPE_MESSAGE, json_file_sink,
+		            out);
+		if (policy_interval(&r->budget) > 1)
+			fprintf(out, ", compressed every %d steps", policy_interval(&r->budget));
+		fprintf(out,
+		        "):\n"
+		        "each policy's own %d generated tokens read back by the model with a full "
+		        "cache: their perplexity (text ppl) and its change against the full "
+		        "cache's own text; the step that first reads a token other than the full "
+		        "cache's text (parts at) and the generated tokens the two share before "
+		        "it; the perplexity of the %d predictions inside the prompt (ppl prompt); "
+		        "memory held per kv cache (peak, mean) from the prompt's end\n"
+		        "rows: full, then the policies that held their budget (matched), the "
+		        "lowest text ppl first, then those that held more\n\n",
+		        made, last > 0 ? last : 0);
+		put_held_head(out);
+		fprintf(out, " %10s %9s %9s %9s %7s\n", "ppl prompt", "text ppl", "vs full",
+		        "parts at", "common");
+		count = order_by(r, text, order);
+	}
+	for (int k = 0; k < count; k++) {
+		const enum policy_id p = (enum policy_id)order[k];
+		const double prompt = drop_perplexity(r, p, 0, last);
+		const int parts = drop_divergence(r, p), common = drop_common_prefix(r, p);
+		if (json) {
+			fprintf(out, "%s{\"name\": \"%s\"", k ? ", " : "", policies[p]->name);
+			put_json_held(out, r, p);
+			fputs(", \"ppl_prompt\": ", out);
+			json_exact(out, prompt);
+			/* No text after the prompt to judge against: no verdict. */
+			fputs(", \"ppl_decode\": null, \"meets_target\": null", out);
+			fputs(", \"generated\": {\"ppl_by_full\": ", out);
+			put_number_or_null(out, made > 0, text[p]);
+			fputs(", \"first_divergence_step\": ", out);
+			if (parts >= 0)
+				fprintf(out, "%d", parts + 1);
+			else
+				fputs("null", out);
+			fprintf(out, ", \"common_prefix\": %d}}", common);
+			continue;
+		}
+		char vs[16] = "-", at[24] = "never";
+		if (p != POLICY_FULL && made > 0)
+			snprintf(vs, sizeof vs, "%+.1f%%", 100.0 * (text[p] / full - 1.0));
+		if (parts >= 0)
+			snprintf(at, sizeof at, "step %d", parts + 1);
+		put_held_row(out, r, p);
+		fprintf(out, " %10.4f %9.4f %9s %9s %7d\n", prompt, text[p], vs, at, common);
+	}
+	if (json)
+		fputs("]}", out);
+	else
+		put_unmatched(out, r);
+	return ferror(out) ? -1 : 0;
+}
+
 int drop_print_target(const struct drop_result *r, const char *title, double ratio, bool json,
                       FILE *out)
 {
+	if (r->generate && r->p[POLICY_FULL].ran && r->p[POLICY_FULL].full_logprob)
+		return put_generated(r, title, ratio, json, out);
 	const int last = r->given - 1, from = r->prompt > 0 ? r->prompt - 1 : 0;
 	const double full_after = drop_perplexity(r, POLICY_FULL, from, last);
 	/* An interval other than 1 is said; at 1 the text is as it always was. */
@@ -95,12 +246,15 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 		        "cache (mean, max); how often its likeliest next token was another; "
 		        "its KL divergence from the full cache's next-token distribution after "
 		        "the prompt, in nats (mean, 99th percentile); "
-		        "whether it meets the model's target, %s (ppl decode; --target ppl=R)\n"
-		        "rows: full, then the lowest ppl decode first\n\n"
-		        "%-10s %6s %9s %11s %9s %9s %9s %10s %9s %9s %13s %7s\n",
-		        when, last > 0 ? last : 0, last - from > 0 ? last - from : 0, target,
-		        "policy", "budget", "ppl all", "ppl decode", "vs full", "mean drop",
-		        "max drop", "top-1 diff", "KL mean", "KL p99", "first change", "target");
+		        "whether it meets the model's target, %s (ppl decode; --target ppl=R); "
+		        "memory held per kv cache (peak, mean) from the prompt's end\n"
+		        "rows: full, then the policies that held their budget (matched), the "
+		        "lowest ppl decode first, then those that held more\n\n",
+		        when, last > 0 ? last : 0, last - from > 0 ? last - from : 0, target);
+		put_held_head(out);
+		fprintf(out, " %9s %11s %9s %9s %9s %10s %9s %9s %13s %7s\n", "ppl all",
+		        "ppl decode", "vs full", "mean drop", "max drop", "top-1 diff", "KL mean",
+		        "KL p99", "first change", "target");
 		count = order_by(r, after, order);
 	}
 	for (int k = 0; k < count; k++) {
@@ -108,7 +262,6 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 		const double all = drop_perplexity(r, (enum policy_id)p, 0, last);
 		const double agree = drop_agreement(r, (enum policy_id)p, 0, r->n);
 		const int change = drop_first_change(r, (enum policy_id)p);
-		const int capacity = policy_capacity((enum policy_id)p, &r->budget);
 		/* No text after the prompt (a prompt the model writes after):
 		 * nothing to judge. */
 		const bool judged = last > from;
@@ -124,8 +277,9 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 		const bool has_kl =
 		        judged && drop_kl_stats(r, (enum policy_id)p, from, last, &kl) == 0;
 		if (json) {
-			fprintf(out, "%s{\"name\": \"%s\", \"ppl\": ", k ? ", " : "",
-			        policies[p]->name);
+			fprintf(out, "%s{\"name\": \"%s\"", k ? ", " : "", policies[p]->name);
+			put_json_held(out, r, (enum policy_id)p);
+			fputs(", \"ppl\": ", out);
 			json_exact(out, all);
 			fputs(", \"ppl_decode\": ", out);
 			put_number_or_null(out, judged, after[p]);
@@ -159,17 +313,13 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 				fputs("null}", out);
 			continue;
 		}
-		char budget[16], vs[16], first[24], decode[16] = "-", klm[16] = "-", klp[16] = "-";
+		char vs[16], first[24], decode[16] = "-", klm[16] = "-", klp[16] = "-";
 		if (has_kl) {
 			snprintf(klm, sizeof klm, "%.4f", kl.mean);
 			snprintf(klp, sizeof klp, "%.4f", kl.p99);
 		}
 		if (judged)
 			snprintf(decode, sizeof decode, "%.4f", after[p]);
-		if (capacity < 0)
-			snprintf(budget, sizeof budget, "all");
-		else
-			snprintf(budget, sizeof budget, "%d", capacity);
 		if (p == POLICY_FULL || !judged)
 			snprintf(vs, sizeof vs, "-");
 		else
@@ -178,15 +328,17 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 			snprintf(first, sizeof first, "step %d", change + 1);
 		else
 			snprintf(first, sizeof first, "never");
-		fprintf(out, "%-10s %6s %9.4f %11s %9s %9.4f %9.4f %9.1f%% %9s %9s %13s %7s\n",
-		        policies[p]->name, budget, all, decode, vs, mean_drop, max_drop,
-		        100.0 * (1.0 - agree), klm, klp, first,
+		put_held_row(out, r, (enum policy_id)p);
+		fprintf(out, " %9.4f %11s %9s %9.4f %9.4f %9.1f%% %9s %9s %13s %7s\n", all, decode,
+		        vs, mean_drop, max_drop, 100.0 * (1.0 - agree), klm, klp, first,
 		        !judged ? "-"
 		        : meets ? "met"
 		                : "missed");
 	}
 	if (json)
 		fputs("]}", out);
+	else
+		put_unmatched(out, r);
 	return ferror(out) ? -1 : 0;
 }
 
@@ -215,7 +367,20 @@ int drop_sweep_print_object(const struct drop_sweep *s, FILE *out)
 				                   drop_perplexity(&s->runs[i], (enum policy_id)p,
 				                                   from, n - 1));
 			}
-		fputc('}', out);
+		/* What each run held, and whether that was its budget. */
+		fputs(", \"peak_per_kv_head\": {", out);
+		for (int p = 1, k = 0; p < POLICY_COUNT; p++)
+			if (r0->p[p].ran) {
+				fprintf(out, "%s\"%s\": ", k++ ? ", " : "", policies[p]->name);
+				json_exact(out, s->runs[i].p[p].held_peak);
+			}
+		fputs("}, \"matched\": {", out);
+		for (int p = 1, k = 0; p < POLICY_COUNT; p++)
+			if (r0->p[p].ran)
+				fprintf(out, "%s\"%s\": %s", k++ ? ", " : "", policies[p]->name,
+				        drop_matched(&s->runs[i], (enum policy_id)p) ? "true"
+				                                                     : "false");
+		fputs("}}", out);
 	}
 	fputs("], \"smallest\": {", out);
 	for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
@@ -260,23 +425,56 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 	fputc('\n', out);
 	for (int i = 0; i < s->count; i++) {
 		fprintf(out, "%-8d", s->budgets[i]);
-		for (int p = 1; p < POLICY_COUNT; p++)
+		for (int p = 1; p < POLICY_COUNT; p++) {
+			/* A run that held more than the budget is marked. */
+			const char *mark = drop_matched(&s->runs[i], (enum policy_id)p) ? " " : "*";
 			if (r0->p[p].ran && judged)
-				fprintf(out, " %10.4f",
+				fprintf(out, " %9.4f%s",
 				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
-				                        n - 1));
+				                        n - 1),
+				        mark);
 			else if (r0->p[p].ran)
-				fprintf(out, " %10s", "-");
+				fprintf(out, " %9s%s", "-", mark);
+		}
 		fputc('\n', out);
 	}
-	fprintf(out, "\nsmallest budget meeting the model's target, %s (ppl decode):", target);
+	/* What the marked runs held, policy by policy in budget order. */
+	bool any = false;
+	for (int p = 1; p < POLICY_COUNT; p++) {
+		bool first = true;
+		for (int i = 0; r0->p[p].ran && i < s->count; i++) {
+			if (drop_matched(&s->runs[i], (enum policy_id)p))
+				continue;
+			if (!any)
+				fputs("* held more than the budget, peak tokens per kv cache:",
+				      out);
+			if (first)
+				fprintf(out, "%s%s", any ? "; " : " ", policies[p]->name);
+			fprintf(out, "%s%.0f", first ? " " : ", ", s->runs[i].p[p].held_peak);
+			any = true;
+			first = false;
+		}
+	}
+	if (any)
+		fputc('\n', out);
+	fprintf(out,
+	        "\nsmallest budget meeting the model's target, %s (ppl decode), matched runs only:",
+	        target);
 	if (!judged) {
 		fputs(" none to judge, the text has no tokens after the prompt\n", out);
 		return ferror(out) ? -1 : 0;
 	}
+	bool ever[POLICY_COUNT] = {false};
+	int never = 0;
 	for (int p = 1, k = 0; p < POLICY_COUNT; p++) {
 		if (!r0->p[p].ran)
 			continue;
+		for (int i = 0; i < s->count; i++)
+			ever[p] = ever[p] || drop_matched(&s->runs[i], (enum policy_id)p);
+		if (!ever[p]) {
+			never++;
+			continue;
+		}
 		fputs(k++ ? ", " : " ", out);
 		if (s->good[p])
 			fprintf(out, "%s %d", policies[p]->name, s->good[p]);
@@ -284,5 +482,12 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 			fprintf(out, "%s none", policies[p]->name);
 	}
 	fputc('\n', out);
+	if (never) {
+		fputs("held more than the budget at every budget (not matched):", out);
+		for (int p = 1, k = 0; p < POLICY_COUNT; p++)
+			if (r0->p[p].ran && !ever[p])
+				fprintf(out, "%s%s", k++ ? ", " : " ", policies[p]->name);
+		fputc('\n', out);
+	}
 	return ferror(out) ? -1 : 0;
 }

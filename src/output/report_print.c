@@ -25,38 +25,79 @@ static int loss_width(const struct report_target *t)
 	return w > 12 ? w : 12;
 }
 
+/* A figure column's name: "recall decode" over the steps after the
+ * prompt, "mean recall" over every step (REPORT_WITH_PROMPT). */
+static void figure_name(const struct report_run *run, const char *word, bool mean, char *buf,
+                        size_t size)
+{
+	if (run->decode)
+		snprintf(buf, size, "%s decode", word);
+	else
+		snprintf(buf, size, "%s %s", mean ? "mean" : "max", word);
+}
+
 static void put_table_head(FILE *out, const struct report_run *run)
 {
-	char miss[48];
+	char miss[48], name[32];
 	report_target_miss_text(&run->target, miss, sizeof miss);
-	fprintf(out, "%-10s %6s %7s %9s", "policy", "budget", "tokens", "KV");
-	if (run->scene->v)
-		fprintf(out, " %10s %10s", "mean err", "max err");
-	if (run->scene->v && run->target.figure == REPORT_COS)
-		fprintf(out, " %10s", "mean cos");
-	fprintf(out, " %11s %*s\n", "mean recall", loss_width(&run->target), miss);
+	fprintf(out, "%-10s %6s %8s %8s %10s %7s", "policy", "budget", "peak/kv", "mean/kv",
+	        "peak bytes", "matched");
+	if (run->scene->v) {
+		figure_name(run, "err", true, name, sizeof name);
+		fprintf(out, " %10s", name);
+		figure_name(run, "err", false, name, sizeof name);
+		fprintf(out, " %*s", run->decode ? 14 : 10, run->decode ? "max err decode" : name);
+	}
+	if (run->scene->v && run->target.figure == REPORT_COS) {
+		figure_name(run, "cos", true, name, sizeof name);
+		fprintf(out, " %10s", name);
+	}
+	figure_name(run, "recall", true, name, sizeof name);
+	fprintf(out, " %13s %*s\n", name, loss_width(&run->target), miss);
+}
+
+/* The budget column: the full cache's "all", a policy that evicts while
+ * decoding its bound (B + interval - 1), one that keeps every new token
+ * the budget B its prompt was cut to. */
+static void budget_text(const struct report_run *run, enum policy_id p, char *buf, size_t size)
+{
+	const int capacity = policy_capacity(p, &run->budget);
+	if (p == POLICY_FULL)
+		snprintf(buf, size, "all");
+	else if (capacity >= 0 && !policies[p]->grows)
+		snprintf(buf, size, "%d", capacity);
+	else
+		snprintf(buf, size, "%d", run->budget.heavy + run->budget.recent);
+}
+
+/* A row's "matched": "ref" for the full cache, the reference; "yes" for
+ * the whole run's row of a policy that held no more than the others were
+ * given, "NO" otherwise; a layer's or a head's row repeats its policy's. */
+static const char *matched_text(const struct report_run *run, enum policy_id p)
+{
+	return p == POLICY_FULL ? "ref" : report_matched(run, p) ? "yes" : "NO";
 }
 
 static void put_table_row(FILE *out, const struct report_run *run, const char *name,
                           enum policy_id p, const struct report_summary *f)
 {
 	const struct scene *sc = run->scene;
-	char budget[16], loss[24];
-	const int capacity = policy_capacity(p, &run->budget);
-	if (capacity < 0)
-		snprintf(budget, sizeof budget, "all");
-	else
-		snprintf(budget, sizeof budget, "%d", capacity);
+	char budget[16], loss[24], bytes[32];
+	budget_text(run, p, budget, sizeof budget);
 	if (f->first_miss)
 		snprintf(loss, sizeof loss, "step %d", f->first_miss);
 	else
 		snprintf(loss, sizeof loss, "never");
-	fprintf(out, "%-10s %6s %7d %9ld", name, budget, f->tokens, f->kv);
+	cost_format_bytes(report_bytes_peak(f), bytes, sizeof bytes);
+	fprintf(out, "%-10s %6s %8.0f %8.1f %10s %7s", name, budget, report_held_peak(f),
+	        report_held_mean(f), bytes, matched_text(run, p));
 	if (sc->v)
-		fprintf(out, " %10.4f %10.4f", f->err_sum / sc->n, f->err_max);
+		fprintf(out, " %10.4f %*.4f", report_summary_mean(f, REPORT_ERR),
+		        run->decode ? 14 : 10, f->err_max);
 	if (sc->v && run->target.figure == REPORT_COS)
-		fprintf(out, " %10.4f", f->cos_sum / sc->n);
-	fprintf(out, " %11.4f %*s\n", f->recall_sum / sc->n, loss_width(&run->target), loss);
+		fprintf(out, " %10.4f", report_summary_mean(f, REPORT_COS));
+	fprintf(out, " %13.4f %*s\n", report_summary_mean(f, REPORT_RECALL),
+	        loss_width(&run->target), loss);
 }
 
 /* A per-head row's name: "  head 3", or "  L2 head 3" with layers. */
@@ -75,17 +116,21 @@ static bool shown(unsigned mask, int p)
 	return (mask >> p) & 1u;
 }
 
-/* The text's rows: the full cache, then the best mean of the target's
- * figure first, a tie in the order of POLICIES; only the policies shown.
- * Returns how many. */
+/* The text's rows: the full cache, then the matched policies (those that
+ * held the memory they were given) best mean of the target's figure
+ * first, then those that held more, best first too; a tie in the order
+ * of POLICIES; only the policies shown. Ranking the two kinds together
+ * would rank memory. Returns how many. */
 static int table_order(const struct report_run *run, int order[POLICY_COUNT])
 {
 	const enum report_figure f = run->target.figure;
 	const bool high = report_figure_high(f);
 	double key[POLICY_COUNT];
+	int kind[POLICY_COUNT];
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		const double mean = report_summary_mean(&run->sum[p], f, run->scene->n);
+		const double mean = report_summary_mean(&run->sum[p], f);
 		key[p] = high ? -mean : mean; /* the lower the better */
+		kind[p] = report_matched(run, (enum policy_id)p) ? 0 : 1;
 	}
 	int count = 0;
 	const int first = shown(run->policies, POLICY_FULL);
@@ -95,7 +140,9 @@ static int table_order(const struct report_run *run, int order[POLICY_COUNT])
 		if (p == POLICY_FULL || !shown(run->policies, p))
 			continue;
 		int i = count;
-		while (i > first && key[order[i - 1]] > key[p]) {
+		while (i > first &&
+		       (kind[order[i - 1]] > kind[p] ||
+		        (kind[order[i - 1]] == kind[p] && key[order[i - 1]] > key[p]))) {
 			order[i] = order[i - 1];
 			i--;
 		}
@@ -105,16 +152,54 @@ static int table_order(const struct report_run *run, int order[POLICY_COUNT])
 	return count;
 }
 
-/* "rows: full, then the best mean recall first" ("full, then" when the
- * full cache is among the policies of MASK). */
-static void put_order_text(FILE *out, const struct report_target *t, unsigned mask)
+/* What the figures are over and how the rows are ordered. */
+static void put_order_text(FILE *out, const struct report_run *run)
 {
+	const struct report_target *t = &run->target;
+	const int n = run->scene->n, steps = n - run->from + 1;
 	char good[48];
 	report_target_text(t, good, sizeof good);
-	fprintf(out, "rows: %sthe %s mean %s first (the attention target, %s)\n",
-	        shown(mask, POLICY_FULL) ? "full, then " : "",
+	if (run->decode && run->from == 1)
+		fprintf(out, "attention figures over the %d decode steps (1 to %d: no prompt)",
+		        steps, n);
+	else if (run->decode)
+		fprintf(out,
+		        "attention figures over the %d decode steps (%d to %d, after the prompt; "
+		        "--with-prompt: every step)",
+		        steps, run->from, n);
+	else if (run->scene->prompt >= n && run->scene->prompt > 0)
+		fprintf(out, "attention figures over all %d steps (no step after the prompt)", n);
+	else
+		fprintf(out, "attention figures over all %d steps%s", n,
+		        run->scene->prompt > 0 ? ", the prompt's too (--with-prompt)" : "");
+	fprintf(out,
+	        "; memory held per kv cache (peak, mean) from step %d on, and the peak's bytes "
+	        "(float32, every cache)\n",
+	        run->held_from);
+	fprintf(out,
+	        "rows: %sthe policies that held their budget (matched), the %s mean "
+	        "%s first (the attention target, %s), then those that held more\n",
+	        shown(run->policies, POLICY_FULL) ? "full, then " : "",
 	        report_figure_high(t->figure) ? "highest" : "lowest", report_figure_word(t->figure),
 	        good);
+}
+
+/* A line for each policy that held more than its budget: what it held. */
+static void put_unmatched(FILE *out, const struct report_run *run)
+{
+	const int bound = report_matched_bound(&run->budget);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (p == POLICY_FULL || !shown(run->policies, p) ||
+		    report_matched(run, (enum policy_id)p))
+			continue;
+		fprintf(out, "not matched: %s %s: holds %.0f, not %d", policies[p]->name,
+		        policies[p]->grows ? "keeps every token after the prompt"
+		                           : "holds more than its budget",
+		        report_held_peak(&run->sum[p]), bound);
+		if (p == POLICY_SNAPKV)
+			fputs(" (snapkv-win is its matched form)", out);
+		fputc('\n', out);
+	}
 }
 
 static void put_table(FILE *out, const struct report_run *run, bool per_head)
@@ -139,28 +224,54 @@ static void put_table(FILE *out, const struct report_run *run, bool per_head)
 			              &run->head_sum[(size_t)h * POLICY_COUNT + p]);
 		}
 	}
+	put_unmatched(out, run);
 }
 
-static void put_json_summary(FILE *out, const struct scene *sc, const struct report_summary *f)
+/* A figure's JSON and CSV key: "mean_attn_recall_decode" over the steps
+ * after the prompt, "mean_attn_recall" over every step: named as the text
+ * names it ("recall decode", "mean recall"). */
+static void figure_key(const struct report_run *run, const char *key, char *buf, size_t size)
 {
+	snprintf(buf, size, "%s%s", key, run->decode ? "_decode" : "");
+}
+
+static void put_json_number_key(FILE *out, const struct report_run *run, const char *key, double v)
+{
+	char name[48];
+	figure_key(run, key, name, sizeof name);
+	fprintf(out, ", \"%s\": ", name);
+	json_exact(out, v);
+}
+
+static void put_json_summary(FILE *out, const struct report_run *run, enum policy_id p,
+                             const struct report_summary *f)
+{
+	const struct scene *sc = run->scene;
 	fprintf(out, "\"tokens\": %d, \"kv\": %ld", f->tokens, f->kv);
+	fputs(", \"held\": {\"peak_per_kv_head\": ", out);
+	json_exact(out, report_held_peak(f));
+	fputs(", \"mean_per_kv_head\": ", out);
+	json_exact(out, report_held_mean(f));
+	fputs(", \"peak_bytes\": ", out);
+	json_exact(out, report_bytes_peak(f));
+	fputs(", \"mean_bytes\": ", out);
+	json_exact(out, report_bytes_mean(f));
+	fprintf(out, "}, \"matched\": %s",
+	        p == POLICY_FULL         ? "null"
+	        : report_matched(run, p) ? "true"
+	                                 : "false");
 	if (sc->v) {
-		fputs(", \"mean_out_err\": ", out);
-		json_exact(out, f->err_sum / sc->n);
-		fputs(", \"max_out_err\": ", out);
-		json_exact(out, f->err_max);
+		put_json_number_key(out, run, "mean_out_err", report_summary_mean(f, REPORT_ERR));
+		put_json_number_key(out, run, "max_out_err", f->err_max);
 	}
-	fputs(", \"mean_attn_recall\": ", out);
-	json_exact(out, f->recall_sum / sc->n);
+	put_json_number_key(out, run, "mean_attn_recall", report_summary_mean(f, REPORT_RECALL));
 	fputs(", \"first_loss_step\": ", out);
 	if (f->first_miss)
 		fprintf(out, "%d", f->first_miss);
 	else
 		fputs("null", out);
-	if (sc->v) {
-		fputs(", \"mean_out_cos\": ", out);
-		json_exact(out, f->cos_sum / sc->n);
-	}
+	if (sc->v)
+		put_json_number_key(out, run, "mean_out_cos", report_summary_mean(f, REPORT_COS));
 }
 
 static void put_json_policies(FILE *out, const struct report_run *run, bool per_head)
@@ -170,12 +281,12 @@ static void put_json_policies(FILE *out, const struct report_run *run, bool per_
 		if (!shown(run->policies, p))
 			continue;
 		fprintf(out, "%s{\"name\": \"%s\", ", k++ ? ", " : "", policies[p]->name);
-		put_json_summary(out, run->scene, &run->sum[p]);
+		put_json_summary(out, run, (enum policy_id)p, &run->sum[p]);
 		if (run->layer_sum) {
 			fputs(", \"layers\": [", out);
 			for (int l = 0; l < run->layers; l++) {
 				fputs(l ? ", {" : "{", out);
-				put_json_summary(out, run->scene,
+				put_json_summary(out, run, (enum policy_id)p,
 				                 &run->layer_sum[(size_t)l * POLICY_COUNT + p]);
 				fputc('}', out);
 			}
@@ -185,7 +296,7 @@ static void put_json_policies(FILE *out, const struct report_run *run, bool per_
 			fputs(", \"heads\": [", out);
 			for (int h = 0; h < run->heads; h++) {
 				fputs(h ? ", {" : "{", out);
-				put_json_summary(out, run->scene,
+				put_json_summary(out, run, (enum policy_id)p,
 				                 &run->head_sum[(size_t)h * POLICY_COUNT + p]);
 				fputc('}', out);
 			}
@@ -194,6 +305,15 @@ static void put_json_policies(FILE *out, const struct report_run *run, bool per_
 		fputc('}', out);
 	}
 	fputs("]", out);
+}
+
+/* Which steps the figures are over: "figures": {"over": "decode" or
+ * "all", "from": F, "to": n, "held_from": H}. */
+static void put_json_steps(FILE *out, const struct report_run *run)
+{
+	fprintf(out,
+	        ", \"figures\": {\"over\": \"%s\", \"from\": %d, \"to\": %d, \"held_from\": %d}",
+	        run->decode ? "decode" : "all", run->from, run->scene->n, run->held_from);
 }
 
 static void put_json_budget(FILE *out, const struct policy_budget *b)
@@ -301,13 +421,20 @@ static int put_csv_run(const struct report_run *run, bool per_head, const struct
 	return ferror(out) ? -1 : 0;
 }
 
-static void put_csv_summary(FILE *out, const struct scene *sc, const struct report_summary *f)
+static void put_csv_summary(FILE *out, const struct report_run *run, enum policy_id p,
+                            const struct report_summary *f)
 {
+	const struct scene *sc = run->scene;
 	fprintf(out, ",%d,%ld", f->tokens, f->kv);
-	put_csv_number(out, sc->v != NULL, f->err_sum / sc->n);
+	put_csv_number(out, true, report_held_peak(f));
+	put_csv_number(out, true, report_held_mean(f));
+	put_csv_number(out, true, report_bytes_peak(f));
+	put_csv_number(out, true, report_bytes_mean(f));
+	fprintf(out, ",%s", p == POLICY_FULL ? "" : report_matched(run, p) ? "true" : "false");
+	put_csv_number(out, sc->v != NULL, report_summary_mean(f, REPORT_ERR));
 	put_csv_number(out, sc->v != NULL, f->err_max);
-	put_csv_number(out, sc->v != NULL, f->cos_sum / sc->n);
-	put_csv_number(out, true, f->recall_sum / sc->n);
+	put_csv_number(out, sc->v != NULL, report_summary_mean(f, REPORT_COS));
+	put_csv_number(out, true, report_summary_mean(f, REPORT_RECALL));
 	fputc(',', out);
 	if (f->first_miss)
 		fprintf(out, "%d", f->first_miss);
@@ -342,10 +469,13 @@ static int put_csv_sweep(const struct report_sweep *sw, bool per_head, const str
                          FILE *out)
 {
 	per_head = per_head && sw->runs[0].head_sum && sw->runs[0].heads > 1;
+	const char *over = sw->runs[0].decode ? "_decode" : "";
 	fprintf(out,
-	        "budget,heavy,recent,sinks,policy%s,tokens,kv,mean_out_err,max_out_err,"
-	        "mean_out_cos,mean_attn_recall,first_loss_step%s\n",
-	        per_head ? ",head" : "", ds ? ",model_ppl_decode,model_meets_target" : "");
+	        "budget,heavy,recent,sinks,policy%s,tokens,kv,peak_per_kv_head,mean_per_kv_head,"
+	        "peak_bytes,mean_bytes,matched,mean_out_err%s,max_out_err%s,mean_out_cos%s,"
+	        "mean_attn_recall%s,first_loss_step%s\n",
+	        per_head ? ",head" : "", over, over, over, over,
+	        ds ? ",model_ppl_decode,model_meets_target" : "");
 	for (int i = 0; i < sw->count; i++) {
 		const struct report_run *run = &sw->runs[i];
 		const struct policy_budget *b = &run->budget;
@@ -360,7 +490,7 @@ static int put_csv_sweep(const struct report_sweep *sw, bool per_head, const str
 				else if (per_head)
 					fprintf(out, ",%d", h);
 				put_csv_summary(
-				        out, run->scene,
+				        out, run, (enum policy_id)p,
 				        h < 0 ? &run->sum[p]
 				              : &run->head_sum[(size_t)h * POLICY_COUNT + p]);
 				put_csv_model_budget(out, ds, i, (enum policy_id)p, h >= 0);
@@ -387,6 +517,7 @@ int report_print_model(const struct report_run *run, const struct report_model *
 	if (format == REPORT_JSON) {
 		fprintf(out, "{\"tokens\": %d, ", sc->n);
 		put_json_target(out, &run->target);
+		put_json_steps(out, run);
 		fputs(", \"budget\": ", out);
 		put_json_budget(out, b);
 		fputs(", \"policies\": ", out);
@@ -413,7 +544,7 @@ int report_print_model(const struct report_run *run, const struct report_model *
 	        b->recent, b->sinks);
 	put_interval_text(out, ", ", b);
 	fprintf(out, ", loss = %s\n", miss);
-	put_order_text(out, &run->target, run->policies);
+	put_order_text(out, run);
 	fputc('\n', out);
 	put_table(out, run, per_head);
 	if (drop)
@@ -477,13 +608,14 @@ int report_sweep_print_model(const struct report_sweep *sw, const struct report_
 	if (json) {
 		fprintf(out, "{\"tokens\": %d, ", sc->n);
 		put_json_target(out, t);
+		put_json_steps(out, &sw->runs[0]);
 		fputs(", \"sweep\": [", out);
 	} else {
 		fprintf(out, "%d tokens; ", sc->n);
 		put_split_text(out, sw);
 		put_interval_text(out, "; every cache ", &sw->runs[0].budget);
 		fputc('\n', out);
-		put_order_text(out, t, sw->policies);
+		put_order_text(out, &sw->runs[0]);
 		fputc('\n', out);
 	}
 	for (int i = 0; i < sw->count; i++) {
@@ -518,16 +650,28 @@ int report_sweep_print_model(const struct report_sweep *sw, const struct report_
 		fputs("}\n", out);
 		return ferror(out) ? -1 : 0;
 	}
-	fprintf(out, "smallest budget meeting the attention target, mean %s:", good);
+	fprintf(out,
+	        "smallest budget meeting the attention target, mean %s (%s), matched rows only:",
+	        good, sw->runs[0].decode ? "decode steps" : "every step");
+	int never = 0;
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (sw->unlimited[p] || !shown(sw->policies, p))
 			continue;
-		if (sw->good[p])
+		if (!sw->ever_matched[p])
+			never++;
+		else if (sw->good[p])
 			fprintf(out, "  %s %d", policies[p]->name, sw->good[p]);
 		else
 			fprintf(out, "  %s none", policies[p]->name);
 	}
 	fputc('\n', out);
+	if (never) {
+		fputs("held more than the budget at every budget (not matched):", out);
+		for (int p = 0; p < POLICY_COUNT; p++)
+			if (!sw->unlimited[p] && !sw->ever_matched[p])
+				fprintf(out, "  %s", policies[p]->name);
+		fputc('\n', out);
+	}
 	if (ds)
 		drop_sweep_print(ds, false, out);
 	return ferror(out) ? -1 : 0;

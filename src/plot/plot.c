@@ -614,14 +614,18 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 		snprintf(err, (size_t)size, "out of memory");
 		return -1;
 	}
+	/* Every point at the memory its policy held (the peak tokens per kv
+	 * cache), not at the budget it was given: a policy that kept every
+	 * token after the prompt sits where its memory is. */
 	double lo = t->value, hi = t->value, bmin = INFINITY, bmax = -INFINITY;
 	for (int i = 0; i < sw->count; i++) {
-		bmin = sw->budgets[i] < bmin ? sw->budgets[i] : bmin;
-		bmax = sw->budgets[i] > bmax ? sw->budgets[i] : bmax;
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			if (!(sw->policies & (1u << p)))
 				continue;
-			const double v = report_summary_mean(&sw->runs[i].sum[p], t->figure, sc->n);
+			const double v = report_summary_mean(&sw->runs[i].sum[p], t->figure);
+			const double x = report_held_peak(&sw->runs[i].sum[p]);
+			bmin = x < bmin ? x : bmin;
+			bmax = x > bmax ? x : bmax;
 			lo = v < lo ? v : lo;
 			hi = v > hi ? v : hi;
 		}
@@ -634,15 +638,22 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 		free(ys);
 		return -1;
 	}
-	char subtitle[200], split[96];
+	char subtitle[320], split[96];
 	if (sw->split.source)
 		snprintf(split, sizeof split, "heavy floor(%g B) (%s)", sw->split.heavy,
 		         sw->split.source);
 	else
 		snprintf(split, sizeof split, "heavy B/2");
-	snprintf(subtitle, sizeof subtitle,
-	         "budget sweep over %d tokens: the mean over the steps per budget B; H2O keeps %s",
-	         sc->n, split);
+	if (sw->runs[0].decode)
+		snprintf(subtitle, sizeof subtitle,
+		         "budget sweep over %d tokens: the mean over the %d decode steps at the "
+		         "memory each policy held; H2O keeps %s",
+		         sc->n, sc->n - sw->runs[0].from + 1, split);
+	else
+		snprintf(subtitle, sizeof subtitle,
+		         "budget sweep over %d tokens: the mean over all steps at the memory each "
+		         "policy held; H2O keeps %s",
+		         sc->n, split);
 	draw_title(c.cr, sc, subtitle);
 	/* Budgets that span powers of two read best on a log axis. */
 	bool powers = true; /* every budget a power of two */
@@ -658,15 +669,19 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 	        .ya = value_axis(lo, hi),
 	};
 	char ylabel[64];
-	snprintf(ylabel, sizeof ylabel, "mean %s", figure_label(t->figure));
-	draw_frame(c.cr, &pa, log_x ? "total budget B (log scale)" : "total budget B", ylabel);
+	snprintf(ylabel, sizeof ylabel, "mean %s%s", figure_label(t->figure),
+	         sw->runs[0].decode ? ", decode" : "");
+	draw_frame(c.cr, &pa,
+	           log_x ? "peak tokens held per kv head (log scale)"
+	                 : "peak tokens held per kv head",
+	           ylabel);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(sw->policies & (1u << p)))
 			continue;
 		for (int i = 0; i < sw->count; i++)
-			pts[i] = (struct point){
-			        sw->budgets[i],
-			        report_summary_mean(&sw->runs[i].sum[p], t->figure, sc->n)};
+			pts[i] =
+			        (struct point){report_held_peak(&sw->runs[i].sum[p]),
+			                       report_summary_mean(&sw->runs[i].sum[p], t->figure)};
 		qsort(pts, (size_t)sw->count, sizeof *pts, by_x);
 		for (int i = 0; i < sw->count; i++) {
 			xs[i] = pts[i].x;

@@ -367,6 +367,67 @@ double drop_predict_madds(const struct llama_model *m, int n, unsigned mask)
 	return runs * ((double)n * token + attention);
 }
 
+/* The tokens per key/value cache ST's run holds now into DP's peak and
+ * its sum (divided into the mean at the end). */
+static void held_add(const struct llama_config *cfg, const struct run_state *st,
+                     struct drop_policy *dp, double caches)
+{
+	long held = 0;
+	for (int l = 0; l < cfg->n_layers; l++)
+		for (int g = 0; g < cfg->n_kv_heads; g++)
+			held += llama_run_len(st->run, l, g);
+	const double per = (double)held / caches;
+	dp->held_peak = per > dp->held_peak ? per : dp->held_peak;
+	dp->held_mean += per;
+}
+
+/* Generating: each policy's own text read again by the model with a full
+ * cache, the log-probability it gives each token the run chose
+ * (drop_policy.full_logprob). The full cache's run chose its own: its
+ * top_logprob is that already. 0, or -1 when out of memory. */
+static int judge_texts(const struct llama_model *m, struct drop_result *out)
+{
+	const struct llama_config *cfg = llama_model_config(m);
+	const int n = out->n, given = out->given;
+	struct llama_run *runs[POLICY_COUNT];
+	int who[POLICY_COUNT], count = 0, feed[POLICY_COUNT];
+	int rc = 0;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		struct drop_policy *dp = &out->p[p];
+		if (!dp->ran)
+			continue;
+		dp->full_logprob = calloc((size_t)n, sizeof *dp->full_logprob);
+		if (!dp->full_logprob)
+			rc = -1;
+		if (rc == 0 && p == POLICY_FULL) {
+			for (int t = given - 1; t + 1 < n; t++)
+				dp->full_logprob[t] = dp->top_logprob[t];
+			continue;
+		}
+		if (rc == 0 && !(runs[count] = llama_run_new(m)))
+			rc = -1;
+		if (rc == 0)
+			who[count++] = p;
+	}
+	for (int t = 0; rc == 0 && t + 1 < n; t++) {
+		for (int i = 0; i < count; i++)
+			feed[i] = out->p[who[i]].fed[t];
+		/* Every token was taken once already, by the policy's run. */
+		if (llama_step_batch(m, runs, count, feed, t) != 0)
+			rc = -1;
+		for (int i = 0; rc == 0 && t + 1 >= given && i < count; i++) {
+			struct drop_policy *dp = &out->p[who[i]];
+			int top;
+			double top_lp, lse;
+			dp->full_logprob[t] = log_prob(llama_logits(runs[i]), cfg->vocab_size,
+			                               dp->fed[t + 1], &top, &top_lp, &lse);
+		}
+	}
+	for (int i = 0; i < count; i++)
+		llama_run_free(runs[i]);
+	return rc;
+}
+
 /* drop_measure, telling PROGRESS of each step as DONE + t of TOTAL. */
 static int measure(const struct llama_model *m, const int *tokens, int n, int given,
                    const struct budget *want, unsigned mask, struct drop_result *out,
@@ -408,6 +469,8 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 		     (!full_runs || dp->kl);
 	}
 	const size_t vocab = (size_t)cfg->vocab_size;
+	const int held_from = want->prompt > 1 ? want->prompt : 1;
+	const double caches = (double)cfg->n_layers * cfg->n_kv_heads;
 	double *full_lp = full_runs ? malloc(2 * vocab * sizeof *full_lp) : NULL;
 	double lse[POLICY_COUNT];
 	ok = ok && (!full_runs || full_lp);
@@ -450,11 +513,19 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 		for (int i = 0; i < count; i++)
 			if (st[i].id != POLICY_FULL)
 				evict_step(cfg, &st[i], t + 1, b, &x);
+		if (t + 1 >= held_from)
+			for (int i = 0; i < count; i++)
+				held_add(cfg, &st[i], &out->p[st[i].id], caches);
 		progress_tell(progress, done + t + 1, total);
 	}
 	free(full_lp);
 	states_free(st, count, cfg);
 	scratch_free(&x);
+	for (int p = 0; ok && p < POLICY_COUNT; p++)
+		if (out->p[p].ran && out->p[p].held_mean > 0)
+			out->p[p].held_mean /= n - held_from + 1;
+	if (ok && generate && full_runs)
+		ok = judge_texts(m, out) == 0;
 	if (!ok) {
 		drop_result_free(out);
 		return fail_nomem(err);
@@ -484,6 +555,7 @@ void drop_result_free(struct drop_result *r)
 		free(r->p[p].top_logprob);
 		free(r->p[p].fed);
 		free(r->p[p].kl);
+		free(r->p[p].full_logprob);
 	}
 	memset(r, 0, sizeof *r);
 }
@@ -508,6 +580,40 @@ int drop_first_change(const struct drop_result *r, enum policy_id p)
 		if (a->top[t] != f->top[t])
 			return t;
 	return -1;
+}
+
+bool drop_matched(const struct drop_result *r, enum policy_id p)
+{
+	return p != POLICY_FULL && r->p[p].ran &&
+	       r->p[p].held_peak <= (double)report_matched_bound(&r->budget);
+}
+
+double drop_text_perplexity(const struct drop_result *r, enum policy_id p)
+{
+	const struct drop_policy *dp = &r->p[p];
+	if (!dp->ran || !dp->full_logprob || r->n - r->given < 1)
+		return 1.0;
+	double sum = 0.0;
+	for (int t = r->given - 1; t + 1 < r->n; t++)
+		sum += dp->full_logprob[t];
+	return exp(-sum / (r->n - r->given));
+}
+
+int drop_divergence(const struct drop_result *r, enum policy_id p)
+{
+	const struct drop_policy *a = &r->p[p], *f = &r->p[POLICY_FULL];
+	if (!a->ran || !f->ran || !a->fed || !f->fed)
+		return -1;
+	for (int t = r->given; t < r->n; t++)
+		if (a->fed[t] != f->fed[t])
+			return t;
+	return -1;
+}
+
+int drop_common_prefix(const struct drop_result *r, enum policy_id p)
+{
+	const int d = drop_divergence(r, p);
+	return (d < 0 ? r->n : d) - r->given;
 }
 
 double drop_agreement(const struct drop_result *r, enum policy_id p, int from, int to)
@@ -552,7 +658,8 @@ int drop_sweep_measure(const struct llama_model *m, const int *tokens, int n, in
 				continue;
 			const double ppl =
 			        drop_perplexity(&out->runs[i], (enum policy_id)p, from, last);
-			if (last > from && report_ppl_meets(ppl, full, ratio) &&
+			if (last > from && drop_matched(&out->runs[i], (enum policy_id)p) &&
+			    report_ppl_meets(ppl, full, ratio) &&
 			    (!out->good[p] || total < out->good[p]))
 				out->good[p] = total;
 		}

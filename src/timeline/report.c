@@ -112,19 +112,66 @@ void report_target_miss_text(const struct report_target *t, char *buf, int size)
 	         figure_info[t->figure].high ? "<" : ">", t->value);
 }
 
-double report_summary_mean(const struct report_summary *s, enum report_figure f, int n)
+double report_summary_mean(const struct report_summary *s, enum report_figure f)
 {
 	const double sum = f == REPORT_ERR   ? s->err_sum
 	                   : f == REPORT_COS ? s->cos_sum
 	                                     : s->recall_sum;
-	return sum / n;
+	return s->steps > 0 ? sum / s->steps : 0.0;
 }
 
+double report_held_peak(const struct report_summary *s)
+{
+	return s->caches > 0 ? (double)s->held_peak / s->caches : 0.0;
+}
+
+double report_held_mean(const struct report_summary *s)
+{
+	return s->caches > 0 && s->held_steps > 0 ? s->held_sum / s->held_steps / s->caches : 0.0;
+}
+
+double report_bytes_peak(const struct report_summary *s)
+{
+	return (double)s->kv_peak * REPORT_KV_BYTES;
+}
+
+double report_bytes_mean(const struct report_summary *s)
+{
+	/* A cache's KV numbers are its tokens x 2 x dim: in proportion. */
+	if (s->held_peak <= 0 || s->held_steps <= 0)
+		return 0.0;
+	return report_bytes_peak(s) / s->held_peak * (s->held_sum / s->held_steps);
+}
+
+int report_matched_bound(const struct policy_budget *b)
+{
+	return b->heavy + b->recent + policy_interval(b) - 1;
+}
+
+bool report_matched(const struct report_run *run, enum policy_id p)
+{
+	const struct report_summary *s = &run->sum[p];
+	return (long)s->held_peak <= (long)report_matched_bound(&run->budget) * s->caches;
+}
+
+/* Step STEP's figures M into F: the memory from HELD_FROM on, the
+ * attention figures from FROM on. */
 static void summary_add(struct report_summary *f, const struct step_metrics *m,
-                        const struct report_target *t, int step)
+                        const struct report_target *t, int step, int from, int held_from)
 {
 	f->tokens = m->tokens;
 	f->kv = m->kv;
+	if (step >= held_from) {
+		if (m->tokens > f->held_peak) {
+			f->held_peak = m->tokens;
+			f->kv_peak = m->kv;
+		}
+		f->held_sum += m->tokens;
+		f->held_steps++;
+	}
+	if (step < from)
+		return;
+	f->steps++;
 	f->err_sum += m->out_err;
 	f->err_max = m->out_err > f->err_max ? m->out_err : f->err_max;
 	f->cos_sum += m->out_cos;
@@ -185,15 +232,28 @@ int report_measure_only(const struct scene *sc, const struct budget *b,
 	const unsigned computed = report_policies_run(shown);
 	run->heads = heads_count(sc);
 	run->layers = sc->layers > 1 ? sc->layers : 1;
+	const int prompt = sc->prompt > 0 ? sc->prompt : 0;
+	run->decode = !(keep & REPORT_WITH_PROMPT) && prompt < sc->n;
+	run->from = run->decode ? prompt + 1 : 1;
+	run->held_from = prompt > 1 ? prompt : 1;
+	const int kv = heads_kv_count(sc);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		run->sum[p].caches = run->layers * kv;
 	if (keep & REPORT_KEEP_LAYERS) {
 		run->layer_sum = calloc((size_t)run->layers * POLICY_COUNT, sizeof *run->layer_sum);
 		if (!run->layer_sum)
 			return -1;
+		for (size_t i = 0; i < (size_t)run->layers * POLICY_COUNT; i++)
+			run->layer_sum[i].caches = kv;
 	}
 	if (keep & REPORT_KEEP_HEADS) {
 		run->head_sum = calloc((size_t)run->heads * POLICY_COUNT, sizeof *run->head_sum);
-		if (!run->head_sum)
+		if (!run->head_sum) {
+			report_run_done(run);
 			return -1;
+		}
+		for (size_t i = 0; i < (size_t)run->heads * POLICY_COUNT; i++)
+			run->head_sum[i].caches = 1;
 	}
 	if (keep & REPORT_KEEP_STEPS) {
 		run->steps =
@@ -220,18 +280,19 @@ int report_measure_only(const struct scene *sc, const struct budget *b,
 				continue;
 			struct step_metrics m;
 			heads_run_total(&hr, (enum policy_id)p, &m);
-			summary_add(&run->sum[p], &m, target, step);
+			summary_add(&run->sum[p], &m, target, step, run->from, run->held_from);
 			if (run->steps)
 				run->steps[(size_t)(step - 1) * POLICY_COUNT + p] = m;
 			const int per = heads_per_layer(sc);
 			for (int l = 0; run->layer_sum && l < run->layers; l++) {
 				heads_run_total_of(&hr, l * per, per, (enum policy_id)p, &m);
 				summary_add(&run->layer_sum[(size_t)l * POLICY_COUNT + p], &m,
-				            target, step);
+				            target, step, run->from, run->held_from);
 			}
 			for (int h = 0; run->head_sum && h < hr.count; h++) {
 				summary_add(&run->head_sum[(size_t)h * POLICY_COUNT + p],
-				            &hr.rec[h].c[p].m, target, step);
+				            &hr.rec[h].c[p].m, target, step, run->from,
+				            run->held_from);
 				if (run->head_steps)
 					run->head_steps[((size_t)(step - 1) * run->heads + h) *
 					                        POLICY_COUNT +
@@ -289,12 +350,15 @@ int report_sweep_measure_only(const struct scene *sc, const struct budget *want,
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			if (!(shown & ENGINE_POLICY(p)))
 				continue;
-			const double mean =
-			        report_summary_mean(&run->sum[p], target->figure, sc->n);
-			if (!report_target_missed(target, mean) &&
+			const double mean = report_summary_mean(&run->sum[p], target->figure);
+			/* Only at the memory every policy was given: a policy
+			 * that held more meets nothing at this budget. */
+			const bool matched = report_matched(run, (enum policy_id)p);
+			sw->ever_matched[p] = sw->ever_matched[p] || matched;
+			if (matched && !report_target_missed(target, mean) &&
 			    (!sw->good[p] || budgets[i] < sw->good[p]))
 				sw->good[p] = budgets[i];
-			sw->unlimited[p] = policy_capacity((enum policy_id)p, &run->budget) < 0;
+			sw->unlimited[p] = p == POLICY_FULL;
 		}
 	}
 	return 0;

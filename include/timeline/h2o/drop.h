@@ -34,6 +34,7 @@
 #include "h2o/budget.h"
 #include "h2o/policy.h"
 
+struct drop_result;
 struct llama_model;
 struct progress;
 
@@ -64,7 +65,32 @@ struct drop_policy {
 	 * Generating, the runs read different texts after the prompt: only the
 	 * teacher-forced predictions compare like with like. */
 	double *kl;
+	/* The memory the run held, in tokens per key/value cache (every
+	 * layer's and kv head's added, divided by their number) after each
+	 * step from the prompt's end on (max(P, 1) .. n): its peak and mean. */
+	double held_peak, held_mean;
+	/* Generating: the full cache's judgement of this run's text.
+	 * full_logprob[t] is ln p(fed[t + 1] | fed[0 .. t]) under the model
+	 * with a full cache, for t = given - 1 .. n - 2 (the run's own
+	 * choices), 0 before; NULL when teacher-forced. */
+	double *full_logprob;
 };
+
+/* Whether policy P's run in R held no more than its budget, B + interval
+ * - 1 tokens per key/value cache at its peak (report_matched_bound): its
+ * memory was the others'. The full cache, the reference, is not. */
+bool drop_matched(const struct drop_result *r, enum policy_id p);
+
+/* Generating: the full cache's perplexity of policy P's own generated
+ * tokens (fed[given .. n - 1], drop_policy.full_logprob); 1 when there are
+ * none. */
+double drop_text_perplexity(const struct drop_result *r, enum policy_id p);
+/* Generating: the first position (given .. n - 1) whose token P's run was
+ * fed differs from the full cache's run's, or -1 when they agree
+ * throughout; its distance from GIVEN is the generated tokens they have
+ * in common (n - given when they never part). */
+int drop_divergence(const struct drop_result *r, enum policy_id p);
+int drop_common_prefix(const struct drop_result *r, enum policy_id p);
 
 /* The spread of a run's KL divergence over some predictions. */
 struct drop_kl {
@@ -135,7 +161,9 @@ struct drop_sweep {
 	struct drop_result *runs; /* [count] */
 	double ratio;             /* the target (ppl=R, report.h): perplexity after the
 	                           * prompt at most ratio x the full cache's */
-	int good[POLICY_COUNT];   /* the smallest budget meeting it, 0: none */
+	/* the smallest budget meeting it at which the policy was matched
+	 * (drop_matched), 0: none */
+	int good[POLICY_COUNT];
 };
 
 /*

@@ -84,12 +84,23 @@ bool report_ppl_meets(double ppl, double full, double ratio);
 /* "ppl <= 1.01 x full" into BUF. */
 void report_ppl_text(double ratio, char *buf, int size);
 
-/* One policy's figures over a scene (over all heads, or one head). */
+/* One policy's figures over a scene (over all heads, or one head). The
+ * attention figures (err, cos, recall, the first miss) are summed over the
+ * run's figure steps, report_run.from .. n: the steps after the prompt
+ * unless REPORT_WITH_PROMPT; the memory held over the steps from the
+ * prompt's end on (report_run.held_from .. n), whatever the figures'
+ * steps, since every policy holds the same while the prompt is read. */
 struct report_summary {
-	int tokens;
+	int tokens; /* held at the last step, every cache of the row added */
 	long kv;
 	double err_sum, err_max, cos_sum, recall_sum;
-	int first_miss; /* first step that missed the target, 0 if none */
+	int first_miss;  /* first figure step that missed the target, 0 if none */
+	int steps;       /* the figure steps the sums cover */
+	int caches;      /* the key/value caches the row adds up (layers x kv heads) */
+	int held_peak;   /* the most tokens held after a step, every cache added */
+	long kv_peak;    /* the KV numbers then */
+	double held_sum; /* tokens held after each step, summed over the held steps */
+	int held_steps;
 };
 
 /* What to keep beside the summaries. */
@@ -98,12 +109,17 @@ enum {
 	REPORT_KEEP_STEPS = 1u << 1,  /* every step's figures (over all heads;
 	                                * per head too with REPORT_KEEP_HEADS) */
 	REPORT_KEEP_LAYERS = 1u << 2, /* a summary per layer */
+	/* The attention figures over every step, the prompt's too; without
+	 * it over the steps after the prompt only (the decode figures). */
+	REPORT_WITH_PROMPT = 1u << 3,
 };
 
 /* The policies computed to show the policies of the mask SHOWN (a bit per
  * policy, ENGINE_POLICY): those, the full cache, the reference every
  * figure is measured against, and H2O, overlap_h2o's. */
 unsigned report_policies_run(unsigned shown);
+/* The bytes of one KV number: the caches are float32, as the model's. */
+#define REPORT_KV_BYTES 4
 
 /* One run of the engine over a scene at one budget. */
 struct report_run {
@@ -123,6 +139,12 @@ struct report_run {
 	struct report_summary *layer_sum;
 	struct step_metrics *steps;      /* [(t - 1) * POLICY_COUNT + p], or NULL */
 	struct step_metrics *head_steps; /* [((t - 1) * heads + h) * POLICY_COUNT + p], or NULL */
+	/* The figure steps, from .. scene->n: from = P + 1 (the decode
+	 * steps), or 1 with REPORT_WITH_PROMPT or when the prompt is the
+	 * whole scene; decode says which. */
+	int from;
+	bool decode;
+	int held_from; /* the held memory's steps, held_from .. n: max(P, 1) */
 };
 
 /* Run the engine over SCENE at budget B (every head), keeping what KEEP
@@ -143,8 +165,25 @@ void report_run_done(struct report_run *run);
  * than the machine can hold, refused before it starts). */
 double report_keep_bytes(const struct scene *scene, unsigned keep);
 
-/* The mean of figure F in S over N steps. */
-double report_summary_mean(const struct report_summary *s, enum report_figure f, int n);
+/* The mean of figure F in S over its figure steps. */
+double report_summary_mean(const struct report_summary *s, enum report_figure f);
+
+/* The tokens S held per key/value cache: at its peak and on average over
+ * the held steps. */
+double report_held_peak(const struct report_summary *s);
+double report_held_mean(const struct report_summary *s);
+/* The bytes S's caches held at its peak and on average (REPORT_KV_BYTES a
+ * KV number). */
+double report_bytes_peak(const struct report_summary *s);
+double report_bytes_mean(const struct report_summary *s);
+
+/* The most tokens a key/value cache of a policy that evicts while
+ * decoding holds under B: B + interval - 1 (design §2). */
+int report_matched_bound(const struct policy_budget *b);
+/* Whether policy P's whole-run row in RUN held at most the matched bound
+ * per key/value cache at its peak: its memory is the others'. The full
+ * cache, the reference, is never matched (unless B covers every token). */
+bool report_matched(const struct report_run *run, enum policy_id p);
 
 /* How the sweep turns a total budget B into heavy and recent. */
 struct report_split {
@@ -158,9 +197,14 @@ struct report_sweep {
 	int *budgets;
 	struct report_run *runs;
 	struct report_split split;
-	unsigned policies;            /* shown, as report_run.policies */
-	int good[POLICY_COUNT];       /* smallest budget meeting the target, 0: none */
+	unsigned policies; /* shown, as report_run.policies */
+	/* The smallest budget meeting the target at which the policy was
+	 * matched (report_matched), 0: none. */
+	int good[POLICY_COUNT];
 	bool unlimited[POLICY_COUNT]; /* keeps everything: needs no budget */
+	/* Matched at some budget of the list; a policy never matched has no
+	 * place in the smallest budget's line but the list of those. */
+	bool ever_matched[POLICY_COUNT];
 };
 
 /* Measure SCENE for each total budget of BUDGETS (COUNT of them, copied),
