@@ -35,7 +35,8 @@ struct row {
 	enum row_kind kind;
 	enum section sec;
 	int pos;  /* ROW_TOKEN */
-	int more; /* ROW_MORE: how many tokens are not shown */
+	int more; /* ROW_MORE, and ROW_SECTION when no row says it: how many
+	           * tokens are not shown */
 };
 
 /* Column layout of one half. */
@@ -232,13 +233,14 @@ static int summary_rows(const struct view *v, struct row *rows, int h, int *item
 	for (int s = 0; s < SEC_COUNT && nrows < h; s++) {
 		if (!section_shown(v, p, s))
 			continue;
-		rows[nrows++] = (struct row){.kind = ROW_SECTION, .sec = s};
 		/* A cut section gives one of its rows to a "more" line, unless
-		 * it has only one: then a token says more than the count the
-		 * section header already gives. */
+		 * it has only one: then a token says more than a line of count,
+		 * and the section header says how many it hides. */
 		const int count = section_count(l, s);
 		const bool cut = give[s] < count && give[s] > 1;
 		const int shown = cut ? give[s] - 1 : give[s];
+		rows[nrows++] = (struct row){
+		        .kind = ROW_SECTION, .sec = s, .more = cut ? 0 : count - shown};
 		const int *sec = l->pos + l->start[s];
 		/* By position the old region shows its highest scores and the
 		 * recent one its newest tokens; otherwise a section's list
@@ -449,32 +451,43 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 	             c->sum ? step_added(v, sd->p, pos) : step_weight(v, sd->p, pos), STYLE_NORMAL);
 }
 
-/* What a cut section left out: "… 1,980 earlier evictions, from step 5". */
+/* What a cut section left out: "1,980 earlier evictions, from step 5";
+ * SHORT, on a section header that has no "more" line: "1,980 earlier". */
+static void more_words(const struct view *v, const struct side *sd, const struct row *row,
+                       bool brief, char *buf, size_t size)
+{
+	char n[32];
+	view_format_count(row->more, n);
+	if (brief && row->more == section_count(&v->app->list, row->sec))
+		snprintf(buf, size, "%s not shown", n);
+	else if (v->app->list.sort == SORT_SCORE || row->sec == SEC_OLD)
+		snprintf(buf, size, brief ? "%s more" : "%s more with lower scores", n);
+	else if (row->sec == SEC_RECENT)
+		snprintf(buf, size, "%s older", n);
+	else if (timeline_eviction(v->tl, sd->p, 0)->step == v->t)
+		/* All at this step: a prompt compressed at its end. */
+		snprintf(buf, size, brief ? "%s more" : "%s more evicted at this step", n);
+	else if (brief)
+		snprintf(buf, size, "%s earlier", n);
+	else
+		snprintf(buf, size, "%s earlier evictions, from step %d", n,
+		         timeline_eviction(v->tl, sd->p, 0)->step);
+}
+
 static void draw_more(const struct view *v, struct frame *f, const struct side *sd, int y,
                       const struct row *row)
 {
-	char n[32], buf[96];
-	view_format_count(row->more, n);
-	if (v->app->list.sort == SORT_SCORE)
-		snprintf(buf, sizeof buf, "%s more with lower scores", n);
-	else if (row->sec == SEC_RECENT)
-		snprintf(buf, sizeof buf, "%s older", n);
-	else if (row->sec == SEC_OLD)
-		snprintf(buf, sizeof buf, "%s more with lower scores", n);
-	else if (timeline_eviction(v->tl, sd->p, 0)->step == v->t)
-		/* All at this step: a prompt compressed at its end. */
-		snprintf(buf, sizeof buf, "%s more evicted at this step", n);
-	else
-		snprintf(buf, sizeof buf, "%s earlier evictions, from step %d", n,
-		         timeline_eviction(v->tl, sd->p, 0)->step);
+	char buf[96];
+	more_words(v, sd, row, false, buf, sizeof buf);
 	frame_put(f, sd->c.pos, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
 	frame_text(f, sd->c.pos + 2, y, sd->c.w - 4, buf, STYLE_DIM);
 }
 
 /* The leading side's section header: its name, how many it holds and, where
- * the rule has one, its budget. */
-static void draw_section_row(const struct view *v, struct frame *f, const struct side *sd, int y,
-                             const struct row *row)
+ * the rule has one, its budget; and how many it hides when no row says so.
+ * Returns the column after the last it wrote. */
+static int draw_section_row(const struct view *v, struct frame *f, const struct side *sd, int y,
+                            const struct row *row)
 {
 	const struct app_list *l = &v->app->list;
 	const int limit =
@@ -488,16 +501,24 @@ static void draw_section_row(const struct view *v, struct frame *f, const struct
 	char a[32], b2[32];
 	if (limit >= 0 && section_count(l, row->sec) > limit && v->t < v->sc->prompt)
 		/* Inside the prompt nothing is evicted yet. */
-		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s (then %s)",
-		             view_format_count(section_count(l, row->sec), a),
-		             view_format_count(limit, b2));
+		used += frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s (then %s)",
+		                     view_format_count(section_count(l, row->sec), a),
+		                     view_format_count(limit, b2));
 	else if (limit >= 0)
-		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s of %s",
-		             view_format_count(section_count(l, row->sec), a),
-		             view_format_count(limit, b2));
+		used += frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s of %s",
+		                     view_format_count(section_count(l, row->sec), a),
+		                     view_format_count(limit, b2));
 	else
-		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s",
-		             view_format_count(section_count(l, row->sec), a));
+		used += frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s",
+		                     view_format_count(section_count(l, row->sec), a));
+	/* A section with no room for its "more" line says here what it hides. */
+	if (row->more > 0 && used + 3 < w) {
+		char buf[96];
+		more_words(v, sd, row, true, buf, sizeof buf);
+		frame_put(f, sd->c.mark + used + 2, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
+		used += 4 + frame_text(f, sd->c.mark + used + 4, y, w - used - 4, buf, STYLE_DIM);
+	}
+	return sd->c.mark + used;
 }
 
 /* The other side, on a section header of the leading one: how many of the
@@ -661,6 +682,7 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 	                  : v->app->walk != WALK_NONE ? walk_rows(v, rows, body)
 	                                              : summary_rows(v, rows, body, items);
 	const double bar_max = rows_max(v, sides, rows, nrows);
+	int head_end = 0; /* where the leading side's first row's words end */
 	for (int k = 0; k < 2; k++)
 		draw_title(v, f, &sides[k], r.y, bar_max);
 	for (int i = 0; i < nrows; i++) {
@@ -672,18 +694,23 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 				draw_token_row(v, f, sd, y, row->pos, bar_max);
 				mark_selected(v, f, sd, y, row->pos);
 			} else if (row->kind == ROW_SECTION) {
-				if (sd->lead)
-					draw_section_row(v, f, sd, y, row);
-				else
+				if (sd->lead) {
+					const int end = draw_section_row(v, f, sd, y, row);
+					if (i == 0)
+						head_end = end;
+				} else
 					draw_follow_section(v, f, sd, y, r.y + 1, row);
 			} else if (sd->lead) {
 				draw_more(v, f, sd, y, row);
 			}
 		}
 	}
-	/* Column labels on the first row of each half. */
+	/* Column labels on the first row of each half; the leading half's
+	 * give way to its section's count of what it hides, the other half's
+	 * naming the same columns. */
 	for (int k = 0; k < 2 && nrows > 0; k++)
-		draw_column_labels(f, &sides[k].c, r.y + 1);
+		if (!(sides[k].lead && head_end > sides[k].c.score - 1))
+			draw_column_labels(f, &sides[k].c, r.y + 1);
 	if (v->t == 0)
 		frame_text(f, sides[0].c.mark, r.y + 1, sides[0].c.w - 2,
 		           "(empty: no token has arrived)", STYLE_DIM);
