@@ -373,26 +373,36 @@ static void draw_token_head(const struct view *v, struct frame *f, const struct 
 	frame_text(f, c->text, y, c->text_w, v->sc->text[pos], style);
 }
 
-/* Why an evicted token went, in the bar column up to column END, in its
- * policy's words. */
-static void draw_why(const struct view *v, struct frame *f, const struct side *sd, int y,
-                     const struct eviction *ev, int end)
+/* Why an evicted token went, in its policy's words: "< 1.71 cat at step 5",
+ * or for this step's eviction (NOW) "< 1.71 cat now" when ROOM columns
+ * cannot hold the step. Returns its width; when DRAW, draws it at X, Y in at
+ * most ROOM columns. */
+static int draw_why(const struct view *v, struct frame *f, bool draw, const struct side *sd, int x,
+                    int y, int room, const struct eviction *ev, bool now)
 {
-	const struct cols *c = &sd->c;
-	const int w = end - 1 - c->bar;
 	struct policy_words words;
 	view_word_eviction(v, sd->p, ev, POLICY_VOICE_BRIEF, &words);
-	char tail[128];
+	const bool ascii = f->ascii;
+	const char *cut = words.cutoff_pos >= 0 ? v->sc->text[words.cutoff_pos] : "";
+	char tail[128], step[32];
+	snprintf(step, sizeof step, " at step %d", ev->step);
+	const char *lead = words.cutoff_pos >= 0 ? words.after : words.before;
+	int width = (words.cutoff_pos >= 0 ? frame_text_width(words.before, ascii) : 0) +
+	            frame_text_width(cut, ascii) + frame_text_width(lead, ascii);
+	/* This step's eviction says "now" rather than lose its cut-off. */
+	if (now && width + (int)strlen(step) > room)
+		snprintf(step, sizeof step, " now");
+	snprintf(tail, sizeof tail, "%s%s", lead, step);
+	width += (int)strlen(step);
+	if (!draw)
+		return width;
 	int used = 0;
 	if (words.cutoff_pos >= 0) {
-		used = frame_text(f, c->bar, y, w, words.before, STYLE_EVICTED);
-		used += frame_text(f, c->bar + used, y, w - used, v->sc->text[words.cutoff_pos],
-		                   STYLE_EVICTED);
-		snprintf(tail, sizeof tail, "%s at step %d", words.after, ev->step);
-	} else {
-		snprintf(tail, sizeof tail, "%s at step %d", words.before, ev->step);
+		used = frame_text(f, x, y, room, words.before, STYLE_EVICTED);
+		used += frame_text(f, x + used, y, room - used, cut, STYLE_EVICTED);
 	}
-	frame_text(f, c->bar + used, y, w - used, tail, STYLE_EVICTED);
+	frame_text(f, x + used, y, room - used, tail, STYLE_EVICTED);
+	return width;
 }
 
 /* Mark the selected token's row on the leading side: a glyph for the
@@ -425,12 +435,18 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 		const int decimals = ev->cutoff_pos >= 0 && !policies[sd->p]->by_weight
 		                             ? policy_pair_decimals(ev->score, ev->cutoff_value)
 		                             : 2;
-		const int x = draw_numbers(f, c, y, ev->score, decimals, now ? ev->weight : -1.0,
-		                           STYLE_EVICTED);
+		/* This step's eviction keeps its reason whole: short of room
+		 * beside the sum, it shows the score alone. */
+		double attn = now ? ev->weight : -1.0;
+		if (attn >= 0.0 && c->sum &&
+		    draw_why(v, f, false, sd, 0, 0, c->score - 1 - c->bar, ev, false) >
+		            c->score - 1 - c->bar)
+			attn = -1.0;
+		const int x = draw_numbers(f, c, y, ev->score, decimals, attn, STYLE_EVICTED);
 		/* The why has the room up to the numbers: a lone score in a sum's
 		 * place leaves it more. */
 		const int why_end = c->sum && x > c->score ? x - 1 : x < c->score ? x : c->score;
-		draw_why(v, f, sd, y, ev, why_end);
+		draw_why(v, f, true, sd, c->bar, y, why_end - 1 - c->bar, ev, now);
 		return;
 	}
 	if (reg == REGION_NONE)
@@ -566,6 +582,9 @@ static void draw_column_labels(struct frame *f, const struct cols *c, int y)
 	frame_printf(f, c->attn, y, ATTN_W, STYLE_DIM, "%*s", ATTN_W, "+attn");
 }
 
+/* The panel's title and what it holds, never cut: short of room, the bars'
+ * scale goes first, then what it shares with H2O, then "N of M tokens"
+ * becomes "N/M tokens". */
 static void draw_title(const struct view *v, struct frame *f, const struct side *sd, int y,
                        double bar_max)
 {
@@ -574,29 +593,51 @@ static void draw_title(const struct view *v, struct frame *f, const struct side 
 	/* The walked panel says so before its title. */
 	if (sd->lead && v->app->walk != WALK_NONE)
 		frame_put(f, sd->c.x, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);
-	int used = frame_text(f, x, y, w, policies[sd->p]->title, STYLE_LABEL);
-	char tokens[32], kv[32], cap[32], shared[32];
+	const int used = frame_text(f, x, y, w, policies[sd->p]->title, STYLE_LABEL);
+	char tokens[32], kv[32], cap[32], n[32];
 	view_format_count(cs ? cs->m.tokens : 0, tokens);
 	view_format_count(cs ? cs->m.kv : 0, kv);
 	const int capacity = policy_capacity(sd->p, &v->app->b);
-	if (capacity < 0)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s %s, %s KV", tokens,
-		                     view_plural(cs ? cs->m.tokens : 0, "token", "tokens"), kv);
-	else if (cs && cs->m.tokens > capacity)
+	view_format_count(capacity, cap);
+	char held[2][160], shared[64] = "", bars[32] = "";
+	if (capacity < 0) {
+		snprintf(held[0], sizeof held[0], "  %s %s, %s KV", tokens,
+		         view_plural(cs ? cs->m.tokens : 0, "token", "tokens"), kv);
+		snprintf(held[1], sizeof held[1], "%s", held[0]);
+	} else if (cs && cs->m.tokens > capacity) {
 		/* The prompt, read whole: the budget holds from its end. */
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
-		                     "  %s tokens, %s KV (then %s)", tokens, kv,
-		                     view_format_count(capacity, cap));
-	else
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s of %s %s, %s KV",
-		                     tokens, view_format_count(capacity, cap),
-		                     view_plural(capacity, "token", "tokens"), kv);
+		snprintf(held[0], sizeof held[0], "  %s tokens, %s KV (then %s)", tokens, kv, cap);
+		snprintf(held[1], sizeof held[1], "%s", held[0]);
+	} else {
+		snprintf(held[0], sizeof held[0], "  %s of %s %s, %s KV", tokens, cap,
+		         view_plural(capacity, "token", "tokens"), kv);
+		snprintf(held[1], sizeof held[1], "  %s/%s %s, %s KV", tokens, cap,
+		         view_plural(capacity, "token", "tokens"), kv);
+	}
 	/* What it shares with H2O, unless it keeps everything anyway. */
 	if (sd->p != POLICY_H2O && capacity >= 0 && cs)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, ", %s shared with H2O",
-		                     view_format_count(cs->m.overlap_h2o, shared));
+		snprintf(shared, sizeof shared, ", %s shared with H2O",
+		         view_format_count(cs->m.overlap_h2o, n));
 	if (sd->p != POLICY_H2O && bar_max > 0.0)
-		frame_printf(f, x + used, y, w - used, STYLE_DIM, "  bars to %.2f", bar_max);
+		snprintf(bars, sizeof bars, "  bars to %.2f", bar_max);
+	/* The longest that fits: each form drops one more piece. */
+	const char *forms[4][3] = {
+	        {held[0], shared, bars},
+	        {held[0], shared, ""},
+	        {held[0], "", ""},
+	        {held[1], "", ""},
+	};
+	int k = 0;
+	for (; k < 3; k++) {
+		int width = used;
+		for (int i = 0; i < 3; i++)
+			width += frame_text_width(forms[k][i], f->ascii);
+		if (width <= w)
+			break;
+	}
+	int at = x + used;
+	for (int i = 0; i < 3; i++)
+		at += frame_text(f, at, y, x + w - at, forms[k][i], STYLE_DIM);
 }
 
 /* The largest score a kept token of either side draws on these rows: one
