@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h2o/heads.h"
 #include "view_panels.h"
 
 enum row_kind { ROW_SECTION, ROW_TOKEN, ROW_MORE };
@@ -571,11 +572,17 @@ static void draw_follow_section(const struct view *v, struct frame *f, const str
 	frame_text(f, sd->c.mark, y, w, text, STYLE_DIM);
 }
 
-static void draw_column_labels(struct frame *f, const struct cols *c, int y)
+/* The columns' names; a sum that adds the kv group's mean weight (grouped
+ * heads, a cache that evicts) says so. */
+static void draw_column_labels(const struct view *v, struct frame *f, const struct side *sd, int y)
 {
+	const struct cols *c = &sd->c;
 	if (c->sum) {
+		const bool mean = sd->p != POLICY_FULL && heads_group(v->sc) > 1;
 		frame_text(f, c->score, y, c->sum_w,
-		           c->narrow ? "  old+attn=score" : "   old + attn = score", STYLE_DIM);
+		           mean ? (c->narrow ? "  old+mean=score" : " old + kv mean = score")
+		                : (c->narrow ? "  old+attn=score" : "   old + attn = score"),
+		           STYLE_DIM);
 		return;
 	}
 	frame_printf(f, c->score, y, SCORE_W, STYLE_DIM, "%*s", SCORE_W, "score");
@@ -751,7 +758,7 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 	 * naming the same columns. */
 	for (int k = 0; k < 2 && nrows > 0; k++)
 		if (!(sides[k].lead && head_end > sides[k].c.score - 1))
-			draw_column_labels(f, &sides[k].c, r.y + 1);
+			draw_column_labels(v, f, &sides[k], r.y + 1);
 	if (v->t == 0)
 		frame_text(f, sides[0].c.mark, r.y + 1, sides[0].c.w - 2,
 		           "(empty: no token has arrived)", STYLE_DIM);

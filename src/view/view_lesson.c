@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "h2o/heads.h"
 #include "h2o/keys.h"
 #include "h2o/view.h"
 #include "view_panels.h"
@@ -279,6 +280,26 @@ static bool say_experiment(const struct view *v, int form, struct said *s)
 	return true;
 }
 
+/* With grouped heads, why H2O's scores are not the full cache's even
+ * before anything is evicted: they add different weights. */
+static bool say_grouped(const struct view *v, int form, struct said *s)
+{
+	const int group = heads_group(v->sc);
+	if (group < 2)
+		return false;
+	if (form == 0) {
+		say(s, "Scores differ: H2O's add the mean attention of the %d query heads ", group);
+		say(s, "sharing this kv head (kv mean); the full cache's, this head's own");
+	} else if (form == 1)
+		say(s,
+		    "H2O's scores add the mean of the %d heads sharing this kv head; full's, "
+		    "this head's own",
+		    group);
+	else
+		say(s, "H2O adds the kv mean of %d heads, full this head's own", group);
+	return true;
+}
+
 /* The name of the first key bound to ACTION, in BUF. */
 static const char *key_of(enum app_action action, char *buf, size_t size)
 {
@@ -327,7 +348,7 @@ void view_lesson_remark(const struct view *v, struct frame *f, int x, int y, int
 		s.count = 0;
 		if (renorm)
 			say_renormalised(v, form < 2 ? form : 2, &s);
-		else if (!say_experiment(v, form, &s))
+		else if (!say_experiment(v, form, &s) && !say_grouped(v, form, &s))
 			return;
 		if (said_width(&s, f->ascii) <= w)
 			break;
