@@ -540,8 +540,8 @@ int report_print_model(const struct report_run *run, const struct report_model *
 		fprintf(out, " sharing %d kv heads", heads_kv_count(sc));
 	if (b->prompt > 0)
 		fprintf(out, ", prompt %d", b->prompt);
-	fprintf(out, ", budget %d (heavy %d + recent %d, %d sinks)", b->heavy + b->recent, b->heavy,
-	        b->recent, b->sinks);
+	fprintf(out, ", budget %d (heavy %d + recent %d, %d %s)", b->heavy + b->recent, b->heavy,
+	        b->recent, b->sinks, b->sinks == 1 ? "sink" : "sinks");
 	put_interval_text(out, ", ", b);
 	fprintf(out, ", loss = %s\n", miss);
 	put_order_text(out, run);
@@ -629,8 +629,8 @@ int report_sweep_print_model(const struct report_sweep *sw, const struct report_
 			fputc('}', out);
 			continue;
 		}
-		fprintf(out, "B = %d (heavy %d + recent %d, %d sinks)\n", sw->budgets[i], b->heavy,
-		        b->recent, b->sinks);
+		fprintf(out, "B = %d (heavy %d + recent %d, %d %s)\n", sw->budgets[i], b->heavy,
+		        b->recent, b->sinks, b->sinks == 1 ? "sink" : "sinks");
 		put_table(out, run, per_head);
 		fputc('\n', out);
 	}

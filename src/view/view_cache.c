@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h2o/heads.h"
 #include "view_panels.h"
 
 enum row_kind { ROW_SECTION, ROW_TOKEN, ROW_MORE };
@@ -35,7 +36,8 @@ struct row {
 	enum row_kind kind;
 	enum section sec;
 	int pos;  /* ROW_TOKEN */
-	int more; /* ROW_MORE: how many tokens are not shown */
+	int more; /* ROW_MORE, and ROW_SECTION when no row says it: how many
+	           * tokens are not shown */
 };
 
 /* Column layout of one half. */
@@ -232,13 +234,14 @@ static int summary_rows(const struct view *v, struct row *rows, int h, int *item
 	for (int s = 0; s < SEC_COUNT && nrows < h; s++) {
 		if (!section_shown(v, p, s))
 			continue;
-		rows[nrows++] = (struct row){.kind = ROW_SECTION, .sec = s};
 		/* A cut section gives one of its rows to a "more" line, unless
-		 * it has only one: then a token says more than the count the
-		 * section header already gives. */
+		 * it has only one: then a token says more than a line of count,
+		 * and the section header says how many it hides. */
 		const int count = section_count(l, s);
 		const bool cut = give[s] < count && give[s] > 1;
 		const int shown = cut ? give[s] - 1 : give[s];
+		rows[nrows++] = (struct row){
+		        .kind = ROW_SECTION, .sec = s, .more = cut ? 0 : count - shown};
 		const int *sec = l->pos + l->start[s];
 		/* By position the old region shows its highest scores and the
 		 * recent one its newest tokens; otherwise a section's list
@@ -371,26 +374,36 @@ static void draw_token_head(const struct view *v, struct frame *f, const struct 
 	frame_text(f, c->text, y, c->text_w, v->sc->text[pos], style);
 }
 
-/* Why an evicted token went, in the bar column up to column END, in its
- * policy's words. */
-static void draw_why(const struct view *v, struct frame *f, const struct side *sd, int y,
-                     const struct eviction *ev, int end)
+/* Why an evicted token went, in its policy's words: "< 1.71 cat at step 5",
+ * or for this step's eviction (NOW) "< 1.71 cat now" when ROOM columns
+ * cannot hold the step. Returns its width; when DRAW, draws it at X, Y in at
+ * most ROOM columns. */
+static int draw_why(const struct view *v, struct frame *f, bool draw, const struct side *sd, int x,
+                    int y, int room, const struct eviction *ev, bool now)
 {
-	const struct cols *c = &sd->c;
-	const int w = end - 1 - c->bar;
 	struct policy_words words;
 	view_word_eviction(v, sd->p, ev, POLICY_VOICE_BRIEF, &words);
-	char tail[128];
+	const bool ascii = f->ascii;
+	const char *cut = words.cutoff_pos >= 0 ? v->sc->text[words.cutoff_pos] : "";
+	char tail[128], step[32];
+	snprintf(step, sizeof step, " at step %d", ev->step);
+	const char *lead = words.cutoff_pos >= 0 ? words.after : words.before;
+	int width = (words.cutoff_pos >= 0 ? frame_text_width(words.before, ascii) : 0) +
+	            frame_text_width(cut, ascii) + frame_text_width(lead, ascii);
+	/* This step's eviction says "now" rather than lose its cut-off. */
+	if (now && width + (int)strlen(step) > room)
+		snprintf(step, sizeof step, " now");
+	snprintf(tail, sizeof tail, "%s%s", lead, step);
+	width += (int)strlen(step);
+	if (!draw)
+		return width;
 	int used = 0;
 	if (words.cutoff_pos >= 0) {
-		used = frame_text(f, c->bar, y, w, words.before, STYLE_EVICTED);
-		used += frame_text(f, c->bar + used, y, w - used, v->sc->text[words.cutoff_pos],
-		                   STYLE_EVICTED);
-		snprintf(tail, sizeof tail, "%s at step %d", words.after, ev->step);
-	} else {
-		snprintf(tail, sizeof tail, "%s at step %d", words.before, ev->step);
+		used = frame_text(f, x, y, room, words.before, STYLE_EVICTED);
+		used += frame_text(f, x + used, y, room - used, cut, STYLE_EVICTED);
 	}
-	frame_text(f, c->bar + used, y, w - used, tail, STYLE_EVICTED);
+	frame_text(f, x + used, y, room - used, tail, STYLE_EVICTED);
+	return width;
 }
 
 /* Mark the selected token's row on the leading side: a glyph for the
@@ -423,12 +436,18 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 		const int decimals = ev->cutoff_pos >= 0 && !policies[sd->p]->by_weight
 		                             ? policy_pair_decimals(ev->score, ev->cutoff_value)
 		                             : 2;
-		const int x = draw_numbers(f, c, y, ev->score, decimals, now ? ev->weight : -1.0,
-		                           STYLE_EVICTED);
+		/* This step's eviction keeps its reason whole: short of room
+		 * beside the sum, it shows the score alone. */
+		double attn = now ? ev->weight : -1.0;
+		if (attn >= 0.0 && c->sum &&
+		    draw_why(v, f, false, sd, 0, 0, c->score - 1 - c->bar, ev, false) >
+		            c->score - 1 - c->bar)
+			attn = -1.0;
+		const int x = draw_numbers(f, c, y, ev->score, decimals, attn, STYLE_EVICTED);
 		/* The why has the room up to the numbers: a lone score in a sum's
 		 * place leaves it more. */
 		const int why_end = c->sum && x > c->score ? x - 1 : x < c->score ? x : c->score;
-		draw_why(v, f, sd, y, ev, why_end);
+		draw_why(v, f, true, sd, c->bar, y, why_end - 1 - c->bar, ev, now);
 		return;
 	}
 	if (reg == REGION_NONE)
@@ -449,32 +468,43 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 	             c->sum ? step_added(v, sd->p, pos) : step_weight(v, sd->p, pos), STYLE_NORMAL);
 }
 
-/* What a cut section left out: "… 1,980 earlier evictions, from step 5". */
+/* What a cut section left out: "1,980 earlier evictions, from step 5";
+ * SHORT, on a section header that has no "more" line: "1,980 earlier". */
+static void more_words(const struct view *v, const struct side *sd, const struct row *row,
+                       bool brief, char *buf, size_t size)
+{
+	char n[32];
+	view_format_count(row->more, n);
+	if (brief && row->more == section_count(&v->app->list, row->sec))
+		snprintf(buf, size, "%s not shown", n);
+	else if (v->app->list.sort == SORT_SCORE || row->sec == SEC_OLD)
+		snprintf(buf, size, brief ? "%s more" : "%s more with lower scores", n);
+	else if (row->sec == SEC_RECENT)
+		snprintf(buf, size, "%s older", n);
+	else if (timeline_eviction(v->tl, sd->p, 0)->step == v->t)
+		/* All at this step: a prompt compressed at its end. */
+		snprintf(buf, size, brief ? "%s more" : "%s more evicted at this step", n);
+	else if (brief)
+		snprintf(buf, size, "%s earlier", n);
+	else
+		snprintf(buf, size, "%s earlier evictions, from step %d", n,
+		         timeline_eviction(v->tl, sd->p, 0)->step);
+}
+
 static void draw_more(const struct view *v, struct frame *f, const struct side *sd, int y,
                       const struct row *row)
 {
-	char n[32], buf[96];
-	view_format_count(row->more, n);
-	if (v->app->list.sort == SORT_SCORE)
-		snprintf(buf, sizeof buf, "%s more with lower scores", n);
-	else if (row->sec == SEC_RECENT)
-		snprintf(buf, sizeof buf, "%s older", n);
-	else if (row->sec == SEC_OLD)
-		snprintf(buf, sizeof buf, "%s more with lower scores", n);
-	else if (timeline_eviction(v->tl, sd->p, 0)->step == v->t)
-		/* All at this step: a prompt compressed at its end. */
-		snprintf(buf, sizeof buf, "%s more evicted at this step", n);
-	else
-		snprintf(buf, sizeof buf, "%s earlier evictions, from step %d", n,
-		         timeline_eviction(v->tl, sd->p, 0)->step);
+	char buf[96];
+	more_words(v, sd, row, false, buf, sizeof buf);
 	frame_put(f, sd->c.pos, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
 	frame_text(f, sd->c.pos + 2, y, sd->c.w - 4, buf, STYLE_DIM);
 }
 
 /* The leading side's section header: its name, how many it holds and, where
- * the rule has one, its budget. */
-static void draw_section_row(const struct view *v, struct frame *f, const struct side *sd, int y,
-                             const struct row *row)
+ * the rule has one, its budget; and how many it hides when no row says so.
+ * Returns the column after the last it wrote. */
+static int draw_section_row(const struct view *v, struct frame *f, const struct side *sd, int y,
+                            const struct row *row)
 {
 	const struct app_list *l = &v->app->list;
 	const int limit =
@@ -488,16 +518,24 @@ static void draw_section_row(const struct view *v, struct frame *f, const struct
 	char a[32], b2[32];
 	if (limit >= 0 && section_count(l, row->sec) > limit && v->t < v->app->b.prompt)
 		/* Inside the prompt nothing is evicted yet. */
-		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s (then %s)",
-		             view_format_count(section_count(l, row->sec), a),
-		             view_format_count(limit, b2));
+		used += frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s (then %s)",
+		                     view_format_count(section_count(l, row->sec), a),
+		                     view_format_count(limit, b2));
 	else if (limit >= 0)
-		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s of %s",
-		             view_format_count(section_count(l, row->sec), a),
-		             view_format_count(limit, b2));
+		used += frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s of %s",
+		                     view_format_count(section_count(l, row->sec), a),
+		                     view_format_count(limit, b2));
 	else
-		frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s",
-		             view_format_count(section_count(l, row->sec), a));
+		used += frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s",
+		                     view_format_count(section_count(l, row->sec), a));
+	/* A section with no room for its "more" line says here what it hides. */
+	if (row->more > 0 && used + 3 < w) {
+		char buf[96];
+		more_words(v, sd, row, true, buf, sizeof buf);
+		frame_put(f, sd->c.mark + used + 2, y, frame_glyph(f, GLYPH_ELLIPSIS), STYLE_DIM);
+		used += 4 + frame_text(f, sd->c.mark + used + 4, y, w - used - 4, buf, STYLE_DIM);
+	}
+	return sd->c.mark + used;
 }
 
 /* The other side, on a section header of the leading one: how many of the
@@ -534,17 +572,26 @@ static void draw_follow_section(const struct view *v, struct frame *f, const str
 	frame_text(f, sd->c.mark, y, w, text, STYLE_DIM);
 }
 
-static void draw_column_labels(struct frame *f, const struct cols *c, int y)
+/* The columns' names; a sum that adds the kv group's mean weight (grouped
+ * heads, a cache that evicts) says so. */
+static void draw_column_labels(const struct view *v, struct frame *f, const struct side *sd, int y)
 {
+	const struct cols *c = &sd->c;
 	if (c->sum) {
+		const bool mean = sd->p != POLICY_FULL && heads_group(v->sc) > 1;
 		frame_text(f, c->score, y, c->sum_w,
-		           c->narrow ? "  old+attn=score" : "   old + attn = score", STYLE_DIM);
+		           mean ? (c->narrow ? "  old+mean=score" : " old + kv mean = score")
+		                : (c->narrow ? "  old+attn=score" : "   old + attn = score"),
+		           STYLE_DIM);
 		return;
 	}
 	frame_printf(f, c->score, y, SCORE_W, STYLE_DIM, "%*s", SCORE_W, "score");
 	frame_printf(f, c->attn, y, ATTN_W, STYLE_DIM, "%*s", ATTN_W, "+attn");
 }
 
+/* The panel's title and what it holds, never cut: short of room, the bars'
+ * scale goes first, then what it shares with H2O, then "N of M tokens"
+ * becomes "N/M tokens". */
 static void draw_title(const struct view *v, struct frame *f, const struct side *sd, int y,
                        double bar_max)
 {
@@ -553,29 +600,51 @@ static void draw_title(const struct view *v, struct frame *f, const struct side 
 	/* The walked panel says so before its title. */
 	if (sd->lead && v->app->walk != WALK_NONE)
 		frame_put(f, sd->c.x, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);
-	int used = frame_text(f, x, y, w, policies[sd->p]->title, STYLE_LABEL);
-	char tokens[32], kv[32], cap[32], shared[32];
+	const int used = frame_text(f, x, y, w, policies[sd->p]->title, STYLE_LABEL);
+	char tokens[32], kv[32], cap[32], n[32];
 	view_format_count(cs ? cs->m.tokens : 0, tokens);
 	view_format_count(cs ? cs->m.kv : 0, kv);
 	const int capacity = policy_capacity(sd->p, &v->app->b);
-	if (capacity < 0)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s %s, %s KV", tokens,
-		                     view_plural(cs ? cs->m.tokens : 0, "token", "tokens"), kv);
-	else if (cs && cs->m.tokens > capacity)
+	view_format_count(capacity, cap);
+	char held[2][160], shared[64] = "", bars[32] = "";
+	if (capacity < 0) {
+		snprintf(held[0], sizeof held[0], "  %s %s, %s KV", tokens,
+		         view_plural(cs ? cs->m.tokens : 0, "token", "tokens"), kv);
+		snprintf(held[1], sizeof held[1], "%s", held[0]);
+	} else if (cs && cs->m.tokens > capacity) {
 		/* The prompt, read whole: the budget holds from its end. */
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM,
-		                     "  %s tokens, %s KV (then %s)", tokens, kv,
-		                     view_format_count(capacity, cap));
-	else
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  %s of %s %s, %s KV",
-		                     tokens, view_format_count(capacity, cap),
-		                     view_plural(capacity, "token", "tokens"), kv);
+		snprintf(held[0], sizeof held[0], "  %s tokens, %s KV (then %s)", tokens, kv, cap);
+		snprintf(held[1], sizeof held[1], "%s", held[0]);
+	} else {
+		snprintf(held[0], sizeof held[0], "  %s of %s %s, %s KV", tokens, cap,
+		         view_plural(capacity, "token", "tokens"), kv);
+		snprintf(held[1], sizeof held[1], "  %s/%s %s, %s KV", tokens, cap,
+		         view_plural(capacity, "token", "tokens"), kv);
+	}
 	/* What it shares with H2O, unless it keeps everything anyway. */
 	if (sd->p != POLICY_H2O && capacity >= 0 && cs)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, ", %s shared with H2O",
-		                     view_format_count(cs->m.overlap_h2o, shared));
+		snprintf(shared, sizeof shared, ", %s shared with H2O",
+		         view_format_count(cs->m.overlap_h2o, n));
 	if (sd->p != POLICY_H2O && bar_max > 0.0)
-		frame_printf(f, x + used, y, w - used, STYLE_DIM, "  bars to %.2f", bar_max);
+		snprintf(bars, sizeof bars, "  bars to %.2f", bar_max);
+	/* The longest that fits: each form drops one more piece. */
+	const char *forms[4][3] = {
+	        {held[0], shared, bars},
+	        {held[0], shared, ""},
+	        {held[0], "", ""},
+	        {held[1], "", ""},
+	};
+	int k = 0;
+	for (; k < 3; k++) {
+		int width = used;
+		for (int i = 0; i < 3; i++)
+			width += frame_text_width(forms[k][i], f->ascii);
+		if (width <= w)
+			break;
+	}
+	int at = x + used;
+	for (int i = 0; i < 3; i++)
+		at += frame_text(f, at, y, x + w - at, forms[k][i], STYLE_DIM);
 }
 
 /* The largest score a kept token of either side draws on these rows: one
@@ -661,6 +730,7 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 	                  : v->app->walk != WALK_NONE ? walk_rows(v, rows, body)
 	                                              : summary_rows(v, rows, body, items);
 	const double bar_max = rows_max(v, sides, rows, nrows);
+	int head_end = 0; /* where the leading side's first row's words end */
 	for (int k = 0; k < 2; k++)
 		draw_title(v, f, &sides[k], r.y, bar_max);
 	for (int i = 0; i < nrows; i++) {
@@ -672,18 +742,23 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 				draw_token_row(v, f, sd, y, row->pos, bar_max);
 				mark_selected(v, f, sd, y, row->pos);
 			} else if (row->kind == ROW_SECTION) {
-				if (sd->lead)
-					draw_section_row(v, f, sd, y, row);
-				else
+				if (sd->lead) {
+					const int end = draw_section_row(v, f, sd, y, row);
+					if (i == 0)
+						head_end = end;
+				} else
 					draw_follow_section(v, f, sd, y, r.y + 1, row);
 			} else if (sd->lead) {
 				draw_more(v, f, sd, y, row);
 			}
 		}
 	}
-	/* Column labels on the first row of each half. */
+	/* Column labels on the first row of each half; the leading half's
+	 * give way to its section's count of what it hides, the other half's
+	 * naming the same columns. */
 	for (int k = 0; k < 2 && nrows > 0; k++)
-		draw_column_labels(f, &sides[k].c, r.y + 1);
+		if (!(sides[k].lead && head_end > sides[k].c.score - 1))
+			draw_column_labels(v, f, &sides[k], r.y + 1);
 	if (v->t == 0)
 		frame_text(f, sides[0].c.mark, r.y + 1, sides[0].c.w - 2,
 		           "(empty: no token has arrived)", STYLE_DIM);

@@ -348,6 +348,13 @@ void panel_heat_draw(const struct view *v, struct frame *f, struct rect r)
 	r.h--;
 	if (r.h < 2)
 		return;
+	/* A selected token's story takes the place of the compared heat; in
+	 * a half narrower than its sentences, the whole heat area. */
+	const int rw = r.x + r.w - v->split - 1;
+	if (v->app->selected >= 0 && v->t > 0 && rw < INSPECT_HALF_W) {
+		panel_inspect_draw(v, f, r);
+		return;
+	}
 	for (int y = r.y; y < r.y + r.h; y++)
 		frame_put(f, v->split, y, frame_glyph(f, GLYPH_VLINE), STYLE_BORDER);
 	if (v->t == 0) {
@@ -355,11 +362,10 @@ void panel_heat_draw(const struct view *v, struct frame *f, struct rect r)
 		return;
 	}
 	/* Both halves as wide as the narrower, so their columns line up. */
-	const int lw = v->split - r.x, rw = r.x + r.w - v->split - 1;
+	const int lw = v->split - r.x;
 	const int w = lw < rw ? lw : rw;
 	const struct heat_cols h = heat_layout(v, w);
 	draw_half(v, f, &h, r.x, w, r.y, r.h, false);
-	/* A selected token's story takes the place of the compared heat. */
 	if (v->app->selected >= 0)
 		panel_inspect_draw(v, f, (struct rect){v->split + 1, r.y, rw, r.h});
 	else

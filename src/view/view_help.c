@@ -66,7 +66,8 @@ static const struct word words_caches[] = {
         {"EVICTED", "tokens removed for good, with the step that removed them."},
         {"score", "the attention a token has received, added up over every step so far."},
         {"+attn", "the attention the token got at this step: old score + attn = new score."},
-        {"cut-off", "the lowest score kept as heavy; an old token below it is evicted."},
+        {"kv mean", "grouped heads: scores add the mean attention of the kv group."},
+        {"cut-off", "the lowest score kept as heavy; an old token below it goes."},
         {"bars to", "the score a full-length bar stands for: every bar uses that scale."},
         {"sinks", "StreamingLLM's first tokens, kept for good beside its recent window."},
         {"shared", "beside another policy: the tokens both it and H2O hold."},
@@ -95,6 +96,28 @@ static const struct word words_figures[] = {
         {"every N", "with --interval N: caches grow, then cut back to the budget."},
         {"watch", "\"what to watch\": a lesson's words on this scene (e hides them)."},
         {"lesson", "the scenes of the lesson path, in order: . and , walk it."},
+};
+
+/* Marks and the model's words; a mark's term in ASCII after the NUL. */
+static const struct word words_marks[] = {
+        {"\u00bb\0*", "before a panel's title: the list being walked (w); before a row: "
+                      "the selected token (j k), which the inspector tells."},
+        {"\u25b8\0>", "this step's new token."},
+        {"\u2717\0x", "a token evicted at this step."},
+        {"\u2191\0^", "a token that moved from recent to heavy at this step."},
+        {"\u2026\0~", "a list's tokens not shown: how many, and which."},
+        {"\u25c20.86 0.03\u25b8\0<0.86 0.03>",
+         "beside the heat rows: the attention that row gave the positions left or right "
+         "of the columns shown, summed."},
+        {"\u25bc\0v", "the step shown, over a plot or a sparkline; in the model's text, a "
+                      "token H2O made e times (1 nat) less likely."},
+        {"softmax", "turns a step's scores into weights that share 1 among the tokens "
+                    "a cache holds."},
+        {"renormalise", "(H2O renormalises) a cache that holds fewer tokens shares 1 among "
+                        "fewer: each weight is larger than the full cache's."},
+        {"nats", "log-probability in natural units: 1 nat is a factor of e."},
+        {"perplexity", "the model's mean surprise at each next token, as e^(mean nats); "
+                       "lower is better: ppl."},
 };
 
 static bool is_space(char c)
@@ -235,12 +258,26 @@ static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int p
 		return put_wrapped(f, ascii, x, y, bottom, w, NULL,
 		                   *watch ? watch : "This scene has no lesson text.", STYLE_NORMAL);
 	}
-	const struct word *words = page == 2 ? words_caches : words_figures;
-	const size_t count = page == 2 ? sizeof words_caches / sizeof words_caches[0]
-	                               : sizeof words_figures / sizeof words_figures[0];
-	for (size_t i = 0; i < count; i++)
-		y = put_wrapped(f, ascii, x, y, bottom, w, words[i].term, words[i].meaning,
-		                STYLE_NORMAL);
+	if (page == 5) {
+		/* Every policy, from the table: its name and what it keeps. */
+		for (int p = 0; p < POLICY_COUNT; p++)
+			y = put_wrapped(f, ascii, x, y, bottom, w, policies[p]->name,
+			                policies[p]->about, STYLE_NORMAL);
+		return y;
+	}
+	const struct word *words = page == 2   ? words_caches
+	                           : page == 3 ? words_figures
+	                                       : words_marks;
+	const size_t count = page == 2   ? sizeof words_caches / sizeof words_caches[0]
+	                     : page == 3 ? sizeof words_figures / sizeof words_figures[0]
+	                                 : sizeof words_marks / sizeof words_marks[0];
+	for (size_t i = 0; i < count; i++) {
+		/* A mark's term has its ASCII form after a NUL. */
+		const char *term = words[i].term;
+		if (ascii && (unsigned char)term[0] >= 0x80)
+			term += strlen(term) + 1;
+		y = put_wrapped(f, ascii, x, y, bottom, w, term, words[i].meaning, STYLE_NORMAL);
+	}
 	return y;
 }
 
@@ -261,8 +298,12 @@ static void draw_box(struct frame *f, int x0, int y0, int w, int h, const char *
 	frame_text(f, x0 + 2, y0, w - 4, title, STYLE_LABEL);
 }
 
-static const char *const page_names[APP_HELP_PAGES] = {"keys", "reading the screen",
-                                                       "words: the caches", "words: the figures"};
+static const char *const page_names[APP_HELP_PAGES] = {"keys",
+                                                       "reading the screen",
+                                                       "words: the caches",
+                                                       "words: the figures",
+                                                       "words: the marks",
+                                                       "words: policies"};
 
 /* The box's title: the page, and the keys that turn pages. */
 static void page_title(int page, char *buf, size_t size)

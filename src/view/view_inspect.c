@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "h2o/heads.h"
 #include "view_panels.h"
 
 /* H2O's score of POS after each step 1..n into SCORE[1..n] (0 before it
@@ -91,7 +92,14 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 	int used = frame_text(f, x, y, w, "INSPECT ", STYLE_LABEL);
 	used += frame_printf(f, x + used, y, w - used, STYLE_SELECT, "%d ", pos);
 	used += frame_text(f, x + used, y, w - used, v->sc->text[pos], STYLE_SELECT);
-	frame_text(f, x + used, y, w - used, "  (esc closes, f shows it in the heat)", STYLE_DIM);
+	/* The keys when they fit whole. */
+	static const char *const keys[] = {"  (esc closes, f shows it in the heat)",
+	                                   "  (esc closes)"};
+	for (int i = 0; i < 2; i++)
+		if (frame_text_width(keys[i], f->ascii) <= w - used) {
+			frame_text(f, x + used, y, w - used, keys[i], STYLE_DIM);
+			break;
+		}
 	y++;
 
 	if (pos >= v->t) {
@@ -122,8 +130,9 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 				score = engine_scores(v->e, POLICY_H2O)[i];
 		char at[32], all[32];
 		frame_printf(f, x, y, w, region == REGION_RECENT ? STYLE_RECENT : STYLE_HEAVY,
-		             "kept, %s: score %.2f, rank %s of %s",
+		             "kept, %s: score %.2f%s, rank %s of %s",
 		             region == REGION_RECENT ? "recent" : "heavy", score,
+		             heads_group(v->sc) > 1 ? " (kv means summed)" : "",
 		             view_format_count(rank, at), view_format_count(of, all));
 	}
 	if (++y >= r.y + r.h)
@@ -135,7 +144,7 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 	int len = snprintf(buf, sizeof buf, "entered at step %d", pos + 1);
 	if (gone_at && heavy_at && gone_at <= heavy_at)
 		snprintf(buf + len, sizeof buf - (size_t)len,
-		         "; evicted at step %d, as soon as it left the recent window", gone_at);
+		         "; evicted at step %d, as it left RECENT", gone_at);
 	else if (heavy_at && heavy_at <= v->built)
 		snprintf(buf + len, sizeof buf - (size_t)len,
 		         "; recent until step %d, heavy from step %d", heavy_at - 1, heavy_at);
@@ -143,10 +152,22 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 	if (++y >= r.y + r.h)
 		return;
 
+	/* With grouped heads H2O's score adds the kv group's mean weight,
+	 * not this head's own: both are named. */
+	const bool grouped = heads_group(v->sc) > 1;
 	if (v->rec) {
 		const double wh = timeline_weight(v->tl, POLICY_H2O, v->t, pos);
 		const double wf = timeline_weight(v->tl, POLICY_FULL, v->t, pos);
-		if (wh >= 0.0)
+		const struct cache_record *h = &v->rec->c[POLICY_H2O];
+		double mean = -1.0;
+		for (int i = 0; grouped && i < h->n_attended; i++)
+			if (h->attended[i] == pos)
+				mean = h->group_attn[i];
+		if (wh >= 0.0 && mean >= 0.0)
+			snprintf(buf, sizeof buf,
+			         "this step: attn %.2f (kv mean %.2f) in H2O, %.2f in full", wh,
+			         mean, wf);
+		else if (wh >= 0.0)
 			snprintf(buf, sizeof buf,
 			         "this step: attention %.2f in H2O, %.2f in the full cache", wh,
 			         wf);
@@ -166,8 +187,11 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 		/* The score now, and the step it is at: "1.58 at step 5". */
 		char now[48];
 		const int now_w = snprintf(now, sizeof now, "%.2f at step %d", score[v->t], v->t);
-		const int spark = now_w + 1 > 14 ? now_w + 1 : 14;
-		frame_text(f, x, y, spark, "H2O score", STYLE_DIM);
+		/* With grouped heads the line sums this head's own weights,
+		 * which the score (the kv means' sum) is not. */
+		const int least = grouped ? 16 : 14;
+		const int spark = now_w + 1 > least ? now_w + 1 : least;
+		frame_text(f, x, y, spark, grouped ? "this head's sum" : "H2O score", STYLE_DIM);
 		draw_sparkline(v, f, x + spark, y + 1, w - spark, score, pos);
 		frame_text(f, x, y + 1, spark - 1, now, STYLE_DIM);
 	}

@@ -14,7 +14,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "h2o/heads.h"
 #include "h2o/keys.h"
+#include "h2o/lessons.h"
 #include "h2o/view.h"
 #include "view_panels.h"
 
@@ -279,6 +281,26 @@ static bool say_experiment(const struct view *v, int form, struct said *s)
 	return true;
 }
 
+/* With grouped heads, why H2O's scores are not the full cache's even
+ * before anything is evicted: they add different weights. */
+static bool say_grouped(const struct view *v, int form, struct said *s)
+{
+	const int group = heads_group(v->sc);
+	if (group < 2)
+		return false;
+	if (form == 0) {
+		say(s, "Scores differ: H2O's add the mean attention of the %d query heads ", group);
+		say(s, "sharing this kv head (kv mean); the full cache's, this head's own");
+	} else if (form == 1)
+		say(s,
+		    "H2O's scores add the mean of the %d heads sharing this kv head; full's, "
+		    "this head's own",
+		    group);
+	else
+		say(s, "H2O adds the kv mean of %d heads, full this head's own", group);
+	return true;
+}
+
 /* The name of the first key bound to ACTION, in BUF. */
 static const char *key_of(enum app_action action, char *buf, size_t size)
 {
@@ -311,6 +333,27 @@ static void say_before(const struct view *v, struct frame *f, int x, int y, int 
 	said_draw(f, x, y, w, &s);
 }
 
+/* At a lesson's last step: that it ended, and the key to the next. */
+static bool say_end(const struct view *v, int form, struct said *s)
+{
+	const struct app *app = v->app;
+	if (app->lesson < 0 || v->t != v->n || !app->lessons)
+		return false;
+	char k[2][16];
+	key_of(ACT_LESSON_NEXT, k[0], sizeof k[0]);
+	key_of(ACT_LESSON_PREV, k[1], sizeof k[1]);
+	if (app->lesson + 1 < app->lessons->count)
+		say(s,
+		    form == 0 ? "End of lesson %d: %s opens lesson %d"
+		              : "End of lesson %d: %s for %d",
+		    app->lesson + 1, k[0], app->lesson + 2);
+	else if (form == 0)
+		say(s, "End of lesson %d, the last: %s goes back a lesson", app->lesson + 1, k[1]);
+	else
+		say(s, "End of lesson %d, the last", app->lesson + 1);
+	return true;
+}
+
 void view_lesson_remark(const struct view *v, struct frame *f, int x, int y, int w)
 {
 	if (!v->sc->lesson)
@@ -327,7 +370,8 @@ void view_lesson_remark(const struct view *v, struct frame *f, int x, int y, int
 		s.count = 0;
 		if (renorm)
 			say_renormalised(v, form < 2 ? form : 2, &s);
-		else if (!say_experiment(v, form, &s))
+		else if (!say_experiment(v, form, &s) && !say_end(v, form, &s) &&
+		         !say_grouped(v, form, &s))
 			return;
 		if (said_width(&s, f->ascii) <= w)
 			break;

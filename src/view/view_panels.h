@@ -37,7 +37,12 @@ panel_draw_fn panel_plot_draw;  /* error or recall over the timeline */
 panel_draw_fn panel_story_draw; /* the sentence explaining the step */
 panel_draw_fn panel_status_draw;
 panel_draw_fn panel_hints_draw;
-panel_draw_fn panel_inspect_draw;  /* the selected token, beside the H2O heat */
+panel_draw_fn panel_inspect_draw; /* the selected token, beside the H2O heat */
+/* The narrowest half the inspector shares the heat area with H2O's rows
+ * in: its longest sentence ("this step: attention 0.06 in H2O, 0.06 in the
+ * full cache") whole, the half of 120 columns; narrower, it takes the
+ * whole area. */
+#define INSPECT_HALF_W 59
 panel_draw_fn panel_overview_draw; /* every head at a glance */
 panel_draw_fn panel_help_draw;     /* the help overlay, over everything */
 

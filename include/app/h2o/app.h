@@ -156,9 +156,10 @@ enum {
 };
 
 /* The help overlay's pages: the keys, how to read the screen (with the
- * scene's lesson text), and two of words, every label and figure the
- * screen shows defined in a sentence (view_help.c holds their text). */
-#define APP_HELP_PAGES 4
+ * scene's lesson text), and four of words, every label, figure, mark and
+ * policy the screen shows defined in a sentence (view_help.c holds their
+ * text). */
+#define APP_HELP_PAGES 6
 
 /* Playing speeds, in milliseconds between steps. */
 #define APP_SPEEDS                               \
