@@ -133,14 +133,14 @@ static int row(struct ctx *x, const struct gguf_tensor *t, uint64_t r, float *ds
 	dequant_row(t->type, t->data + r * rb, dst, (size_t)cols);
 	for (uint64_t j = 0; j < cols; j++)
 		if (!isfinite(dst[j])) {
-			char tb[16];
-			return model_fail(x->err,
-			                  "tensor \"%.*s\" (%s), row %llu, column %llu, is %s",
-			                  (int)t->name_len, t->name, gguf_type_name(t->type, tb),
-			                  (unsigned long long)r, (unsigned long long)j,
-			                  isnan(dst[j]) ? "nan"
-			                  : dst[j] > 0  ? "inf"
-			                                : "-inf");
+			char tb[16], nb[MODEL_SHOWN_MAX];
+			return model_fail(
+			        x->err, "tensor \"%s\" (%s), row %llu, column %llu, is %s",
+			        model_shown(t->name, t->name_len, nb), gguf_type_name(t->type, tb),
+			        (unsigned long long)r, (unsigned long long)j,
+			        isnan(dst[j]) ? "nan"
+			        : dst[j] > 0  ? "inf"
+			                      : "-inf");
 		}
 	return 0;
 }
@@ -351,16 +351,8 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 		for (int i = 0; i < gguf_n_tensors(x->g); i++)
 			if (!x->taken[i]) {
 				const struct gguf_tensor *t = gguf_tensor(x->g, i);
-				char buf[80];
-				size_t o = 0;
-				for (size_t k = 0; k < t->name_len && o < 70; k++) {
-					const unsigned char ch = (unsigned char)t->name[k];
-					o += (size_t)snprintf(buf + o, sizeof buf - o,
-					                      ch >= 0x20 && ch < 0x7f && ch != '"'
-					                              ? "%c"
-					                              : "\\x%02x",
-					                      ch);
-				}
+				char buf[MODEL_SHOWN_MAX];
+				model_shown(t->name, t->name_len, buf);
 				free(lt);
 				return model_fail(x->err, "tensor \"%s\" is not part of a %s model",
 				                  buf, x->arch);
@@ -451,14 +443,8 @@ int gguf_model_load(struct gguf_file *g, int keep, struct llama_model **out, cha
 		if (len == strlen(names[i]) && memcmp(s, names[i], len) == 0)
 			which = i;
 	if (which < 0) {
-		char buf[48];
-		size_t o = 0;
-		for (size_t k = 0; k < len && o < 40; k++) {
-			const unsigned char ch = (unsigned char)s[k];
-			o += (size_t)snprintf(
-			        buf + o, sizeof buf - o,
-			        ch >= 0x20 && ch < 0x7f && ch != '"' ? "%c" : "\\x%02x", ch);
-		}
+		char buf[MODEL_SHOWN_MAX];
+		model_shown(s, len, buf);
 		gguf_close(g);
 		return model_fail(
 		        err, "architecture \"%s\" is not supported (llama, qwen2 and qwen3 are)",

@@ -146,6 +146,14 @@ void model_finish(struct llama_model *m);
 /* The weights' block (64-byte aligned, huge pages when large). */
 float *model_alloc_weights(size_t bytes);
 
+/* Untrusted text (a name from a file) for an error line: printable ASCII
+ * as is, every other byte, '"' and '\\' as \xHH, at most 40 bytes of it
+ * then "...". Returns BUF. */
+#define MODEL_SHOWN_MAX 200
+const char *model_shown(const char *s, size_t len, char buf[MODEL_SHOWN_MAX]);
+/* The same for a C string. */
+const char *model_shown_str(const char *s, char buf[MODEL_SHOWN_MAX]);
+
 /* "what is wrong" into ERR (LLAMA_ERR_MAX bytes); returns -1. */
 int model_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -315,6 +315,18 @@ static void test_hf_bad(void **state)
 	         "\"data_offsets\": [0, 64]}}",
 	         "model.safetensors: tensor \"output_norm.weight\": data_offsets do not hold its 4 "
 	         "elements within the file's 16 bytes of data"},
+	        /* Names and types from the file reach the line escaped: no
+	         * control character, no DEL, no broken UTF-8 (a fuzzer's find). */
+	        {"{\"model_type\": \"llama\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{\"\\u001b[2J\\u007f\\\"x\": {\"dtype\": \"F32\", \"shape\": [4], "
+	         "\"data_offsets\": [0, 64]}}",
+	         "model.safetensors: tensor \"\\x1b[2J\\x7f\\x22x\": data_offsets do not hold"},
+	        {"{\"model_type\": \"llama\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{\"x\": {\"dtype\": \"\\u0007\\u00e9\", \"shape\": [4], \"data_offsets\": [0, "
+	         "16]}}",
+	         "model.safetensors: tensor \"x\": dtype \"\\x07\\xc3\\xa9\" is not supported"},
 	};
 	char dir[] = "/tmp/h2o-hf-XXXXXX";
 	assert_non_null(mkdtemp(dir));
