@@ -40,6 +40,7 @@ struct ctx {
 	char *err;
 	int used; /* tensors taken */
 	unsigned char *taken;
+	int keep; /* the file stays mapped as long as the model */
 };
 
 /* ARCH.SUFFIX as an integer in [LO, HI]; DEF when missing (or -1 when
@@ -145,7 +146,22 @@ static int row(struct ctx *x, const struct gguf_tensor *t, uint64_t r, float *ds
 	return 0;
 }
 
-/* T (rows x cols) into the panels at DST. */
+/* Whether T stays in the mapped file, read by the kernel as the file
+ * stores it: a file kept as long as the model, and a type other than F32
+ * (float rows are packed once: the kernel reads those fastest). */
+static int in_place(const struct ctx *x, const struct gguf_tensor *t)
+{
+	return x->keep && t->type != GGML_F32;
+}
+
+/* The floats T takes in the model's block: none in place. */
+static uint64_t floats_of(const struct ctx *x, const struct gguf_tensor *t)
+{
+	return t == NULL || in_place(x, t) ? 0 : model_packed_floats((int)t->ne[1], (int)t->ne[0]);
+}
+
+/* T (rows x cols) into the panels at DST, or (in place) its rows checked
+ * finite and M pointing at them. */
 static int pack(struct ctx *x, const struct gguf_tensor *t, float *dst, struct packed *m,
                 float *tmp)
 {
@@ -153,6 +169,17 @@ static int pack(struct ctx *x, const struct gguf_tensor *t, float *dst, struct p
 	m->w = dst;
 	m->rows = rows;
 	m->cols = cols;
+	if (in_place(x, t)) {
+		m->w = NULL;
+		m->q = t->data;
+		m->qtype = (int)t->type;
+		m->row_bytes = (size_t)cols / (size_t)ggml_block_elems(t->type) *
+		               (size_t)ggml_block_bytes(t->type);
+		for (int r = 0; r < rows; r++)
+			if (row(x, t, (uint64_t)r, tmp) != 0)
+				return -1;
+		return 0;
+	}
 	for (int p = 0; p < packed_panels(rows); p++) {
 		const int r0 = p * MODEL_PANEL;
 		const int nr = rows - r0 < MODEL_PANEL ? rows - r0 : MODEL_PANEL;
@@ -365,25 +392,30 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 		                  (unsigned long long)floats,
 		                  (unsigned long long)LLAMA_MAX_WEIGHTS);
 	}
+	uint64_t block = vectors + floats_of(x, emb) + floats_of(x, out);
+	for (int l = 0; l < c->n_layers; l++)
+		block += floats_of(x, lt[l].q) + floats_of(x, lt[l].k) + floats_of(x, lt[l].v) +
+		         floats_of(x, lt[l].o) + floats_of(x, lt[l].gate) +
+		         floats_of(x, lt[l].down) + floats_of(x, lt[l].up);
 	const size_t widest =
 	        (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim) > (size_t)a->q_dim
 	                ? (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim)
 	                : (size_t)a->q_dim;
-	m->mem = model_alloc_weights((size_t)floats * sizeof(float));
+	m->mem = model_alloc_weights((size_t)block * sizeof(float));
 	m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
 	float *tmp = malloc(widest * MODEL_PANEL * sizeof(float));
 	if (m->mem == NULL || m->layers == NULL || tmp == NULL) {
 		free(tmp);
 		free(lt);
 		return model_fail(x->err, "out of memory for %llu bytes of weights",
-		                  (unsigned long long)floats * 4);
+		                  (unsigned long long)block * 4);
 	}
-	float *at = m->mem, *vec = m->mem + (floats - vectors);
+	float *at = m->mem, *vec = m->mem + (block - vectors);
 	int rc = 0;
-#define PACK(t, dst)                                                                 \
-	do {                                                                         \
-		if (rc == 0 && (rc = pack(x, (t), at, (dst), tmp)) == 0)             \
-			at += model_packed_floats((int)(t)->ne[1], (int)(t)->ne[0]); \
+#define PACK(t, dst)                                                     \
+	do {                                                             \
+		if (rc == 0 && (rc = pack(x, (t), at, (dst), tmp)) == 0) \
+			at += floats_of(x, (t));                         \
 	} while (0)
 #define VEC(t, dst)                               \
 	do {                                      \
@@ -453,7 +485,7 @@ int gguf_model_load(struct gguf_file *g, int keep, struct llama_model **out, cha
 	snprintf(arch, sizeof arch, "%s", names[which]);
 
 	struct llama_model *m = calloc(1, sizeof *m);
-	struct ctx x = {.g = g, .arch = arch, .err = err};
+	struct ctx x = {.g = g, .arch = arch, .err = err, .keep = keep};
 	x.taken = calloc((size_t)gguf_n_tensors(g) + 1, 1);
 	if (m == NULL || x.taken == NULL) {
 		free(m);
