@@ -27,6 +27,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The positions a GGUF model's runs hold at most: its context_length, up
  * to this (a run's caches are sized by it). */
@@ -40,7 +41,8 @@ struct ctx {
 	char *err;
 	int used; /* tensors taken */
 	unsigned char *taken;
-	int keep; /* the file stays mapped as long as the model */
+	int keep;   /* the file stays mapped as long as the model */
+	int mapped; /* and the weights are read from it (mapped_weights) */
 };
 
 /* ARCH.SUFFIX as an integer in [LO, HI]; DEF when missing (or -1 when
@@ -147,11 +149,32 @@ static int row(struct ctx *x, const struct gguf_tensor *t, uint64_t r, float *ds
 }
 
 /* Whether T stays in the mapped file, read by the kernel as the file
- * stores it: a file kept as long as the model, and a type other than F32
- * (float rows are packed once: the kernel reads those fastest). */
+ * stores it: the model reads its weights from the mapping (mapped_weights),
+ * and T's type is not F32 (float rows are packed once either way). */
 static int in_place(const struct ctx *x, const struct gguf_tensor *t)
 {
-	return x->keep && t->type != GGML_F32;
+	return x->mapped && t->type != GGML_F32;
+}
+
+/*
+ * Whether a model kept mapped (KEEP) reads its quantised and half-precision
+ * weights from the mapping rather than from floats unpacked once: only
+ * when those FLOATS would take more than half the machine's memory, since
+ * unpacking each panel inside the products makes a pass four to nine
+ * times slower (docs/gguf.md); or when H2O_WEIGHTS=mapped asks for it (the tests
+ * hold both ways to the same bits).
+ */
+static int mapped_weights(int keep, uint64_t floats)
+{
+	if (!keep)
+		return 0;
+	const char *want = getenv("H2O_WEIGHTS");
+	if (want != NULL && strcmp(want, "mapped") == 0)
+		return 1;
+	if (want != NULL && strcmp(want, "unpacked") == 0)
+		return 0;
+	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	return pages > 0 && page > 0 && (double)floats * 4 > (double)pages * (double)page / 2;
 }
 
 /* The floats T takes in the model's block: none in place. */
@@ -392,6 +415,7 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 		                  (unsigned long long)floats,
 		                  (unsigned long long)LLAMA_MAX_WEIGHTS);
 	}
+	x->mapped = mapped_weights(x->keep, floats);
 	uint64_t block = vectors + floats_of(x, emb) + floats_of(x, out);
 	for (int l = 0; l < c->n_layers; l++)
 		block += floats_of(x, lt[l].q) + floats_of(x, lt[l].k) + floats_of(x, lt[l].v) +

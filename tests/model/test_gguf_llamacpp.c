@@ -292,9 +292,10 @@ static void test_hf_folders(void **state)
 	}
 }
 
-/* A file loaded from its path keeps its quantised and half-precision
- * weights in the mapping, dequantised inside the products; the same bytes
- * loaded from memory are unpacked into floats once. Both give the same
+/* A file loaded from its path with H2O_WEIGHTS=mapped keeps its quantised
+ * and half-precision weights in the mapping, dequantised inside the
+ * products; the same bytes loaded from memory are unpacked into floats
+ * once. Both give the same
  * logits, bit for bit, on one thread and on two. */
 static void test_mapped_equals_unpacked(void **state)
 {
@@ -307,7 +308,9 @@ static void test_mapped_equals_unpacked(void **state)
 		char rel[256], path[1024], err[LLAMA_ERR_MAX] = "";
 		snprintf(rel, sizeof rel, DIR "%s.gguf", names[k]);
 		snprintf(path, sizeof path, "%s/%s", root, rel);
+		setenv("H2O_WEIGHTS", "mapped", 1);
 		struct llama_model *mapped = load(rel), *unpacked = NULL;
+		unsetenv("H2O_WEIGHTS");
 		FILE *f = fopen(path, "rb");
 		assert_non_null(f);
 		assert_int_equal(fseek(f, 0, SEEK_END), 0);
