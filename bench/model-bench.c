@@ -18,7 +18,15 @@
  * the best of REPS runs (3 unless --reps says): other work on the machine
  * only ever slows a run down.
  *
- * Usage: model-bench [--peer PATH] [--tokens N] [--reps N] [SOURCE_ROOT]
+ * With --gguf, two GGUF files of SmolLM2-135M's shape (random weights,
+ * matrices in Q8_0 and in F16) are written and run the same way, their
+ * weights unpacked to float32 and then read from the mapping
+ * (H2O_WEIGHTS); with --llama-cpp DIR (the folder of a
+ * llama.cpp build's binaries) llama-bench (one sequence) and
+ * llama-batched-bench (five at once) run on the same files, two threads.
+ *
+ * Usage: model-bench [--peer PATH] [--gguf] [--llama-cpp DIR] [--tokens N]
+ *                    [--reps N] [SOURCE_ROOT]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -111,6 +119,190 @@ static int write_tokenizer(const char *path)
 	if (fclose(f) != 0)
 		rc = -1;
 	return rc;
+}
+
+/* ---- a GGUF file of SmolLM2-135M's shape ------------------------------------
+ *
+ * Width 576, 30 layers, 9 query heads on 3 key/value heads of 64, hidden
+ * 1536, vocabulary 49152, tied output, RoPE base 100000: seeded random
+ * weights, matrices in one type (F16 or Q8_0; norms F32, as llama.cpp's
+ * converters write them), no vocabulary ("no_vocab", which llama.cpp
+ * accepts for benchmarks). Written as llama.cpp writes GGUF version 3,
+ * so that llama-bench and llama-batched-bench read the very same file. */
+
+enum { G_D = 576, G_H = 1536, G_L = 30, G_Q = 9, G_KV = 3, G_V = 49152, G_HS = 64 };
+enum { G_F32 = 0, G_F16 = 1, G_Q8_0 = 8 };
+
+struct gguf_out {
+	FILE *f;
+	int rc;
+};
+
+static void g_bytes(struct gguf_out *o, const void *p, size_t n)
+{
+	if (o->rc == 0 && fwrite(p, 1, n, o->f) != n)
+		o->rc = -1;
+}
+
+static void g_u32(struct gguf_out *o, uint32_t v)
+{
+	g_bytes(o, &v, 4); /* little-endian machines only, as this bench */
+}
+
+static void g_u64(struct gguf_out *o, uint64_t v)
+{
+	g_bytes(o, &v, 8);
+}
+
+static void g_str(struct gguf_out *o, const char *s)
+{
+	g_u64(o, strlen(s));
+	g_bytes(o, s, strlen(s));
+}
+
+static void g_kv_u32(struct gguf_out *o, const char *k, uint32_t v)
+{
+	g_str(o, k);
+	g_u32(o, 4);
+	g_u32(o, v);
+}
+
+static void g_kv_f32(struct gguf_out *o, const char *k, float v)
+{
+	g_str(o, k);
+	g_u32(o, 6);
+	g_bytes(o, &v, 4);
+}
+
+static void g_kv_str(struct gguf_out *o, const char *k, const char *v)
+{
+	g_str(o, k);
+	g_u32(o, 8);
+	g_str(o, v);
+}
+
+struct g_tensor {
+	char name[48];
+	uint64_t ne0, ne1; /* ne1 1: a vector */
+	uint32_t type;
+};
+
+static uint64_t g_tensor_bytes(const struct g_tensor *t)
+{
+	const uint64_t n = t->ne0 * t->ne1;
+	return t->type == G_F32 ? 4 * n : t->type == G_F16 ? 2 * n : n / 32 * 34;
+}
+
+/* A half-precision number near F (rounded toward zero; normal or zero). */
+static uint16_t g_half(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	const uint32_t sign = (u >> 16) & 0x8000u;
+	const int e = (int)((u >> 23) & 0xff) - 127 + 15;
+	if (e <= 0)
+		return (uint16_t)sign;
+	return (uint16_t)(sign | (uint32_t)e << 10 | (u >> 13 & 0x3ffu));
+}
+
+static void g_data(struct gguf_out *o, const struct g_tensor *t, uint64_t *s)
+{
+	const float a = 1.0f / 24.0f; /* about 1 / sqrt(width) */
+	unsigned char buf[34 * 64];
+	if (t->type == G_F32) {
+		for (uint64_t i = 0; i < t->ne0 * t->ne1; i++) {
+			const float one = 1.0f;
+			g_bytes(o, &one, 4);
+		}
+		return;
+	}
+	if (t->type == G_F16) {
+		for (uint64_t i = 0; i < t->ne0 * t->ne1; i++) {
+			const uint16_t h = g_half(rng_float(s, a));
+			g_bytes(o, &h, 2);
+		}
+		return;
+	}
+	for (uint64_t b = 0; b < t->ne0 * t->ne1 / 32;) {
+		size_t k = 0;
+		for (; k < 64 && b < t->ne0 * t->ne1 / 32; k++, b++) {
+			const uint16_t d = g_half(a / 127.0f);
+			memcpy(buf + 34 * k, &d, 2);
+			for (int j = 0; j < 32; j++)
+				buf[34 * k + 2 + (size_t)j] =
+				        (unsigned char)(int8_t)(rng_next(s) % 255 - 127);
+		}
+		g_bytes(o, buf, 34 * k);
+	}
+}
+
+static int write_135m(const char *path, uint32_t type)
+{
+	struct g_tensor t[2 + 9 * G_L];
+	int n = 0;
+	t[n++] = (struct g_tensor){"token_embd.weight", G_D, G_V, type};
+	t[n++] = (struct g_tensor){"output_norm.weight", G_D, 1, G_F32};
+	for (int l = 0; l < G_L; l++) {
+		const struct {
+			const char *name;
+			uint64_t ne0, ne1;
+		} m[9] = {{"attn_norm", G_D, 1},
+		          {"attn_q", G_D, G_Q * G_HS},
+		          {"attn_k", G_D, G_KV * G_HS},
+		          {"attn_v", G_D, G_KV * G_HS},
+		          {"attn_output", G_Q * G_HS, G_D},
+		          {"ffn_norm", G_D, 1},
+		          {"ffn_gate", G_D, G_H},
+		          {"ffn_up", G_D, G_H},
+		          {"ffn_down", G_H, G_D}};
+		for (int k = 0; k < 9; k++) {
+			snprintf(t[n].name, sizeof t[n].name, "blk.%d.%s.weight", l, m[k].name);
+			t[n].ne0 = m[k].ne0;
+			t[n].ne1 = m[k].ne1;
+			t[n].type = m[k].ne1 == 1 ? G_F32 : type;
+			n++;
+		}
+	}
+	struct gguf_out o = {fopen(path, "wb"), 0};
+	if (o.f == NULL)
+		return -1;
+	g_bytes(&o, "GGUF", 4);
+	g_u32(&o, 3);
+	g_u64(&o, (uint64_t)n);
+	g_u64(&o, 11);
+	g_kv_str(&o, "general.architecture", "llama");
+	g_kv_u32(&o, "llama.embedding_length", G_D);
+	g_kv_u32(&o, "llama.feed_forward_length", G_H);
+	g_kv_u32(&o, "llama.block_count", G_L);
+	g_kv_u32(&o, "llama.attention.head_count", G_Q);
+	g_kv_u32(&o, "llama.attention.head_count_kv", G_KV);
+	g_kv_u32(&o, "llama.context_length", 2048);
+	g_kv_u32(&o, "llama.vocab_size", G_V);
+	g_kv_f32(&o, "llama.rope.freq_base", 100000.0f);
+	g_kv_f32(&o, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+	g_kv_str(&o, "tokenizer.ggml.model", "no_vocab");
+	uint64_t off = 0;
+	for (int i = 0; i < n; i++) {
+		g_str(&o, t[i].name);
+		g_u32(&o, t[i].ne1 == 1 ? 1 : 2);
+		g_u64(&o, t[i].ne0);
+		if (t[i].ne1 != 1)
+			g_u64(&o, t[i].ne1);
+		g_u32(&o, t[i].type);
+		g_u64(&o, off);
+		off += (g_tensor_bytes(&t[i]) + 31) / 32 * 32;
+	}
+	const long here = ftell(o.f);
+	static const unsigned char zeros[32];
+	g_bytes(&o, zeros, (size_t)((32 - here % 32) % 32));
+	uint64_t s = 0x9E3779B97F4A7C15ULL;
+	for (int i = 0; i < n; i++) {
+		g_data(&o, &t[i], &s);
+		g_bytes(&o, zeros, (size_t)((32 - g_tensor_bytes(&t[i]) % 32) % 32));
+	}
+	if (fclose(o.f) != 0)
+		o.rc = -1;
+	return o.rc;
 }
 
 /* P runs over TOKENS positions of a fixed token pattern; WINDOW > 0 keeps
@@ -234,6 +426,45 @@ static double run_peer_once(const char *peer, const char *ckpt, const char *tok,
 	return tps;
 }
 
+/* The first number after KEY ("avg_ts" or "speed_tg") in the output of
+ * CMD, a llama.cpp bench writing CSV or JSON lines; 0 when there is none. */
+static double llama_cpp_figure(const char *cmd, const char *key)
+{
+	FILE *p = popen(cmd, "r");
+	if (p == NULL)
+		return 0;
+	char line[4096];
+	double v = 0;
+	while (fgets(line, sizeof line, p) != NULL) {
+		const char *at = strstr(line, key);
+		if (at != NULL && v == 0)
+			sscanf(at + strlen(key) + 2, "%lf", &v); /* past `": ` or `",` */
+	}
+	pclose(p);
+	return v;
+}
+
+/* llama.cpp on GGUF file FILE from its binaries in DIR: one sequence
+ * generating TOKENS (llama-bench -n), and P sequences at once
+ * (llama-batched-bench -npl P), tokens per second, two threads. */
+static void llama_cpp_peer(const char *dir, const char *file, int tokens, int P, double *one,
+                           double *batched)
+{
+	char cmd[9000];
+	*one = *batched = 0;
+	if (strchr(dir, '\'') || strchr(file, '\''))
+		return;
+	snprintf(cmd, sizeof cmd,
+	         "'%s/llama-bench' -m '%s' -p 0 -n %d -t 2 -r 1 -o jsonl 2>/dev/null", dir, file,
+	         tokens);
+	*one = llama_cpp_figure(cmd, "\"avg_ts\"");
+	snprintf(cmd, sizeof cmd,
+	         "'%s/llama-batched-bench' -m '%s' -c %d -b 512 -ub 512 -npp 1 -ntg %d -npl %d "
+	         "-t 2 -tb 2 --output-format jsonl 2>/dev/null",
+	         dir, file, 2 * P * (tokens + 2), tokens, P);
+	*batched = llama_cpp_figure(cmd, "\"speed_tg\"");
+}
+
 /* What run.c is given, when it runs. */
 struct peer {
 	const char *path, *ckpt, *tok;
@@ -299,10 +530,55 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 		       bw / 1e9, weights * 4 / bw * 1e3);
 }
 
+/* The GGUF cases: the 135M shape in TYPE (NAME), and llama.cpp beside
+ * it when LLAMA_CPP names the folder of its binaries. */
+static int gguf_case(const char *dir, const char *name, uint32_t type, int tokens, int reps,
+                     double bw, const char *llama_cpp)
+{
+	char path[4200], err[LLAMA_ERR_MAX], title[128];
+	struct llama_model *m;
+	snprintf(path, sizeof path, "%s/random135M-%s.gguf", dir, name);
+	if (write_135m(path, type) != 0) {
+		fprintf(stderr, "model-bench: cannot write %s\n", path);
+		unlink(path);
+		return 1;
+	}
+	/* Unpacked to float32 once (the default at this size), then read
+	 * from the mapping (what a model too large to unpack does). */
+	for (int mapped = 0; mapped < 2; mapped++) {
+		setenv("H2O_WEIGHTS", mapped ? "mapped" : "unpacked", 1);
+		const int rc = llama_load(path, &m, err);
+		unsetenv("H2O_WEIGHTS");
+		if (rc != 0) {
+			fprintf(stderr, "%s: %s\n", path, err);
+			unlink(path);
+			return 1;
+		}
+		snprintf(title, sizeof title, "random 135M shape, GGUF %s (weights %s)", name,
+		         mapped ? "read from the mapping" : "unpacked to float32");
+		report(title, m, tokens, reps, bw, NULL);
+		llama_free(m);
+	}
+	if (llama_cpp != NULL) {
+		double one = 0, five = 0;
+		for (int rep = 0; rep < reps; rep++) {
+			double a, b;
+			llama_cpp_peer(llama_cpp, path, tokens, 5, &a, &b);
+			one = a > one ? a : one;
+			five = b > five ? b : five;
+		}
+		printf("  llama.cpp on the same file, two threads: llama-bench one sequence %.1f "
+		       "tok/s, llama-batched-bench 5 sequences %.1f tok/s\n",
+		       one, five);
+	}
+	unlink(path);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *peer = NULL, *root = ".";
-	int tokens = 256, reps = 3;
+	const char *peer = NULL, *root = ".", *llama_cpp = NULL;
+	int tokens = 256, reps = 3, gguf = 0;
 	char err[LLAMA_ERR_MAX];
 
 	for (int i = 1; i < argc; i++) {
@@ -312,11 +588,16 @@ int main(int argc, char **argv)
 			tokens = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
 			reps = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--gguf") == 0)
+			gguf = 1;
+		else if (strcmp(argv[i], "--llama-cpp") == 0 && i + 1 < argc)
+			llama_cpp = argv[++i], gguf = 1;
 		else if (argv[i][0] != '-')
 			root = argv[i];
 		else {
-			fprintf(stderr, "usage: model-bench [--peer PATH] [--tokens N] [--reps N] "
-			                "[SOURCE_ROOT]\n");
+			fprintf(stderr,
+			        "usage: model-bench [--peer PATH] [--gguf] [--llama-cpp DIR] "
+			        "[--tokens N] [--reps N] [SOURCE_ROOT]\n");
 			return 2;
 		}
 	}
@@ -358,6 +639,9 @@ int main(int argc, char **argv)
 		report("random 15M shape", m, tokens, reps, bw, peer != NULL ? &p : NULL);
 		llama_free(m);
 	}
+	if (rc == 0 && gguf)
+		rc = gguf_case(dir, "Q8_0", G_Q8_0, tokens, reps, bw, llama_cpp) ||
+		     gguf_case(dir, "F16", G_F16, tokens, reps, bw, llama_cpp);
 	unlink(ckpt);
 	unlink(tok);
 	rmdir(dir);

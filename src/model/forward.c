@@ -290,8 +290,7 @@ static void rope(const struct llama_run *r, float *vec)
 
 static void embed(const struct llama_model *m, int token, float *x)
 {
-	for (int j = 0; j < m->c.dim; j++)
-		x[j] = packed_at(&m->emb, token, j);
+	model_row(&m->emb, token, x);
 }
 
 /*
@@ -375,6 +374,22 @@ static int check_step(const struct llama_model *m, const struct llama_run *r, in
 
 static void matvec(float *out, const struct packed *w, const float *x)
 {
+	if (w->q != NULL) {
+		/* Quantised rows: a chunk at a time, summed in the same order. */
+		float part[MODEL_CHUNK];
+		for (int i = 0; i < w->rows; i++) {
+			float val = 0.0f;
+			for (size_t c0 = 0; c0 < (size_t)w->cols; c0 += MODEL_CHUNK) {
+				const size_t left = (size_t)w->cols - c0;
+				const size_t cw = left < MODEL_CHUNK ? left : MODEL_CHUNK;
+				model_row_part(w, i, c0, cw, part);
+				for (size_t j = 0; j < cw; j++)
+					val += part[j] * x[c0 + j];
+			}
+			out[i] = val;
+		}
+		return;
+	}
 	for (int i = 0; i < w->rows; i++) {
 		const float *row = w->w +
 		                   (size_t)(i / MODEL_PANEL) * (size_t)w->cols * MODEL_PANEL +

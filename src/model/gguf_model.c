@@ -27,6 +27,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The positions a GGUF model's runs hold at most: its context_length, up
  * to this (a run's caches are sized by it). */
@@ -41,6 +42,8 @@ struct ctx {
 	int used; /* tensors taken */
 	unsigned char *taken;
 	struct llama_limit *limit; /* the memory the model may take, or NULL */
+	int keep;                  /* the file stays mapped as long as the model */
+	int mapped;                /* and the weights are read from it (mapped_weights) */
 };
 
 /* ARCH.SUFFIX as an integer in [LO, HI]; DEF when missing (or -1 when
@@ -134,19 +137,55 @@ static int row(struct ctx *x, const struct gguf_tensor *t, uint64_t r, float *ds
 	dequant_row(t->type, t->data + r * rb, dst, (size_t)cols);
 	for (uint64_t j = 0; j < cols; j++)
 		if (!isfinite(dst[j])) {
-			char tb[16];
-			return model_fail(x->err,
-			                  "tensor \"%.*s\" (%s), row %llu, column %llu, is %s",
-			                  (int)t->name_len, t->name, gguf_type_name(t->type, tb),
-			                  (unsigned long long)r, (unsigned long long)j,
-			                  isnan(dst[j]) ? "nan"
-			                  : dst[j] > 0  ? "inf"
-			                                : "-inf");
+			char tb[16], nb[MODEL_SHOWN_MAX];
+			return model_fail(
+			        x->err, "tensor \"%s\" (%s), row %llu, column %llu, is %s",
+			        model_shown(t->name, t->name_len, nb), gguf_type_name(t->type, tb),
+			        (unsigned long long)r, (unsigned long long)j,
+			        isnan(dst[j]) ? "nan"
+			        : dst[j] > 0  ? "inf"
+			                      : "-inf");
 		}
 	return 0;
 }
 
-/* T (rows x cols) into the panels at DST. */
+/* Whether T stays in the mapped file, read by the kernel as the file
+ * stores it: the model reads its weights from the mapping (mapped_weights),
+ * and T's type is not F32 (float rows are packed once either way). */
+static int in_place(const struct ctx *x, const struct gguf_tensor *t)
+{
+	return x->mapped && t->type != GGML_F32;
+}
+
+/*
+ * Whether a model kept mapped (KEEP) reads its quantised and half-precision
+ * weights from the mapping rather than from floats unpacked once: only
+ * when those FLOATS would take more than half the machine's memory, since
+ * unpacking each panel inside the products makes a pass four to nine
+ * times slower (docs/gguf.md); or when H2O_WEIGHTS=mapped asks for it (the tests
+ * hold both ways to the same bits).
+ */
+static int mapped_weights(int keep, uint64_t floats)
+{
+	if (!keep)
+		return 0;
+	const char *want = getenv("H2O_WEIGHTS");
+	if (want != NULL && strcmp(want, "mapped") == 0)
+		return 1;
+	if (want != NULL && strcmp(want, "unpacked") == 0)
+		return 0;
+	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	return pages > 0 && page > 0 && (double)floats * 4 > (double)pages * (double)page / 2;
+}
+
+/* The floats T takes in the model's block: none in place. */
+static uint64_t floats_of(const struct ctx *x, const struct gguf_tensor *t)
+{
+	return t == NULL || in_place(x, t) ? 0 : model_packed_floats((int)t->ne[1], (int)t->ne[0]);
+}
+
+/* T (rows x cols) into the panels at DST, or (in place) its rows checked
+ * finite and M pointing at them. */
 static int pack(struct ctx *x, const struct gguf_tensor *t, float *dst, struct packed *m,
                 float *tmp)
 {
@@ -154,6 +193,17 @@ static int pack(struct ctx *x, const struct gguf_tensor *t, float *dst, struct p
 	m->w = dst;
 	m->rows = rows;
 	m->cols = cols;
+	if (in_place(x, t)) {
+		m->w = NULL;
+		m->q = t->data;
+		m->qtype = (int)t->type;
+		m->row_bytes = (size_t)cols / (size_t)ggml_block_elems(t->type) *
+		               (size_t)ggml_block_bytes(t->type);
+		for (int r = 0; r < rows; r++)
+			if (row(x, t, (uint64_t)r, tmp) != 0)
+				return -1;
+		return 0;
+	}
 	for (int p = 0; p < packed_panels(rows); p++) {
 		const int r0 = p * MODEL_PANEL;
 		const int nr = rows - r0 < MODEL_PANEL ? rows - r0 : MODEL_PANEL;
@@ -352,16 +402,8 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 		for (int i = 0; i < gguf_n_tensors(x->g); i++)
 			if (!x->taken[i]) {
 				const struct gguf_tensor *t = gguf_tensor(x->g, i);
-				char buf[80];
-				size_t o = 0;
-				for (size_t k = 0; k < t->name_len && o < 70; k++) {
-					const unsigned char ch = (unsigned char)t->name[k];
-					o += (size_t)snprintf(buf + o, sizeof buf - o,
-					                      ch >= 0x20 && ch < 0x7f && ch != '"'
-					                              ? "%c"
-					                              : "\\x%02x",
-					                      ch);
-				}
+				char buf[MODEL_SHOWN_MAX];
+				model_shown(t->name, t->name_len, buf);
 				free(lt);
 				return model_fail(x->err, "tensor \"%s\" is not part of a %s model",
 				                  buf, x->arch);
@@ -381,26 +423,32 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 		free(lt);
 		return too_large;
 	}
+	x->mapped = mapped_weights(x->keep, floats);
+	uint64_t block = vectors + floats_of(x, emb) + floats_of(x, out);
+	for (int l = 0; l < c->n_layers; l++)
+		block += floats_of(x, lt[l].q) + floats_of(x, lt[l].k) + floats_of(x, lt[l].v) +
+		         floats_of(x, lt[l].o) + floats_of(x, lt[l].gate) +
+		         floats_of(x, lt[l].down) + floats_of(x, lt[l].up);
 	const size_t widest =
 	        (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim) > (size_t)a->q_dim
 	                ? (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim)
 	                : (size_t)a->q_dim;
-	m->mem = model_alloc_weights((size_t)floats * sizeof(float));
-	m->mem_bytes = (size_t)floats * sizeof(float);
+	m->mem = model_alloc_weights((size_t)block * sizeof(float));
+	m->mem_bytes = (size_t)block * sizeof(float);
 	m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
 	float *tmp = malloc(widest * MODEL_PANEL * sizeof(float));
 	if (m->mem == NULL || m->layers == NULL || tmp == NULL) {
 		free(tmp);
 		free(lt);
 		return model_fail(x->err, "out of memory for %llu bytes of weights",
-		                  (unsigned long long)floats * 4);
+		                  (unsigned long long)block * 4);
 	}
-	float *at = m->mem, *vec = m->mem + (floats - vectors);
+	float *at = m->mem, *vec = m->mem + (block - vectors);
 	int rc = 0;
-#define PACK(t, dst)                                                                 \
-	do {                                                                         \
-		if (rc == 0 && (rc = pack(x, (t), at, (dst), tmp)) == 0)             \
-			at += model_packed_floats((int)(t)->ne[1], (int)(t)->ne[0]); \
+#define PACK(t, dst)                                                     \
+	do {                                                             \
+		if (rc == 0 && (rc = pack(x, (t), at, (dst), tmp)) == 0) \
+			at += floats_of(x, (t));                         \
 	} while (0)
 #define VEC(t, dst)                               \
 	do {                                      \
@@ -461,14 +509,8 @@ int gguf_model_load(struct gguf_file *g, int keep, struct llama_limit *limit,
 		if (len == strlen(names[i]) && memcmp(s, names[i], len) == 0)
 			which = i;
 	if (which < 0) {
-		char buf[48];
-		size_t o = 0;
-		for (size_t k = 0; k < len && o < 40; k++) {
-			const unsigned char ch = (unsigned char)s[k];
-			o += (size_t)snprintf(
-			        buf + o, sizeof buf - o,
-			        ch >= 0x20 && ch < 0x7f && ch != '"' ? "%c" : "\\x%02x", ch);
-		}
+		char buf[MODEL_SHOWN_MAX];
+		model_shown(s, len, buf);
 		gguf_close(g);
 		return model_fail(
 		        err, "architecture \"%s\" is not supported (llama, qwen2 and qwen3 are)",
@@ -477,7 +519,7 @@ int gguf_model_load(struct gguf_file *g, int keep, struct llama_limit *limit,
 	snprintf(arch, sizeof arch, "%s", names[which]);
 
 	struct llama_model *m = calloc(1, sizeof *m);
-	struct ctx x = {.g = g, .arch = arch, .err = err, .limit = limit};
+	struct ctx x = {.g = g, .arch = arch, .err = err, .limit = limit, .keep = keep};
 	x.taken = calloc((size_t)gguf_n_tensors(g) + 1, 1);
 	if (m == NULL || x.taken == NULL) {
 		free(m);

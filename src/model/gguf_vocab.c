@@ -98,14 +98,8 @@ int gguf_vocab_read(const struct gguf_file *g, struct gguf_vocab *v, char err[LL
 	} else if (str_eq(str, len, "gpt2")) {
 		s->kind = LLAMA_VOCAB_BPE;
 	} else {
-		char buf[48];
-		size_t o = 0;
-		for (size_t k = 0; k < len && o < 40; k++) {
-			const unsigned char ch = (unsigned char)str[k];
-			o += (size_t)snprintf(
-			        buf + o, sizeof buf - o,
-			        ch >= 0x20 && ch < 0x7f && ch != '"' ? "%c" : "\\x%02x", ch);
-		}
+		char buf[MODEL_SHOWN_MAX];
+		model_shown(str, len, buf);
 		return model_fail(
 		        err, "tokenizer \"%s\" is not supported (\"llama\" and \"gpt2\" are)", buf);
 	}

@@ -202,10 +202,11 @@ static void gguf_name(const char *name, char *out, size_t size)
 static int read_safetensors(struct gguf_file *g, const char *dir, const char *name, int tied,
                             char *err)
 {
-	char path[4096];
+	char path[4096], shown[MODEL_SHOWN_MAX];
 	struct stat st;
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
+	name = model_shown_str(name, shown); /* from the index: untrusted */
 	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return model_fail(err, "%s: cannot open: %s", name, strerror(errno));
@@ -246,18 +247,20 @@ static int read_safetensors(struct gguf_file *g, const char *dir, const char *na
 		const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
 		const cJSON *sh = cJSON_GetObjectItemCaseSensitive(t, "shape");
 		const cJSON *off = cJSON_GetObjectItemCaseSensitive(t, "data_offsets");
-		char gname[96];
+		char gname[96], tshown[MODEL_SHOWN_MAX];
 		gguf_name(t->string, gname, sizeof gname);
+		const char *tn = model_shown_str(gname, tshown);
 		if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(off) ||
 		    cJSON_GetArraySize(off) != 2 || cJSON_GetArraySize(sh) < 1 ||
 		    cJSON_GetArraySize(sh) > GGUF_MAX_DIMS) {
 			rc = model_fail(err,
-			                "%s: tensor \"%.60s\": needs a dtype, a shape of 1 to 4 "
+			                "%s: tensor \"%s\": needs a dtype, a shape of 1 to 4 "
 			                "dimensions and two data_offsets",
-			                name, gname);
+			                name, tn);
 			break;
 		}
 		enum ggml_type type;
+		char dshown[MODEL_SHOWN_MAX];
 		int es;
 		if (strcmp(dt->valuestring, "F32") == 0)
 			type = GGML_F32, es = 4;
@@ -266,11 +269,10 @@ static int read_safetensors(struct gguf_file *g, const char *dir, const char *na
 		else if (strcmp(dt->valuestring, "BF16") == 0)
 			type = GGML_BF16, es = 2;
 		else {
-			rc = model_fail(
-			        err,
-			        "%s: tensor \"%.60s\": dtype \"%.16s\" is not supported (F32, "
-			        "F16 and BF16 are)",
-			        name, gname, dt->valuestring);
+			rc = model_fail(err,
+			                "%s: tensor \"%s\": dtype \"%s\" is not supported (F32, "
+			                "F16 and BF16 are)",
+			                name, tn, model_shown_str(dt->valuestring, dshown));
 			break;
 		}
 		/* Hugging Face's shape is outermost first; GGUF's ne innermost first. */
@@ -279,8 +281,8 @@ static int read_safetensors(struct gguf_file *g, const char *dir, const char *na
 		for (int d = 0; d < nd && rc == 0; d++) {
 			const cJSON *x = cJSON_GetArrayItem(sh, nd - 1 - d);
 			if (!cJSON_IsNumber(x) || x->valuedouble < 1 || x->valuedouble > 1e12)
-				rc = model_fail(err, "%s: tensor \"%.60s\": a bad dimension", name,
-				                gname);
+				rc = model_fail(err, "%s: tensor \"%s\": a bad dimension", name,
+				                tn);
 			else
 				ne[d] = (uint64_t)x->valuedouble, total *= ne[d];
 		}
@@ -291,16 +293,16 @@ static int read_safetensors(struct gguf_file *g, const char *dir, const char *na
 		    e->valuedouble > (double)data_len || b->valuedouble > e->valuedouble ||
 		    (uint64_t)e->valuedouble - (uint64_t)b->valuedouble != total * (uint64_t)es) {
 			rc = model_fail(err,
-			                "%s: tensor \"%.60s\": data_offsets do not hold its %llu "
+			                "%s: tensor \"%s\": data_offsets do not hold its %llu "
 			                "elements within the file's %llu bytes of data",
-			                name, gname, (unsigned long long)total,
+			                name, tn, (unsigned long long)total,
 			                (unsigned long long)data_len);
 			break;
 		}
 		if (tied && strcmp(gname, "output.weight") == 0)
 			continue; /* the embedding is the classifier */
 		if (gguf_find_tensor(g, gname) != NULL) {
-			rc = model_fail(err, "%s: tensor \"%.60s\" appears twice", name, gname);
+			rc = model_fail(err, "%s: tensor \"%s\" appears twice", name, tn);
 			break;
 		}
 		if (gguf_synth_tensor(g, gname, nd, ne, type, data + (uint64_t)b->valuedouble) !=
@@ -333,10 +335,11 @@ static int read_index(struct gguf_file *g, const char *dir, int tied, char *err)
 	{
 		if (!cJSON_IsString(e) || strchr(e->valuestring, '/') != NULL ||
 		    e->valuestring[0] == '.') {
+			char shown[MODEL_SHOWN_MAX];
 			rc = model_fail(err,
-			                "model.safetensors.index.json: \"%.60s\": not a file "
+			                "model.safetensors.index.json: \"%s\": not a file "
 			                "name in the folder",
-			                e->string);
+			                model_shown_str(e->string, shown));
 			break;
 		}
 		int seen = 0;

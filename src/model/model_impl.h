@@ -23,9 +23,22 @@
 /* Runs one pass over a matrix serves at once (its accumulators). */
 #define MODEL_GROUP 8
 
+/* Columns of a quantised matrix's panel dequantised at a time (a multiple
+ * of every block size). */
+#define MODEL_CHUNK 256
+
+/*
+ * A matrix: packed floats, or (a GGUF file kept mapped) the rows as the
+ * file stores them, ROW_BYTES apart, of ggml type QTYPE, which the kernel
+ * dequantises a chunk of a panel at a time into the packed layout, so the
+ * products are those of the packed floats, bit for bit.
+ */
 struct packed {
 	const float *w; /* panels(rows) * cols * MODEL_PANEL floats, 64-byte aligned */
 	int rows, cols;
+	const unsigned char *q; /* or NULL: the rows in the file */
+	int qtype;
+	size_t row_bytes;
 };
 
 static inline int packed_panels(int rows)
@@ -33,12 +46,17 @@ static inline int packed_panels(int rows)
 	return (rows + MODEL_PANEL - 1) / MODEL_PANEL;
 }
 
-/* W[i][j] of a packed matrix. */
+/* W[i][j] of a packed matrix (not of a quantised one: model_row). */
 static inline float packed_at(const struct packed *m, int i, int j)
 {
 	return m->w[((size_t)(i / MODEL_PANEL) * (size_t)m->cols + (size_t)j) * MODEL_PANEL +
 	            (size_t)(i % MODEL_PANEL)];
 }
+
+/* Row I of M into DST (M's cols floats), whichever way M is stored; and
+ * its columns [C0, C0 + CW), C0 a multiple of MODEL_CHUNK. */
+void model_row(const struct packed *m, int i, float *dst);
+void model_row_part(const struct packed *m, int i, size_t c0, size_t cw, float *dst);
 
 /* OUT[p][i] = sum over j of W[i][j] * X[p][j], summed from j = 0 up, for
  * the rows of panels [PA, PB) and the NP <= MODEL_GROUP inputs. */
@@ -152,6 +170,14 @@ uint64_t model_packed_floats(int rows, int cols);
 void model_finish(struct llama_model *m);
 /* The weights' block (64-byte aligned, huge pages when large). */
 float *model_alloc_weights(size_t bytes);
+
+/* Untrusted text (a name from a file) for an error line: printable ASCII
+ * as is, every other byte, '"' and '\\' as \xHH, at most 40 bytes of it
+ * then "...". Returns BUF. */
+#define MODEL_SHOWN_MAX 200
+const char *model_shown(const char *s, size_t len, char buf[MODEL_SHOWN_MAX]);
+/* The same for a C string. */
+const char *model_shown_str(const char *s, char buf[MODEL_SHOWN_MAX]);
 
 /* "what is wrong" into ERR (LLAMA_ERR_MAX bytes); returns -1. */
 int model_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -20,6 +20,32 @@ int model_fail(char *err, const char *fmt, ...)
 	return -1;
 }
 
+const char *model_shown(const char *s, size_t len, char buf[MODEL_SHOWN_MAX])
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		const unsigned char ch = (unsigned char)s[i];
+		if (i == 40) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\') {
+			buf[o++] = (char)ch;
+		} else {
+			snprintf(buf + o, 5, "\\x%02x", ch);
+			o += 4;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+const char *model_shown_str(const char *s, char buf[MODEL_SHOWN_MAX])
+{
+	return model_shown(s, strlen(s), buf);
+}
+
 /* FD (ours to close) as a FILE if it is a regular file. */
 static int open_stream(int fd, FILE **f, uint64_t *size, char *err)
 {

@@ -79,13 +79,21 @@ static void panels_plain(const struct packed *w, int pa, int pb, const float *co
                          float *const *out, int np)
 {
 	const int end = pb * MODEL_PANEL < w->rows ? pb * MODEL_PANEL : w->rows;
-	for (int q = 0; q < np; q++)
-		for (int i = pa * MODEL_PANEL; i < end; i++) {
-			float val = 0.0f;
-			for (int j = 0; j < w->cols; j++)
-				val += packed_at(w, i, j) * x[q][j];
-			out[q][i] = val;
+	float row[MODEL_CHUNK], val[MODEL_GROUP];
+	for (int i = pa * MODEL_PANEL; i < end; i++) {
+		for (int q = 0; q < np; q++)
+			val[q] = 0.0f;
+		for (size_t c0 = 0; c0 < (size_t)w->cols; c0 += MODEL_CHUNK) {
+			const size_t cw = (size_t)w->cols - c0 < MODEL_CHUNK ? (size_t)w->cols - c0
+			                                                     : MODEL_CHUNK;
+			model_row_part(w, i, c0, cw, row);
+			for (int q = 0; q < np; q++)
+				for (size_t j = 0; j < cw; j++)
+					val[q] += row[j] * x[q][c0 + j];
 		}
+		for (int q = 0; q < np; q++)
+			out[q][i] = val[q];
+	}
 }
 
 static void scores_plain(const float *kt, int n, const float *q, int hs, float *att)

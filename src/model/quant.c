@@ -158,3 +158,20 @@ void dequant_row(int type, const unsigned char *src, float *dst, size_t n)
 		return;
 	}
 }
+
+void model_row_part(const struct packed *m, int i, size_t c0, size_t cw, float *dst)
+{
+	if (m->q != NULL) {
+		const size_t at = c0 / (size_t)ggml_block_elems((uint32_t)m->qtype) *
+		                  (size_t)ggml_block_bytes((uint32_t)m->qtype);
+		dequant_row(m->qtype, m->q + (size_t)i * m->row_bytes + at, dst, cw);
+		return;
+	}
+	for (size_t j = 0; j < cw; j++)
+		dst[j] = packed_at(m, i, (int)(c0 + j));
+}
+
+void model_row(const struct packed *m, int i, float *dst)
+{
+	model_row_part(m, i, 0, (size_t)m->cols, dst);
+}

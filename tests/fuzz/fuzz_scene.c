@@ -16,10 +16,15 @@
  * sampled), and one with "\x7fTOKN" and a 2-byte little-endian vocabulary
  * size minus 1 to the tokenizer's (which then encodes and decodes the
  * input's own bytes): a model scene reads both; "\x7fTJSN" and the same
- * size go to the tokenizer.json loader of Hugging Face folders. Behind the
- * checkpoint's and tokenizer's markers the mutation is structure-aware
- * (LLVMFuzzerCustomMutator, below): header fields and piece lengths of
- * hostile sizes, and checkpoints sized as their headers say. The
+ * size go to the tokenizer.json loader of Hugging Face folders. A GGUF
+ * file (its own magic, "GGUF") goes to the GGUF reader, its vocabulary
+ * and its model, and "\x7fHFST", a 2-byte little-endian length and that
+ * many bytes of config.json followed by a model.safetensors, becomes a
+ * Hugging Face folder that `--model DIR` would load. For GGUF files and
+ * behind the checkpoint's and tokenizer's markers the mutation is
+ * structure-aware (LLVMFuzzerCustomMutator, below): header fields, counts,
+ * dimensions, offsets and lengths of hostile sizes, and checkpoints sized
+ * as their headers say. The
  * scene is named tests/bad/fuzz.json, so run from the source root (as
  * `.ci/run` does) the .npy files named by the seeds from tests/bad/ are
  * found in tests/bad/npy/. Built only with -Dfuzz=true under clang
@@ -49,6 +54,8 @@
 #include "h2o/llama.h"
 #include "h2o/llama_trace.h"
 #include "h2o/tokenizer.h"
+#include "h2o/gguf.h"
+#include "h2o/vocab.h"
 #include "../../src/scene/npy.h"
 
 /* Engine work grows with n * n * dim per head and per timeline; above this
@@ -308,19 +315,11 @@ static void fuzz_model_message(const char *err)
 		fuzz_fail("control character in a model file's message", err);
 }
 
-/* A checkpoint: loaded or refused; a small one that loads traces up to
- * four tokens (the first given, the rest sampled). */
-static void fuzz_checkpoint(const uint8_t *data, size_t size)
+/* A model that loaded: when small, it traces up to four tokens (the first
+ * FIRST modulo its vocabulary, the rest sampled). Freed here. */
+static void fuzz_model_run(struct llama_model *m, unsigned first)
 {
 	char err[LLAMA_ERR_MAX] = "";
-	struct llama_model *m = NULL;
-
-	if (llama_load_bytes(data, size, &m, err) != 0) {
-		if (m != NULL)
-			fuzz_fail("a refused checkpoint left *out set", err);
-		fuzz_model_message(err);
-		return;
-	}
 	const struct llama_config *c = llama_model_config(m);
 	const double work = (double)c->n_layers * c->dim * (c->dim + c->hidden_dim) +
 	                    (double)c->vocab_size * c->dim;
@@ -331,7 +330,7 @@ static void fuzz_checkpoint(const uint8_t *data, size_t size)
 		const size_t kn = (size_t)c->n_layers * c->n_kv_heads * n * c->head_size;
 		float *q = malloc(qn * sizeof *q), *k = malloc(kn * sizeof *k),
 		      *v = malloc(kn * sizeof *v);
-		int tokens[4] = {size > 0 ? data[size - 1] % c->vocab_size : 0};
+		int tokens[4] = {(int)(first % (unsigned)c->vocab_size)};
 		const struct llama_sampling sampling = {1.0f, 1};
 		/* Finite weights may still overflow float32 on the way: that is
 		 * a refusal at a position, with its message; any other failure
@@ -349,6 +348,22 @@ static void fuzz_checkpoint(const uint8_t *data, size_t size)
 		free(v);
 	}
 	llama_free(m);
+}
+
+/* A checkpoint (llama2.c's format, or a GGUF file: the loader tells them
+ * apart by the magic): loaded or refused; one that loads runs. */
+static void fuzz_checkpoint(const uint8_t *data, size_t size)
+{
+	char err[LLAMA_ERR_MAX] = "";
+	struct llama_model *m = NULL;
+
+	if (llama_load_bytes(data, size, &m, err) != 0) {
+		if (m != NULL)
+			fuzz_fail("a refused checkpoint left *out set", err);
+		fuzz_model_message(err);
+		return;
+	}
+	fuzz_model_run(m, size > 0 ? data[size - 1] : 0);
 }
 
 static void fuzz_tokenizer_use(struct llama_tokenizer *t, const uint8_t *data, size_t size,
@@ -405,6 +420,95 @@ static void fuzz_tokenizer_use(struct llama_tokenizer *t, const uint8_t *data, s
 	if (llama_tokenizer_max_piece(t) < 1 || llama_tokenizer_max_piece(t) > LLAMA_TOK_MAX_PIECE)
 		fuzz_fail("a tokenizer's longest piece is out of its bounds", NULL);
 	llama_tokenizer_free(t);
+}
+
+/* A GGUF file: its tables read or refused; read, every tensor's data lies
+ * inside the file, the vocabulary it states makes a tokenizer (which
+ * encodes and decodes the input's bytes) or is refused, and the model
+ * loads and runs, or is refused. */
+static void fuzz_gguf(const uint8_t *data, size_t size)
+{
+	char err[LLAMA_ERR_MAX] = "";
+	struct gguf_file *g = NULL;
+
+	if (gguf_open_bytes(data, size, &g, err) != 0) {
+		if (g != NULL)
+			fuzz_fail("a refused GGUF file left *out set", err);
+		fuzz_model_message(err);
+		return;
+	}
+	const uintptr_t lo = (uintptr_t)data;
+	for (int i = 0; i < gguf_n_tensors(g); i++) {
+		const struct gguf_tensor *t = gguf_tensor(g, i);
+		const uintptr_t at = (uintptr_t)t->data;
+		if (at < lo || t->bytes > size || at - lo > size - t->bytes)
+			fuzz_fail("a tensor's data lies outside its file", t->name);
+	}
+	struct gguf_vocab v;
+	if (gguf_vocab_read(g, &v, err) == 0) {
+		struct llama_tokenizer *t = NULL;
+		if (llama_tokenizer_from_vocab(&v.spec, v.spec.n_tokens, &t, err) == 0)
+			fuzz_tokenizer_use(t, data, size, v.spec.n_tokens);
+		else if (t != NULL)
+			fuzz_fail("a refused vocabulary left *out set", err);
+		else
+			fuzz_model_message(err);
+		gguf_vocab_free(&v);
+	} else {
+		fuzz_model_message(err);
+	}
+	gguf_close(g);
+	fuzz_checkpoint(data, size);
+}
+
+/* The folder a Hugging Face input is written to (LLVMFuzzerInitialize). */
+static char fuzz_hf_dir[64];
+
+static void fuzz_hf_cleanup(void)
+{
+	char path[sizeof fuzz_hf_dir + 32];
+	snprintf(path, sizeof path, "%s/config.json", fuzz_hf_dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/model.safetensors", fuzz_hf_dir);
+	unlink(path);
+	rmdir(fuzz_hf_dir);
+}
+
+static bool fuzz_write(const char *dir, const char *name, const uint8_t *data, size_t size)
+{
+	char path[sizeof fuzz_hf_dir + 32];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (f == NULL)
+		return false;
+	const bool ok = fwrite(data, 1, size, f) == size;
+	return fclose(f) == 0 && ok;
+}
+
+/* A Hugging Face folder: a 2-byte little-endian length, that many bytes of
+ * config.json, and the rest as model.safetensors, written to a folder of
+ * their own and loaded from it as `--model DIR` loads one; loaded and run,
+ * or refused. */
+static void fuzz_hf(const uint8_t *data, size_t size)
+{
+	char err[LLAMA_ERR_MAX] = "";
+	struct llama_model *m = NULL;
+
+	if (size < 2 || fuzz_hf_dir[0] == '\0')
+		return;
+	const size_t cfg = (size_t)(data[0] | data[1] << 8);
+	if (cfg > size - 2)
+		return;
+	if (!fuzz_write(fuzz_hf_dir, "config.json", data + 2, cfg) ||
+	    !fuzz_write(fuzz_hf_dir, "model.safetensors", data + 2 + cfg, size - 2 - cfg))
+		fuzz_fail("cannot write the Hugging Face folder", fuzz_hf_dir);
+	if (llama_load(fuzz_hf_dir, &m, err) != 0) {
+		if (m != NULL)
+			fuzz_fail("a refused Hugging Face folder left *out set", err);
+		fuzz_model_message(err);
+		return;
+	}
+	fuzz_model_run(m, size > 0 ? data[size - 1] : 0);
 }
 
 /* ---- structure-aware mutation of checkpoints and tokenizers ----------
@@ -548,6 +652,162 @@ static size_t fuzz_mutate_tokenizer(uint8_t *d, size_t size, uint32_t *r)
 	return size;
 }
 
+/* GGUF: one of the file's counts, lengths, types, dimensions, offsets or
+ * integer values, found by walking the file as gguf.c reads it (until the
+ * bytes run out or a length makes no sense), set to a hostile 64-bit
+ * value (its low bytes for a 4-byte field): a count or size that
+ * overflows, points past the file, or is one off a limit. */
+struct fuzz_field {
+	size_t at;
+	int bytes;
+};
+
+#define FUZZ_GGUF_FIELDS 512
+
+static uint64_t fuzz_get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The bytes of a GGUF scalar of type TYPE; 0 for a string, an array or
+ * an unknown type. */
+static size_t fuzz_gguf_scalar(uint32_t type)
+{
+	static const uint8_t bytes[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+	return type < sizeof bytes ? bytes[type] : 0;
+}
+
+struct fuzz_walk {
+	const uint8_t *d;
+	size_t size, at;
+	struct fuzz_field f[FUZZ_GGUF_FIELDS];
+	int n;
+};
+
+static bool fuzz_walk_take(struct fuzz_walk *w, int bytes, bool record)
+{
+	if (w->at > w->size || w->size - w->at < (size_t)bytes)
+		return false;
+	if (record && w->n < FUZZ_GGUF_FIELDS)
+		w->f[w->n++] = (struct fuzz_field){w->at, bytes};
+	w->at += (size_t)bytes;
+	return true;
+}
+
+/* A string: its length recorded, its bytes skipped. */
+static bool fuzz_walk_string(struct fuzz_walk *w)
+{
+	if (!fuzz_walk_take(w, 8, true))
+		return false;
+	const uint64_t len = fuzz_get64(w->d + w->at - 8);
+	if (len > w->size - w->at)
+		return false;
+	w->at += (size_t)len;
+	return true;
+}
+
+static bool fuzz_walk_value(struct fuzz_walk *w, uint32_t type)
+{
+	if (type == GGUF_STRING)
+		return fuzz_walk_string(w);
+	if (type == GGUF_ARRAY) {
+		if (!fuzz_walk_take(w, 4, true) || !fuzz_walk_take(w, 8, true))
+			return false;
+		const uint32_t el = (uint32_t)fuzz_get32(w->d + w->at - 12);
+		const uint64_t n = fuzz_get64(w->d + w->at - 8);
+		if (el == GGUF_STRING) {
+			for (uint64_t i = 0; i < n; i++)
+				if (!fuzz_walk_string(w))
+					return false;
+			return true;
+		}
+		const size_t b = fuzz_gguf_scalar(el);
+		if (b == 0 || n > (w->size - w->at) / b)
+			return false;
+		w->at += (size_t)n * b;
+		return true;
+	}
+	const size_t b = fuzz_gguf_scalar(type);
+	return b != 0 && fuzz_walk_take(w, (int)b, b >= 4 && type != GGUF_FLOAT32);
+}
+
+static void fuzz_gguf_walk(struct fuzz_walk *w)
+{
+	w->at = 4;
+	if (!fuzz_walk_take(w, 4, true) || !fuzz_walk_take(w, 8, true) ||
+	    !fuzz_walk_take(w, 8, true))
+		return;
+	const uint64_t n_tensors = fuzz_get64(w->d + 8), n_kv = fuzz_get64(w->d + 16);
+	for (uint64_t i = 0; i < n_kv; i++) {
+		if (!fuzz_walk_string(w) || !fuzz_walk_take(w, 4, true) ||
+		    !fuzz_walk_value(w, (uint32_t)fuzz_get32(w->d + w->at - 4)))
+			return;
+	}
+	for (uint64_t i = 0; i < n_tensors; i++) {
+		if (!fuzz_walk_string(w) || !fuzz_walk_take(w, 4, true))
+			return;
+		const uint32_t dims = (uint32_t)fuzz_get32(w->d + w->at - 4);
+		for (uint32_t j = 0; j < dims && j < GGUF_MAX_DIMS; j++)
+			if (!fuzz_walk_take(w, 8, true))
+				return;
+		if (dims > GGUF_MAX_DIMS || !fuzz_walk_take(w, 4, true) ||
+		    !fuzz_walk_take(w, 8, true))
+			return;
+	}
+}
+
+static size_t fuzz_mutate_gguf(uint8_t *d, size_t size, uint32_t *r)
+{
+	static struct fuzz_walk w;
+	w = (struct fuzz_walk){.d = d, .size = size};
+	fuzz_gguf_walk(&w);
+	if (w.n == 0)
+		return size;
+	const struct fuzz_field f = w.f[fuzz_next(r) % (uint32_t)w.n];
+	const uint64_t hostile[] = {0,
+	                            1,
+	                            2,
+	                            3,
+	                            4,
+	                            31,
+	                            32,
+	                            33,
+	                            255,
+	                            256,
+	                            65535,
+	                            65536,
+	                            (uint64_t)INT32_MAX,
+	                            (uint64_t)INT32_MAX + 1,
+	                            UINT32_MAX,
+	                            (uint64_t)UINT32_MAX + 1,
+	                            (uint64_t)1 << 53,
+	                            (uint64_t)1 << 62,
+	                            (uint64_t)INT64_MAX,
+	                            (uint64_t)INT64_MAX + 1,
+	                            UINT64_MAX,
+	                            UINT64_MAX - 1,
+	                            size - 1,
+	                            size,
+	                            size + 1,
+	                            (uint64_t)LLAMA_MAX_DIM + 1,
+	                            (uint64_t)LLAMA_MAX_VOCAB + 1,
+	                            (uint64_t)LLAMA_MAX_SEQ + 1,
+	                            (uint64_t)LLAMA_MAX_LAYERS + 1,
+	                            (uint64_t)LLAMA_MAX_HEADS + 1,
+	                            GGML_Q4_K,
+	                            GGML_BF16,
+	                            GGML_BF16 + 1};
+	uint64_t v = fuzz_next(r) % 4 == 0
+	                     ? 1 + fuzz_next(r) % 64
+	                     : hostile[fuzz_next(r) % (sizeof hostile / sizeof *hostile)];
+	for (int i = 0; i < f.bytes; i++, v >>= 8)
+		d[f.at + i] = (uint8_t)v;
+	return size;
+}
+
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
 {
 	uint32_t r = seed ? seed : 1;
@@ -559,6 +819,8 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 	                                      "\x7f"
 	                                      "TOKN",
 	                                      5) == 0;
+	if (size >= 24 && gguf_magic(data, size) && fuzz_next(&r) % 2 == 0)
+		return fuzz_mutate_gguf(data, size, &r);
 	if ((ckpt || tokn) && fuzz_next(&r) % 2 == 0) {
 		if (ckpt)
 			return 5 + fuzz_mutate_checkpoint(data + 5, size - 5, max_size - 5, &r);
@@ -575,6 +837,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!setlocale(LC_ALL, "C.UTF-8"))
 		setlocale(LC_ALL, "en_US.UTF-8");
 	setlocale(LC_NUMERIC, "C");
+	/* A folder of its own for the Hugging Face inputs, removed at exit. */
+	const char *tmp = getenv("TMPDIR");
+	snprintf(fuzz_hf_dir, sizeof fuzz_hf_dir, "%s/h2o-fuzz-hf.XXXXXX",
+	         tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+	if (mkdtemp(fuzz_hf_dir) == NULL)
+		fuzz_hf_dir[0] = '\0';
+	else
+		atexit(fuzz_hf_cleanup);
 	return 0;
 }
 
@@ -592,6 +862,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size >= 6 && memcmp(data, "\x93NUMPY", 6) == 0) {
 		fuzz_npy(data, size);
+		return 0;
+	}
+	if (size >= 4 && gguf_magic(data, size)) {
+		fuzz_gguf(data, size);
+		return 0;
+	}
+	if (size >= 5 && memcmp(data,
+	                        "\x7f"
+	                        "HFST",
+	                        5) == 0) {
+		fuzz_hf(data + 5, size - 5);
 		return 0;
 	}
 	if (size >= 5 && memcmp(data,

@@ -292,6 +292,56 @@ static void test_hf_folders(void **state)
 	}
 }
 
+/* A file loaded from its path with H2O_WEIGHTS=mapped keeps its quantised
+ * and half-precision weights in the mapping, dequantised inside the
+ * products; the same bytes loaded from memory are unpacked into floats
+ * once. Both give the same
+ * logits, bit for bit, on one thread and on two. */
+static void test_mapped_equals_unpacked(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"llama_f16",  "llama_bf16", "llama_q8_0",
+	                                    "llama_q4_0", "llama_q4_k", "llama_q6_k"};
+	int ids[MAX_TOK];
+	const int n = read_tokens(ids);
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		char rel[256], path[1024], err[LLAMA_ERR_MAX] = "";
+		snprintf(rel, sizeof rel, DIR "%s.gguf", names[k]);
+		snprintf(path, sizeof path, "%s/%s", root, rel);
+		setenv("H2O_WEIGHTS", "mapped", 1);
+		struct llama_model *mapped = load(rel), *unpacked = NULL;
+		unsetenv("H2O_WEIGHTS");
+		FILE *f = fopen(path, "rb");
+		assert_non_null(f);
+		assert_int_equal(fseek(f, 0, SEEK_END), 0);
+		const long size = ftell(f);
+		rewind(f);
+		unsigned char *bytes = malloc((size_t)size);
+		assert_non_null(bytes);
+		assert_int_equal(fread(bytes, 1, (size_t)size, f), (size_t)size);
+		fclose(f);
+		if (llama_load_bytes(bytes, (size_t)size, &unpacked, err) != 0)
+			fail_msg("%s: %s", rel, err);
+		free(bytes);
+		const int V = llama_model_config(mapped)->vocab_size;
+		for (int threads = 0; threads < 2; threads++) {
+			const enum llama_threads mode =
+			        threads ? LLAMA_THREADS_TWO : LLAMA_THREADS_ONE;
+			llama_set_threads(mapped, mode);
+			llama_set_threads(unpacked, mode);
+			float *a = run(mapped, ids, n), *b = run(unpacked, ids, n);
+			if (memcmp(a, b, (size_t)n * (size_t)V * sizeof *a) != 0)
+				fail_msg("%s: the mapped weights' logits differ from the unpacked "
+				         "ones",
+				         names[k]);
+			free(a);
+			free(b);
+		}
+		llama_free(mapped);
+		llama_free(unpacked);
+	}
+}
+
 /* Bad folders: one line each. */
 static void test_hf_bad(void **state)
 {
@@ -315,6 +365,18 @@ static void test_hf_bad(void **state)
 	         "\"data_offsets\": [0, 64]}}",
 	         "model.safetensors: tensor \"output_norm.weight\": data_offsets do not hold its 4 "
 	         "elements within the file's 16 bytes of data"},
+	        /* Names and types from the file reach the line escaped: no
+	         * control character, no DEL, no broken UTF-8 (a fuzzer's find). */
+	        {"{\"model_type\": \"llama\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{\"\\u001b[2J\\u007f\\\"x\": {\"dtype\": \"F32\", \"shape\": [4], "
+	         "\"data_offsets\": [0, 64]}}",
+	         "model.safetensors: tensor \"\\x1b[2J\\x7f\\x22x\": data_offsets do not hold"},
+	        {"{\"model_type\": \"llama\", \"hidden_size\": 4, \"intermediate_size\": 4, "
+	         "\"num_hidden_layers\": 1, \"num_attention_heads\": 2}",
+	         "{\"x\": {\"dtype\": \"\\u0007\\u00e9\", \"shape\": [4], \"data_offsets\": [0, "
+	         "16]}}",
+	         "model.safetensors: tensor \"x\": dtype \"\\x07\\xc3\\xa9\" is not supported"},
 	};
 	char dir[] = "/tmp/h2o-hf-XXXXXX";
 	assert_non_null(mkdtemp(dir));
@@ -357,9 +419,13 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		root = argv[1];
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_stories_converted), cmocka_unit_test(test_oracle),
-	        cmocka_unit_test(test_perplexity),        cmocka_unit_test(test_tokenizer),
-	        cmocka_unit_test(test_hf_folders),        cmocka_unit_test(test_hf_bad),
+	        cmocka_unit_test(test_stories_converted),
+	        cmocka_unit_test(test_oracle),
+	        cmocka_unit_test(test_mapped_equals_unpacked),
+	        cmocka_unit_test(test_perplexity),
+	        cmocka_unit_test(test_tokenizer),
+	        cmocka_unit_test(test_hf_folders),
+	        cmocka_unit_test(test_hf_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
