@@ -167,11 +167,11 @@ static void put_order_text(FILE *out, const struct report_run *run)
 		        "attention figures over the %d decode steps (%d to %d, after the prompt; "
 		        "--with-prompt: every step)",
 		        steps, run->from, n);
-	else if (run->scene->prompt >= n && run->scene->prompt > 0)
+	else if (run->budget.prompt >= n && run->budget.prompt > 0)
 		fprintf(out, "attention figures over all %d steps (no step after the prompt)", n);
 	else
 		fprintf(out, "attention figures over all %d steps%s", n,
-		        run->scene->prompt > 0 ? ", the prompt's too (--with-prompt)" : "");
+		        run->budget.prompt > 0 ? ", the prompt's too (--with-prompt)" : "");
 	fprintf(out,
 	        "; memory held per kv cache (peak, mean) from step %d on, and the peak's bytes "
 	        "(float32, every cache)\n",

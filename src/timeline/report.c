@@ -232,7 +232,7 @@ int report_measure_only(const struct scene *sc, const struct budget *b,
 	const unsigned computed = report_policies_run(shown);
 	run->heads = heads_count(sc);
 	run->layers = sc->layers > 1 ? sc->layers : 1;
-	const int prompt = sc->prompt > 0 ? sc->prompt : 0;
+	const int prompt = b->prompt > 0 ? b->prompt : 0;
 	run->decode = !(keep & REPORT_WITH_PROMPT) && prompt < sc->n;
 	run->from = run->decode ? prompt + 1 : 1;
 	run->held_from = prompt > 1 ? prompt : 1;
