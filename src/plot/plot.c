@@ -13,6 +13,7 @@
 #include "h2o/scene.h"
 #include "h2o/text.h"
 #include "plot_canvas.h"
+#include "plot_text.h"
 
 /* A colour per policy, in the order of POLICIES (Tableau's twenty, the
  * greys left out: greys are the axes', the grid's and the target's; the
@@ -28,46 +29,6 @@ static const double palette[][3] = {
 
 /* Sizes in points (pixels in a PNG). */
 enum { WIDTH = 900, LEGEND_W = 140, MARGIN_L = 80, MARGIN_R = 30, TITLE_H = 70, BOTTOM = 60 };
-
-/* ---- text ----------------------------------------------------------------- */
-
-struct buf {
-	char s[512];
-	size_t n;
-};
-
-static void buf_put(void *ctx, const char *p, size_t n)
-{
-	struct buf *b = ctx;
-	if (n > sizeof b->s - 1 - b->n)
-		n = sizeof b->s - 1 - b->n;
-	memcpy(b->s + b->n, p, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-/* Scene text as a message shows it: valid UTF-8, controls and deceptive
- * code points escaped, at most about 120 bytes. */
-static void safe_text(const char *s, struct buf *out)
-{
-	out->n = 0;
-	out->s[0] = '\0';
-	const size_t len = strlen(s);
-	if (text_escape(s, len, 120, TEXT_ESCAPE_MESSAGE, buf_put, out) < len)
-		buf_put(out, "...", 3);
-}
-
-/* Text at X, Y: ALIGN 0 left, 0.5 centred, 1 right; VALIGN likewise
- * (0 top, 0.5 middle, 1 baseline). */
-static void put_text(cairo_t *cr, double x, double y, double align, double valign, double size,
-                     const char *s)
-{
-	cairo_text_extents_t e;
-	cairo_set_font_size(cr, size);
-	cairo_text_extents(cr, s, &e);
-	cairo_move_to(cr, x - align * e.x_advance, y - (1 - valign) * e.y_bearing);
-	cairo_show_text(cr, s);
-}
 
 /* ---- axes ----------------------------------------------------------------- */
 
@@ -141,7 +102,7 @@ static void draw_frame(cairo_t *cr, const struct panel *p, const char *xlabel, c
 		cairo_stroke(cr);
 		set_grey(cr, 0.2);
 		snprintf(label, sizeof label, "%g", fabs(v) < ys * 1e-6 ? 0.0 : v);
-		put_text(cr, p->x - 6, y, 1, 0.5, 11, label);
+		plot_put_text(cr, p->x - 6, y, 1, 0.5, 11, label);
 	}
 	if (p->xa.log2) {
 		for (double v = 1; v <= p->xa.hi * 1.0001; v *= 2) {
@@ -154,7 +115,7 @@ static void draw_frame(cairo_t *cr, const struct panel *p, const char *xlabel, c
 			cairo_stroke(cr);
 			set_grey(cr, 0.2);
 			snprintf(label, sizeof label, "%g", v);
-			put_text(cr, x, p->y + p->h + 6, 0.5, 0, 11, label);
+			plot_put_text(cr, x, p->y + p->h + 6, 0.5, 0, 11, label);
 		}
 	} else {
 		const double xs = tick_step(p->xa.lo, p->xa.hi);
@@ -168,17 +129,17 @@ static void draw_frame(cairo_t *cr, const struct panel *p, const char *xlabel, c
 			cairo_stroke(cr);
 			set_grey(cr, 0.2);
 			snprintf(label, sizeof label, "%g", v);
-			put_text(cr, x, p->y + p->h + 6, 0.5, 0, 11, label);
+			plot_put_text(cr, x, p->y + p->h + 6, 0.5, 0, 11, label);
 		}
 	}
 	set_grey(cr, 0);
 	cairo_rectangle(cr, p->x, p->y, p->w, p->h);
 	cairo_stroke(cr);
-	put_text(cr, p->x + p->w / 2, p->y + p->h + 24, 0.5, 0, 12, xlabel);
+	plot_put_text(cr, p->x + p->w / 2, p->y + p->h + 24, 0.5, 0, 12, xlabel);
 	cairo_save(cr);
 	cairo_translate(cr, p->x - 56, p->y + p->h / 2);
 	cairo_rotate(cr, -M_PI / 2);
-	put_text(cr, 0, 0, 0.5, 0.5, 12, ylabel);
+	plot_put_text(cr, 0, 0, 0.5, 0.5, 12, ylabel);
 	cairo_restore(cr);
 }
 
@@ -216,8 +177,8 @@ static void draw_level(cairo_t *cr, const struct panel *p, double value, const c
 	cairo_line_to(cr, p->x + p->w, y);
 	cairo_stroke(cr);
 	cairo_set_dash(cr, NULL, 0, 0);
-	put_text(cr, p->x + p->w - 4, y - 3, 1, 1, 10, "target");
-	put_text(cr, p->x + 4, y - 3, 0, 1, 10, label);
+	plot_put_text(cr, p->x + p->w - 4, y - 3, 1, 1, 10, "target");
+	plot_put_text(cr, p->x + 4, y - 3, 0, 1, 10, label);
 }
 
 static void draw_target(cairo_t *cr, const struct panel *p, const struct report_target *t)
@@ -232,7 +193,7 @@ static void draw_target(cairo_t *cr, const struct panel *p, const struct report_
 static double draw_legend(cairo_t *cr, double x, double y, unsigned mask)
 {
 	set_grey(cr, 0);
-	put_text(cr, x, y, 0, 1, 12, "policy");
+	plot_put_text(cr, x, y, 0, 1, 12, "policy");
 	double ly = y + 2;
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(mask & (1u << p)))
@@ -245,7 +206,7 @@ static double draw_legend(cairo_t *cr, double x, double y, unsigned mask)
 		cairo_line_to(cr, x + 22, ly - 4);
 		cairo_stroke(cr);
 		set_grey(cr, 0);
-		put_text(cr, x + 28, ly, 0, 1, 12, policies[p]->name);
+		plot_put_text(cr, x + 28, ly, 0, 1, 12, policies[p]->name);
 	}
 	return ly;
 }
@@ -253,13 +214,13 @@ static double draw_legend(cairo_t *cr, double x, double y, unsigned mask)
 static void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle)
 {
 	struct buf title;
-	safe_text(sc->title, &title);
+	plot_safe_text(sc->title, &title);
 	set_grey(cr, 0);
 	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-	put_text(cr, MARGIN_L, 30, 0, 1, 16, title.s);
+	plot_put_text(cr, MARGIN_L, 30, 0, 1, 16, title.s);
 	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
 	set_grey(cr, 0.3);
-	put_text(cr, MARGIN_L, 50, 0, 1, 12, subtitle);
+	plot_put_text(cr, MARGIN_L, 50, 0, 1, 12, subtitle);
 }
 
 /* ---- the report over its steps -------------------------------------------- */
@@ -346,9 +307,10 @@ static void draw_drop_panel(cairo_t *cr, struct panel *pa, const struct drop_res
 	}
 	pa->ya = value_axis(lo, hi);
 	set_grey(cr, 0.3);
-	put_text(cr, pa->x, pa->y - 10, 0, 1, 12,
-	         "the model itself, every layer's cache evicted: the next tokens' log-probability "
-	         "lost against the full cache, added up");
+	plot_put_text(
+	        cr, pa->x, pa->y - 10, 0, 1, 12,
+	        "the model itself, every layer's cache evicted: the next tokens' log-probability "
+	        "lost against the full cache, added up");
 	draw_frame(cr, pa, "step", "nats lost so far");
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(mask & (1u << p)))
@@ -366,7 +328,7 @@ static void draw_drop_panel(cairo_t *cr, struct panel *pa, const struct drop_res
 		cairo_line_to(cr, x, pa->y + pa->h);
 		cairo_stroke(cr);
 		cairo_set_dash(cr, NULL, 0, 0);
-		put_text(cr, x + 4, pa->y + 4, 0, 0, 10, "prompt's end");
+		plot_put_text(cr, x + 4, pa->y + 4, 0, 0, 10, "prompt's end");
 	}
 	if (above) {
 		char names[160] = "above the axis:";
@@ -376,7 +338,7 @@ static void draw_drop_panel(cairo_t *cr, struct panel *pa, const struct drop_res
 				len += (size_t)snprintf(names + len, sizeof names - len, " %s",
 				                        policies[p]->name);
 		set_grey(cr, 0.3);
-		put_text(cr, pa->x + pa->w + 24, pa->y + 14, 0, 1, 11, names);
+		plot_put_text(cr, pa->x + pa->w + 24, pa->y + 14, 0, 1, 11, names);
 	}
 }
 
@@ -535,7 +497,7 @@ static void draw_model_panel(cairo_t *cr, struct panel *pa, const struct drop_sw
 	         "after the prompt",
 	         r0->given - 1 - (r0->prompt > 0 ? r0->prompt - 1 : 0));
 	set_grey(cr, 0.3);
-	put_text(cr, pa->x, pa->y - 10, 0, 1, 12, heading);
+	plot_put_text(cr, pa->x, pa->y - 10, 0, 1, 12, heading);
 	draw_frame(cr, pa, "KV cache budget (positions per head)", "perplexity");
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(mask & (1u << p)))
@@ -560,7 +522,7 @@ static void draw_model_panel(cairo_t *cr, struct panel *pa, const struct drop_sw
 	cairo_stroke(cr);
 	char label[96];
 	snprintf(label, sizeof label, "full cache %.4f", full);
-	put_text(cr, pa->x + 4, fy + 4, 0, 0, 10, label);
+	plot_put_text(cr, pa->x + 4, fy + 4, 0, 0, 10, label);
 	char text[48];
 	report_ppl_text(model->ratio, text, sizeof text);
 	snprintf(label, sizeof label, "%s = %.4f", text, target);
@@ -577,15 +539,15 @@ static void draw_model_panel(cairo_t *cr, struct panel *pa, const struct drop_sw
 	cairo_stroke(cr);
 	cairo_set_dash(cr, NULL, 0, 0);
 	set_grey(cr, 0);
-	put_text(cr, lx + 28, ly, 0, 1, 12, "target");
+	plot_put_text(cr, lx + 28, ly, 0, 1, 12, "target");
 	if (above) {
 		ly += 30;
 		set_grey(cr, 0.3);
-		put_text(cr, lx, ly, 0, 1, 11, "above the axis:");
+		plot_put_text(cr, lx, ly, 0, 1, 11, "above the axis:");
 		for (int p = 0; p < POLICY_COUNT; p++)
 			if (above & (1u << p)) {
 				ly += 15;
-				put_text(cr, lx + 8, ly, 0, 1, 11, policies[p]->name);
+				plot_put_text(cr, lx + 8, ly, 0, 1, 11, policies[p]->name);
 			}
 	}
 }

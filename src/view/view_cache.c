@@ -20,25 +20,8 @@
 #include <string.h>
 
 #include "h2o/heads.h"
+#include "view_cache.h"
 #include "view_panels.h"
-
-enum row_kind { ROW_SECTION, ROW_TOKEN, ROW_MORE };
-/* The policy's regions in policy_region order, then its evictions: the
- * sections of an app_list. */
-enum section {
-	SEC_OLD = APP_SEC_OLD,
-	SEC_RECENT = APP_SEC_RECENT,
-	SEC_EVICTED = APP_SEC_EVICTED,
-	SEC_COUNT = APP_SEC_COUNT
-};
-
-struct row {
-	enum row_kind kind;
-	enum section sec;
-	int pos;  /* ROW_TOKEN */
-	int more; /* ROW_MORE, and ROW_SECTION when no row says it: how many
-	           * tokens are not shown */
-};
 
 /* Column layout of one half. */
 struct cols {
@@ -97,249 +80,6 @@ struct side {
 	struct cols c;
 	bool lead;
 };
-
-static int by_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-static int section_count(const struct app_list *l, int s)
-{
-	return l->start[s + 1] - l->start[s];
-}
-
-/* A policy's named regions, and its evictions unless it keeps everything. */
-static bool section_shown(const struct view *v, enum policy_id p, int s)
-{
-	return s == SEC_EVICTED ? policy_capacity(p, &v->app->b) >= 0
-	                        : policies[p]->region_name[s] != NULL;
-}
-
-static double kept_score(const struct view *v, enum policy_id p, int pos);
-
-/* An index into a section with its score, so that qsort needs no context. */
-struct ranked {
-	double score;
-	int i;
-};
-
-/* Higher scores first; on a tie the lower index (in position order, the
- * lower position). */
-static int by_score_desc(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
-	if (x->score != y->score)
-		return x->score < y->score ? 1 : -1;
-	return x->i - y->i;
-}
-
-/* Of the COUNT kept positions SEC (in position order), the SHOWN with the
- * highest scores, in position order, into ITEMS; when out of memory, the
- * first SHOWN. */
-static void highest(const struct view *v, const int *sec, int count, int shown, int *items)
-{
-	struct ranked *r = malloc((size_t)count * sizeof *r);
-	for (int i = 0; i < shown; i++)
-		items[i] = sec[i];
-	if (!r)
-		return;
-	for (int i = 0; i < count; i++)
-		r[i] = (struct ranked){kept_score(v, v->app->list.p, sec[i]), i};
-	qsort(r, (size_t)count, sizeof *r, by_score_desc);
-	int *idx = malloc((size_t)shown * sizeof *idx);
-	if (idx) {
-		for (int i = 0; i < shown; i++)
-			idx[i] = r[i].i;
-		qsort(idx, (size_t)shown, sizeof *idx, by_int);
-		for (int i = 0; i < shown; i++)
-			items[i] = sec[idx[i]];
-	}
-	free(idx);
-	free(r);
-}
-
-/* Where POS stands in the leading list, or -1. */
-static int list_index(const struct view *v, int pos)
-{
-	return pos >= 0 && pos < v->n ? v->app->list.index[pos] : -1;
-}
-
-/* Positions by their place in the leading list. */
-struct by_place {
-	int place, pos;
-};
-
-static int by_place_asc(const void *a, const void *b)
-{
-	return ((const struct by_place *)a)->place - ((const struct by_place *)b)->place;
-}
-
-/* The selected token stays on screen: if its section left it out, it takes
- * the place of the least telling token shown (by position: the lowest
- * score, the oldest recent one, the earliest eviction; by score, the
- * lowest), and the rows keep the list's order. */
-static void keep_selected(const struct view *v, int s, int *items, int shown)
-{
-	const struct app_list *l = &v->app->list;
-	const int sel = v->app->selected, at = list_index(v, sel);
-	if (at < l->start[s] || at >= l->start[s + 1] || shown <= 0)
-		return;
-	for (int i = 0; i < shown; i++)
-		if (items[i] == sel)
-			return;
-	int out = shown - 1;
-	if (l->sort == SORT_POSITION && s == SEC_RECENT) {
-		out = 0;
-	} else if (l->sort == SORT_POSITION && s == SEC_OLD) {
-		out = 0;
-		for (int i = 1; i < shown; i++)
-			if (kept_score(v, l->p, items[i]) <= kept_score(v, l->p, items[out]))
-				out = i;
-	}
-	items[out] = sel;
-	struct by_place *bp = malloc((size_t)shown * sizeof *bp);
-	if (!bp)
-		return;
-	for (int i = 0; i < shown; i++)
-		bp[i] = (struct by_place){list_index(v, items[i]), items[i]};
-	qsort(bp, (size_t)shown, sizeof *bp, by_place_asc);
-	for (int i = 0; i < shown; i++)
-		items[i] = bp[i].pos;
-	free(bp);
-}
-
-/* The summary: H rows of section headers, tokens and "more" lines for the
- * leading list. ITEMS holds at least n ints. */
-static int summary_rows(const struct view *v, struct row *rows, int h, int *items)
-{
-	const struct app_list *l = &v->app->list;
-	const enum policy_id p = l->p;
-
-	/* Share the rows out one at a time, round robin, after the headers. */
-	int avail = h, give[SEC_COUNT] = {0};
-	for (int s = 0; s < SEC_COUNT; s++)
-		avail -= section_shown(v, p, s);
-	for (bool more = true; more && avail > 0;) {
-		more = false;
-		for (int s = 0; s < SEC_COUNT && avail > 0; s++) {
-			if (section_shown(v, p, s) && give[s] < section_count(l, s)) {
-				give[s]++;
-				avail--;
-				more = true;
-			}
-		}
-	}
-
-	int nrows = 0;
-	for (int s = 0; s < SEC_COUNT && nrows < h; s++) {
-		if (!section_shown(v, p, s))
-			continue;
-		/* A cut section gives one of its rows to a "more" line, unless
-		 * it has only one: then a token says more than a line of count,
-		 * and the section header says how many it hides. */
-		const int count = section_count(l, s);
-		const bool cut = give[s] < count && give[s] > 1;
-		const int shown = cut ? give[s] - 1 : give[s];
-		rows[nrows++] = (struct row){
-		        .kind = ROW_SECTION, .sec = s, .more = cut ? 0 : count - shown};
-		const int *sec = l->pos + l->start[s];
-		/* By position the old region shows its highest scores and the
-		 * recent one its newest tokens; otherwise a section's list
-		 * already starts with what tells most. */
-		const bool newest = l->sort == SORT_POSITION && s == SEC_RECENT;
-		if (l->sort == SORT_POSITION && s == SEC_OLD && shown < count)
-			highest(v, sec, count, shown, items);
-		else
-			memcpy(items, newest ? sec + count - shown : sec,
-			       (size_t)shown * sizeof *items);
-		keep_selected(v, s, items, shown);
-		/* The newest recent rows close the list: their "more" line
-		 * (the older ones) goes first. */
-		const struct row more = {.kind = ROW_MORE, .sec = s, .more = count - shown};
-		if (cut && newest)
-			rows[nrows++] = more;
-		for (int i = 0; i < shown; i++)
-			rows[nrows++] = (struct row){.kind = ROW_TOKEN, .sec = s, .pos = items[i]};
-		if (cut && !newest)
-			rows[nrows++] = more;
-	}
-	return nrows;
-}
-
-/* The walked list: every shown section's header and all its tokens, H
- * rows of them around the selection. When the rows start inside a
- * section, the top row names it instead of showing its token (which the
- * row above the selection never is). */
-static int walk_rows(const struct view *v, struct row *rows, int h)
-{
-	const struct app_list *l = &v->app->list;
-	int total = 0, sel_row = -1;
-	const int at = list_index(v, v->app->selected);
-	for (int s = 0; s < SEC_COUNT; s++) {
-		if (!section_shown(v, l->p, s))
-			continue;
-		if (at >= l->start[s] && at < l->start[s + 1])
-			sel_row = total + 1 + at - l->start[s];
-		total += 1 + section_count(l, s);
-	}
-	int first = 0;
-	if (total > h && sel_row >= 0) {
-		first = sel_row - (h - 1) / 2;
-		first = first > total - h ? total - h : first;
-		first = first < 0 ? 0 : first;
-	}
-	int nrows = 0, row = 0;
-	for (int s = 0; s < SEC_COUNT && nrows < h; s++) {
-		if (!section_shown(v, l->p, s))
-			continue;
-		if (row >= first)
-			rows[nrows++] = (struct row){.kind = ROW_SECTION, .sec = s};
-		row++;
-		for (int i = l->start[s]; i < l->start[s + 1] && nrows < h; i++, row++)
-			if (row >= first)
-				rows[nrows++] =
-				        (struct row){.kind = ROW_TOKEN, .sec = s, .pos = l->pos[i]};
-	}
-	if (first > 0 && h >= 3 && nrows > 0 && rows[0].kind == ROW_TOKEN)
-		rows[0] = (struct row){.kind = ROW_SECTION, .sec = rows[0].sec};
-	return nrows;
-}
-
-/* This step's weight of POS in policy P's cache, or -1. */
-static double step_weight(const struct view *v, enum policy_id p, int pos)
-{
-	if (!v->rec)
-		return -1.0;
-	/* The timeline keeps no full cache at the step (timeline_seek_lite):
-	 * its weights and scores are recomputed from the stored steps. */
-	if (p == POLICY_FULL)
-		return timeline_weight(v->tl, POLICY_FULL, v->t, pos);
-	const struct cache_record *r = &v->rec->c[p];
-	const int *hit = bsearch(&pos, r->attended, (size_t)r->n_attended, sizeof(int), by_int);
-	return hit ? r->attn[hit - r->attended] : -1.0;
-}
-
-/* What this step added to POS's score in policy P's cache, or -1: its
- * weight, or with grouped heads its group's mean weight (design §2
- * "Grouped scores"); the full cache adds its query head's own. */
-static double step_added(const struct view *v, enum policy_id p, int pos)
-{
-	if (!v->rec || p == POLICY_FULL)
-		return step_weight(v, p, pos);
-	const struct cache_record *r = &v->rec->c[p];
-	const int *hit = bsearch(&pos, r->attended, (size_t)r->n_attended, sizeof(int), by_int);
-	return hit ? r->group_attn[hit - r->attended] : -1.0;
-}
-
-/* The score of a kept POS in policy P's cache after this step, or 0. */
-static double kept_score(const struct view *v, enum policy_id p, int pos)
-{
-	if (p == POLICY_FULL)
-		return timeline_full_score(v->tl, v->t, pos);
-	const int *all = engine_positions(v->e, p);
-	const int *hit = bsearch(&pos, all, (size_t)engine_len(v->e, p), sizeof(int), by_int);
-	return hit ? engine_scores(v->e, p)[hit - all] : 0.0;
-}
 
 static const enum frame_style section_style[SEC_COUNT] = {STYLE_HEAVY, STYLE_RECENT, STYLE_EVICTED};
 
@@ -461,11 +201,13 @@ static void draw_token_row(const struct view *v, struct frame *f, const struct s
 	else if (s && sd->p == POLICY_H2O && pos == s->promoted_pos)
 		frame_put(f, c->mark, y, frame_glyph(f, GLYPH_PROMOTED), STYLE_HEAVY);
 	draw_token_head(v, f, c, y, pos, pos == v->t - 1 ? STYLE_NEW : style);
-	const double score = kept_score(v, sd->p, pos);
+	const double score = view_cache_kept_score(v, sd->p, pos);
 	frame_bar(f, c->bar, y, c->bar_w, score, bar_max, style);
 	/* A sum adds what the score gained, which grouped heads share. */
 	draw_numbers(f, c, y, score, 2,
-	             c->sum ? step_added(v, sd->p, pos) : step_weight(v, sd->p, pos), STYLE_NORMAL);
+	             c->sum ? view_cache_step_added(v, sd->p, pos)
+	                    : view_cache_step_weight(v, sd->p, pos),
+	             STYLE_NORMAL);
 }
 
 /* What a cut section left out: "1,980 earlier evictions, from step 5";
@@ -475,7 +217,7 @@ static void more_words(const struct view *v, const struct side *sd, const struct
 {
 	char n[32];
 	view_format_count(row->more, n);
-	if (brief && row->more == section_count(&v->app->list, row->sec))
+	if (brief && row->more == view_cache_section_count(&v->app->list, row->sec))
 		snprintf(buf, size, "%s not shown", n);
 	else if (v->app->list.sort == SORT_SCORE || row->sec == SEC_OLD)
 		snprintf(buf, size, brief ? "%s more" : "%s more with lower scores", n);
@@ -516,18 +258,18 @@ static int draw_section_row(const struct view *v, struct frame *f, const struct 
 	const int w = sd->c.w - 2;
 	int used = frame_text(f, sd->c.mark, y, w, name, section_style[row->sec]);
 	char a[32], b2[32];
-	if (limit >= 0 && section_count(l, row->sec) > limit && v->t < v->app->b.prompt)
+	if (limit >= 0 && view_cache_section_count(l, row->sec) > limit && v->t < v->app->b.prompt)
 		/* Inside the prompt nothing is evicted yet. */
 		used += frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s (then %s)",
-		                     view_format_count(section_count(l, row->sec), a),
+		                     view_format_count(view_cache_section_count(l, row->sec), a),
 		                     view_format_count(limit, b2));
 	else if (limit >= 0)
 		used += frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s of %s",
-		                     view_format_count(section_count(l, row->sec), a),
+		                     view_format_count(view_cache_section_count(l, row->sec), a),
 		                     view_format_count(limit, b2));
 	else
 		used += frame_printf(f, sd->c.mark + used, y, w - used, STYLE_DIM, "  %s",
-		                     view_format_count(section_count(l, row->sec), a));
+		                     view_format_count(view_cache_section_count(l, row->sec), a));
 	/* A section with no room for its "more" line says here what it hides. */
 	if (row->more > 0 && used + 3 < w) {
 		char buf[96];
@@ -660,7 +402,7 @@ static double rows_max(const struct view *v, const struct side *sides, const str
 			const enum region r = timeline_region(v->tl, sides[k].p, v->t, rows[i].pos);
 			if (r != REGION_OLD && r != REGION_RECENT)
 				continue;
-			const double s = kept_score(v, sides[k].p, rows[i].pos);
+			const double s = view_cache_kept_score(v, sides[k].p, rows[i].pos);
 			max = s > max ? s : max;
 		}
 	}
@@ -726,9 +468,10 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 		return;
 	}
 	/* At step 0 there is nothing to list. */
-	const int nrows = v->t == 0                   ? 0
-	                  : v->app->walk != WALK_NONE ? walk_rows(v, rows, body)
-	                                              : summary_rows(v, rows, body, items);
+	const int nrows = v->t == 0 ? 0
+	                  : v->app->walk != WALK_NONE
+	                          ? view_cache_walk_rows(v, rows, body)
+	                          : view_cache_summary_rows(v, rows, body, items);
 	const double bar_max = rows_max(v, sides, rows, nrows);
 	int head_end = 0; /* where the leading side's first row's words end */
 	for (int k = 0; k < 2; k++)
