@@ -66,29 +66,6 @@ static int rd_u64(struct cursor *c, uint64_t *v, const char *what)
 	return 0;
 }
 
-/* Untrusted text for an error line: printable ASCII as is, every other
- * byte as \xHH, at most 40 bytes of it then "...". */
-static const char *shown(const char *s, size_t len, char buf[200])
-{
-	size_t o = 0;
-	for (size_t i = 0; i < len && o < 190; i++) {
-		const unsigned char ch = (unsigned char)s[i];
-		if (i == 40) {
-			memcpy(buf + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\') {
-			buf[o++] = (char)ch;
-		} else {
-			snprintf(buf + o, 5, "\\x%02x", ch);
-			o += 4;
-		}
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 static int rd_str(struct cursor *c, const char **s, uint64_t *len, uint64_t max, const char *what)
 {
 	const uint64_t at = c->off;
@@ -195,20 +172,20 @@ static int cmp_named(const void *pa, const void *pb)
 /* -1 with ERR filled when two of the N names are equal. */
 static int check_unique(struct named *v, int n, const char *what, char *err)
 {
-	char buf[200];
+	char buf[MODEL_SHOWN_MAX];
 	if (n < 2)
 		return 0;
 	qsort(v, (size_t)n, sizeof *v, cmp_named);
 	for (int i = 1; i < n; i++)
 		if (cmp_name(v[i - 1].s, v[i - 1].len, v[i].s, v[i].len) == 0)
 			return model_fail(err, "%s %d and %d are both \"%s\"", what, v[i - 1].i,
-			                  v[i].i, shown(v[i].s, v[i].len, buf));
+			                  v[i].i, model_shown(v[i].s, v[i].len, buf));
 	return 0;
 }
 
 static int read_kv(struct cursor *c, struct kv *kv, int index)
 {
-	char what[64], buf[200];
+	char what[64], buf[MODEL_SHOWN_MAX];
 	uint64_t klen;
 	uint32_t t;
 
@@ -219,7 +196,7 @@ static int read_kv(struct cursor *c, struct kv *kv, int index)
 	if (klen == 0)
 		return model_fail(c->err, "byte %llu: metadata entry %d has an empty key",
 		                  (unsigned long long)(c->off - 8), index);
-	const char *k = shown(kv->key, kv->key_len, buf);
+	const char *k = model_shown(kv->key, kv->key_len, buf);
 	const uint64_t tat = c->off;
 	snprintf(what, sizeof what, "the type of metadata entry %d", index);
 	if (rd_u32(c, &t, what) != 0)
@@ -308,7 +285,7 @@ static int read_kv(struct cursor *c, struct kv *kv, int index)
 
 static int read_tensor(struct cursor *c, struct gguf_tensor *t, int index)
 {
-	char what[64], buf[200], tb[16];
+	char what[64], buf[MODEL_SHOWN_MAX], tb[16];
 	uint64_t len;
 	uint32_t nd, type;
 
@@ -316,7 +293,7 @@ static int read_tensor(struct cursor *c, struct gguf_tensor *t, int index)
 	if (rd_str(c, &t->name, &len, GGUF_MAX_NAME, what) != 0)
 		return -1;
 	t->name_len = (size_t)len;
-	const char *nm = shown(t->name, t->name_len, buf);
+	const char *nm = model_shown(t->name, t->name_len, buf);
 	const uint64_t dat = c->off;
 	if (rd_u32(c, &nd, "a tensor's dimensions") != 0)
 		return -1;
@@ -382,7 +359,7 @@ static int parse(struct gguf_file *g, char *err)
 {
 	struct cursor c = {.p = g->base, .size = g->size, .err = err};
 	uint64_t n_tensors, n_kv;
-	char buf[200];
+	char buf[MODEL_SHOWN_MAX];
 
 	if (g->size < 4 || !gguf_magic(g->base, (size_t)g->size))
 		return model_fail(err,
@@ -458,7 +435,7 @@ static int parse(struct gguf_file *g, char *err)
 	uint64_t expect = 0;
 	for (int i = 0; i < g->n_tensors; i++) {
 		struct gguf_tensor *t = &g->tensors[i];
-		const char *nm = shown(t->name, t->name_len, buf);
+		const char *nm = model_shown(t->name, t->name_len, buf);
 		if (t->offset != expect)
 			return model_fail(
 			        err,
