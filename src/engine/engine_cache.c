@@ -361,13 +361,49 @@ static void prefetch_rows(const struct scene *sc, int p)
 }
 
 /*
+ * Shared steps: a cache that attends at step S the very positions another
+ * attends (LEAD: a cache stepped to S before it, or the full cache) has the
+ * same logits, so the same weights, max and sum, bit for bit: they are
+ * copied, and only the scores, which add them to the cache's own, are its
+ * own. Its lookaheads miss the keys of this step, so they are dropped:
+ * the next step it computes starts them again from its key slots.
+ */
+static void copy_lead(const struct engine *e, struct cache *c, int lead, int s,
+                      const struct step_state *prev, struct step_state *f)
+{
+	const int len = f->len;
+	const double *w, *gw = NULL;
+	if (lead == POLICY_FULL) {
+		const int row = s - 1 - e->f.first;
+		w = e->f.w + (size_t)row * (size_t)e->sc->n;
+		f->max = e->f.max[row];
+		f->sum = e->f.sum[row];
+	} else {
+		const struct step_state *l = state_of(&e->c[lead], s);
+		w = l->w;
+		gw = l->gw;
+		f->max = l->max;
+		f->sum = l->sum;
+	}
+	memcpy(f->w, w, (size_t)len * sizeof *f->w);
+	if (f->gw)
+		memcpy(f->gw, gw, (size_t)len * sizeof *f->gw);
+	const double *kw = f->gw ? f->gw : f->w;
+	for (int j = 0; j < len - 1; j++)
+		f->score[j] = prev->kscore[j] + kw[j];
+	f->score[len - 1] = 0.0 + kw[len - 1];
+	for (int i = 0; c->la && i < c->group; i++)
+		c->la[i].count = 0;
+}
+
+/*
  * Spec §2 for cache ID at step S (position p = S - 1), into step S's state
  * from the cache in step S - 1's: append p, the softmax of this step's logits
  * over the positions held, the scores, and eviction by the policy; in a
  * batch with outputs (cache_outputs_begin), this step's row of its weights. The
  * output itself is cache_outputs_end's.
  */
-void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s)
+void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s, int lead)
 {
 	const struct scene *sc = e->sc;
 	const struct step_state *prev = state_of(c, s - 1);
@@ -390,7 +426,10 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		if (p + PREFETCH_STEPS + KERNEL_LANES < sc->n)
 			prefetch_rows(sc, p + PREFETCH_STEPS);
 	}
-	if (c->group > 1) {
+	f->lead = lead;
+	if (lead >= 0) {
+		copy_lead(e, c, lead, s, prev, f);
+	} else if (c->group > 1) {
 		group_softmax_scores(sc, c, p, slot, prev, f);
 	} else {
 		head_logits(sc, c, 0, p, slot, f, w);
@@ -493,8 +532,31 @@ void cache_outputs_begin(struct cache *c, int s0, int count)
 	c->brow = 0;
 }
 
-void cache_outputs_end(const struct scene *sc, struct cache *c, int count)
+/* Step S's output in C's state LEAD's: the full cache's row, or the
+ * output of a cache whose batch is C's. */
+static const double *lead_out(const struct engine *e, int lead, int s)
 {
+	const size_t dim = (size_t)e->sc->dim;
+	if (lead == POLICY_FULL)
+		return e->f.out + (size_t)(s - 1 - e->f.first) * dim;
+	const struct cache *l = &e->c[lead];
+	return l->out + (size_t)(s - l->out_first) * dim;
+}
+
+void cache_outputs_end(const struct engine *e, struct cache *c, int count)
+{
+	const struct scene *sc = e->sc;
+	bool led = true;
+	for (int r = 0; r < count && led; r++)
+		led = state_of(c, c->out_first + r)->lead >= 0;
+	if (led) {
+		c->brow = -1;
+		for (int r = 0; r < count; r++)
+			memcpy(c->out + (size_t)r * (size_t)sc->dim,
+			       lead_out(e, state_of(c, c->out_first + r)->lead, c->out_first + r),
+			       (size_t)sc->dim * sizeof *c->out);
+		return;
+	}
 	if (count == 1) {
 		const struct step_state *f = state_of(c, c->out_first);
 		kernel_gather_out(f->w, f->pos, f->len, sc->v, sc->dim, c->out);

@@ -58,6 +58,10 @@ struct step_state {
 	/* A grouped cache (group > 1): the mean of the group's weights at
 	 * this step, the weights its score adds; else NULL (they are w). */
 	double *gw;
+	/* The policy whose weights, output and figures this step copied
+	 * (engine_cache.c, "Shared steps"): it attended the same positions;
+	 * -1 when the cache computed its own. */
+	int lead;
 };
 
 /* Logits of the queries of steps first + 1 .. first + count against every
@@ -175,6 +179,8 @@ struct engine {
 	unsigned plan_wanted;
 	/* When set and true, long work stops early (engine_cancel_on). */
 	const atomic_bool *cancel;
+	/* Every cache computes its own steps (engine_share_off). */
+	bool no_share;
 };
 
 /* A layer's plan for one layer-wide policy (plan.h): the evictions of step
@@ -245,12 +251,16 @@ void cache_done(struct cache *c);
 void cache_window_row(const double *q, const double *k, const double *attn, size_t dim,
                       double scale, const int *pos, int len, int w, double *o, double *x,
                       const double *prev, double *score);
-/* Spec §2 for cache ID at step S, into S's state from S - 1's. */
-void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s);
+/* Spec §2 for cache ID at step S, into S's state from S - 1's. LEAD: -1,
+ * or the policy (a cache already stepped to S, or the full cache, its
+ * block holding step S) that attended the very positions C attends at S:
+ * its weights are copied instead of computed. */
+void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s, int lead);
 /* The outputs of steps S0 .. S0 + COUNT - 1 of C, in one pass:
- * cache_outputs_begin before the steps, cache_outputs_end after them. */
+ * cache_outputs_begin before the steps, cache_outputs_end after them
+ * (copied from the leads when every step had one). */
 void cache_outputs_begin(struct cache *c, int s0, int count);
-void cache_outputs_end(const struct scene *sc, struct cache *c, int count);
+void cache_outputs_end(const struct engine *e, struct cache *c, int count);
 /* Step S of C, computed, as a record (with its output when OUTPUT). */
 void cache_record_of(const struct scene *sc, const struct cache *c, int s, bool output,
                      struct cache_record *r);
@@ -268,12 +278,23 @@ int full_rows_of(const struct scene *sc, int block_rows);
 void full_done(struct full *f);
 /* Spec §2 steps 1-5 for the full cache at position P, into *R. */
 void full_step(struct engine *e, int p, struct cache_record *r);
+/* Make the full cache's block hold position P's row, as full_step would. */
+void full_reach(struct engine *e, int p);
+/* Whether the block holds position P's row. */
+static inline bool full_holds(const struct full *f, int p)
+{
+	return p >= f->first && p < f->first + f->count;
+}
 
 /* engine_figures.c */
 
 /* The figures of policy P's record R; FULL is the full cache's record, or
- * NULL when it does not run. */
+ * NULL when it does not run. SAME: NULL, or the measured record of a
+ * policy that attended the same positions with the same weights and
+ * output at this step, whose figures of them R takes; SAME_KEPT: it also
+ * keeps the same positions after the step. */
 void figures_measure(const struct engine *e, enum policy_id p, struct cache_record *r,
-                     const struct cache_record *full);
+                     const struct cache_record *full, const struct cache_record *same,
+                     bool same_kept);
 
 #endif
