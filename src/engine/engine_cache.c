@@ -22,7 +22,7 @@ void cache_done(struct cache *c)
 		struct step_state *f = &c->ring[i];
 		free(f->pos);
 		free(f->score);
-		free(f->w);
+		free(f->w_own);
 		free(f->ev_pos);
 		free(f->ev_score);
 		free(f->ev_w);
@@ -73,14 +73,14 @@ static bool state_init(struct step_state *f, size_t cap, bool grouped)
 		return false;
 	f->pos = malloc(cap * sizeof *f->pos);
 	f->score = malloc(cap * sizeof *f->score);
-	f->w = malloc(cap * sizeof *f->w);
+	f->w = f->w_own = malloc(cap * sizeof *f->w_own);
 	f->ev_pos = malloc(cap * sizeof *f->ev_pos);
 	f->ev_score = malloc(cap * sizeof *f->ev_score);
 	f->ev_w = malloc(cap * sizeof *f->ev_w);
 	f->kpos = malloc(cap * sizeof *f->kpos);
 	f->kscore = malloc(cap * sizeof *f->kscore);
 	f->klen = 0;
-	return f->pos && f->score && f->w && f->ev_pos && f->ev_score && f->ev_w && f->kpos &&
+	return f->pos && f->score && f->w_own && f->ev_pos && f->ev_score && f->ev_w && f->kpos &&
 	       f->kscore;
 }
 
@@ -262,7 +262,7 @@ static void group_softmax_scores(const struct scene *sc, struct cache *c, int p,
 	for (int j = 0; j < len; j++)
 		mean[j] = 0.0;
 	for (int i = 0; i < g; i++) {
-		double *x = i == c->own ? f->w : c->gw + (size_t)i * (size_t)c->cap;
+		double *x = i == c->own ? f->w_own : c->gw + (size_t)i * (size_t)c->cap;
 		double max, sum;
 		head_logits(sc, c, i, p, slot, f, x);
 		/* The scores it writes are the head's own: overwritten below. */
@@ -385,12 +385,11 @@ static void copy_lead(const struct engine *e, struct cache *c, int lead, int s,
 		f->max = l->max;
 		f->sum = l->sum;
 	}
-	memcpy(f->w, w, (size_t)len * sizeof *f->w);
+	f->w = w;
 	if (f->gw)
 		memcpy(f->gw, gw, (size_t)len * sizeof *f->gw);
 	const double *kw = f->gw ? f->gw : f->w;
-	for (int j = 0; j < len - 1; j++)
-		f->score[j] = prev->kscore[j] + kw[j];
+	kernel_sum(f->score, prev->kscore, kw, len - 1);
 	f->score[len - 1] = 0.0 + kw[len - 1];
 	for (int i = 0; c->la && i < c->group; i++)
 		c->la[i].count = 0;
@@ -412,7 +411,8 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	memcpy(f->pos, prev->kpos, (size_t)n * sizeof *f->pos);
 	f->pos[n] = p;
 	f->len = n + 1;
-	double *w = f->w;
+	double *w = f->w_own;
+	f->w = w;
 	const size_t dim = (size_t)sc->dim;
 	int slot = -1;
 	if (sc->mode == SCENE_VECTOR) {
@@ -436,10 +436,15 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		kernel_softmax_scores(w, f->len, &f->max, &f->sum, prev->kscore, f->score);
 	}
 	if (c->brow >= 0) {
-		/* This step's row of the batch's weights. */
+		/* This step's row of the batch's weights; a step that copied
+		 * its lead's may not need one (cache_outputs_end). */
 		c->uk[n] = c->ub + c->brow;
-		for (int j = 0; j < f->len; j++)
-			c->wt[(size_t)c->brow * c->wstride + (size_t)c->uk[j]] = w[j];
+		double *row = c->wt + (size_t)c->brow * c->wstride;
+		if (lead < 0) {
+			memset(row, 0, (size_t)c->nu * sizeof *row);
+			for (int j = 0; j < f->len; j++)
+				row[c->uk[j]] = w[j];
+		}
 		c->brow++;
 	}
 
@@ -449,7 +454,7 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	 * and what goes into its evictions. The rule weighs the group's mean
 	 * weights (design §2); a layer-wide one follows its plan. */
 	const struct policy *pol = policies[id];
-	const double *kw = f->gw ? f->gw : w;
+	const double *kw = f->gw ? f->gw : f->w;
 	/* A plan with a part per key/value head: this view's part. */
 	const int part =
 	        c->plan && c->plan->parts > 1 ? sc->view_head / heads_group(sc->parent) : 0;
@@ -476,6 +481,18 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		}
 		const int cut = policy_run(id, &e->b, s, &view, c->gone, &f->cutoff_value);
 		f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
+	}
+	if (!memchr(c->gone, 1, (size_t)f->len)) {
+		/* Nothing evicted: what it attended is the cache. */
+		int *pos = f->kpos;
+		double *score = f->kscore;
+		f->kpos = f->pos;
+		f->kscore = f->score;
+		f->pos = pos;
+		f->score = score;
+		f->klen = f->len;
+		f->n_ev = 0;
+		return;
 	}
 	int kept = 0, n_ev = 0;
 	for (int i = 0; i < f->len;) {
@@ -527,9 +544,26 @@ void cache_outputs_begin(struct cache *c, int s0, int count)
 		c->u_pos[len + k] = s0 - 1 + k;
 	c->ub = len;
 	c->nu = len + count;
-	for (int r = 0; r < AHEAD; r++)
-		memset(c->wt + (size_t)r * c->wstride, 0, (size_t)c->nu * sizeof *c->wt);
 	c->brow = 0;
+}
+
+/* Row R of C's batch of COUNT steps, for a step that copied its weights
+ * (cache_step wrote none): its weights at the batch's positions, found by
+ * merging its ascending positions with theirs; and zeros for the rows past
+ * COUNT. */
+static void batch_row(struct cache *c, int r, int count)
+{
+	double *row = c->wt + (size_t)r * c->wstride;
+	memset(row, 0, (size_t)c->nu * sizeof *row);
+	if (r >= count)
+		return;
+	const struct step_state *f = state_of(c, c->out_first + r);
+	const int *pos = state_attended(f);
+	for (int j = 0, u = 0; j < f->len; j++) {
+		while (c->u_pos[u] < pos[j])
+			u++;
+		row[u] = f->w[j];
+	}
 }
 
 /* Step S's output in C's state LEAD's: the full cache's row, or the
@@ -559,10 +593,13 @@ void cache_outputs_end(const struct engine *e, struct cache *c, int count)
 	}
 	if (count == 1) {
 		const struct step_state *f = state_of(c, c->out_first);
-		kernel_gather_out(f->w, f->pos, f->len, sc->v, sc->dim, c->out);
+		kernel_gather_out(f->w, state_attended(f), f->len, sc->v, sc->dim, c->out);
 		return;
 	}
 	c->brow = -1;
+	for (int r = 0; r < AHEAD; r++)
+		if (r >= count || state_of(c, c->out_first + r)->lead >= 0)
+			batch_row(c, r, count);
 	kernel_batch_out(c->wt, c->wstride, c->u_pos, c->nu, sc->v, sc->dim, c->out);
 }
 
@@ -572,10 +609,10 @@ void cache_record_of(const struct scene *sc, const struct cache *c, int s, bool 
 	const struct step_state *f = state_of(c, s);
 	*r = (struct cache_record){
 	        .n_attended = f->len,
-	        .attended = f->pos,
+	        .attended = state_attended(f),
 	        .attn = f->w,
 	        .group_attn = f->gw ? f->gw : f->w,
-	        .scores = f->score,
+	        .scores = state_scores(f),
 	        .max = f->max,
 	        .sum = f->sum,
 	        .n_evicted = f->n_ev,

@@ -36,7 +36,7 @@
  * to caches of AHEAD_MAX_CAP entries; larger ones, whose ring of step states
  * would take too much memory, compute a step at a time. */
 #define AHEAD         KERNEL_LANES
-#define AHEAD_MAX_CAP 16384
+#define AHEAD_MAX_CAP 32768
 
 /* What a cache that evicts did at one step, and what it held afterwards:
  * the arrays its record points to. (The engine's own: not the cell grid
@@ -45,14 +45,20 @@ struct step_state {
 	int len; /* positions attended, ascending */
 	int *pos;
 	double *score; /* after this step's update, before eviction */
-	double *w;     /* this step's weights */
+	/* This step's weights: W_OWN, or the weights of the step's lead
+	 * (a shared step), which stay as they are while its record lives. */
+	const double *w;
+	double *w_own;
 	double max, sum;
 	int n_ev;
 	int *ev_pos;
 	double *ev_score, *ev_w;
 	int cutoff_pos;
 	double cutoff_value;
-	int klen; /* after eviction: the cache */
+	/* After eviction: the cache. A step that evicted nothing swaps its
+	 * arrays of positions and scores with these instead of copying them,
+	 * so then they hold what it attended (state_attended). */
+	int klen;
 	int *kpos;
 	double *kscore;
 	/* A grouped cache (group > 1): the mean of the group's weights at
@@ -223,6 +229,17 @@ static inline int min_int(int a, int b)
 static inline struct step_state *state_of(const struct cache *c, int step)
 {
 	return &c->ring[step % c->ring_len];
+}
+
+/* The positions step state F attended, and their scores. */
+static inline const int *state_attended(const struct step_state *f)
+{
+	return f->n_ev == 0 ? f->kpos : f->pos;
+}
+
+static inline const double *state_scores(const struct step_state *f)
+{
+	return f->n_ev == 0 ? f->kscore : f->score;
 }
 
 /* Steps a cache of CAP entries computes at once in a scene like SC. */
