@@ -139,9 +139,17 @@ static void test_vector_scenes(void **state)
 	(void)state;
 	/* n, dim, heavy, recent, interval, prompt */
 	const int shapes[][6] = {
-	        {90, 8, 4, 4, 1, 0},    {130, 5, 6, 10, 1, 0}, {140, 16, 8, 8, 1, 30},
-	        {60, 3, 80, 80, 1, 0},  {120, 9, 5, 7, 4, 0},  {150, 12, 0, 12, 1, 0},
+	        {90, 8, 4, 4, 1, 0},
+	        {130, 5, 6, 10, 1, 0},
+	        {140, 16, 8, 8, 1, 30},
+	        {60, 3, 80, 80, 1, 0},
+	        {120, 9, 5, 7, 4, 0},
+	        {150, 12, 0, 12, 1, 0},
 	        {100, 8, 12, 0, 3, 20},
+	        /* Large enough for the caches to step on two threads
+	         * (engine.c, STEP_SPLIT_WORK). */
+	        {400, 64, 32, 32, 1, 0},
+	        {400, 64, 32, 32, 1, 100},
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		const int *x = shapes[i];
