@@ -636,9 +636,39 @@ static void test_background(void **state)
 	scene_free(sc);
 }
 
+/* The screen of some policies (--policies): its timelines compute those,
+ * H2O and the full cache, and c cycles through those shown. */
+static void test_policies_only(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	const struct budget b = budget_scene(sc, 2, 2, -1);
+	const unsigned shown = ENGINE_POLICY(POLICY_WINDOW) | ENGINE_POLICY(POLICY_TOVA);
+	struct app app;
+	assert_int_equal(app_init_only(&app, sc, &b, POLICY_WINDOW, false, shown), 0);
+	press(&app, "end");
+	const struct step_record *rec = app.shown_rec;
+	assert_non_null(rec);
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		const bool on = (shown | ENGINE_POLICY(POLICY_H2O) | ENGINE_POLICY(POLICY_FULL)) &
+		                ENGINE_POLICY(p);
+		/* The screen's seek leaves the full cache out (seek_lite). */
+		if (p != POLICY_FULL)
+			assert_int_equal(rec->c[p].n_attended > 0, on);
+		assert_int_equal(timeline_summary(app.tl, 30)->c[p].m.tokens > 0, on);
+	}
+	press(&app, "c");
+	assert_int_equal(app.compare, POLICY_TOVA);
+	press(&app, "c");
+	assert_int_equal(app.compare, POLICY_WINDOW);
+	app_done(&app);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_policies_only),
 	        cmocka_unit_test(test_stepping),
 	        cmocka_unit_test(test_budgets_recompute_and_keep_step),
 	        cmocka_unit_test(test_number_entry),

@@ -455,6 +455,62 @@ static void test_memory_predicted(void **state)
 	}
 }
 
+/* A timeline of some policies (timeline_new_only, the screen's with
+ * --policies) runs those, H2O and the full cache, each exactly as the
+ * timeline of every policy has it, and nothing of the others; it holds
+ * less, and says so beforehand. */
+static void test_policies_only(void **state)
+{
+	(void)state;
+	/* No prompt: SnapKV keeps every token, as the full cache does. */
+	struct scene *sc = fixture_random(120, 8, 0, 0, 23);
+	const struct budget b = budget(6, 4);
+	const unsigned shown = ENGINE_POLICY(POLICY_WINDOW) | ENGINE_POLICY(POLICY_SNAPKV);
+	const unsigned runs = shown | ENGINE_POLICY(POLICY_H2O) | ENGINE_POLICY(POLICY_FULL);
+	struct timeline *all = timeline_new(sc, &b, NULL);
+	struct timeline *some = timeline_new_only(sc, &b, NULL, shown);
+	assert_non_null(all);
+	assert_non_null(some);
+	const int order[] = {120, 1, 60, 59, 7, 119, 30};
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		const int t = order[i];
+		const struct step_record *ra, *rs;
+		const struct engine *ea = timeline_seek(all, t, &ra);
+		const struct engine *es = timeline_seek(some, t, &rs);
+		const struct step_summary *sa = timeline_summary(all, t),
+		                          *ss = timeline_summary(some, t);
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			const struct cache_record *a = &ra->c[p], *r = &rs->c[p];
+			if (!(runs & ENGINE_POLICY(p))) {
+				assert_int_equal(engine_len(es, p), 0);
+				assert_int_equal(r->n_attended, 0);
+				assert_int_equal(ss->c[p].m.tokens, 0);
+				assert_true(engine_len(ea, p) > 0);
+				continue;
+			}
+			const int len = engine_len(ea, p);
+			assert_int_equal(engine_len(es, p), len);
+			assert_memory_equal(engine_positions(es, p), engine_positions(ea, p),
+			                    (size_t)len * sizeof(int));
+			assert_memory_equal(engine_scores(es, p), engine_scores(ea, p),
+			                    (size_t)len * sizeof(double));
+			assert_int_equal(r->n_attended, a->n_attended);
+			assert_memory_equal(r->attn, a->attn,
+			                    (size_t)a->n_attended * sizeof(double));
+			assert_memory_equal(r->out, a->out, (size_t)sc->dim * sizeof(double));
+			assert_true(fixture_metrics_equal(&r->m, &a->m));
+			assert_true(fixture_metrics_equal(&ss->c[p].m, &sa->c[p].m));
+		}
+	}
+	const double told = timeline_predict_memory_only(sc, &b, shown);
+	assert_true(told >= (double)timeline_memory(some));
+	assert_true(told < timeline_predict_memory(sc, &b));
+	assert_true(timeline_memory(some) < timeline_memory(all));
+	timeline_free(all);
+	timeline_free(some);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +525,7 @@ int main(void)
 	        cmocka_unit_test(test_background_build),
 	        cmocka_unit_test(test_pool_build),
 	        cmocka_unit_test(test_memory_predicted),
+	        cmocka_unit_test(test_policies_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,7 +52,8 @@ static int build_timelines(const struct app *app, const struct budget *b,
 {
 	*pool = NULL;
 	if (app->background) {
-		*pool = timeline_pool_start(app->views, app->heads, b, plans, app->head);
+		*pool = timeline_pool_start_only(app->views, app->heads, b, plans, app->head,
+		                                 app->policies);
 		if (!*pool)
 			return -1;
 		for (int h = 0; h < app->heads; h++)
@@ -60,7 +61,7 @@ static int build_timelines(const struct app *app, const struct budget *b,
 		return 0;
 	}
 	for (int h = 0; h < app->heads; h++) {
-		tls[h] = timeline_new(&app->views[h], b, plans);
+		tls[h] = timeline_new_only(&app->views[h], b, plans, app->policies);
 		if (!tls[h]) {
 			/* Each freed one forgotten too: the caller's app_done frees
 			 * what TLS still holds. */
@@ -98,7 +99,7 @@ static void settle(struct app *app)
 }
 
 static int init(struct app *app, const struct scene *scene, const struct budget *b,
-                enum policy_id compare, bool background)
+                enum policy_id compare, bool background, unsigned shown)
 {
 	memset(app, 0, sizeof *app);
 	app->background = background;
@@ -111,7 +112,7 @@ static int init(struct app *app, const struct scene *scene, const struct budget 
 	if (!app->plans)
 		return -1;
 	app->compare = compare;
-	app->policies = ENGINE_ALL_POLICIES;
+	app->policies = shown ? shown & ENGINE_ALL_POLICIES : ENGINE_ALL_POLICIES;
 	app->selected = -1;
 	app->heat_anchor = -1;
 	app->lesson = -1;
@@ -145,20 +146,26 @@ int app_init(struct app *app, const struct scene *scene, int heavy, int recent, 
              enum policy_id compare)
 {
 	const struct budget b = budget_scene(scene, heavy, recent, sinks);
-	return init(app, scene, &b, compare, false);
+	return init(app, scene, &b, compare, false, ENGINE_ALL_POLICIES);
 }
 
 int app_init_background(struct app *app, const struct scene *scene, int heavy, int recent,
                         int sinks, enum policy_id compare)
 {
 	const struct budget b = budget_scene(scene, heavy, recent, sinks);
-	return init(app, scene, &b, compare, true);
+	return init(app, scene, &b, compare, true, ENGINE_ALL_POLICIES);
 }
 
 int app_init_budget(struct app *app, const struct scene *scene, const struct budget *b,
                     enum policy_id compare, bool background)
 {
-	return init(app, scene, b, compare, background);
+	return init(app, scene, b, compare, background, ENGINE_ALL_POLICIES);
+}
+
+int app_init_only(struct app *app, const struct scene *scene, const struct budget *b,
+                  enum policy_id compare, bool background, unsigned policies)
+{
+	return init(app, scene, b, compare, background, policies);
 }
 
 void app_set_policies(struct app *app, unsigned policies)

@@ -159,8 +159,7 @@ static void open_lesson(struct app *app, int index)
 	}
 	const struct budget b = app_lesson_budget(sc);
 	const double bytes =
-	        cost_of(sc, &b, COST_SCREENS, ENGINE_ALL_POLICIES, NULL, 0, build_threads(app))
-	                .bytes;
+	        cost_of(sc, &b, COST_SCREENS, app->policies, NULL, 0, build_threads(app)).bytes;
 	if (app->max_memory > 0 && bytes > app->max_memory) {
 		app_lesson_cost_words(sc, err, sizeof err);
 		app_lesson_refuse(app, index, bytes, err);
@@ -168,7 +167,7 @@ static void open_lesson(struct app *app, int index)
 		return;
 	}
 	struct app next;
-	if (app_init(&next, sc, sc->heavy, sc->recent, -1, app->compare) != 0) {
+	if (app_init_only(&next, sc, &b, app->compare, false, app->policies) != 0) {
 		app_done(&next);
 		scene_free(sc);
 		snprintf(app->notice, sizeof app->notice,

@@ -346,7 +346,8 @@ static void lesson_opened(struct app *app, struct app_job *job)
 	job->sc = NULL;
 	job->drop = NULL;
 	struct app next;
-	if (app_init_background(&next, sc, sc->heavy, sc->recent, -1, app->compare) != 0 ||
+	const struct budget b = app_lesson_budget(sc);
+	if (app_init_only(&next, sc, &b, app->compare, true, app->policies) != 0 ||
 	    (sc->model && set_vocab(&next, sc->model, sc->tokenizer, sc->tokens, sc->given) != 0)) {
 		next.owned = sc;
 		app_done(&next);

@@ -456,11 +456,11 @@ static int run_screens(const struct run *r)
 	struct app app;
 	/* The terminal shows a long scene while its timeline builds;
 	 * headless frames are of the whole timeline. */
-	const int ok = app_init_budget(&app, r->scene, &r->choice.budget, o->compare, !o->headless);
+	const int ok = app_init_only(&app, r->scene, &r->choice.budget, o->compare, !o->headless,
+	                             r->shown);
 	if (ok >= 0) {
 		app_set_lessons(&app, r->lessons, r->lesson);
 		app_set_memory(&app, memory_limit(o), o->max_memory > 0);
-		app_set_policies(&app, r->shown);
 	}
 	const bool model_ok =
 	        ok < 0 || !r->mp.m ||

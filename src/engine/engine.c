@@ -35,6 +35,7 @@
 #include "h2o/engine.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_impl.h"
 #include "h2o/engine_replay.h"
@@ -131,6 +132,11 @@ void engine_solo(struct engine *e)
 	e->h.off = true;
 }
 
+void engine_share_off(struct engine *e)
+{
+	e->no_share = true;
+}
+
 void engine_cancel_on(struct engine *e, const atomic_bool *stop)
 {
 	e->cancel = stop;
@@ -184,40 +190,110 @@ const double *engine_scores(const struct engine *e, enum policy_id p)
 	return p == POLICY_FULL ? e->f.score : state_of(&e->c[p], e->t)->kscore;
 }
 
-/* Steps from .. from + count - 1 of the caches of a mask that evict, each
- * cache all its steps in order, then (OUTPUTS) their outputs. The caches
- * do not depend on each other. */
+/* Steps from .. from + count - 1 of the caches that evict, in two parts
+ * (order[part][0 .. n[part] - 1], policy order), each cache all its steps
+ * in order, then (OUTPUTS) their outputs. The caches do not depend on
+ * each other but through shared steps (SHARE): a step of a cache copies
+ * the weights of the full cache or of a cache before it in its part. */
 struct run_job {
 	struct engine *e;
-	unsigned mask[2];
+	int order[2][POLICY_COUNT], n[2];
 	int from, count;
-	bool outputs;
+	bool outputs, share;
 };
+
+/* Whether the caches that evict A and B held the same positions after step
+ * S - 1: the same length and the same positions, the ends compared
+ * first. */
+static bool same_positions(const struct engine *e, int a, int b, int s)
+{
+	const struct step_state *x = state_of(&e->c[a], s - 1), *y = state_of(&e->c[b], s - 1);
+	const int n = x->klen;
+	if (n != y->klen)
+		return false;
+	if (n == 0)
+		return true;
+	return x->kpos[0] == y->kpos[0] && x->kpos[n - 1] == y->kpos[n - 1] &&
+	       memcmp(x->kpos, y->kpos, (size_t)n * sizeof *x->kpos) == 0;
+}
+
+/* Whether cache I held every position before step S, as the full cache
+ * does (ascending distinct positions below S - 1, S - 1 of them), and the
+ * full cache's weights of step S are there to copy: it runs, its block
+ * holds the step, and it has one query head per key/value head (a grouped
+ * cache's scores add its group's mean weights, which the full cache does
+ * not compute). */
+static bool follows_full(const struct engine *e, int i, int s)
+{
+	return runs(e, POLICY_FULL) && e->c[i].group == 1 && full_holds(&e->f, s - 1) &&
+	       state_of(&e->c[i], s - 1)->klen == s - 1;
+}
+
+/* The lead of cache order[part][k] at step S (cache_step): the full cache,
+ * or the first cache before it in its part that computed step S itself and
+ * held the same positions; else -1. */
+static int lead_of(const struct run_job *job, int part, int k, int s)
+{
+	const struct engine *e = job->e;
+	const int i = job->order[part][k];
+	if (!job->share)
+		return -1;
+	if (follows_full(e, i, s))
+		return POLICY_FULL;
+	for (int j = 0; j < k; j++) {
+		const int l = job->order[part][j];
+		if (state_of(&e->c[l], s)->lead < 0 && same_positions(e, i, l, s))
+			return l;
+	}
+	return -1;
+}
 
 static void run_part(void *arg, int part)
 {
 	const struct run_job *job = arg;
 	struct engine *e = job->e;
-	for (int i = 0; i < POLICY_COUNT; i++) {
-		if (i == POLICY_FULL || !(job->mask[part] & ENGINE_POLICY(i)))
-			continue;
+	for (int k = 0; k < job->n[part]; k++) {
+		const int i = job->order[part][k];
 		struct cache *c = &e->c[i];
 		if (job->outputs)
 			cache_outputs_begin(c, job->from, job->count);
 		for (int s = job->from; s < job->from + job->count; s++)
-			cache_step(e, (enum policy_id)i, c, s);
+			cache_step(e, (enum policy_id)i, c, s, lead_of(job, part, k, s));
 		if (job->outputs)
-			cache_outputs_end(e->sc, c, job->count);
+			cache_outputs_end(e, c, job->count);
 	}
 }
 
-/* Half the caches that evict in each of JOB's masks; how many there are. */
-static int split_caches(const struct engine *e, struct run_job *job)
+/* The caches that evict into JOB's parts, in policy order: with TWO, in
+ * two parts of about equal work, where caches that held the same positions
+ * before the job's first step go together (so that they share it); else
+ * all in the first. How many there are. */
+static int split_caches(const struct engine *e, struct run_job *job, bool two)
 {
-	int count = 0;
-	for (int i = 0; i < POLICY_COUNT; i++)
-		if (i != POLICY_FULL && runs(e, i))
-			job->mask[count++ % 2] |= ENGINE_POLICY(i);
+	int count = 0, part_of[POLICY_COUNT];
+	double load[2] = {0, 0};
+	const int s = job->from;
+	for (int i = 0; i < POLICY_COUNT; i++) {
+		if (i == POLICY_FULL || !runs(e, i))
+			continue;
+		count++;
+		int part = load[1] < load[0];
+		double work = 1.0;
+		if (job->share && follows_full(e, i, s)) {
+			work = 0.25; /* copies */
+		} else if (job->share) {
+			for (int l = 0; l < i; l++)
+				if (l != POLICY_FULL && runs(e, l) && same_positions(e, i, l, s)) {
+					part = part_of[l];
+					work = 0.25;
+					break;
+				}
+		}
+		part = two ? part : 0;
+		part_of[i] = part;
+		load[part] += work;
+		job->order[part][job->n[part]++] = i;
+	}
 	return count;
 }
 
@@ -249,23 +325,32 @@ static bool step(struct engine *e, struct step_record *rec, bool figures)
 		return false;
 	const int s = e->t + 1;
 	if (e->live < s) {
-		struct run_job job = {e, {0, 0}, s, 1, figures && sc->v};
-		const int evicting = split_caches(e, &job);
+		struct run_job job = {.e = e, .from = s, .count = 1};
+		job.outputs = figures && sc->v;
+		job.share = !e->no_share;
+		int evicting = 0;
+		for (int i = 0; i < POLICY_COUNT; i++)
+			evicting += i != POLICY_FULL && runs(e, i);
 		/* Ahead only when stepping on from the last step handed out:
 		 * a step after a jump or a replay (a seek) is likely alone. */
 		if (evicting > 0 && job.outputs && e->streak == e->t)
 			job.count = min_int(e->ahead, sc->n - e->t);
+		/* The full cache's block first, for the caches that copy its
+		 * weights. */
+		if (job.share && evicting > 0 && runs(e, POLICY_FULL))
+			full_reach(e, s - 1);
 		/* The caches that evict do not depend on each other: with
 		 * the full cache beside them (a run over the whole scene,
 		 * where the helper is around), half of them on the helper
 		 * when they are large enough. */
 		const long cap = engine_cache_cap(sc, &e->want);
-		if (runs(e, POLICY_FULL) && evicting >= 2 &&
-		    job.count * cap * sc->dim >= STEP_SPLIT_WORK)
+		const bool two = runs(e, POLICY_FULL) && evicting >= 2 &&
+		                 job.count * cap * sc->dim >= STEP_SPLIT_WORK;
+		split_caches(e, &job, two);
+		if (two)
 			pool_run_two(&e->h, run_part, &job);
 		else
-			for (int part = 0; part < 2; part++)
-				run_part(&job, part);
+			run_part(&job, 0);
 		e->live = e->t + job.count;
 	}
 	rec->step = s;
@@ -284,11 +369,21 @@ static bool step(struct engine *e, struct step_record *rec, bool figures)
 	if (!figures)
 		return true;
 	/* Figures compare against the full cache and H2O, so they come
-	 * after every cache has stepped. */
+	 * after every cache has stepped; a step that copied its weights
+	 * copies its lead's figures of them, measured first. */
 	const struct cache_record *full = runs(e, POLICY_FULL) ? &rec->c[POLICY_FULL] : NULL;
-	for (int i = 0; i < POLICY_COUNT; i++)
-		if (runs(e, i))
-			figures_measure(e, (enum policy_id)i, &rec->c[i], full);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < POLICY_COUNT; i++) {
+			if (!runs(e, i))
+				continue;
+			const int lead = i == POLICY_FULL ? -1 : state_of(&e->c[i], s)->lead;
+			if ((lead >= 0) != (pass == 1))
+				continue;
+			const struct cache_record *same = lead >= 0 ? &rec->c[lead] : NULL;
+			/* Neither evicted: both keep what they attended. */
+			const bool kept = same && rec->c[i].n_evicted == 0 && same->n_evicted == 0;
+			figures_measure(e, (enum policy_id)i, &rec->c[i], full, same, kept);
+		}
 	return true;
 }
 
@@ -321,8 +416,10 @@ void engine_advance_to(struct engine *e, int t)
 	e->t = min_int(e->live, t);
 	if (e->t == t)
 		return;
-	struct run_job job = {e, {0, 0}, e->t + 1, t - e->t, false};
-	split_caches(e, &job);
+	/* No shared steps: each cache runs all its steps before the next
+	 * one starts, past what its ring of steps keeps. */
+	struct run_job job = {.e = e, .from = e->t + 1, .count = t - e->t};
+	split_caches(e, &job, true);
 	pool_run_two(&e->h, run_part, &job);
 	e->t = e->live = t;
 }

@@ -22,7 +22,7 @@ void cache_done(struct cache *c)
 		struct step_state *f = &c->ring[i];
 		free(f->pos);
 		free(f->score);
-		free(f->w);
+		free(f->w_own);
 		free(f->ev_pos);
 		free(f->ev_score);
 		free(f->ev_w);
@@ -73,14 +73,14 @@ static bool state_init(struct step_state *f, size_t cap, bool grouped)
 		return false;
 	f->pos = malloc(cap * sizeof *f->pos);
 	f->score = malloc(cap * sizeof *f->score);
-	f->w = malloc(cap * sizeof *f->w);
+	f->w = f->w_own = malloc(cap * sizeof *f->w_own);
 	f->ev_pos = malloc(cap * sizeof *f->ev_pos);
 	f->ev_score = malloc(cap * sizeof *f->ev_score);
 	f->ev_w = malloc(cap * sizeof *f->ev_w);
 	f->kpos = malloc(cap * sizeof *f->kpos);
 	f->kscore = malloc(cap * sizeof *f->kscore);
 	f->klen = 0;
-	return f->pos && f->score && f->w && f->ev_pos && f->ev_score && f->ev_w && f->kpos &&
+	return f->pos && f->score && f->w_own && f->ev_pos && f->ev_score && f->ev_w && f->kpos &&
 	       f->kscore;
 }
 
@@ -262,7 +262,7 @@ static void group_softmax_scores(const struct scene *sc, struct cache *c, int p,
 	for (int j = 0; j < len; j++)
 		mean[j] = 0.0;
 	for (int i = 0; i < g; i++) {
-		double *x = i == c->own ? f->w : c->gw + (size_t)i * (size_t)c->cap;
+		double *x = i == c->own ? f->w_own : c->gw + (size_t)i * (size_t)c->cap;
 		double max, sum;
 		head_logits(sc, c, i, p, slot, f, x);
 		/* The scores it writes are the head's own: overwritten below. */
@@ -361,13 +361,48 @@ static void prefetch_rows(const struct scene *sc, int p)
 }
 
 /*
+ * Shared steps: a cache that attends at step S the very positions another
+ * attends (LEAD: a cache stepped to S before it, or the full cache) has the
+ * same logits, so the same weights, max and sum, bit for bit: they are
+ * copied, and only the scores, which add them to the cache's own, are its
+ * own. Its lookaheads miss the keys of this step, so they are dropped:
+ * the next step it computes starts them again from its key slots.
+ */
+static void copy_lead(const struct engine *e, struct cache *c, int lead, int s,
+                      const struct step_state *prev, struct step_state *f)
+{
+	const int len = f->len;
+	const double *w, *gw = NULL;
+	if (lead == POLICY_FULL) {
+		const int row = s - 1 - e->f.first;
+		w = e->f.w + (size_t)row * (size_t)e->sc->n;
+		f->max = e->f.max[row];
+		f->sum = e->f.sum[row];
+	} else {
+		const struct step_state *l = state_of(&e->c[lead], s);
+		w = l->w;
+		gw = l->gw;
+		f->max = l->max;
+		f->sum = l->sum;
+	}
+	f->w = w;
+	if (f->gw)
+		memcpy(f->gw, gw, (size_t)len * sizeof *f->gw);
+	const double *kw = f->gw ? f->gw : f->w;
+	kernel_sum(f->score, prev->kscore, kw, len - 1);
+	f->score[len - 1] = 0.0 + kw[len - 1];
+	for (int i = 0; c->la && i < c->group; i++)
+		c->la[i].count = 0;
+}
+
+/*
  * Spec §2 for cache ID at step S (position p = S - 1), into step S's state
  * from the cache in step S - 1's: append p, the softmax of this step's logits
  * over the positions held, the scores, and eviction by the policy; in a
  * batch with outputs (cache_outputs_begin), this step's row of its weights. The
  * output itself is cache_outputs_end's.
  */
-void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s)
+void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s, int lead)
 {
 	const struct scene *sc = e->sc;
 	const struct step_state *prev = state_of(c, s - 1);
@@ -376,7 +411,8 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	memcpy(f->pos, prev->kpos, (size_t)n * sizeof *f->pos);
 	f->pos[n] = p;
 	f->len = n + 1;
-	double *w = f->w;
+	double *w = f->w_own;
+	f->w = w;
 	const size_t dim = (size_t)sc->dim;
 	int slot = -1;
 	if (sc->mode == SCENE_VECTOR) {
@@ -390,17 +426,25 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		if (p + PREFETCH_STEPS + KERNEL_LANES < sc->n)
 			prefetch_rows(sc, p + PREFETCH_STEPS);
 	}
-	if (c->group > 1) {
+	f->lead = lead;
+	if (lead >= 0) {
+		copy_lead(e, c, lead, s, prev, f);
+	} else if (c->group > 1) {
 		group_softmax_scores(sc, c, p, slot, prev, f);
 	} else {
 		head_logits(sc, c, 0, p, slot, f, w);
 		kernel_softmax_scores(w, f->len, &f->max, &f->sum, prev->kscore, f->score);
 	}
 	if (c->brow >= 0) {
-		/* This step's row of the batch's weights. */
+		/* This step's row of the batch's weights; a step that copied
+		 * its lead's may not need one (cache_outputs_end). */
 		c->uk[n] = c->ub + c->brow;
-		for (int j = 0; j < f->len; j++)
-			c->wt[(size_t)c->brow * c->wstride + (size_t)c->uk[j]] = w[j];
+		double *row = c->wt + (size_t)c->brow * c->wstride;
+		if (lead < 0) {
+			memset(row, 0, (size_t)c->nu * sizeof *row);
+			for (int j = 0; j < f->len; j++)
+				row[c->uk[j]] = w[j];
+		}
 		c->brow++;
 	}
 
@@ -410,7 +454,7 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	 * and what goes into its evictions. The rule weighs the group's mean
 	 * weights (design §2); a layer-wide one follows its plan. */
 	const struct policy *pol = policies[id];
-	const double *kw = f->gw ? f->gw : w;
+	const double *kw = f->gw ? f->gw : f->w;
 	/* A plan with a part per key/value head: this view's part. */
 	const int part =
 	        c->plan && c->plan->parts > 1 ? sc->view_head / heads_group(sc->parent) : 0;
@@ -437,6 +481,18 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		}
 		const int cut = policy_run(id, &e->b, s, &view, c->gone, &f->cutoff_value);
 		f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
+	}
+	if (!memchr(c->gone, 1, (size_t)f->len)) {
+		/* Nothing evicted: what it attended is the cache. */
+		int *pos = f->kpos;
+		double *score = f->kscore;
+		f->kpos = f->pos;
+		f->kscore = f->score;
+		f->pos = pos;
+		f->score = score;
+		f->klen = f->len;
+		f->n_ev = 0;
+		return;
 	}
 	int kept = 0, n_ev = 0;
 	for (int i = 0; i < f->len;) {
@@ -488,19 +544,62 @@ void cache_outputs_begin(struct cache *c, int s0, int count)
 		c->u_pos[len + k] = s0 - 1 + k;
 	c->ub = len;
 	c->nu = len + count;
-	for (int r = 0; r < AHEAD; r++)
-		memset(c->wt + (size_t)r * c->wstride, 0, (size_t)c->nu * sizeof *c->wt);
 	c->brow = 0;
 }
 
-void cache_outputs_end(const struct scene *sc, struct cache *c, int count)
+/* Row R of C's batch of COUNT steps, for a step that copied its weights
+ * (cache_step wrote none): its weights at the batch's positions, found by
+ * merging its ascending positions with theirs; and zeros for the rows past
+ * COUNT. */
+static void batch_row(struct cache *c, int r, int count)
 {
+	double *row = c->wt + (size_t)r * c->wstride;
+	memset(row, 0, (size_t)c->nu * sizeof *row);
+	if (r >= count)
+		return;
+	const struct step_state *f = state_of(c, c->out_first + r);
+	const int *pos = state_attended(f);
+	for (int j = 0, u = 0; j < f->len; j++) {
+		while (c->u_pos[u] < pos[j])
+			u++;
+		row[u] = f->w[j];
+	}
+}
+
+/* Step S's output in C's state LEAD's: the full cache's row, or the
+ * output of a cache whose batch is C's. */
+static const double *lead_out(const struct engine *e, int lead, int s)
+{
+	const size_t dim = (size_t)e->sc->dim;
+	if (lead == POLICY_FULL)
+		return e->f.out + (size_t)(s - 1 - e->f.first) * dim;
+	const struct cache *l = &e->c[lead];
+	return l->out + (size_t)(s - l->out_first) * dim;
+}
+
+void cache_outputs_end(const struct engine *e, struct cache *c, int count)
+{
+	const struct scene *sc = e->sc;
+	bool led = true;
+	for (int r = 0; r < count && led; r++)
+		led = state_of(c, c->out_first + r)->lead >= 0;
+	if (led) {
+		c->brow = -1;
+		for (int r = 0; r < count; r++)
+			memcpy(c->out + (size_t)r * (size_t)sc->dim,
+			       lead_out(e, state_of(c, c->out_first + r)->lead, c->out_first + r),
+			       (size_t)sc->dim * sizeof *c->out);
+		return;
+	}
 	if (count == 1) {
 		const struct step_state *f = state_of(c, c->out_first);
-		kernel_gather_out(f->w, f->pos, f->len, sc->v, sc->dim, c->out);
+		kernel_gather_out(f->w, state_attended(f), f->len, sc->v, sc->dim, c->out);
 		return;
 	}
 	c->brow = -1;
+	for (int r = 0; r < AHEAD; r++)
+		if (r >= count || state_of(c, c->out_first + r)->lead >= 0)
+			batch_row(c, r, count);
 	kernel_batch_out(c->wt, c->wstride, c->u_pos, c->nu, sc->v, sc->dim, c->out);
 }
 
@@ -510,10 +609,10 @@ void cache_record_of(const struct scene *sc, const struct cache *c, int s, bool 
 	const struct step_state *f = state_of(c, s);
 	*r = (struct cache_record){
 	        .n_attended = f->len,
-	        .attended = f->pos,
+	        .attended = state_attended(f),
 	        .attn = f->w,
 	        .group_attn = f->gw ? f->gw : f->w,
-	        .scores = f->score,
+	        .scores = state_scores(f),
 	        .max = f->max,
 	        .sum = f->sum,
 	        .n_evicted = f->n_ev,

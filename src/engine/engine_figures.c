@@ -23,16 +23,33 @@ static int overlap(const int *a, int na, const int *b, int nb)
 }
 
 void figures_measure(const struct engine *e, enum policy_id p, struct cache_record *r,
-                     const struct cache_record *full)
+                     const struct cache_record *full, const struct cache_record *same,
+                     bool same_kept)
 {
 	const struct scene *sc = e->sc;
 	struct step_metrics *m = &r->m;
+	if (same) {
+		/* The same weights and output over the same positions. */
+		*m = same->m;
+		m->tokens = engine_len(e, p);
+		m->kv = (long)m->tokens * 2 * sc->dim;
+		if (!same_kept && runs(e, POLICY_H2O))
+			m->overlap_h2o = p == POLICY_H2O
+			                         ? m->tokens
+			                         : overlap(engine_positions(e, p), m->tokens,
+			                                   engine_positions(e, POLICY_H2O),
+			                                   engine_len(e, POLICY_H2O));
+		return;
+	}
 	m->tokens = engine_len(e, p);
 	m->kv = (long)m->tokens * 2 * sc->dim;
 	if (!runs(e, POLICY_H2O))
 		m->overlap_h2o = 0;
 	else if (p == POLICY_H2O)
 		m->overlap_h2o = m->tokens;
+	else if (p == POLICY_FULL)
+		/* The full cache holds every position H2O may hold. */
+		m->overlap_h2o = engine_len(e, POLICY_H2O);
 	else
 		m->overlap_h2o =
 		        overlap(engine_positions(e, p), m->tokens, engine_positions(e, POLICY_H2O),

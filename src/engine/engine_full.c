@@ -272,14 +272,20 @@ void engine_sync_full(struct engine *e)
 	full_catch_up(e);
 }
 
-void full_step(struct engine *e, int p, struct cache_record *r)
+void full_reach(struct engine *e, int p)
 {
 	struct full *f = &e->f;
-	if (p < f->first || p >= f->first + f->count) {
+	if (!full_holds(f, p)) {
 		/* The old block's rows go into the scores before it is gone. */
 		full_catch_up(e);
 		full_block(e, p);
 	}
+}
+
+void full_step(struct engine *e, int p, struct cache_record *r)
+{
+	struct full *f = &e->f;
+	full_reach(e, p);
 	const int row = p - f->first;
 	const double *w = f->w + (size_t)row * (size_t)e->sc->n;
 	f->len = p + 1;

@@ -36,7 +36,7 @@
  * to caches of AHEAD_MAX_CAP entries; larger ones, whose ring of step states
  * would take too much memory, compute a step at a time. */
 #define AHEAD         KERNEL_LANES
-#define AHEAD_MAX_CAP 16384
+#define AHEAD_MAX_CAP 32768
 
 /* What a cache that evicts did at one step, and what it held afterwards:
  * the arrays its record points to. (The engine's own: not the cell grid
@@ -45,19 +45,29 @@ struct step_state {
 	int len; /* positions attended, ascending */
 	int *pos;
 	double *score; /* after this step's update, before eviction */
-	double *w;     /* this step's weights */
+	/* This step's weights: W_OWN, or the weights of the step's lead
+	 * (a shared step), which stay as they are while its record lives. */
+	const double *w;
+	double *w_own;
 	double max, sum;
 	int n_ev;
 	int *ev_pos;
 	double *ev_score, *ev_w;
 	int cutoff_pos;
 	double cutoff_value;
-	int klen; /* after eviction: the cache */
+	/* After eviction: the cache. A step that evicted nothing swaps its
+	 * arrays of positions and scores with these instead of copying them,
+	 * so then they hold what it attended (state_attended). */
+	int klen;
 	int *kpos;
 	double *kscore;
 	/* A grouped cache (group > 1): the mean of the group's weights at
 	 * this step, the weights its score adds; else NULL (they are w). */
 	double *gw;
+	/* The policy whose weights, output and figures this step copied
+	 * (engine_cache.c, "Shared steps"): it attended the same positions;
+	 * -1 when the cache computed its own. */
+	int lead;
 };
 
 /* Logits of the queries of steps first + 1 .. first + count against every
@@ -175,6 +185,8 @@ struct engine {
 	unsigned plan_wanted;
 	/* When set and true, long work stops early (engine_cancel_on). */
 	const atomic_bool *cancel;
+	/* Every cache computes its own steps (engine_share_off). */
+	bool no_share;
 };
 
 /* A layer's plan for one layer-wide policy (plan.h): the evictions of step
@@ -219,6 +231,17 @@ static inline struct step_state *state_of(const struct cache *c, int step)
 	return &c->ring[step % c->ring_len];
 }
 
+/* The positions step state F attended, and their scores. */
+static inline const int *state_attended(const struct step_state *f)
+{
+	return f->n_ev == 0 ? f->kpos : f->pos;
+}
+
+static inline const double *state_scores(const struct step_state *f)
+{
+	return f->n_ev == 0 ? f->kscore : f->score;
+}
+
 /* Steps a cache of CAP entries computes at once in a scene like SC. */
 int cache_ahead_of(const struct scene *sc, int cap);
 
@@ -245,12 +268,16 @@ void cache_done(struct cache *c);
 void cache_window_row(const double *q, const double *k, const double *attn, size_t dim,
                       double scale, const int *pos, int len, int w, double *o, double *x,
                       const double *prev, double *score);
-/* Spec §2 for cache ID at step S, into S's state from S - 1's. */
-void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s);
+/* Spec §2 for cache ID at step S, into S's state from S - 1's. LEAD: -1,
+ * or the policy (a cache already stepped to S, or the full cache, its
+ * block holding step S) that attended the very positions C attends at S:
+ * its weights are copied instead of computed. */
+void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s, int lead);
 /* The outputs of steps S0 .. S0 + COUNT - 1 of C, in one pass:
- * cache_outputs_begin before the steps, cache_outputs_end after them. */
+ * cache_outputs_begin before the steps, cache_outputs_end after them
+ * (copied from the leads when every step had one). */
 void cache_outputs_begin(struct cache *c, int s0, int count);
-void cache_outputs_end(const struct scene *sc, struct cache *c, int count);
+void cache_outputs_end(const struct engine *e, struct cache *c, int count);
 /* Step S of C, computed, as a record (with its output when OUTPUT). */
 void cache_record_of(const struct scene *sc, const struct cache *c, int s, bool output,
                      struct cache_record *r);
@@ -268,12 +295,23 @@ int full_rows_of(const struct scene *sc, int block_rows);
 void full_done(struct full *f);
 /* Spec §2 steps 1-5 for the full cache at position P, into *R. */
 void full_step(struct engine *e, int p, struct cache_record *r);
+/* Make the full cache's block hold position P's row, as full_step would. */
+void full_reach(struct engine *e, int p);
+/* Whether the block holds position P's row. */
+static inline bool full_holds(const struct full *f, int p)
+{
+	return p >= f->first && p < f->first + f->count;
+}
 
 /* engine_figures.c */
 
 /* The figures of policy P's record R; FULL is the full cache's record, or
- * NULL when it does not run. */
+ * NULL when it does not run. SAME: NULL, or the measured record of a
+ * policy that attended the same positions with the same weights and
+ * output at this step, whose figures of them R takes; SAME_KEPT: it also
+ * keeps the same positions after the step. */
 void figures_measure(const struct engine *e, enum policy_id p, struct cache_record *r,
-                     const struct cache_record *full);
+                     const struct cache_record *full, const struct cache_record *same,
+                     bool same_kept);
 
 #endif

@@ -44,6 +44,7 @@ struct kernel_set {
 	double (*max)(const double *x, int len);
 	int (*weakest)(const double *x, int from, int to, double *value);
 	void (*add)(double *a, const double *b, int len);
+	void (*sum)(double *out, const double *a, const double *b, int len);
 	void (*div_add)(double *x, int len, double d, const double *prev, double *score);
 };
 
@@ -293,6 +294,11 @@ int kernel_weakest(const double *x, int from, int to, double *value)
 void kernel_add(double *a, const double *b, int len)
 {
 	kernels()->add(a, b, len);
+}
+
+void kernel_sum(double *out, const double *a, const double *b, int len)
+{
+	kernels()->sum(out, a, b, len);
 }
 
 void kernel_softmax_scores(double *x, int len, double *max, double *sum, const double *prev,

@@ -114,5 +114,7 @@ int kernel_weakest(const double *x, int from, int to, double *value);
 
 /* a[j] += b[j] for j < len. */
 void kernel_add(double *a, const double *b, int len);
+/* out[j] = a[j] + b[j], j < len (OUT may be neither A nor B). */
+void kernel_sum(double *out, const double *a, const double *b, int len);
 
 #endif

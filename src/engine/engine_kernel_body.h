@@ -469,6 +469,15 @@ KTARGET static void FN(add)(double *a, const double *b, int len)
 		a[j] += b[j];
 }
 
+KTARGET static void FN(sum)(double *out, const double *a, const double *b, int len)
+{
+	int j = 0;
+	for (; j + VW <= len; j += VW)
+		VSTORE(out + j, VLOAD(a + j) + VLOAD(b + j));
+	for (; j < len; j++)
+		out[j] = a[j] + b[j];
+}
+
 KTARGET static void FN(div_add)(double *x, int len, double d, const double *prev, double *score)
 {
 	int j = 0;
@@ -497,6 +506,7 @@ static const struct kernel_set FN(kernels) = {
         .max = FN(max),
         .weakest = FN(weakest),
         .add = FN(add),
+        .sum = FN(sum),
         .div_add = FN(div_add),
 };
 

@@ -71,10 +71,9 @@ struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mo
                     unsigned shown, const int *budgets, int count, int threads)
 {
 	struct cost c = {0};
-	/* What the modes compute for the policies shown (report.h); the
-	 * screens' timelines compute every policy. */
-	const unsigned mask =
-	        mode == COST_SCREENS ? ENGINE_ALL_POLICIES : report_policies_run(shown);
+	/* What the modes compute for the policies shown (report.h), the
+	 * screens' timelines as the report. */
+	const unsigned mask = report_policies_run(shown);
 	const int heads = heads_count(sc);
 	const int at_once = threads < 1 ? 1 : threads < heads ? threads : heads;
 	for (int h = 0; h < heads; h++) {
@@ -86,7 +85,8 @@ struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mo
 			c.madds += head_madds(&view, b, mask);
 			/* Every head's timeline; only AT_ONCE builder engines
 			 * at a time. */
-			c.bytes += timeline_predict_memory(&view, b) - (h < at_once ? 0 : engine);
+			c.bytes += timeline_predict_memory_only(&view, b, shown) -
+			           (h < at_once ? 0 : engine);
 			break;
 		case COST_REPORT:
 		case COST_TRACE:

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "h2o/engine_replay.h"
+#include "h2o/report.h"
 #include "h2o/scene.h"
 #include "timeline_impl.h"
 #include "timeline_state.h"
@@ -189,7 +190,7 @@ static bool take_snapshots(struct timeline *tl, struct engine *e, int t)
  * thread (a pool's builds keep every core busy already). */
 static bool begin(struct timeline *tl, bool solo)
 {
-	tl->run = engine_new_rows(tl->sc, &tl->want, tl->plans, ENGINE_ALL_POLICIES, 0);
+	tl->run = engine_new_rows(tl->sc, &tl->want, tl->plans, tl->mask, 0);
 	if (!tl->run)
 		return false;
 	if (solo)
@@ -231,7 +232,8 @@ static void *build_main(void *arg)
 /* A timeline with everything allocated but the snapshots after step 0;
  * the engine that builds it comes with the build (begin). */
 static struct timeline *prepare(const struct scene *sc, const struct budget *b,
-                                struct engine_plans *plans, int every, int full_every)
+                                struct engine_plans *plans, int every, int full_every,
+                                unsigned shown)
 {
 	struct timeline *tl = calloc(1, sizeof *tl);
 	if (!tl)
@@ -245,7 +247,9 @@ static struct timeline *prepare(const struct scene *sc, const struct budget *b,
 	atomic_init(&tl->built, 0);
 	atomic_init(&tl->state, BUILD_RUNNING);
 	atomic_init(&tl->stop, false);
-	tl->lite_mask = ENGINE_ALL_POLICIES & ~ENGINE_POLICY(POLICY_FULL);
+	/* The policies shown, and those the screen always shows (report.h). */
+	tl->mask = report_policies_run(shown);
+	tl->lite_mask = tl->mask & ~ENGINE_POLICY(POLICY_FULL);
 	const size_t n = (size_t)sc->n;
 	tl->sum = tl_alloc(tl, n + 1, sizeof *tl->sum);
 	bool ok = tl->sum != NULL;
@@ -259,7 +263,7 @@ static struct timeline *prepare(const struct scene *sc, const struct budget *b,
 		ok = log->ev && log->ev_until && log->evicted_at;
 	}
 	if (ok) {
-		tl->e = engine_new_rows(sc, b, plans, ENGINE_ALL_POLICIES, SEEK_BLOCK_ROWS);
+		tl->e = engine_new_rows(sc, b, plans, tl->mask, SEEK_BLOCK_ROWS);
 		tl->lite = engine_new_rows(sc, b, plans, tl->lite_mask, 0);
 		ok = tl->e && tl->lite;
 	}
@@ -289,15 +293,21 @@ fail:
 
 double timeline_predict_memory(const struct scene *sc, const struct budget *b)
 {
+	return timeline_predict_memory_only(sc, b, ENGINE_ALL_POLICIES);
+}
+
+double timeline_predict_memory_only(const struct scene *sc, const struct budget *b, unsigned shown)
+{
 	const double n = sc->n;
-	const unsigned lite_mask = ENGINE_ALL_POLICIES & ~ENGINE_POLICY(POLICY_FULL);
+	const unsigned mask = report_policies_run(shown);
+	const unsigned lite_mask = mask & ~ENGINE_POLICY(POLICY_FULL);
 	/* What prepare allocates before the snapshots: the summaries, each
 	 * policy's evictions and indexes, and the two engines that seek. */
 	double fixed = sizeof(struct timeline) + (n + 1) * sizeof(struct step_summary);
 	for (int p = 0; p < POLICY_COUNT; p++)
 		fixed += (p == POLICY_FULL ? 1 : n) * sizeof(struct eviction) +
 		         (n + 1) * sizeof(int) + n * sizeof(atomic_int);
-	fixed += engine_predict_memory(sc, b, ENGINE_ALL_POLICIES, SEEK_BLOCK_ROWS) +
+	fixed += engine_predict_memory(sc, b, mask, SEEK_BLOCK_ROWS) +
 	         engine_predict_memory(sc, b, lite_mask, 0);
 	struct timeline tl = {.sc = sc, .want = *b};
 	choose_intervals(&tl, fixed);
@@ -310,7 +320,7 @@ double timeline_predict_memory(const struct scene *sc, const struct budget *b)
 	bytes += snaps * (caps * (sizeof(int) + sizeof(double)) + (POLICY_COUNT - 1) * 64);
 	bytes += tl.full_every * full * (full + 1) / 2 * sizeof(double);
 	/* And the engine that builds it, while it does. */
-	return bytes + engine_predict_memory(sc, b, ENGINE_ALL_POLICIES, 0);
+	return bytes + engine_predict_memory(sc, b, mask, 0);
 }
 
 /* TL (NULL: out of memory) built on this thread; NULL if the build ran
@@ -330,18 +340,24 @@ static struct timeline *build_here(struct timeline *tl)
 struct timeline *timeline_new(const struct scene *sc, const struct budget *b,
                               struct engine_plans *plans)
 {
-	return build_here(prepare(sc, b, plans, 0, 0));
+	return timeline_new_only(sc, b, plans, ENGINE_ALL_POLICIES);
+}
+
+struct timeline *timeline_new_only(const struct scene *sc, const struct budget *b,
+                                   struct engine_plans *plans, unsigned shown)
+{
+	return build_here(prepare(sc, b, plans, 0, 0, shown));
 }
 
 struct timeline *timeline_new_every(const struct scene *sc, const struct budget *b, int every,
                                     int full_every)
 {
-	return build_here(prepare(sc, b, NULL, every, full_every));
+	return build_here(prepare(sc, b, NULL, every, full_every, ENGINE_ALL_POLICIES));
 }
 
 struct timeline *timeline_start(const struct scene *sc, const struct budget *b)
 {
-	struct timeline *tl = prepare(sc, b, NULL, 0, 0);
+	struct timeline *tl = prepare(sc, b, NULL, 0, 0, ENGINE_ALL_POLICIES);
 	if (tl && pthread_create(&tl->thread, NULL, build_main, tl) == 0) {
 		tl->threaded = true;
 		return tl;
@@ -534,6 +550,13 @@ struct timeline_pool *timeline_pool_start(const struct scene *scenes, int count,
                                           const struct budget *b, struct engine_plans *plans,
                                           int first)
 {
+	return timeline_pool_start_only(scenes, count, b, plans, first, ENGINE_ALL_POLICIES);
+}
+
+struct timeline_pool *timeline_pool_start_only(const struct scene *scenes, int count,
+                                               const struct budget *b, struct engine_plans *plans,
+                                               int first, unsigned shown)
+{
 	struct timeline_pool *pool = calloc(1, sizeof *pool);
 	if (!pool)
 		return NULL;
@@ -549,7 +572,7 @@ struct timeline_pool *timeline_pool_start(const struct scene *scenes, int count,
 	pool->thread = calloc((size_t)want, sizeof *pool->thread);
 	bool ok = pool->tls && pool->taken && pool->thread;
 	for (int i = 0; ok && i < count; i++)
-		ok = (pool->tls[i] = prepare(&scenes[i], b, plans, 0, 0)) != NULL;
+		ok = (pool->tls[i] = prepare(&scenes[i], b, plans, 0, 0, shown)) != NULL;
 	/* One build may use its engine's second thread; several fill the
 	 * cores between them. */
 	pool->solo = want > 1;

@@ -36,7 +36,8 @@ struct timeline {
 	struct policy_log log[POLICY_COUNT];
 	int promote_next; /* the builder's: the first position H2O may yet promote */
 
-	unsigned lite_mask; /* every policy but the full cache */
+	unsigned mask;      /* the policies its engines run (timeline_new_only) */
+	unsigned lite_mask; /* those but the full cache */
 	int every;          /* snapshot interval of the caches that evict */
 	void **snap;        /* snap[i]: them after step i * every */
 	int full_every;     /* a multiple of every */

@@ -330,8 +330,15 @@ int app_init_background(struct app *app, const struct scene *scene, int heavy, i
  * scene's). */
 int app_init_budget(struct app *app, const struct scene *scene, const struct budget *b,
                     enum policy_id compare, bool background);
+/* app_init_budget whose timelines compute only the policies of the mask
+ * POLICIES (a bit each, ENGINE_POLICY; 0: every policy), with H2O and the
+ * full cache (timeline_new_only), and whose c cycles through them only:
+ * --policies', or the scene's "policies". COMPARE must be one of them. */
+int app_init_only(struct app *app, const struct scene *scene, const struct budget *b,
+                  enum policy_id compare, bool background, unsigned policies);
 /* Let c cycle only through the policies of the mask POLICIES (a bit
- * each, ENGINE_POLICY; 0: every policy, the default), --policies'. */
+ * each, ENGINE_POLICY; 0: every policy, the default), of those the
+ * timelines compute. */
 void app_set_policies(struct app *app, unsigned policies);
 
 /* The seconds the shown head's build still needs at the rate so far, or

@@ -77,6 +77,17 @@ void engine_keys_free(struct engine_keys *ks);
 void engine_solo(struct engine *e);
 
 /*
+ * Shared steps: at each step, caches that attend the very same positions
+ * (a policy that keeps every token after the prompt beside the full cache,
+ * a window beside SnapKV's window form when they agree) compute their
+ * weights, outputs and figures once, and the others copy them, which
+ * changes no bit of any record. engine_share_off makes E compute every
+ * cache's own, for the test that holds the two to the same bits. Call
+ * before the first step.
+ */
+void engine_share_off(struct engine *e);
+
+/*
  * Once *STOP is true, E's long computations (the full cache's blocks) stop
  * early, between tiles of keys, so that a build that is called off ends at
  * once; the steps E gives after that are meaningless, and E is good only

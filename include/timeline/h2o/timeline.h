@@ -58,9 +58,19 @@ struct eviction {
 struct timeline *timeline_new(const struct scene *scene, const struct budget *b,
                               struct engine_plans *plans);
 
+/* timeline_new whose engines run only the policies of the mask SHOWN
+ * (ENGINE_POLICY bits; --policies) and those the screen always shows, H2O
+ * and the full cache (report_policies_run): a policy left out holds
+ * nothing at any step, as in engine_new_only. */
+struct timeline *timeline_new_only(const struct scene *scene, const struct budget *b,
+                                   struct engine_plans *plans, unsigned shown);
+
 /* The bytes a timeline of SCENE with budget B comes to hold at most, its
- * builder's engine included, told before any of it is allocated. */
+ * builder's engine included, told before any of it is allocated; _only:
+ * timeline_new_only's. */
 double timeline_predict_memory(const struct scene *scene, const struct budget *b);
+double timeline_predict_memory_only(const struct scene *scene, const struct budget *b,
+                                    unsigned shown);
 void timeline_free(struct timeline *tl);
 
 /*
@@ -92,6 +102,10 @@ struct timeline_pool;
 struct timeline_pool *timeline_pool_start(const struct scene *scenes, int count,
                                           const struct budget *b, struct engine_plans *plans,
                                           int first);
+/* timeline_pool_start of timelines of timeline_new_only (SHOWN). */
+struct timeline_pool *timeline_pool_start_only(const struct scene *scenes, int count,
+                                               const struct budget *b, struct engine_plans *plans,
+                                               int first, unsigned shown);
 struct timeline *timeline_pool_get(const struct timeline_pool *pool, int i);
 void timeline_pool_prefer(struct timeline_pool *pool, int i);
 void timeline_pool_free(struct timeline_pool *pool);
