@@ -465,9 +465,11 @@ static void llama_cpp_peer(const char *dir, const char *file, int tokens, int P,
 	*batched = llama_cpp_figure(cmd, "\"speed_tg\"");
 }
 
-/* What run.c is given, when it runs. */
+/* What run.c is given, when it runs; or llama.cpp's binaries' folder
+ * LLAMA_CPP and the GGUF file it runs. */
 struct peer {
 	const char *path, *ckpt, *tok;
+	const char *llama_cpp, *gguf;
 };
 
 /*
@@ -492,12 +494,18 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 	        {"batch, P = 5, window 64", 5, 64, 0},
 	};
 	enum { NCASES = sizeof cases / sizeof cases[0] };
-	double best[NCASES] = {0}, peer_tps = 0;
+	double best[NCASES] = {0}, peer_tps = 0, lc_one = 0, lc_five = 0;
 
 	for (int rep = 0; rep < reps; rep++) {
-		if (peer != NULL) {
+		if (peer != NULL && peer->path != NULL) {
 			const double t = run_peer_once(peer->path, peer->ckpt, peer->tok, tokens);
 			peer_tps = t > peer_tps ? t : peer_tps;
+		}
+		if (peer != NULL && peer->llama_cpp != NULL) {
+			double a, b;
+			llama_cpp_peer(peer->llama_cpp, peer->gguf, tokens, 5, &a, &b);
+			lc_one = a > lc_one ? a : lc_one;
+			lc_five = b > lc_five ? b : lc_five;
 		}
 		for (int k = 0; k < NCASES; k++) {
 			const int n = cases[k].plain && weights > 1e7 ? tokens / 4 : tokens;
@@ -510,8 +518,12 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 	       name, weights / 1e6, weights * 4 / 1e6, tokens, reps);
 	if (peer != NULL && peer_tps > 0)
 		printf("  run.c (%s), greedy from BOS: %.1f tok/s\n", peer->path, peer_tps);
-	else if (peer != NULL)
+	else if (peer != NULL && peer->path != NULL)
 		printf("  run.c (%s): no \"achieved tok/s\" line\n", peer->path);
+	if (peer != NULL && peer->llama_cpp != NULL)
+		printf("  llama.cpp on the same file, two threads: llama-bench one sequence %.1f "
+		       "tok/s, llama-batched-bench 5 sequences %.1f tok/s\n",
+		       lc_one, lc_five);
 	printf("  %-26s %12s %10s %12s %10s\n", "case", "passes/s", "ms/step", "weights GB/s",
 	       "GFLOP/s");
 	for (int k = 0; k < NCASES; k++) {
@@ -522,6 +534,11 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 		       reads * weights * 4 / 1e9, pps * weights * 2 / 1e9);
 		if (peer_tps > 0)
 			printf("   %.1fx run.c", pps / peer_tps);
+		const double lc = cases[k].plain || cases[k].window ? 0
+		                  : cases[k].P == 1                 ? lc_one
+		                                                    : lc_five;
+		if (lc > 0)
+			printf("   %.2fx llama.cpp", pps / lc);
 		printf("\n");
 	}
 	if (bw > 0)
@@ -533,7 +550,7 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 /* The GGUF cases: the 135M shape in TYPE (NAME), and llama.cpp beside
  * it when LLAMA_CPP names the folder of its binaries. */
 static int gguf_case(const char *dir, const char *name, uint32_t type, int tokens, int reps,
-                     double bw, const char *llama_cpp)
+                     double bw, const char *llama_cpp, int all_forms)
 {
 	char path[4200], err[LLAMA_ERR_MAX], title[128];
 	struct llama_model *m;
@@ -543,10 +560,14 @@ static int gguf_case(const char *dir, const char *name, uint32_t type, int token
 		unlink(path);
 		return 1;
 	}
-	/* Unpacked to float32 once (the default at this size), then read
-	 * from the mapping (what a model too large to unpack does). */
-	for (int mapped = 0; mapped < 2; mapped++) {
-		setenv("H2O_WEIGHTS", mapped ? "mapped" : "unpacked", 1);
+	/* The compact forms (the default), unpacked to float32, and read from
+	 * the mapping (what a model too large for memory does); llama.cpp
+	 * runs beside the first, each repetition meeting the same load. */
+	static const char *const forms[3] = {"compact", "unpacked", "mapped"};
+	static const char *const said[3] = {"packed compact (the default)", "unpacked to float32",
+	                                    "read from the mapping"};
+	for (int f = 0; f < (all_forms ? 3 : 1); f++) {
+		setenv("H2O_WEIGHTS", forms[f], 1);
 		const int rc = llama_load(path, &m, err);
 		unsetenv("H2O_WEIGHTS");
 		if (rc != 0) {
@@ -555,21 +576,10 @@ static int gguf_case(const char *dir, const char *name, uint32_t type, int token
 			return 1;
 		}
 		snprintf(title, sizeof title, "random 135M shape, GGUF %s (weights %s)", name,
-		         mapped ? "read from the mapping" : "unpacked to float32");
-		report(title, m, tokens, reps, bw, NULL);
+		         said[f]);
+		const struct peer p = {NULL, NULL, NULL, llama_cpp, path};
+		report(title, m, tokens, reps, bw, f == 0 && llama_cpp != NULL ? &p : NULL);
 		llama_free(m);
-	}
-	if (llama_cpp != NULL) {
-		double one = 0, five = 0;
-		for (int rep = 0; rep < reps; rep++) {
-			double a, b;
-			llama_cpp_peer(llama_cpp, path, tokens, 5, &a, &b);
-			one = a > one ? a : one;
-			five = b > five ? b : five;
-		}
-		printf("  llama.cpp on the same file, two threads: llama-bench one sequence %.1f "
-		       "tok/s, llama-batched-bench 5 sequences %.1f tok/s\n",
-		       one, five);
 	}
 	unlink(path);
 	return 0;
@@ -578,7 +588,7 @@ static int gguf_case(const char *dir, const char *name, uint32_t type, int token
 int main(int argc, char **argv)
 {
 	const char *peer = NULL, *root = ".", *llama_cpp = NULL;
-	int tokens = 256, reps = 3, gguf = 0;
+	int tokens = 256, reps = 3, gguf = 0, all_forms = 0, only_gguf = 0;
 	char err[LLAMA_ERR_MAX];
 
 	for (int i = 1; i < argc; i++) {
@@ -590,14 +600,19 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--gguf") == 0)
 			gguf = 1;
+		else if (strcmp(argv[i], "--all-forms") == 0)
+			all_forms = 1, gguf = 1;
+		else if (strcmp(argv[i], "--only-gguf") == 0)
+			only_gguf = 1, gguf = 1;
 		else if (strcmp(argv[i], "--llama-cpp") == 0 && i + 1 < argc)
 			llama_cpp = argv[++i], gguf = 1;
 		else if (argv[i][0] != '-')
 			root = argv[i];
 		else {
 			fprintf(stderr,
-			        "usage: model-bench [--peer PATH] [--gguf] [--llama-cpp DIR] "
-			        "[--tokens N] [--reps N] [SOURCE_ROOT]\n");
+			        "usage: model-bench [--peer PATH] [--gguf] [--all-forms] "
+			        "[--only-gguf] "
+			        "[--llama-cpp DIR] [--tokens N] [--reps N] [SOURCE_ROOT]\n");
 			return 2;
 		}
 	}
@@ -615,7 +630,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", path, err);
 		return 1;
 	}
-	report("stories260K", m, tokens, reps, 0, NULL);
+	if (!only_gguf)
+		report("stories260K", m, tokens, reps, 0, NULL);
 	llama_free(m);
 
 	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -634,14 +650,16 @@ int main(int argc, char **argv)
 	} else if (llama_load(ckpt, &m, err) != 0) {
 		fprintf(stderr, "%s: %s\n", ckpt, err);
 		rc = 1;
+	} else if (only_gguf) {
+		llama_free(m);
 	} else {
-		const struct peer p = {peer, ckpt, tok};
+		const struct peer p = {peer, ckpt, tok, NULL, NULL};
 		report("random 15M shape", m, tokens, reps, bw, peer != NULL ? &p : NULL);
 		llama_free(m);
 	}
 	if (rc == 0 && gguf)
-		rc = gguf_case(dir, "Q8_0", G_Q8_0, tokens, reps, bw, llama_cpp) ||
-		     gguf_case(dir, "F16", G_F16, tokens, reps, bw, llama_cpp);
+		rc = gguf_case(dir, "Q8_0", G_Q8_0, tokens, reps, bw, llama_cpp, all_forms) ||
+		     gguf_case(dir, "F16", G_F16, tokens, reps, bw, llama_cpp, all_forms);
 	unlink(ckpt);
 	unlink(tok);
 	rmdir(dir);

@@ -374,8 +374,8 @@ static int check_step(const struct llama_model *m, const struct llama_run *r, in
 
 static void matvec(float *out, const struct packed *w, const float *x)
 {
-	if (w->q != NULL) {
-		/* Quantised rows: a chunk at a time, summed in the same order. */
+	if (w->w == NULL) {
+		/* Quantised or half rows: a chunk at a time, in the same order. */
 		float part[MODEL_CHUNK];
 		for (int i = 0; i < w->rows; i++) {
 			float val = 0.0f;
