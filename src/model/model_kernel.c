@@ -32,7 +32,6 @@ typedef float v8 __attribute__((vector_size(2 * MODEL_PANEL)));
 typedef float v8a __attribute__((vector_size(2 * MODEL_PANEL), aligned(4), may_alias));
 
 /* The compact forms' quants and halves (model_kernel_compact.h). */
-typedef signed char v16c __attribute__((vector_size(MODEL_PANEL), aligned(1), may_alias));
 typedef unsigned short v16s __attribute__((vector_size(2 * MODEL_PANEL), aligned(2), may_alias));
 typedef unsigned int v16u __attribute__((vector_size(4 * MODEL_PANEL)));
 /* Their kinds: bytes times a scale, bytes scaled less a minimum, F16, BF16. */
@@ -45,6 +44,25 @@ half16_avx512(const uint16_t *p, v16 *r)
 {
 	const __m512 f = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
 	memcpy(r, &f, sizeof f);
+}
+
+/* Sixteen signed bytes at P made floats (exactly) into *R. */
+__attribute__((target("avx512f"), always_inline)) static inline void byte16_avx512(const int8_t *p,
+                                                                                   v16 *r)
+{
+	const __m512 f = _mm512_cvtepi32_ps(
+	        _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)));
+	memcpy(r, &f, sizeof f);
+}
+
+__attribute__((target("avx2,f16c"), always_inline)) static inline void byte16_avx2(const int8_t *p,
+                                                                                   v16 *r)
+{
+	const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+	const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+	const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)));
+	memcpy(r, &lo, sizeof lo);
+	memcpy((char *)r + sizeof lo, &hi, sizeof hi);
 }
 
 __attribute__((target("avx2,f16c"), always_inline)) static inline void
@@ -75,6 +93,15 @@ half16_avx2(const uint16_t *p, v16 *r)
 #undef KPAIR
 #undef KQUAD
 #endif
+
+/* Sixteen bytes made floats: with the baseline's instructions. */
+static inline void byte16_base(const int8_t *p, v16 *r)
+{
+	_Alignas(64) float f[MODEL_PANEL];
+	for (int i = 0; i < MODEL_PANEL; i++)
+		f[i] = (float)p[i];
+	memcpy(r, f, sizeof f);
+}
 
 /* Sixteen halves widened exactly, without an instruction for it. */
 static inline void half16_base(const uint16_t *p, v16 *r)

@@ -2,8 +2,8 @@
  * model_kernel_compact: the panel kernel of the compact forms (model_pack.c),
  * included by model_kernel.c once per instruction set after
  * model_kernel_body.h, with its KATTR, KNAME and KPAIR, and KQUAD (up to
- * how many inputs four panels go at once) and KNAME(half16) (sixteen F16
- * halves widened).
+ * how many inputs four panels go at once), KNAME(byte16) and KNAME(half16)
+ * (sixteen bytes or F16 halves made floats).
  *
  * Lane r of an accumulator sums row r of its panel, acc += w * x[j] for
  * j = 0, 1, ..., as the float kernel does; w is made in the registers
@@ -22,8 +22,8 @@ KATTR static inline __attribute__((always_inline)) void KNAME(cweight)(const str
                                                                        v16 *wt)
 {
 	if (kind == CK_I8 || kind == CK_I8_MIN) {
-		const v16 q =
-		        __builtin_convertvector(*(const v16c *)(const void *)(w->i8 + at), v16);
+		v16 q;
+		KNAME(byte16)(w->i8 + at, &q);
 		*wt = kind == CK_I8 ? q * *sc : *sc * q - *mn;
 	} else if (kind == CK_F16) {
 		KNAME(half16)(w->h16 + at, wt);
