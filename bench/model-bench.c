@@ -100,7 +100,9 @@ static int write_15m(const char *path)
 	return rc;
 }
 
-/* A tokenizer.bin of 32000 pieces "t0", "t1", ... for run.c. */
+/* A tokenizer.bin of 32000 pieces "t0", "t1", ... for run.c, with the
+ * byte pieces "<0x00>" ... "<0xFF>" at 3 ... 258 as llama2.c's, so that
+ * h2o-tui encodes any text with it. */
 static int write_tokenizer(const char *path)
 {
 	FILE *f = fopen(path, "wb");
@@ -111,7 +113,9 @@ static int write_tokenizer(const char *path)
 	for (int i = 0; i < 32000 && rc == 0; i++) {
 		char piece[16];
 		const float score = 0;
-		const int32_t n = snprintf(piece, sizeof piece, "t%d", i);
+		const int32_t n = i >= 3 && i < 259
+		                          ? snprintf(piece, sizeof piece, "<0x%02X>", i - 3)
+		                          : snprintf(piece, sizeof piece, "t%d", i);
 		if (fwrite(&score, 4, 1, f) != 1 || fwrite(&n, 4, 1, f) != 1 ||
 		    fwrite(piece, 1, (size_t)n, f) != (size_t)n)
 			rc = -1;
@@ -426,6 +430,76 @@ static double run_peer_once(const char *peer, const char *ckpt, const char *tok,
 	return tps;
 }
 
+/* Seconds the shell command CMD takes, whole process; < 0 when it fails. */
+static double timed(const char *cmd)
+{
+	const double t0 = now();
+	const int rc = system(cmd);
+	const double dt = now() - t0;
+	return rc == 0 ? dt : -1;
+}
+
+/*
+ * The model end to end (issue 26): `H2O --report` of a model scene on the
+ * 15M checkpoint CKPT (text of 204 bytes: 205 tokens with BOS, heavy 16,
+ * recent 16, prompt 64, every policy run on the model) against each run.c
+ * of PEERS generating 205 tokens from the same checkpoint, whole process
+ * against whole process, each the best of REPS, interleaved.
+ */
+static void scene_case(const char *h2o, const char *const *peers, int npeers, const char *dir,
+                       const char *ckpt, const char *tok, int reps)
+{
+	char scene[4200], cmd[13000];
+	snprintf(scene, sizeof scene, "%s/scene.json", dir);
+	FILE *f = fopen(scene, "w");
+	if (f == NULL || strchr(h2o, '\'') || strchr(dir, '\'')) {
+		if (f != NULL)
+			fclose(f);
+		fprintf(stderr, "model-bench: cannot write %s\n", scene);
+		return;
+	}
+	char text[205];
+	for (int i = 0; i < 204; i++)
+		text[i] = i % 6 == 5 ? ' ' : (char)('a' + (i * 7) % 19);
+	text[204] = '\0';
+	fprintf(f,
+	        "{\"title\": \"bench\", \"heavy\": 16, \"recent\": 16, \"prompt\": 64, "
+	        "\"model\": \"random15M.bin\", \"tokenizer\": \"tokenizer.bin\", \"text\": "
+	        "\"%s\"}\n",
+	        text);
+	fclose(f);
+	double best = 0, pbest[4] = {0};
+	for (int rep = 0; rep < reps; rep++) {
+		snprintf(cmd, sizeof cmd, "'%s' --report '%s' >/dev/null", h2o, scene);
+		const double t = timed(cmd);
+		if (t > 0 && (best == 0 || t < best))
+			best = t;
+		for (int k = 0; k < npeers; k++) {
+			if (strchr(peers[k], '\''))
+				continue;
+			snprintf(cmd, sizeof cmd,
+			         "'%s' '%s' -z '%s' -n 205 -t 0 -s 1 >/dev/null 2>&1", peers[k],
+			         ckpt, tok);
+			const double p = timed(cmd);
+			if (p > 0 && (pbest[k] == 0 || p < pbest[k]))
+				pbest[k] = p;
+		}
+	}
+	printf("\nmodel scene end to end: random 15M shape, 205 tokens, --report (every policy "
+	       "on the model), whole process, best of %d\n",
+	       reps);
+	if (best <= 0) {
+		printf("  %s --report failed\n", h2o);
+		return;
+	}
+	printf("  h2o-tui --report: %.3f s, %.1f tok/s\n", best, 205 / best);
+	for (int k = 0; k < npeers; k++)
+		if (pbest[k] > 0)
+			printf("  run.c (%s) -n 205: %.3f s, %.1f tok/s: h2o-tui %.2fx\n", peers[k],
+			       pbest[k], 205 / pbest[k], pbest[k] / best);
+	unlink(scene);
+}
+
 /* The first number after KEY ("avg_ts" or "speed_tg") in the output of
  * CMD, a llama.cpp bench writing CSV or JSON lines; 0 when there is none. */
 static double llama_cpp_figure(const char *cmd, const char *key)
@@ -588,7 +662,8 @@ static int gguf_case(const char *dir, const char *name, uint32_t type, int token
 int main(int argc, char **argv)
 {
 	const char *peer = NULL, *root = ".", *llama_cpp = NULL;
-	int tokens = 256, reps = 3, gguf = 0, all_forms = 0, only_gguf = 0;
+	int tokens = 256, reps = 3, gguf = 0, all_forms = 0, only_gguf = 0, npeers = 0;
+	const char *h2o = NULL, *peers[4];
 	char err[LLAMA_ERR_MAX];
 
 	for (int i = 1; i < argc; i++) {
@@ -600,6 +675,10 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--gguf") == 0)
 			gguf = 1;
+		else if (strcmp(argv[i], "--scene") == 0 && i + 1 < argc)
+			h2o = argv[++i];
+		else if (strcmp(argv[i], "--scene-peer") == 0 && i + 1 < argc && npeers < 4)
+			peers[npeers++] = argv[++i];
 		else if (strcmp(argv[i], "--all-forms") == 0)
 			all_forms = 1, gguf = 1;
 		else if (strcmp(argv[i], "--only-gguf") == 0)
@@ -612,7 +691,8 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 			        "usage: model-bench [--peer PATH] [--gguf] [--all-forms] "
 			        "[--only-gguf] "
-			        "[--llama-cpp DIR] [--tokens N] [--reps N] [SOURCE_ROOT]\n");
+			        "[--llama-cpp DIR] [--scene H2O_TUI [--scene-peer RUN_C]...] "
+			        "[--tokens N] [--reps N] [SOURCE_ROOT]\n");
 			return 2;
 		}
 	}
@@ -630,7 +710,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", path, err);
 		return 1;
 	}
-	if (!only_gguf)
+	if (!only_gguf && h2o == NULL)
 		report("stories260K", m, tokens, reps, 0, NULL);
 	llama_free(m);
 
@@ -650,8 +730,10 @@ int main(int argc, char **argv)
 	} else if (llama_load(ckpt, &m, err) != 0) {
 		fprintf(stderr, "%s: %s\n", ckpt, err);
 		rc = 1;
-	} else if (only_gguf) {
+	} else if (only_gguf || h2o != NULL) {
 		llama_free(m);
+		if (h2o != NULL)
+			scene_case(h2o, peers, npeers, dir, ckpt, tok, reps);
 	} else {
 		const struct peer p = {peer, ckpt, tok, NULL, NULL};
 		report("random 15M shape", m, tokens, reps, bw, peer != NULL ? &p : NULL);
