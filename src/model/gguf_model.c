@@ -17,9 +17,11 @@
  * Hugging Face order and rotate row i with row i + head_size / 2 (llama.cpp's
  * NEOX mode). So llama rotates pairs here and the qwens halves.
  *
- * The weights are dequantised row by row (quant.c) into the same packed
- * float32 panels a llama2.c checkpoint is read into, every value checked
- * finite; the forward pass and its kernels are shared.
+ * The weights are checked finite row by row (quant.c) and packed into the
+ * panels a llama2.c checkpoint is read into: F32 as floats, quantised and
+ * half-precision matrices in their compact forms (model_pack.c), unless
+ * H2O_WEIGHTS or the memory says otherwise (weights_form); the forward
+ * pass and its kernels are shared.
  */
 #include "h2o/gguf.h"
 #include "model_impl.h"
