@@ -20,13 +20,21 @@
  *
  * With --gguf, two GGUF files of SmolLM2-135M's shape (random weights,
  * matrices in Q8_0 and in F16) are written and run the same way, their
- * weights unpacked to float32 and then read from the mapping
- * (H2O_WEIGHTS); with --llama-cpp DIR (the folder of a
- * llama.cpp build's binaries) llama-bench (one sequence) and
- * llama-batched-bench (five at once) run on the same files, two threads.
+ * weights in the compact forms (the default), and with --all-forms also
+ * unpacked to float32 and read from the mapping (H2O_WEIGHTS); with
+ * --llama-cpp DIR (the folder of a llama.cpp build's binaries) llama-bench
+ * (one sequence) and llama-batched-bench (five at once) run on the same
+ * files, two threads, interleaved with the compact cases, and the ratios
+ * are printed. --only-gguf leaves out the other models.
  *
- * Usage: model-bench [--peer PATH] [--gguf] [--llama-cpp DIR] [--tokens N]
- *                    [--reps N] [SOURCE_ROOT]
+ * With --scene H2O_TUI, `H2O_TUI --report` of a model scene on the 15M
+ * checkpoint (205 tokens, every policy run on the model) is timed whole
+ * process against each --scene-peer RUN_C (llama2.c's run.c generating
+ * 205 tokens from the same checkpoint), and the ratio printed.
+ *
+ * Usage: model-bench [--peer PATH] [--gguf] [--all-forms] [--only-gguf]
+ *                    [--llama-cpp DIR] [--scene H2O_TUI [--scene-peer RUN_C]...]
+ *                    [--tokens N] [--reps N] [SOURCE_ROOT]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -100,7 +108,9 @@ static int write_15m(const char *path)
 	return rc;
 }
 
-/* A tokenizer.bin of 32000 pieces "t0", "t1", ... for run.c. */
+/* A tokenizer.bin of 32000 pieces "t0", "t1", ... for run.c, with the
+ * byte pieces "<0x00>" ... "<0xFF>" at 3 ... 258 as llama2.c's, so that
+ * h2o-tui encodes any text with it. */
 static int write_tokenizer(const char *path)
 {
 	FILE *f = fopen(path, "wb");
@@ -111,7 +121,9 @@ static int write_tokenizer(const char *path)
 	for (int i = 0; i < 32000 && rc == 0; i++) {
 		char piece[16];
 		const float score = 0;
-		const int32_t n = snprintf(piece, sizeof piece, "t%d", i);
+		const int32_t n = i >= 3 && i < 259
+		                          ? snprintf(piece, sizeof piece, "<0x%02X>", i - 3)
+		                          : snprintf(piece, sizeof piece, "t%d", i);
 		if (fwrite(&score, 4, 1, f) != 1 || fwrite(&n, 4, 1, f) != 1 ||
 		    fwrite(piece, 1, (size_t)n, f) != (size_t)n)
 			rc = -1;
@@ -426,6 +438,84 @@ static double run_peer_once(const char *peer, const char *ckpt, const char *tok,
 	return tps;
 }
 
+/* Seconds the shell command CMD takes, whole process; < 0 when it fails. */
+static double timed(const char *cmd)
+{
+	const double t0 = now();
+	const int rc = system(cmd);
+	const double dt = now() - t0;
+	return rc == 0 ? dt : -1;
+}
+
+/*
+ * The model end to end (issue 26): `H2O --report` of a model scene on the
+ * 15M checkpoint CKPT (text of 204 bytes: 205 tokens with BOS, heavy 16,
+ * recent 16, prompt 64, every policy run on the model) against each run.c
+ * of PEERS generating 205 tokens from the same checkpoint, whole process
+ * against whole process, each the best of REPS, interleaved.
+ */
+static void scene_case(const char *h2o, const char *const *peers, int npeers, const char *dir,
+                       const char *ckpt, const char *tok, int reps)
+{
+	char scene[4200], cmd[13000];
+	snprintf(scene, sizeof scene, "%s/scene.json", dir);
+	FILE *f = fopen(scene, "w");
+	if (f == NULL || strchr(h2o, '\'') || strchr(dir, '\'')) {
+		if (f != NULL)
+			fclose(f);
+		fprintf(stderr, "model-bench: cannot write %s\n", scene);
+		return;
+	}
+	char text[205];
+	for (int i = 0; i < 204; i++)
+		text[i] = i % 6 == 5 ? ' ' : (char)('a' + (i * 7) % 19);
+	text[204] = '\0';
+	fprintf(f,
+	        "{\"title\": \"bench\", \"heavy\": 16, \"recent\": 16, \"prompt\": 64, "
+	        "\"model\": \"random15M.bin\", \"tokenizer\": \"tokenizer.bin\", \"text\": "
+	        "\"%s\"}\n",
+	        text);
+	fclose(f);
+	double best = 0, pbest[4] = {0};
+	for (int rep = 0; rep < reps; rep++) {
+		snprintf(cmd, sizeof cmd, "'%s' --report '%s' >/dev/null", h2o, scene);
+		const double t = timed(cmd);
+		if (t > 0 && (best == 0 || t < best))
+			best = t;
+		for (int k = 0; k < npeers; k++) {
+			if (strchr(peers[k], '\''))
+				continue;
+			snprintf(cmd, sizeof cmd,
+			         "'%s' '%s' -z '%s' -n 205 -t 0 -s 1 >/dev/null 2>&1", peers[k],
+			         ckpt, tok);
+			const double p = timed(cmd);
+			if (p > 0 && (pbest[k] == 0 || p < pbest[k]))
+				pbest[k] = p;
+		}
+	}
+	printf("\nmodel scene end to end: random 15M shape, 205 tokens, --report (every policy "
+	       "on the model), whole process, best of %d\n",
+	       reps);
+	if (best <= 0) {
+		printf("  %s --report failed\n", h2o);
+		return;
+	}
+	/* Runs of the model: the scene's full-cache trace, then one per
+	 * policy (all eleven, in one batch). */
+	const int runs = 12;
+	printf("  h2o-tui --report: %.3f s, %.1f tok/s, %.0f passes/s (205 tokens x %d runs: "
+	       "the trace and every policy)\n",
+	       best, 205 / best, 205.0 * runs / best, runs);
+	for (int k = 0; k < npeers; k++)
+		if (pbest[k] > 0)
+			printf("  run.c (%s) -n 205: %.3f s, %.1f tok/s: h2o-tui %.2fx its "
+			       "tokens/s, "
+			       "%.2fx its passes/s\n",
+			       peers[k], pbest[k], 205 / pbest[k], pbest[k] / best,
+			       pbest[k] * runs / best);
+	unlink(scene);
+}
+
 /* The first number after KEY ("avg_ts" or "speed_tg") in the output of
  * CMD, a llama.cpp bench writing CSV or JSON lines; 0 when there is none. */
 static double llama_cpp_figure(const char *cmd, const char *key)
@@ -465,9 +555,11 @@ static void llama_cpp_peer(const char *dir, const char *file, int tokens, int P,
 	*batched = llama_cpp_figure(cmd, "\"speed_tg\"");
 }
 
-/* What run.c is given, when it runs. */
+/* What run.c is given, when it runs; or llama.cpp's binaries' folder
+ * LLAMA_CPP and the GGUF file it runs. */
 struct peer {
 	const char *path, *ckpt, *tok;
+	const char *llama_cpp, *gguf;
 };
 
 /*
@@ -492,12 +584,18 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 	        {"batch, P = 5, window 64", 5, 64, 0},
 	};
 	enum { NCASES = sizeof cases / sizeof cases[0] };
-	double best[NCASES] = {0}, peer_tps = 0;
+	double best[NCASES] = {0}, peer_tps = 0, lc_one = 0, lc_five = 0;
 
 	for (int rep = 0; rep < reps; rep++) {
-		if (peer != NULL) {
+		if (peer != NULL && peer->path != NULL) {
 			const double t = run_peer_once(peer->path, peer->ckpt, peer->tok, tokens);
 			peer_tps = t > peer_tps ? t : peer_tps;
+		}
+		if (peer != NULL && peer->llama_cpp != NULL) {
+			double a, b;
+			llama_cpp_peer(peer->llama_cpp, peer->gguf, tokens, 5, &a, &b);
+			lc_one = a > lc_one ? a : lc_one;
+			lc_five = b > lc_five ? b : lc_five;
 		}
 		for (int k = 0; k < NCASES; k++) {
 			const int n = cases[k].plain && weights > 1e7 ? tokens / 4 : tokens;
@@ -510,8 +608,12 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 	       name, weights / 1e6, weights * 4 / 1e6, tokens, reps);
 	if (peer != NULL && peer_tps > 0)
 		printf("  run.c (%s), greedy from BOS: %.1f tok/s\n", peer->path, peer_tps);
-	else if (peer != NULL)
+	else if (peer != NULL && peer->path != NULL)
 		printf("  run.c (%s): no \"achieved tok/s\" line\n", peer->path);
+	if (peer != NULL && peer->llama_cpp != NULL)
+		printf("  llama.cpp on the same file, two threads: llama-bench one sequence %.1f "
+		       "tok/s, llama-batched-bench 5 sequences %.1f tok/s\n",
+		       lc_one, lc_five);
 	printf("  %-26s %12s %10s %12s %10s\n", "case", "passes/s", "ms/step", "weights GB/s",
 	       "GFLOP/s");
 	for (int k = 0; k < NCASES; k++) {
@@ -522,6 +624,11 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 		       reads * weights * 4 / 1e9, pps * weights * 2 / 1e9);
 		if (peer_tps > 0)
 			printf("   %.1fx run.c", pps / peer_tps);
+		const double lc = cases[k].plain || cases[k].window ? 0
+		                  : cases[k].P == 1                 ? lc_one
+		                                                    : lc_five;
+		if (lc > 0)
+			printf("   %.2fx llama.cpp", pps / lc);
 		printf("\n");
 	}
 	if (bw > 0)
@@ -533,7 +640,7 @@ static void report(const char *name, const struct llama_model *m, int tokens, in
 /* The GGUF cases: the 135M shape in TYPE (NAME), and llama.cpp beside
  * it when LLAMA_CPP names the folder of its binaries. */
 static int gguf_case(const char *dir, const char *name, uint32_t type, int tokens, int reps,
-                     double bw, const char *llama_cpp)
+                     double bw, const char *llama_cpp, int all_forms)
 {
 	char path[4200], err[LLAMA_ERR_MAX], title[128];
 	struct llama_model *m;
@@ -543,10 +650,14 @@ static int gguf_case(const char *dir, const char *name, uint32_t type, int token
 		unlink(path);
 		return 1;
 	}
-	/* Unpacked to float32 once (the default at this size), then read
-	 * from the mapping (what a model too large to unpack does). */
-	for (int mapped = 0; mapped < 2; mapped++) {
-		setenv("H2O_WEIGHTS", mapped ? "mapped" : "unpacked", 1);
+	/* The compact forms (the default), unpacked to float32, and read from
+	 * the mapping (what a model too large for memory does); llama.cpp
+	 * runs beside the first, each repetition meeting the same load. */
+	static const char *const forms[3] = {"compact", "unpacked", "mapped"};
+	static const char *const said[3] = {"packed compact (the default)", "unpacked to float32",
+	                                    "read from the mapping"};
+	for (int f = 0; f < (all_forms ? 3 : 1); f++) {
+		setenv("H2O_WEIGHTS", forms[f], 1);
 		const int rc = llama_load(path, &m, err);
 		unsetenv("H2O_WEIGHTS");
 		if (rc != 0) {
@@ -555,21 +666,10 @@ static int gguf_case(const char *dir, const char *name, uint32_t type, int token
 			return 1;
 		}
 		snprintf(title, sizeof title, "random 135M shape, GGUF %s (weights %s)", name,
-		         mapped ? "read from the mapping" : "unpacked to float32");
-		report(title, m, tokens, reps, bw, NULL);
+		         said[f]);
+		const struct peer p = {NULL, NULL, NULL, llama_cpp, path};
+		report(title, m, tokens, reps, bw, f == 0 && llama_cpp != NULL ? &p : NULL);
 		llama_free(m);
-	}
-	if (llama_cpp != NULL) {
-		double one = 0, five = 0;
-		for (int rep = 0; rep < reps; rep++) {
-			double a, b;
-			llama_cpp_peer(llama_cpp, path, tokens, 5, &a, &b);
-			one = a > one ? a : one;
-			five = b > five ? b : five;
-		}
-		printf("  llama.cpp on the same file, two threads: llama-bench one sequence %.1f "
-		       "tok/s, llama-batched-bench 5 sequences %.1f tok/s\n",
-		       one, five);
 	}
 	unlink(path);
 	return 0;
@@ -578,7 +678,8 @@ static int gguf_case(const char *dir, const char *name, uint32_t type, int token
 int main(int argc, char **argv)
 {
 	const char *peer = NULL, *root = ".", *llama_cpp = NULL;
-	int tokens = 256, reps = 3, gguf = 0;
+	int tokens = 256, reps = 3, gguf = 0, all_forms = 0, only_gguf = 0, npeers = 0;
+	const char *h2o = NULL, *peers[4];
 	char err[LLAMA_ERR_MAX];
 
 	for (int i = 1; i < argc; i++) {
@@ -590,13 +691,23 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--gguf") == 0)
 			gguf = 1;
+		else if (strcmp(argv[i], "--scene") == 0 && i + 1 < argc)
+			h2o = argv[++i];
+		else if (strcmp(argv[i], "--scene-peer") == 0 && i + 1 < argc && npeers < 4)
+			peers[npeers++] = argv[++i];
+		else if (strcmp(argv[i], "--all-forms") == 0)
+			all_forms = 1, gguf = 1;
+		else if (strcmp(argv[i], "--only-gguf") == 0)
+			only_gguf = 1, gguf = 1;
 		else if (strcmp(argv[i], "--llama-cpp") == 0 && i + 1 < argc)
 			llama_cpp = argv[++i], gguf = 1;
 		else if (argv[i][0] != '-')
 			root = argv[i];
 		else {
 			fprintf(stderr,
-			        "usage: model-bench [--peer PATH] [--gguf] [--llama-cpp DIR] "
+			        "usage: model-bench [--peer PATH] [--gguf] [--all-forms] "
+			        "[--only-gguf] "
+			        "[--llama-cpp DIR] [--scene H2O_TUI [--scene-peer RUN_C]...] "
 			        "[--tokens N] [--reps N] [SOURCE_ROOT]\n");
 			return 2;
 		}
@@ -615,7 +726,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", path, err);
 		return 1;
 	}
-	report("stories260K", m, tokens, reps, 0, NULL);
+	if (!only_gguf && h2o == NULL)
+		report("stories260K", m, tokens, reps, 0, NULL);
 	llama_free(m);
 
 	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -634,14 +746,18 @@ int main(int argc, char **argv)
 	} else if (llama_load(ckpt, &m, err) != 0) {
 		fprintf(stderr, "%s: %s\n", ckpt, err);
 		rc = 1;
+	} else if (only_gguf || h2o != NULL) {
+		llama_free(m);
+		if (h2o != NULL)
+			scene_case(h2o, peers, npeers, dir, ckpt, tok, reps);
 	} else {
-		const struct peer p = {peer, ckpt, tok};
+		const struct peer p = {peer, ckpt, tok, NULL, NULL};
 		report("random 15M shape", m, tokens, reps, bw, peer != NULL ? &p : NULL);
 		llama_free(m);
 	}
 	if (rc == 0 && gguf)
-		rc = gguf_case(dir, "Q8_0", G_Q8_0, tokens, reps, bw, llama_cpp) ||
-		     gguf_case(dir, "F16", G_F16, tokens, reps, bw, llama_cpp);
+		rc = gguf_case(dir, "Q8_0", G_Q8_0, tokens, reps, bw, llama_cpp, all_forms) ||
+		     gguf_case(dir, "F16", G_F16, tokens, reps, bw, llama_cpp, all_forms);
 	unlink(ckpt);
 	unlink(tok);
 	rmdir(dir);

@@ -374,8 +374,8 @@ static int check_step(const struct llama_model *m, const struct llama_run *r, in
 
 static void matvec(float *out, const struct packed *w, const float *x)
 {
-	if (w->q != NULL) {
-		/* Quantised rows: a chunk at a time, summed in the same order. */
+	if (w->w == NULL) {
+		/* Quantised or half rows: a chunk at a time, in the same order. */
 		float part[MODEL_CHUNK];
 		for (int i = 0; i < w->rows; i++) {
 			float val = 0.0f;
@@ -440,6 +440,10 @@ int llama_step(const struct llama_model *m, struct llama_run *r, int token, int 
 /* A step of several runs uses the helper from this many multiplies on. */
 #define MODEL_THREADS_WORK 4e6
 
+/* Panels (a multiple of four) each group of runs goes over before the next
+ * group takes them: a batch of more than MODEL_GROUP runs. */
+#define MODEL_REUSE_PANELS 8
+
 /* Up to three products of the same input width, for every run. */
 struct products {
 	int nmat;
@@ -469,9 +473,15 @@ static void products_part(struct batch *b, int part)
 		const int np = packed_panels(pr->w[i]->rows);
 		const int a = from > base ? from - base : 0;
 		const int z = to - base < np ? to - base : np;
-		for (int r0 = 0; a < z && r0 < b->n; r0 += MODEL_GROUP) {
-			const int g = b->n - r0 < MODEL_GROUP ? b->n - r0 : MODEL_GROUP;
-			b->m->k.panels(pr->w[i], a, z, pr->in + r0, pr->out[i] + r0, g);
+		/* More runs than a pass serves: the groups of runs go over a few
+		 * panels at a time, so that the later groups read them from the
+		 * cache rather than from memory. */
+		for (int c0 = a; c0 < z; c0 += MODEL_REUSE_PANELS) {
+			const int c1 = z - c0 < MODEL_REUSE_PANELS ? z : c0 + MODEL_REUSE_PANELS;
+			for (int r0 = 0; r0 < b->n; r0 += MODEL_GROUP) {
+				const int g = b->n - r0 < MODEL_GROUP ? b->n - r0 : MODEL_GROUP;
+				b->m->k.panels(pr->w[i], c0, c1, pr->in + r0, pr->out[i] + r0, g);
+			}
 		}
 		base += np;
 	}

@@ -17,9 +17,11 @@
  * Hugging Face order and rotate row i with row i + head_size / 2 (llama.cpp's
  * NEOX mode). So llama rotates pairs here and the qwens halves.
  *
- * The weights are dequantised row by row (quant.c) into the same packed
- * float32 panels a llama2.c checkpoint is read into, every value checked
- * finite; the forward pass and its kernels are shared.
+ * The weights are checked finite row by row (quant.c) and packed into the
+ * panels a llama2.c checkpoint is read into: F32 as floats, quantised and
+ * half-precision matrices in their compact forms (model_pack.c), unless
+ * H2O_WEIGHTS or the memory says otherwise (weights_form); the forward
+ * pass and its kernels are shared.
  */
 #include "h2o/gguf.h"
 #include "model_impl.h"
@@ -43,7 +45,8 @@ struct ctx {
 	unsigned char *taken;
 	struct llama_limit *limit; /* the memory the model may take, or NULL */
 	int keep;                  /* the file stays mapped as long as the model */
-	int mapped;                /* and the weights are read from it (mapped_weights) */
+	int mapped;                /* and the weights are read from it (weights_form) */
+	int compact;               /* quantised and half matrices compact (model_pack.c) */
 };
 
 /* ARCH.SUFFIX as an integer in [LO, HI]; DEF when missing (or -1 when
@@ -157,31 +160,49 @@ static int in_place(const struct ctx *x, const struct gguf_tensor *t)
 	return x->mapped && t->type != GGML_F32;
 }
 
-/*
- * Whether a model kept mapped (KEEP) reads its quantised and half-precision
- * weights from the mapping rather than from floats unpacked once: only
- * when those FLOATS would take more than half the machine's memory, since
- * unpacking each panel inside the products makes a pass four to nine
- * times slower (docs/gguf.md); or when H2O_WEIGHTS=mapped asks for it (the tests
- * hold both ways to the same bits).
- */
-static int mapped_weights(int keep, uint64_t floats)
+/* Whether T is packed in its compact form (model_pack.c). */
+static int compact(const struct ctx *x, const struct gguf_tensor *t)
 {
-	if (!keep)
-		return 0;
+	return x->compact && !in_place(x, t) && model_compact_type((int)t->type);
+}
+
+/*
+ * How the quantised and half-precision matrices are held: packed in their
+ * compact forms (model_pack.c: a byte or two a weight, the default), read
+ * from the mapping of a model kept mapped (KEEP) when even those BYTES
+ * would take more than half the machine's memory, or as H2O_WEIGHTS says
+ * (compact, unpacked: float32 panels, 4 bytes a weight; mapped: KEEP
+ * only). Every form gives the same logits, bit for bit (the tests hold
+ * them to it); they differ in speed (docs/gguf.md).
+ */
+static void weights_form(struct ctx *x)
+{
 	const char *want = getenv("H2O_WEIGHTS");
-	if (want != NULL && strcmp(want, "mapped") == 0)
-		return 1;
-	if (want != NULL && strcmp(want, "unpacked") == 0)
+	x->mapped = 0;
+	x->compact = !(want != NULL && strcmp(want, "unpacked") == 0);
+}
+
+/* Whether, BYTES being the block's size in the form weights_form chose,
+ * the weights are read from the mapping instead. */
+static int weights_mapped(const struct ctx *x, uint64_t bytes)
+{
+	const char *want = getenv("H2O_WEIGHTS");
+	if (!x->keep)
 		return 0;
+	if (want != NULL && *want != '\0')
+		return strcmp(want, "mapped") == 0;
 	const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	return pages > 0 && page > 0 && (double)floats * 4 > (double)pages * (double)page / 2;
+	return pages > 0 && page > 0 && (double)bytes > (double)pages * (double)page / 2;
 }
 
 /* The floats T takes in the model's block: none in place. */
 static uint64_t floats_of(const struct ctx *x, const struct gguf_tensor *t)
 {
-	return t == NULL || in_place(x, t) ? 0 : model_packed_floats((int)t->ne[1], (int)t->ne[0]);
+	if (t == NULL || in_place(x, t))
+		return 0;
+	if (compact(x, t))
+		return model_compact_floats((int)t->type, (int)t->ne[1], (int)t->ne[0]);
+	return model_packed_floats((int)t->ne[1], (int)t->ne[0]);
 }
 
 /* T (rows x cols) into the panels at DST, or (in place) its rows checked
@@ -202,6 +223,16 @@ static int pack(struct ctx *x, const struct gguf_tensor *t, float *dst, struct p
 		for (int r = 0; r < rows; r++)
 			if (row(x, t, (uint64_t)r, tmp) != 0)
 				return -1;
+		return 0;
+	}
+	if (compact(x, t)) {
+		const size_t rb = (size_t)cols / (size_t)ggml_block_elems(t->type) *
+		                  (size_t)ggml_block_bytes(t->type);
+		for (int r = 0; r < rows; r++)
+			if (row(x, t, (uint64_t)r, tmp) != 0)
+				return -1;
+		if (model_pack_compact((int)t->type, t->data, rb, rows, cols, dst, m) != 0)
+			return model_fail(x->err, "out of memory");
 		return 0;
 	}
 	for (int p = 0; p < packed_panels(rows); p++) {
@@ -336,6 +367,19 @@ static int read_config(struct ctx *x, enum arch arch, struct llama_config *c, st
 	return 0;
 }
 
+/* The model's block: VECTORS and the matrices as X holds them. */
+static uint64_t block_floats(const struct ctx *x, const struct gguf_tensor *emb,
+                             const struct gguf_tensor *out, const struct layer_tensors *lt,
+                             int n_layers, uint64_t vectors)
+{
+	uint64_t block = vectors + floats_of(x, emb) + floats_of(x, out);
+	for (int l = 0; l < n_layers; l++)
+		block += floats_of(x, lt[l].q) + floats_of(x, lt[l].k) + floats_of(x, lt[l].v) +
+		         floats_of(x, lt[l].o) + floats_of(x, lt[l].gate) +
+		         floats_of(x, lt[l].down) + floats_of(x, lt[l].up);
+	return block;
+}
+
 /* Floats for the matrices of C (A's widths) and the vectors after them. */
 static uint64_t weight_floats(const struct llama_config *c, const struct model_arch *a,
                               uint64_t vectors)
@@ -423,12 +467,12 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 		free(lt);
 		return too_large;
 	}
-	x->mapped = mapped_weights(x->keep, floats);
-	uint64_t block = vectors + floats_of(x, emb) + floats_of(x, out);
-	for (int l = 0; l < c->n_layers; l++)
-		block += floats_of(x, lt[l].q) + floats_of(x, lt[l].k) + floats_of(x, lt[l].v) +
-		         floats_of(x, lt[l].o) + floats_of(x, lt[l].gate) +
-		         floats_of(x, lt[l].down) + floats_of(x, lt[l].up);
+	weights_form(x);
+	uint64_t block = block_floats(x, emb, out, lt, c->n_layers, vectors);
+	if (weights_mapped(x, block * sizeof(float))) {
+		x->mapped = 1;
+		block = block_floats(x, emb, out, lt, c->n_layers, vectors);
+	}
 	const size_t widest =
 	        (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim) > (size_t)a->q_dim
 	                ? (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim)

@@ -176,7 +176,9 @@ int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int 
 			model_fail(err, "stopped at position %d of %d", i, n);
 			return LLAMA_STOPPED;
 		}
-		if (llama_step(m, r, tokens[i], i) != 0) { /* checked above: cannot fail */
+		/* A batch of one: the panel kernels on two threads, the bits of
+		 * llama_step (the tests hold the two equal). */
+		if (llama_step_batch(m, &r, 1, &tokens[i], i) != 0) { /* checked above */
 			llama_run_free(r);
 			free(work);
 			return model_fail(err, "step %d failed", i);

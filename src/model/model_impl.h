@@ -28,10 +28,20 @@
 #define MODEL_CHUNK 256
 
 /*
- * A matrix: packed floats, or (a GGUF file kept mapped) the rows as the
- * file stores them, ROW_BYTES apart, of ggml type QTYPE, which the kernel
- * dequantises a chunk of a panel at a time into the packed layout, so the
- * products are those of the packed floats, bit for bit.
+ * A matrix, in one of four forms, each giving every weight the same float
+ * (ggml's dequantised value), so the products are those of the packed
+ * floats, bit for bit:
+ * - W: packed floats;
+ * - Q (a GGUF file kept mapped): the rows as the file stores them,
+ *   ROW_BYTES apart, of ggml type QTYPE, which the kernel dequantises a
+ *   chunk of a panel at a time into the packed layout;
+ * - I8 (quantised types, model_pack.c): the quants packed as the floats
+ *   are, one signed byte a weight, MODEL_PANEL a column of a panel, and
+ *   per panel and group of GROUP columns MODEL_PANEL floats SCALE (and
+ *   MIN, Q4_K's, or NULL): the weight is q * scale, or scale * q - min,
+ *   as ggml computes it;
+ * - H16 (F16 and BF16, QTYPE says which): the halves packed the same way,
+ *   two bytes a weight, widened exactly.
  */
 struct packed {
 	const float *w; /* panels(rows) * cols * MODEL_PANEL floats, 64-byte aligned */
@@ -39,7 +49,24 @@ struct packed {
 	const unsigned char *q; /* or NULL: the rows in the file */
 	int qtype;
 	size_t row_bytes;
+	const int8_t *i8;         /* or NULL: panels(rows) * cols * MODEL_PANEL quants */
+	const float *scale, *min; /* panels * (cols / group) * MODEL_PANEL each */
+	int group;                /* columns a scale covers: 16 or 32 */
+	const uint16_t *h16;      /* or NULL: panels(rows) * cols * MODEL_PANEL halves */
 };
+
+/* Whether a compact form (I8 or H16, model_pack.c) holds ggml type TYPE
+ * (an enum ggml_type); and the floats' worth of memory (64-byte aligned)
+ * a ROWS x COLS matrix of it takes then. */
+int model_compact_type(int type);
+uint64_t model_compact_floats(int type, int rows, int cols);
+/* The ROWS x COLS matrix of ggml type TYPE whose row r starts at
+ * SRC + r * ROW_BYTES into the compact form at DST (model_compact_floats
+ * of it, 64-byte aligned), M set to it: 0, or -1 out of memory. */
+int model_pack_compact(int type, const unsigned char *src, size_t row_bytes, int rows, int cols,
+                       float *dst, struct packed *m);
+/* model_row_part of a matrix in a compact form. */
+void model_compact_row_part(const struct packed *m, int i, size_t c0, size_t cw, float *dst);
 
 static inline int packed_panels(int rows)
 {

@@ -21,36 +21,106 @@
 #include <stdbool.h>
 #include <string.h>
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#endif
+
 #if defined(__GNUC__)
 typedef float v16 __attribute__((vector_size(4 * MODEL_PANEL)));
 typedef float v16a __attribute__((vector_size(4 * MODEL_PANEL), aligned(4), may_alias));
 typedef float v8 __attribute__((vector_size(2 * MODEL_PANEL)));
 typedef float v8a __attribute__((vector_size(2 * MODEL_PANEL), aligned(4), may_alias));
 
+/* The compact forms' quants and halves (model_kernel_compact.h). */
+typedef unsigned short v16s __attribute__((vector_size(2 * MODEL_PANEL), aligned(2), may_alias));
+typedef unsigned int v16u __attribute__((vector_size(4 * MODEL_PANEL)));
+/* Their kinds: bytes times a scale, bytes scaled less a minimum, F16, BF16. */
+enum { CK_I8, CK_I8_MIN, CK_F16, CK_BF16 };
+
 #if defined(__x86_64__) || defined(__i386__)
+/* Sixteen F16 halves at P widened (exactly) into *R. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+half16_avx512(const uint16_t *p, v16 *r)
+{
+	const __m512 f = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+	memcpy(r, &f, sizeof f);
+}
+
+/* Sixteen signed bytes at P made floats (exactly) into *R. */
+__attribute__((target("avx512f"), always_inline)) static inline void byte16_avx512(const int8_t *p,
+                                                                                   v16 *r)
+{
+	const __m512 f = _mm512_cvtepi32_ps(
+	        _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)));
+	memcpy(r, &f, sizeof f);
+}
+
+__attribute__((target("avx2,f16c"), always_inline)) static inline void byte16_avx2(const int8_t *p,
+                                                                                   v16 *r)
+{
+	const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+	const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+	const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)));
+	memcpy(r, &lo, sizeof lo);
+	memcpy((char *)r + sizeof lo, &hi, sizeof hi);
+}
+
+__attribute__((target("avx2,f16c"), always_inline)) static inline void
+half16_avx2(const uint16_t *p, v16 *r)
+{
+	const __m256 a = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+	const __m256 b = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + 8)));
+	memcpy(r, &a, sizeof a);
+	memcpy((char *)r + sizeof a, &b, sizeof b);
+}
+
 #define KATTR    __attribute__((target("avx512f")))
 #define KNAME(x) x##_avx512
 #define KPAIR    8
+#define KQUAD    2
 #include "model_kernel_body.h"
 #undef KATTR
 #undef KNAME
 #undef KPAIR
-#define KATTR    __attribute__((target("avx2")))
+#undef KQUAD
+#define KATTR    __attribute__((target("avx2,f16c")))
 #define KNAME(x) x##_avx2
 #define KPAIR    3
+#define KQUAD    1
 #include "model_kernel_body.h"
 #undef KATTR
 #undef KNAME
 #undef KPAIR
+#undef KQUAD
 #endif
+
+/* Sixteen bytes made floats: with the baseline's instructions. */
+static inline void byte16_base(const int8_t *p, v16 *r)
+{
+	_Alignas(64) float f[MODEL_PANEL];
+	for (int i = 0; i < MODEL_PANEL; i++)
+		f[i] = (float)p[i];
+	memcpy(r, f, sizeof f);
+}
+
+/* Sixteen halves widened exactly, without an instruction for it. */
+static inline void half16_base(const uint16_t *p, v16 *r)
+{
+	_Alignas(64) float f[MODEL_PANEL];
+	for (int i = 0; i < MODEL_PANEL; i++)
+		f[i] = model_half(p[i]);
+	memcpy(r, f, sizeof f);
+}
 
 #define KATTR
 #define KNAME(x) x##_base
 #define KPAIR    1
+#define KQUAD    0
 #include "model_kernel_body.h"
 #undef KATTR
 #undef KNAME
 #undef KPAIR
+#undef KQUAD
 
 /* The variants, widest first, as llama_kernel_select names them. */
 static const struct kernels variants[] = {
@@ -68,7 +138,7 @@ static bool runnable(const struct kernels *k)
 	if (strcmp(k->name, "avx512") == 0)
 		return __builtin_cpu_supports("avx512f");
 	if (strcmp(k->name, "avx2") == 0)
-		return __builtin_cpu_supports("avx2");
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
 #endif
 	(void)k;
 	return true;

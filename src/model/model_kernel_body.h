@@ -132,6 +132,8 @@ KATTR static void KNAME(panels_q)(const struct packed *w, int pa, int pb, const 
 	}
 }
 
+#include "model_kernel_compact.h"
+
 KATTR static void KNAME(panels)(const struct packed *w, int pa, int pb, const float *const *x,
                                 float *const *out, int np)
 {
@@ -140,6 +142,10 @@ KATTR static void KNAME(panels)(const struct packed *w, int pa, int pb, const fl
 
 	if (w->q != NULL) {
 		KNAME(panels_q)(w, pa, pb, x, out, np);
+		return;
+	}
+	if (w->i8 != NULL || w->h16 != NULL) {
+		KNAME(panels_c)(w, pa, pb, x, out, np);
 		return;
 	}
 	for (int p = pa; p < pb;) {

@@ -161,6 +161,10 @@ void dequant_row(int type, const unsigned char *src, float *dst, size_t n)
 
 void model_row_part(const struct packed *m, int i, size_t c0, size_t cw, float *dst)
 {
+	if (m->i8 != NULL || m->h16 != NULL) {
+		model_compact_row_part(m, i, c0, cw, dst);
+		return;
+	}
 	if (m->q != NULL) {
 		const size_t at = c0 / (size_t)ggml_block_elems((uint32_t)m->qtype) *
 		                  (size_t)ggml_block_bytes((uint32_t)m->qtype);

@@ -292,25 +292,41 @@ static void test_hf_folders(void **state)
 	}
 }
 
-/* A file loaded from its path with H2O_WEIGHTS=mapped keeps its quantised
- * and half-precision weights in the mapping, dequantised inside the
- * products; the same bytes loaded from memory are unpacked into floats
- * once. Both give the same
- * logits, bit for bit, on one thread and on two. */
+/* FILE (a path under ROOT) loaded with H2O_WEIGHTS=FORM and the model
+ * kernels' variant KERNEL (NULL: the widest); NULL when this processor
+ * cannot run KERNEL. */
+static struct llama_model *load_as(const char *rel, const char *form, const char *kernel)
+{
+	if (kernel != NULL && llama_kernel_select(kernel) != 0)
+		return NULL;
+	setenv("H2O_WEIGHTS", form, 1);
+	struct llama_model *m = load(rel);
+	unsetenv("H2O_WEIGHTS");
+	llama_kernel_select(NULL);
+	return m;
+}
+
+/* Every form of the weights gives the same logits, bit for bit, on one
+ * thread and on two: read from the mapping (dequantised inside the
+ * products), unpacked into floats once, the same bytes loaded from memory
+ * (the default form), and the compact forms (model_pack.c: bytes and
+ * scales, halves) under every variant of the kernels this processor runs
+ * (each variant's products made the same way). */
 static void test_mapped_equals_unpacked(void **state)
 {
 	(void)state;
 	static const char *const names[] = {"llama_f16",  "llama_bf16", "llama_q8_0",
 	                                    "llama_q4_0", "llama_q4_k", "llama_q6_k"};
+	static const char *const kernels[] = {"avx512", "avx2", "portable"};
 	int ids[MAX_TOK];
 	const int n = read_tokens(ids);
 	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
 		char rel[256], path[1024], err[LLAMA_ERR_MAX] = "";
 		snprintf(rel, sizeof rel, DIR "%s.gguf", names[k]);
 		snprintf(path, sizeof path, "%s/%s", root, rel);
-		setenv("H2O_WEIGHTS", "mapped", 1);
-		struct llama_model *mapped = load(rel), *unpacked = NULL;
-		unsetenv("H2O_WEIGHTS");
+		struct llama_model *m[6] = {load_as(rel, "mapped", NULL),
+		                            load_as(rel, "unpacked", NULL), NULL};
+		const char *what[6] = {"mapped", "unpacked", "from memory"};
 		FILE *f = fopen(path, "rb");
 		assert_non_null(f);
 		assert_int_equal(fseek(f, 0, SEEK_END), 0);
@@ -320,25 +336,33 @@ static void test_mapped_equals_unpacked(void **state)
 		assert_non_null(bytes);
 		assert_int_equal(fread(bytes, 1, (size_t)size, f), (size_t)size);
 		fclose(f);
-		if (llama_load_bytes(bytes, (size_t)size, &unpacked, err) != 0)
+		if (llama_load_bytes(bytes, (size_t)size, &m[2], err) != 0)
 			fail_msg("%s: %s", rel, err);
 		free(bytes);
-		const int V = llama_model_config(mapped)->vocab_size;
+		for (int v = 0; v < 3; v++) {
+			m[3 + v] = load_as(rel, "compact", kernels[v]);
+			what[3 + v] = kernels[v];
+		}
+		const int V = llama_model_config(m[0])->vocab_size;
 		for (int threads = 0; threads < 2; threads++) {
 			const enum llama_threads mode =
 			        threads ? LLAMA_THREADS_TWO : LLAMA_THREADS_ONE;
-			llama_set_threads(mapped, mode);
-			llama_set_threads(unpacked, mode);
-			float *a = run(mapped, ids, n), *b = run(unpacked, ids, n);
-			if (memcmp(a, b, (size_t)n * (size_t)V * sizeof *a) != 0)
-				fail_msg("%s: the mapped weights' logits differ from the unpacked "
-				         "ones",
-				         names[k]);
+			llama_set_threads(m[0], mode);
+			float *a = run(m[0], ids, n);
+			for (int j = 1; j < 6; j++) {
+				if (m[j] == NULL)
+					continue;
+				llama_set_threads(m[j], mode);
+				float *b = run(m[j], ids, n);
+				if (memcmp(a, b, (size_t)n * (size_t)V * sizeof *a) != 0)
+					fail_msg("%s: the logits %s differ from the mapped ones",
+					         names[k], what[j]);
+				free(b);
+			}
 			free(a);
-			free(b);
 		}
-		llama_free(mapped);
-		llama_free(unpacked);
+		for (int j = 0; j < 6; j++)
+			llama_free(m[j]);
 	}
 }
 
