@@ -6,6 +6,7 @@
 #define H2O_TEST_SCENE_FIXTURE_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,61 @@ static inline struct scene *fixture_random(int n, int dim, int heavy, int recent
 	struct scene *sc = fixture_vector(n, dim, heavy, recent, 1.0 / sqrt((double)dim), buf,
 	                                  buf + cells, buf + 2 * cells);
 	free(buf);
+	return sc;
+}
+
+/* A random attention scene (rows normalised; UNIFORM gives equal weights),
+ * with random values when VALUES. */
+static inline struct scene *fixture_random_attention(int n, int dim, bool values, bool uniform,
+                                                     unsigned seed)
+{
+	double *rows = malloc(scene_attn_offset(n) * sizeof *rows);
+	double *v = values ? malloc((size_t)n * (size_t)dim * sizeof *v) : NULL;
+	unsigned long long s = seed;
+	for (int i = 0; i < n; i++) {
+		double *row = rows + scene_attn_offset(i), sum = 0.0;
+		for (int j = 0; j <= i; j++) {
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			row[j] = uniform ? 1.0 : 0.05 + (double)(s >> 11) / 9007199254740992.0;
+			sum += row[j];
+		}
+		for (int j = 0; j <= i; j++)
+			row[j] /= sum;
+	}
+	for (int i = 0; values && i < n * dim; i++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		v[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+	}
+	struct scene *sc = fixture_attention(n, dim, 0, 0, rows, v, NULL);
+	free(rows);
+	free(v);
+	return sc;
+}
+
+/* A random vector scene: LAYERS x HEADS query heads over KV kv heads. */
+static inline struct scene *fixture_random_layers(int layers, int heads, int kv, int n, int dim,
+                                                  int prompt, unsigned long long seed)
+{
+	struct scene *sc = fixture_base(n, dim, 0, 0, SCENE_VECTOR, NULL);
+	sc->layers = layers;
+	sc->heads = heads;
+	sc->kv_heads = kv;
+	sc->prompt = prompt;
+	const size_t qn = (size_t)layers * (size_t)heads * (size_t)n * (size_t)dim;
+	const size_t kn = (size_t)layers * (size_t)kv * (size_t)n * (size_t)dim;
+	sc->q = malloc(qn * sizeof *sc->q);
+	sc->k = malloc(kn * sizeof *sc->k);
+	sc->v = malloc(kn * sizeof *sc->v);
+	for (size_t i = 0; i < qn + 2 * kn; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		const double u = (double)(seed >> 11) / 9007199254740992.0 * 4.0 - 2.0;
+		if (i < qn)
+			sc->q[i] = u;
+		else if (i < qn + kn)
+			sc->k[i - qn] = u;
+		else
+			sc->v[i - qn - kn] = u;
+	}
 	return sc;
 }
 

@@ -210,39 +210,12 @@ static void test_safeguard_in_engine(void **state)
 	scene_free(sc);
 }
 
-/* A random vector scene: LAYERS x HEADS query heads over KV kv heads. */
-static struct scene *random_scene(int layers, int heads, int kv, int n, int dim, int prompt,
-                                  unsigned long long seed)
-{
-	struct scene *sc = fixture_base(n, dim, 0, 0, SCENE_VECTOR, NULL);
-	sc->layers = layers;
-	sc->heads = heads;
-	sc->kv_heads = kv;
-	sc->prompt = prompt;
-	const size_t qn = (size_t)layers * (size_t)heads * (size_t)n * (size_t)dim;
-	const size_t kn = (size_t)layers * (size_t)kv * (size_t)n * (size_t)dim;
-	sc->q = malloc(qn * sizeof *sc->q);
-	sc->k = malloc(kn * sizeof *sc->k);
-	sc->v = malloc(kn * sizeof *sc->v);
-	for (size_t i = 0; i < qn + 2 * kn; i++) {
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		const double u = (double)(seed >> 11) / 9007199254740992.0 * 4.0 - 2.0;
-		if (i < qn)
-			sc->q[i] = u;
-		else if (i < qn + kn)
-			sc->k[i - qn] = u;
-		else
-			sc->v[i - qn - kn] = u;
-	}
-	return sc;
-}
-
 /* With one kv head per layer the layer's budget is the head's: AdaKV is
  * SnapKV, bit for bit, at every step of every head. */
 static void test_one_kv_head_is_snapkv(void **state)
 {
 	(void)state;
-	struct scene *sc = random_scene(2, 4, 1, 100, 3, 90, 5);
+	struct scene *sc = fixture_random_layers(2, 4, 1, 100, 3, 90, 5);
 	const struct budget b = budget_scene(sc, 40, 30, policy_default_sinks(70));
 	struct heads_run run;
 	assert_int_equal(heads_run_init(&run, sc, &b), 0);

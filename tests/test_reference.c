@@ -380,43 +380,16 @@ static void test_long_scene(void **state)
 	scene_free(sc);
 }
 
-/* Attention rows: random ones, and uniform ones whose equal weights make
- * every rule break ties. */
-static struct scene *attention_scene(int n, int dim, bool values, bool uniform, unsigned seed)
-{
-	double *rows = malloc(scene_attn_offset(n) * sizeof *rows);
-	double *v = values ? malloc((size_t)n * (size_t)dim * sizeof *v) : NULL;
-	unsigned long long s = seed;
-	for (int i = 0; i < n; i++) {
-		double *row = rows + scene_attn_offset(i), sum = 0.0;
-		for (int j = 0; j <= i; j++) {
-			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-			row[j] = uniform ? 1.0 : 0.05 + (double)(s >> 11) / 9007199254740992.0;
-			sum += row[j];
-		}
-		for (int j = 0; j <= i; j++)
-			row[j] /= sum;
-	}
-	for (int i = 0; values && i < n * dim; i++) {
-		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		v[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-	}
-	struct scene *sc = fixture_attention(n, dim, 0, 0, rows, v, NULL);
-	free(rows);
-	free(v);
-	return sc;
-}
-
 static void test_attention_scenes(void **state)
 {
 	(void)state;
-	struct scene *sc = attention_scene(90, 5, true, false, 3);
+	struct scene *sc = fixture_random_attention(90, 5, true, false, 3);
 	compare(sc, 4, 3);
 	scene_free(sc);
-	sc = attention_scene(70, 9, false, false, 4);
+	sc = fixture_random_attention(70, 9, false, false, 4);
 	compare(sc, 0, 5);
 	scene_free(sc);
-	sc = attention_scene(60, 2, true, true, 5);
+	sc = fixture_random_attention(60, 2, true, true, 5);
 	compare(sc, 3, 2);
 	scene_free(sc);
 }
@@ -501,7 +474,7 @@ static void test_mixed_stepping(void **state)
 	mixed(sc, 40, 24, ENGINE_POLICY(POLICY_H2O), 3);
 	mixed(sc, 5, 0, ENGINE_POLICY(POLICY_H2O) | ENGINE_POLICY(POLICY_TOVA), 4);
 	scene_free(sc);
-	sc = attention_scene(300, 6, true, false, 8);
+	sc = fixture_random_attention(300, 6, true, false, 8);
 	mixed(sc, 6, 5, ENGINE_ALL_POLICIES, 5);
 	mixed(sc, 6, 5, ENGINE_POLICY(POLICY_WINDOW), 6);
 	scene_free(sc);
@@ -1064,10 +1037,10 @@ static void test_interval_scenes(void **state)
 		compare_every(sc, x[2], x[3], x[4]);
 		scene_free(sc);
 	}
-	struct scene *sc = attention_scene(45, 2, true, false, 41);
+	struct scene *sc = fixture_random_attention(45, 2, true, false, 41);
 	compare_every(sc, 3, 2, 4);
 	scene_free(sc);
-	sc = attention_scene(45, 2, true, true, 42);
+	sc = fixture_random_attention(45, 2, true, true, 42);
 	compare_every(sc, 2, 2, 3);
 	scene_free(sc);
 	/* layers, heads, kv heads, n, dim, prompt, heavy, recent, attention,

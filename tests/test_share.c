@@ -173,66 +173,17 @@ static void test_vector_scenes(void **state)
 	}
 }
 
-static struct scene *attention_scene(int n, int dim, bool values, unsigned seed)
-{
-	double *rows = malloc(scene_attn_offset(n) * sizeof *rows);
-	double *v = values ? malloc((size_t)n * (size_t)dim * sizeof *v) : NULL;
-	unsigned long long s = seed;
-	for (int i = 0; i < n; i++) {
-		double *row = rows + scene_attn_offset(i), sum = 0.0;
-		for (int j = 0; j <= i; j++) {
-			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-			row[j] = 0.05 + (double)(s >> 11) / 9007199254740992.0;
-			sum += row[j];
-		}
-		for (int j = 0; j <= i; j++)
-			row[j] /= sum;
-	}
-	for (int i = 0; values && i < n * dim; i++) {
-		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		v[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-	}
-	struct scene *sc = fixture_attention(n, dim, 0, 0, rows, v, NULL);
-	free(rows);
-	free(v);
-	return sc;
-}
-
 static void test_attention_scenes(void **state)
 {
 	(void)state;
 	for (int values = 0; values < 2; values++) {
-		struct scene *sc = attention_scene(80, 6, values, 3u + (unsigned)values);
+		struct scene *sc =
+		        fixture_random_attention(80, 6, values, false, 3u + (unsigned)values);
 		const struct budget b = budget(5, 6, 1, 0);
 		assert_true(compare(sc, &b, all) >= 4L * 79);
 		assert_true(compare(sc, &b, no_full) > 0);
 		scene_free(sc);
 	}
-}
-
-/* A model of LAYERS x HEADS query heads over KV key/value heads, random. */
-static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, int prompt,
-                                 unsigned seed)
-{
-	struct scene *sc = fixture_base(n, dim, 0, 0, SCENE_VECTOR, NULL);
-	sc->layers = layers;
-	sc->heads = heads;
-	sc->kv_heads = kv;
-	sc->prompt = prompt;
-	const size_t qn = (size_t)layers * (size_t)heads * (size_t)n * (size_t)dim;
-	const size_t kn = (size_t)layers * (size_t)kv * (size_t)n * (size_t)dim;
-	sc->q = malloc(qn * sizeof *sc->q);
-	sc->k = malloc(kn * sizeof *sc->k);
-	sc->v = malloc(kn * sizeof *sc->v);
-	unsigned long long s = seed;
-	double *arrays[3] = {sc->q, sc->k, sc->v};
-	const size_t counts[3] = {qn, kn, kn};
-	for (int a = 0; a < 3; a++)
-		for (size_t i = 0; i < counts[a]; i++) {
-			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-			arrays[a][i] = (double)(s >> 11) / 9007199254740992.0 * 4.0 - 2.0;
-		}
-	return sc;
 }
 
 static void test_model_heads(void **state)
@@ -242,8 +193,8 @@ static void test_model_heads(void **state)
 	const int shapes[][6] = {{2, 2, 2, 60, 8, 0}, {2, 4, 2, 70, 8, 0}, {2, 4, 2, 70, 8, 25}};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		const int *x = shapes[i];
-		struct scene *sc =
-		        model_scene(x[0], x[1], x[2], x[3], x[4], x[5], 40u + (unsigned)i);
+		struct scene *sc = fixture_random_layers(x[0], x[1], x[2], x[3], x[4], x[5],
+		                                         40u + (unsigned)i);
 		const struct budget b = budget(4, 6, 1, x[5]);
 		long shared = 0;
 		for (int h = 0; h < heads_count(sc); h++) {

@@ -23,6 +23,17 @@ static struct budget budget(int heavy, int recent)
 	return (struct budget){heavy, recent, policy_default_sinks(heavy + recent), 0, 0};
 }
 
+/* Policy P's cache holds the same positions and scores in GOT as in WANT. */
+static void assert_same_cache(const struct engine *got, const struct engine *want, int p)
+{
+	const int len = engine_len(want, p);
+	assert_int_equal(engine_len(got, p), len);
+	assert_memory_equal(engine_positions(got, p), engine_positions(want, p),
+	                    (size_t)len * sizeof(int));
+	assert_memory_equal(engine_scores(got, p), engine_scores(want, p),
+	                    (size_t)len * sizeof(double));
+}
+
 /* Compare the record and cache state of step T against a fresh engine. */
 static void check_step(struct timeline *tl, const struct scene *sc, int t)
 {
@@ -34,12 +45,7 @@ static void check_step(struct timeline *tl, const struct scene *sc, int t)
 	const struct engine *at = timeline_seek(tl, t, &got);
 	assert_int_equal(engine_step_count(at), t);
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		const int len = engine_len(e, p);
-		assert_int_equal(engine_len(at, p), len);
-		assert_memory_equal(engine_positions(at, p), engine_positions(e, p),
-		                    (size_t)len * sizeof(int));
-		assert_memory_equal(engine_scores(at, p), engine_scores(e, p),
-		                    (size_t)len * sizeof(double));
+		assert_same_cache(at, e, p);
 		if (t == 0)
 			continue;
 		const struct cache_record *g = &got->c[p], *w = &want.c[p];
@@ -200,12 +206,7 @@ static void test_seek_lite(void **state)
 				assert_int_equal(l->n_attended, 0);
 				continue;
 			}
-			const int len = engine_len(full, p);
-			assert_int_equal(engine_len(lite, p), len);
-			assert_memory_equal(engine_positions(lite, p), engine_positions(full, p),
-			                    (size_t)len * sizeof(int));
-			assert_memory_equal(engine_scores(lite, p), engine_scores(full, p),
-			                    (size_t)len * sizeof(double));
+			assert_same_cache(lite, full, p);
 			assert_int_equal(l->n_attended, f->n_attended);
 			assert_memory_equal(l->attended, f->attended,
 			                    (size_t)l->n_attended * sizeof(int));
@@ -238,12 +239,7 @@ static void test_seek_lite_long(void **state)
 		while (engine_step_count(fresh) < t)
 			engine_step(fresh, &rec);
 		for (int p = POLICY_H2O; p <= POLICY_TOVA; p += POLICY_TOVA - POLICY_H2O) {
-			const int len = engine_len(fresh, p);
-			assert_int_equal(engine_len(lite, p), len);
-			assert_memory_equal(engine_positions(lite, p), engine_positions(fresh, p),
-			                    (size_t)len * sizeof(int));
-			assert_memory_equal(engine_scores(lite, p), engine_scores(fresh, p),
-			                    (size_t)len * sizeof(double));
+			assert_same_cache(lite, fresh, p);
 		}
 		engine_free(fresh);
 	}
@@ -488,12 +484,7 @@ static void test_policies_only(void **state)
 				assert_true(engine_len(ea, p) > 0);
 				continue;
 			}
-			const int len = engine_len(ea, p);
-			assert_int_equal(engine_len(es, p), len);
-			assert_memory_equal(engine_positions(es, p), engine_positions(ea, p),
-			                    (size_t)len * sizeof(int));
-			assert_memory_equal(engine_scores(es, p), engine_scores(ea, p),
-			                    (size_t)len * sizeof(double));
+			assert_same_cache(es, ea, p);
 			assert_int_equal(r->n_attended, a->n_attended);
 			assert_memory_equal(r->attn, a->attn,
 			                    (size_t)a->n_attended * sizeof(double));
