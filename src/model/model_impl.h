@@ -160,6 +160,10 @@ int model_pool_started(struct model_pool *p);
 
 /* A half-precision float, exactly. */
 float model_half(uint16_t h);
+/* The little-endian 16-bit word at B. */
+uint16_t model_le16(const unsigned char *b);
+/* Group J's 6-bit scale *D and minimum *M of Q4_K's 12 packed bytes Q. */
+void model_q4k_scale_min(int j, const unsigned char *q, int *d, int *m);
 /* N values of a row of ggml type TYPE (an enum ggml_type of gguf.h) at SRC
  * into DST, as ggml defines them; N whole blocks of the type. */
 void dequant_row(int type, const unsigned char *src, float *dst, size_t n);

@@ -63,23 +63,6 @@ uint64_t model_compact_floats(int type, int rows, int cols)
 	return b + s + m;
 }
 
-static uint16_t le16(const unsigned char *b)
-{
-	return (uint16_t)(b[0] | b[1] << 8);
-}
-
-/* Q4_K's group J scale and minimum from its 12 packed bytes Q (quant.c). */
-static void scale_min_k4(int j, const unsigned char *q, int *d, int *m)
-{
-	if (j < 4) {
-		*d = q[j] & 63;
-		*m = q[j + 4] & 63;
-	} else {
-		*d = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
-		*m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-	}
-}
-
 /* One row of COLS values of type TYPE at B: its quants Q, and per group
  * its scale SC and minimum MN (Q4_K), each as quant.c computes them. */
 static void decode_row(int type, const unsigned char *b, int cols, int8_t *q, float *sc, float *mn)
@@ -87,7 +70,7 @@ static void decode_row(int type, const unsigned char *b, int cols, int8_t *q, fl
 	if (type == GGML_Q8_0 || type == GGML_Q4_0) {
 		const int bytes = type == GGML_Q8_0 ? 34 : 18;
 		for (int k = 0; k < cols / 32; k++, b += bytes, q += 32) {
-			sc[k] = model_half(le16(b));
+			sc[k] = model_half(model_le16(b));
 			for (int j = 0; j < 32; j++)
 				q[j] = type == GGML_Q8_0 ? (int8_t)b[2 + j]
 				       : j < 16          ? (int8_t)((b[2 + j] & 0x0f) - 8)
@@ -97,10 +80,11 @@ static void decode_row(int type, const unsigned char *b, int cols, int8_t *q, fl
 	}
 	if (type == GGML_Q4_K) {
 		for (int k = 0; k < cols / 256; k++, b += 144) {
-			const float d = model_half(le16(b)), dmin = model_half(le16(b + 2));
+			const float d = model_half(model_le16(b)),
+			            dmin = model_half(model_le16(b + 2));
 			for (int g = 0; g < 8; g++, q += 32) {
 				int s, m;
-				scale_min_k4(g, b + 4, &s, &m);
+				model_q4k_scale_min(g, b + 4, &s, &m);
 				sc[8 * k + g] = d * (float)s;
 				mn[8 * k + g] = dmin * (float)m;
 				const unsigned char *qs = b + 16 + 32 * (g / 2);
@@ -113,7 +97,7 @@ static void decode_row(int type, const unsigned char *b, int cols, int8_t *q, fl
 	/* Q6_K: value v of a half of 128 is quarter v / 32, lane v % 32;
 	 * its scale is the block's 16-group (v / 16 within the block). */
 	for (int k = 0; k < cols / 256; k++, b += 210) {
-		const float d = model_half(le16(b + 208));
+		const float d = model_half(model_le16(b + 208));
 		for (int g = 0; g < 16; g++)
 			sc[16 * k + g] = d * (float)(int8_t)b[192 + g];
 		for (int n = 0; n < 2; n++, q += 128) {
@@ -142,7 +126,8 @@ static void pack_halves(const unsigned char *src, size_t row_bytes, int rows, in
 			const unsigned char *row = src + (size_t)i * row_bytes;
 			uint16_t *col = h + (size_t)p * (size_t)cols * MODEL_PANEL + (size_t)r;
 			for (int j = 0; j < cols; j++)
-				col[(size_t)j * MODEL_PANEL] = i < rows ? le16(row + 2 * j) : 0;
+				col[(size_t)j * MODEL_PANEL] =
+				        i < rows ? model_le16(row + 2 * j) : 0;
 		}
 }
 

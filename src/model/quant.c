@@ -41,7 +41,7 @@ float model_half(uint16_t h)
 	return f;
 }
 
-static uint16_t le16(const unsigned char *b)
+uint16_t model_le16(const unsigned char *b)
 {
 	return (uint16_t)(b[0] | b[1] << 8);
 }
@@ -49,7 +49,7 @@ static uint16_t le16(const unsigned char *b)
 static void q8_0(const unsigned char *b, float *y, size_t blocks)
 {
 	for (size_t i = 0; i < blocks; i++, b += 34, y += 32) {
-		const float d = model_half(le16(b));
+		const float d = model_half(model_le16(b));
 		for (int j = 0; j < 32; j++)
 			y[j] = (float)(int8_t)b[2 + j] * d;
 	}
@@ -58,7 +58,7 @@ static void q8_0(const unsigned char *b, float *y, size_t blocks)
 static void q4_0(const unsigned char *b, float *y, size_t blocks)
 {
 	for (size_t i = 0; i < blocks; i++, b += 18, y += 32) {
-		const float d = model_half(le16(b));
+		const float d = model_half(model_le16(b));
 		for (int j = 0; j < 16; j++) {
 			const int x0 = (b[2 + j] & 0x0f) - 8, x1 = (b[2 + j] >> 4) - 8;
 			y[j] = (float)x0 * d;
@@ -67,8 +67,7 @@ static void q4_0(const unsigned char *b, float *y, size_t blocks)
 	}
 }
 
-/* Group J's 6-bit scale and minimum of Q4_K's 12 packed bytes Q. */
-static void scale_min_k4(int j, const unsigned char *q, int *d, int *m)
+void model_q4k_scale_min(int j, const unsigned char *q, int *d, int *m)
 {
 	if (j < 4) {
 		*d = q[j] & 63;
@@ -82,13 +81,13 @@ static void scale_min_k4(int j, const unsigned char *q, int *d, int *m)
 static void q4_k(const unsigned char *b, float *y, size_t blocks)
 {
 	for (size_t i = 0; i < blocks; i++, b += 144) {
-		const float d = model_half(le16(b)), min = model_half(le16(b + 2));
+		const float d = model_half(model_le16(b)), min = model_half(model_le16(b + 2));
 		const unsigned char *scales = b + 4, *q = b + 16;
 		for (int j = 0, is = 0; j < 256; j += 64, is += 2, q += 32) {
 			int sc, m;
-			scale_min_k4(is, scales, &sc, &m);
+			model_q4k_scale_min(is, scales, &sc, &m);
 			const float d1 = d * (float)sc, m1 = min * (float)m;
-			scale_min_k4(is + 1, scales, &sc, &m);
+			model_q4k_scale_min(is + 1, scales, &sc, &m);
 			const float d2 = d * (float)sc, m2 = min * (float)m;
 			for (int l = 0; l < 32; l++)
 				*y++ = d1 * (float)(q[l] & 0x0f) - m1;
@@ -103,7 +102,7 @@ static void q6_k(const unsigned char *b, float *y, size_t blocks)
 	for (size_t i = 0; i < blocks; i++, b += 210) {
 		const unsigned char *ql = b, *qh = b + 128;
 		const int8_t *sc = (const int8_t *)(b + 192);
-		const float d = model_half(le16(b + 208));
+		const float d = model_half(model_le16(b + 208));
 		for (int n = 0; n < 256; n += 128, y += 128, ql += 64, qh += 32, sc += 8) {
 			for (int l = 0; l < 32; l++) {
 				const int is = l / 16;
@@ -133,11 +132,11 @@ void dequant_row(int type, const unsigned char *src, float *dst, size_t n)
 		return;
 	case GGML_F16:
 		for (size_t j = 0; j < n; j++)
-			dst[j] = model_half(le16(src + 2 * j));
+			dst[j] = model_half(model_le16(src + 2 * j));
 		return;
 	case GGML_BF16:
 		for (size_t j = 0; j < n; j++) {
-			const uint32_t u = (uint32_t)le16(src + 2 * j) << 16;
+			const uint32_t u = (uint32_t)model_le16(src + 2 * j) << 16;
 			memcpy(dst + j, &u, 4);
 		}
 		return;
