@@ -156,12 +156,6 @@ int app_init_background(struct app *app, const struct scene *scene, int heavy, i
 	return init(app, scene, &b, compare, true, ENGINE_ALL_POLICIES);
 }
 
-int app_init_budget(struct app *app, const struct scene *scene, const struct budget *b,
-                    enum policy_id compare, bool background)
-{
-	return init(app, scene, b, compare, background, ENGINE_ALL_POLICIES);
-}
-
 int app_init_only(struct app *app, const struct scene *scene, const struct budget *b,
                   enum policy_id compare, bool background, unsigned policies)
 {

@@ -327,10 +327,7 @@ int app_init_background(struct app *app, const struct scene *scene, int heavy, i
 
 /* app_init (or, when BACKGROUND, app_init_background) with the budget B
  * the user chose (budget_make: its prompt and interval may not be the
- * scene's). */
-int app_init_budget(struct app *app, const struct scene *scene, const struct budget *b,
-                    enum policy_id compare, bool background);
-/* app_init_budget whose timelines compute only the policies of the mask
+ * scene's), whose timelines compute only the policies of the mask
  * POLICIES (a bit each, ENGINE_POLICY; 0: every policy), with H2O and the
  * full cache (timeline_new_only), and whose c cycles through them only:
  * --policies', or the scene's "policies". COMPARE must be one of them. */
