@@ -22,6 +22,7 @@
 #include <string.h>
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -131,6 +132,16 @@ static const struct kernels variants[] = {
         {"portable", panels_base, scores_base, values_base},
 };
 
+#if defined(__x86_64__) || defined(__i386__)
+/* Whether the processor converts halves (F16C): CPUID leaf 1, as clang's
+ * __builtin_cpu_supports does not name it. */
+static bool has_f16c(void)
+{
+	unsigned a, b, c, d;
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 static bool runnable(const struct kernels *k)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -138,7 +149,7 @@ static bool runnable(const struct kernels *k)
 	if (strcmp(k->name, "avx512") == 0)
 		return __builtin_cpu_supports("avx512f");
 	if (strcmp(k->name, "avx2") == 0)
-		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+		return __builtin_cpu_supports("avx2") && has_f16c();
 #endif
 	(void)k;
 	return true;
