@@ -5,7 +5,8 @@
 # stdout is exactly what the same command prints without --plot, the file
 # starts with its format's signature, an SVG parses as XML (Python's
 # xml.etree; that part skips without python3) and holds as many distinct
-# curve colours as the scene has policies (axes, grid and target are grey),
+# curve styles (colour and dash pattern: the palette has seven colours) as
+# the scene has policies (axes, grid and target are grey),
 # and the line on stderr says so. A model scene's sweep adds the model's
 # panel, perplexity against the budget, with a curve per policy the model
 # runs, and its report a panel of the log-probability lost over the steps;
@@ -49,15 +50,17 @@ import re, sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 if not root.tag.endswith("svg"):
     sys.exit(f"root element {root.tag}")
-colours = set()
+styles = set()
 for el in root.iter():
-    m = re.search(r"stroke:rgb\(([^)]*)\)", el.get("style", ""))
+    style = el.get("style", "")
+    m = re.search(r"stroke:rgb\(([^)]*)\)", style)
     if m:
         rgb = tuple(round(float(v.rstrip("%")), 1) for v in m.group(1).split(","))
+        dash = re.search(r"stroke-dasharray:([^;]*)", style)
         if len(set(rgb)) > 1:  # not a grey
-            colours.add(rgb)
-if len(colours) != int(sys.argv[2]):
-    sys.exit(f"{len(colours)} curve colours, expected {sys.argv[2]}")
+            styles.add((rgb, dash.group(1) if dash else ""))
+if len(styles) != int(sys.argv[2]):
+    sys.exit(f"{len(styles)} curve styles (colour and dashes), expected {sys.argv[2]}")
 PY
 		;;
 	esac
@@ -71,6 +74,16 @@ check hostile.svg --report tests/scenes/hostile_text.json
 check sweep.svg --budget-sweep 1,2,4,0.5 --json scenes/cat_sat.json
 check sweep.PNG --budget-sweep --csv scenes/cat_sat_qkv.json
 check sweep.pdf --budget-sweep=2,4 --target cos=0.99 scenes/cat_sat_qkv.json
+# --smooth: the same curves, each the mean of the steps around it; stdout
+# is the report's.
+"$bin" --quiet --report scenes/story.json >"$tmp/plain"
+if "$bin" --quiet --report --smooth 5 --plot "$tmp/smooth.svg" scenes/story.json >"$tmp/out"; then
+	cmp -s "$tmp/plain" "$tmp/out" || fail "--smooth: stdout differs"
+	"$bin" --quiet --report --plot "$tmp/raw.svg" scenes/story.json >/dev/null
+	cmp -s "$tmp/raw.svg" "$tmp/smooth.svg" && fail "--smooth 5 draws what --smooth 1 does"
+else
+	fail "--smooth 5: exit status $?"
+fi
 # --policies: a curve per policy chosen, and no other.
 all=$policies
 policies=2

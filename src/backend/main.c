@@ -394,8 +394,8 @@ static int run_report(const struct run *r)
 		                                  o->per_head, stdout) < 0)
 			rc = output_failed("computing the report");
 		if (rc == 0 && o->plot)
-			rc = plot_write(o->plot, o->quiet, &run, r->mp.m ? &drop : NULL, NULL,
-			                NULL);
+			rc = plot_write(o->plot, o->quiet, o->smooth, &run, r->mp.m ? &drop : NULL,
+			                NULL, NULL);
 		report_run_done(&run);
 	}
 	drop_result_free(&drop);
@@ -441,7 +441,8 @@ static int run_sweep(const struct run *r)
 		                                        o->per_head, stdout) < 0)
 			rc = output_failed("computing the budget sweep");
 		if (rc == 0 && o->plot)
-			rc = plot_write(o->plot, o->quiet, NULL, NULL, &sw, r->mp.m ? &ds : NULL);
+			rc = plot_write(o->plot, o->quiet, o->smooth, NULL, NULL, &sw,
+			                r->mp.m ? &ds : NULL);
 		report_sweep_done(&sw);
 	}
 	drop_sweep_free(&ds);

@@ -443,6 +443,8 @@ static int check_together(const struct options *o)
 		return options_usage_error("%s", "--target goes with --report or --budget-sweep");
 	if (o->plot && !measures)
 		return options_usage_error("%s", "--plot goes with --report or --budget-sweep");
+	if (o->smooth && !(o->report && o->plot))
+		return options_usage_error("%s", "--smooth goes with --report and --plot");
 	if (o->per_layer && !o->report)
 		return options_usage_error("%s", "--per-layer goes with --report");
 	if (o->with_prompt && !measures)

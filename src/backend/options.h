@@ -128,6 +128,9 @@ enum {
 	X(PLOT, "plot", REQUIRED, "FILE", OWN, plot, NULL, 0, 0, NULL,                             \
 	  "with --report or --budget-sweep: also draw the figures into FILE (.svg, .png or "       \
 	  ".pdf), the one file written")                                                           \
+	X(SMOOTH, "smooth", REQUIRED, "N", INT, smooth, "an integer", 1, SCENE_MAX_TOKENS, NULL,   \
+	  "with --report --plot: each point of the per-step panels the mean of the N steps "       \
+	  "around it (default 1: as measured)")                                                    \
 	X(JSON, "json", NONE, "", FLAG, json, NULL, 0, 0, NULL,                                    \
 	  "with --report or --budget-sweep: one JSON object")                                      \
 	X(CSV, "csv", NONE, "", FLAG, csv, NULL, 0, 0, NULL,                                       \
@@ -179,6 +182,7 @@ struct options {
 	int prompt;         /* --prompt: the prompt's length; -1: the scene's */
 	int interval;       /* --interval: compress every N decoding steps; 0: the scene's */
 	const char *plot;   /* --plot FILE, or NULL */
+	int smooth;         /* --smooth N: the report's figure smoothed; 0: not given */
 	double split;       /* --split: heavy's fraction of a swept budget; -1: not given */
 	const char *split_arg;
 	struct report_target target; /* --target FIG=VALUE, an attention figure */

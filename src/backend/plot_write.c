@@ -8,13 +8,14 @@
 #include "h2o/plot.h"
 #include "options.h"
 
-int plot_write(const char *path, bool quiet, const struct report_run *run,
+int plot_write(const char *path, bool quiet, int smooth, const struct report_run *run,
                const struct drop_result *drop, const struct report_sweep *sweep,
                const struct drop_sweep *model)
 {
 	char err[256];
 	struct plot_info info;
-	const int rc = run ? plot_report(run, drop, path, &info, err, sizeof err)
+	const struct plot_options opt = {.smooth = smooth};
+	const int rc = run ? plot_report(run, drop, &opt, path, &info, err, sizeof err)
 	                   : plot_sweep(sweep, model, path, &info, err, sizeof err);
 	if (rc < 0) {
 		fprintf(stderr, "h2o-tui: %s: %s\n", path, err);

@@ -13,22 +13,11 @@
 #include "h2o/scene.h"
 #include "h2o/text.h"
 #include "plot_canvas.h"
+#include "plot_style.h"
 #include "plot_text.h"
 
-/* A colour per policy, in the order of POLICIES (Tableau's twenty, the
- * greys left out: greys are the axes', the grid's and the target's; the
- * light ones after the dark). */
-static const double palette[][3] = {
-        {0.122, 0.467, 0.706}, {0.839, 0.153, 0.157}, {0.173, 0.627, 0.173}, {1.000, 0.498, 0.055},
-        {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294}, {0.890, 0.467, 0.761}, {0.737, 0.741, 0.133},
-        {0.090, 0.745, 0.812}, {0.682, 0.780, 0.910}, {1.000, 0.733, 0.471}, {0.596, 0.875, 0.541},
-        {1.000, 0.596, 0.588}, {0.773, 0.690, 0.835}, {0.769, 0.612, 0.580}, {0.969, 0.714, 0.824},
-        {0.859, 0.859, 0.553}, {0.620, 0.855, 0.898},
-};
-#define PALETTE_SIZE ((int)(sizeof palette / sizeof palette[0]))
-
 /* Sizes in points (pixels in a PNG). */
-enum { WIDTH = 900, LEGEND_W = 140, MARGIN_L = 80, MARGIN_R = 30, TITLE_H = 70, BOTTOM = 60 };
+enum { WIDTH = 920, LEGEND_W = 170, MARGIN_L = 80, MARGIN_R = 30, TITLE_H = 70, BOTTOM = 60 };
 
 /* ---- axes ----------------------------------------------------------------- */
 
@@ -143,23 +132,24 @@ static void draw_frame(cairo_t *cr, const struct panel *p, const char *xlabel, c
 	cairo_restore(cr);
 }
 
-/* The curve of policy P through COUNT points, clipped to the panel. */
+/* The curve of policy P through COUNT points, clipped to the panel, with
+ * about MARKERS markers along it. */
 static void draw_curve(cairo_t *cr, const struct panel *pa, int p, const double *xs,
-                       const double *ys, int count, bool markers)
+                       const double *ys, int count, int markers)
 {
 	cairo_save(cr);
 	cairo_rectangle(cr, pa->x, pa->y, pa->w, pa->h);
 	cairo_clip(cr);
-	const double *c = palette[p % PALETTE_SIZE];
-	cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-	cairo_set_line_width(cr, 1.8);
-	cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-	for (int i = 0; i < count; i++)
-		cairo_line_to(cr, panel_x(pa, xs[i]), panel_y(pa, ys[i]));
-	cairo_stroke(cr);
-	for (int i = 0; markers && i < count; i++) {
-		cairo_arc(cr, panel_x(pa, xs[i]), panel_y(pa, ys[i]), 3, 0, 2 * M_PI);
-		cairo_fill(cr);
+	/* The curve in device space: the data's arrays stay as they are. */
+	double *dx = malloc((size_t)count * 2 * sizeof *dx);
+	if (dx) {
+		double *dy = dx + count;
+		for (int i = 0; i < count; i++) {
+			dx[i] = panel_x(pa, xs[i]);
+			dy[i] = panel_y(pa, ys[i]);
+		}
+		plot_style_curve(cr, p, dx, dy, count, markers);
+		free(dx);
 	}
 	cairo_restore(cr);
 }
@@ -188,27 +178,36 @@ static void draw_target(cairo_t *cr, const struct panel *p, const struct report_
 	draw_level(cr, p, t->value, label);
 }
 
-/* The legend: a line and the name of every policy of MASK, from X, Y
- * down. Returns the Y below it. */
-static double draw_legend(cairo_t *cr, double x, double y, unsigned mask)
+/* The legend of a panel: the sample and the name of every policy of MASK,
+ * from X, Y down; a policy whose curve is another's (SAME, NULL: none)
+ * says so ("snapkv-win = window"), for its curve lies under that one.
+ * Returns the Y below it. */
+static double draw_legend(cairo_t *cr, double x, double y, unsigned mask, const int *same)
 {
 	set_grey(cr, 0);
-	plot_put_text(cr, x, y, 0, 1, 12, "policy");
-	double ly = y + 2;
+	plot_put_text(cr, x, y, 0, 1, 11, "policy");
+	double ly = y + 1;
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(mask & (1u << p)))
 			continue;
-		ly += 18;
-		const double *c = palette[p % PALETTE_SIZE];
-		cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-		cairo_set_line_width(cr, 2.5);
-		cairo_move_to(cr, x, ly - 4);
-		cairo_line_to(cr, x + 22, ly - 4);
-		cairo_stroke(cr);
+		ly += 15;
+		plot_style_sample(cr, p, x, ly - 4);
 		set_grey(cr, 0);
-		plot_put_text(cr, x + 28, ly, 0, 1, 12, policies[p]->name);
+		char name[64];
+		if (same && same[p] >= 0)
+			snprintf(name, sizeof name, "%s = %s", policies[p]->name,
+			         policies[same[p]]->name);
+		else
+			snprintf(name, sizeof name, "%s", policies[p]->name);
+		plot_put_text(cr, x + 32, ly, 0, 1, 11, name);
 	}
 	return ly;
+}
+
+/* The legend's place beside panel PA. */
+static double legend_x(const struct panel *pa)
+{
+	return pa->x + pa->w + 18;
 }
 
 static void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle)
@@ -225,6 +224,7 @@ static void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle
 
 /* ---- the report over its steps -------------------------------------------- */
 
+/* The name of figure F, on every axis and legend that shows it. */
 static const char *figure_label(enum report_figure f)
 {
 	switch (f) {
@@ -236,6 +236,10 @@ static const char *figure_label(enum report_figure f)
 		return "attention recall";
 	}
 }
+
+/* The one name of a step axis and of a memory axis. */
+#define STEP_AXIS "step"
+#define HELD_AXIS "peak tokens held per kv head"
 
 static int count_bits(unsigned mask)
 {
@@ -266,14 +270,48 @@ static void lost_so_far(const struct drop_result *d, enum policy_id p, int count
 	}
 }
 
+/* The prompt's steps 1 .. P of a step axis shaded, its end a dotted line:
+ * before it nothing is evicted and every policy is the full cache. */
+static void draw_prompt_end(cairo_t *cr, const struct panel *pa, int prompt)
+{
+	if (prompt < 1 || prompt >= pa->xa.hi)
+		return;
+	const double x = panel_x(pa, prompt);
+	cairo_save(cr);
+	set_grey(cr, 0.95);
+	cairo_rectangle(cr, pa->x, pa->y, x - pa->x, pa->h);
+	cairo_fill(cr);
+	set_grey(cr, 0.35);
+	cairo_set_line_width(cr, 1);
+	const double dash[] = {2, 3};
+	cairo_set_dash(cr, dash, 2, 0);
+	cairo_move_to(cr, x, pa->y);
+	cairo_line_to(cr, x, pa->y + pa->h);
+	cairo_stroke(cr);
+	cairo_restore(cr);
+	/* Its label half-way down, where the curves are not: before the
+	 * prompt's end every figure is exact (at the top or the bottom). */
+	char label[48];
+	snprintf(label, sizeof label, "prompt: steps 1-%d", prompt);
+	set_grey(cr, 0.3);
+	cairo_text_extents_t e;
+	cairo_set_font_size(cr, 10);
+	cairo_text_extents(cr, label, &e);
+	if (e.x_advance + 8 <= x - pa->x)
+		plot_put_text(cr, x - 4, pa->y + pa->h / 2, 1, 0.5, 10, label);
+	else /* a prompt too short to hold it: beside its end */
+		plot_put_text(cr, x + 4, pa->y + pa->h / 2, 0, 0.5, 10, label);
+}
+
 /* The model's panel of the report, in PA (its x axis set): for each
  * policy run on the model, the nats it has lost so far at each step (the
- * prediction made after the step). XS holds the steps, YS room for them. */
+ * prediction made after the step). XS holds the steps; CURVES room for
+ * POLICY_COUNT curves of d->n points. */
 static void draw_drop_panel(cairo_t *cr, struct panel *pa, const struct drop_result *d,
-                            const double *xs, double *ys)
+                            const double *xs, double *curves)
 {
 	const unsigned mask = drop_mask(d);
-	const int count = d->given - 1;
+	const int count = d->given - 1, stride = d->n;
 	/* The axis reaches twice the median policy's largest loss: one rule
 	 * far worse than the others (key norms) would flatten them all. The
 	 * policies above it are named. */
@@ -283,6 +321,7 @@ static void draw_drop_panel(cairo_t *cr, struct panel *pa, const struct drop_res
 		top[p] = 0;
 		if (!(mask & (1u << p)))
 			continue;
+		double *ys = curves + (size_t)p * stride;
 		lost_so_far(d, (enum policy_id)p, count, ys);
 		for (int t = 0; t < count; t++) {
 			lo = ys[t] < lo ? ys[t] : lo;
@@ -311,39 +350,72 @@ static void draw_drop_panel(cairo_t *cr, struct panel *pa, const struct drop_res
 	        cr, pa->x, pa->y - 10, 0, 1, 12,
 	        "the model itself, every layer's cache evicted: the next tokens' log-probability "
 	        "lost against the full cache, added up");
-	draw_frame(cr, pa, "step", "nats lost so far");
-	for (int p = 0; p < POLICY_COUNT; p++) {
-		if (!(mask & (1u << p)))
-			continue;
-		lost_so_far(d, (enum policy_id)p, count, ys);
-		draw_curve(cr, pa, p, xs, ys, count, count == 1);
-	}
-	if (d->prompt > 0 && d->prompt <= pa->xa.hi) {
-		/* Nothing is evicted before the prompt's end. */
-		set_grey(cr, 0.35);
-		const double x = panel_x(pa, d->prompt);
-		const double dash[] = {2, 3};
-		cairo_set_dash(cr, dash, 2, 0);
-		cairo_move_to(cr, x, pa->y);
-		cairo_line_to(cr, x, pa->y + pa->h);
-		cairo_stroke(cr);
-		cairo_set_dash(cr, NULL, 0, 0);
-		plot_put_text(cr, x + 4, pa->y + 4, 0, 0, 10, "prompt's end");
-	}
+	draw_prompt_end(cr, pa, d->prompt);
+	draw_frame(cr, pa, STEP_AXIS, "nats lost so far");
+	int same[POLICY_COUNT];
+	plot_style_same(curves, stride, count, mask, POLICY_COUNT, same);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (mask & (1u << p))
+			draw_curve(cr, pa, p, xs, curves + (size_t)p * stride, count, 10);
+	double ly = draw_legend(cr, legend_x(pa), pa->y + 8, mask, same);
 	if (above) {
-		char names[160] = "above the axis:";
-		size_t len = strlen(names);
-		for (int p = 0; p < POLICY_COUNT && len < sizeof names; p++)
-			if (above & (1u << p))
-				len += (size_t)snprintf(names + len, sizeof names - len, " %s",
-				                        policies[p]->name);
+		ly += 22;
 		set_grey(cr, 0.3);
-		plot_put_text(cr, pa->x + pa->w + 24, pa->y + 14, 0, 1, 11, names);
+		plot_put_text(cr, legend_x(pa), ly, 0, 1, 11, "above the axis:");
+		for (int p = 0; p < POLICY_COUNT; p++)
+			if (above & (1u << p)) {
+				ly += 14;
+				plot_put_text(cr, legend_x(pa) + 8, ly, 0, 1, 11,
+				              policies[p]->name);
+			}
 	}
 }
 
-int plot_report(const struct report_run *run, const struct drop_result *model, const char *path,
-                struct plot_info *info, char *err, int size)
+/* One per-step panel of the report: figure F of every policy RUN shows,
+ * smoothed over SMOOTH steps, in PA (its x axis set); CURVES holds
+ * POLICY_COUNT curves of n points, TMP n. */
+static void draw_step_panel(cairo_t *cr, struct panel *pa, const struct report_run *run,
+                            enum report_figure f, int smoothing, const double *xs, double *curves,
+                            double *tmp)
+{
+	const struct scene *sc = run->scene;
+	const int n = sc->n;
+	/* The axis spans the steps the figures are over (the decode steps
+	 * by default): the prompt's, where every policy is exact, would
+	 * only stretch it. */
+	double lo = INFINITY, hi = -INFINITY;
+	for (int p = 0; p < POLICY_COUNT; p++) {
+		if (!(run->policies & (1u << p)))
+			continue;
+		double *ys = curves + (size_t)p * n;
+		for (int t = 0; t < n; t++)
+			ys[t] = report_figure_of(f, &run->steps[(size_t)t * POLICY_COUNT + p]);
+		plot_smooth(ys, n, smoothing, tmp);
+		for (int t = run->from - 1; t < n; t++) {
+			lo = ys[t] < lo ? ys[t] : lo;
+			hi = ys[t] > hi ? ys[t] : hi;
+		}
+	}
+	if (f == run->target.figure) {
+		lo = run->target.value < lo ? run->target.value : lo;
+		hi = run->target.value > hi ? run->target.value : hi;
+	}
+	pa->ya = value_axis(lo, hi);
+	draw_prompt_end(cr, pa, run->budget.prompt);
+	draw_frame(cr, pa, STEP_AXIS, figure_label(f));
+	int same[POLICY_COUNT];
+	plot_style_same(curves, n, n, run->policies, POLICY_COUNT, same);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (run->policies & (1u << p))
+			draw_curve(cr, pa, p, xs, curves + (size_t)p * n, n, 10);
+	if (f == run->target.figure)
+		draw_target(cr, pa, &run->target);
+	draw_legend(cr, legend_x(pa), pa->y + 8, run->policies, same);
+}
+
+int plot_report(const struct report_run *run, const struct drop_result *model,
+                const struct plot_options *opt, const char *path, struct plot_info *info, char *err,
+                int size)
 {
 	const struct scene *sc = run->scene;
 	if (!run->steps || sc->n < 1) {
@@ -360,78 +432,54 @@ int plot_report(const struct report_run *run, const struct drop_result *model, c
 		figs[panels++] = REPORT_ERR;
 		figs[panels++] = REPORT_COS;
 	}
-	enum { PANEL_H = 190, GAP = 60 };
+	enum { PANEL_H = 230, GAP = 60 };
 	const int all = panels + (model != NULL);
 	const double height = TITLE_H + all * PANEL_H + (all - 1) * GAP + BOTTOM;
-	double *xs = malloc((size_t)sc->n * sizeof *xs), *ys = malloc((size_t)sc->n * sizeof *ys);
-	if (!xs || !ys) {
+	const int smoothing = opt && opt->smooth > 1 ? opt->smooth : 1;
+	double *xs = malloc((size_t)sc->n * sizeof *xs), *tmp = malloc((size_t)sc->n * sizeof *tmp);
+	double *curves = malloc((size_t)sc->n * POLICY_COUNT * sizeof *curves);
+	if (!xs || !tmp || !curves) {
 		free(xs);
-		free(ys);
+		free(tmp);
+		free(curves);
 		snprintf(err, (size_t)size, "out of memory");
 		return -1;
 	}
 	struct canvas c;
 	if (canvas_open(&c, path, WIDTH, height, err, size) < 0) {
 		free(xs);
-		free(ys);
+		free(tmp);
+		free(curves);
 		return -1;
 	}
-	char subtitle[160];
+	char subtitle[200], smoothed[48] = "";
+	if (smoothing > 1)
+		snprintf(smoothed, sizeof smoothed, "; each step the mean of %d around it",
+		         smoothing);
 	snprintf(subtitle, sizeof subtitle,
 	         "%d tokens, budget %d (heavy %d + recent %d, %d sinks), every policy against the "
-	         "full cache",
+	         "full cache%s",
 	         sc->n, run->budget.heavy + run->budget.recent, run->budget.heavy,
-	         run->budget.recent, run->budget.sinks);
+	         run->budget.recent, run->budget.sinks, smoothed);
 	draw_title(c.cr, sc, subtitle);
 	for (int t = 0; t < sc->n; t++)
 		xs[t] = t + 1;
-	for (int k = 0; k < panels; k++) {
-		const enum report_figure f = figs[k];
-		double lo = INFINITY, hi = -INFINITY;
-		for (size_t i = 0; i < (size_t)sc->n * POLICY_COUNT; i++) {
-			if (!(run->policies & (1u << (i % POLICY_COUNT))))
-				continue;
-			const double v = report_figure_of(f, &run->steps[i]);
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-		}
-		if (f == run->target.figure) {
-			lo = run->target.value < lo ? run->target.value : lo;
-			hi = run->target.value > hi ? run->target.value : hi;
-		}
+	for (int k = 0; k < all; k++) {
 		struct panel pa = {
 		        .x = MARGIN_L,
 		        .y = TITLE_H + k * (PANEL_H + GAP),
 		        .w = WIDTH - MARGIN_L - MARGIN_R - LEGEND_W,
 		        .h = PANEL_H,
 		        .xa = {sc->n > 1 ? 1 : 0.5, sc->n > 1 ? sc->n : 1.5, false},
-		        .ya = value_axis(lo, hi),
 		};
-		draw_frame(c.cr, &pa, "step", figure_label(f));
-		for (int p = 0; p < POLICY_COUNT; p++) {
-			if (!(run->policies & (1u << p)))
-				continue;
-			for (int t = 0; t < sc->n; t++)
-				ys[t] = report_figure_of(f,
-				                         &run->steps[(size_t)t * POLICY_COUNT + p]);
-			draw_curve(c.cr, &pa, p, xs, ys, sc->n, sc->n == 1);
-		}
-		if (f == run->target.figure)
-			draw_target(c.cr, &pa, &run->target);
+		if (k < panels)
+			draw_step_panel(c.cr, &pa, run, figs[k], smoothing, xs, curves, tmp);
+		else
+			draw_drop_panel(c.cr, &pa, model, xs, curves);
 	}
-	if (model) {
-		struct panel pa = {
-		        .x = MARGIN_L,
-		        .y = TITLE_H + panels * (PANEL_H + GAP),
-		        .w = WIDTH - MARGIN_L - MARGIN_R - LEGEND_W,
-		        .h = PANEL_H,
-		        .xa = {sc->n > 1 ? 1 : 0.5, sc->n > 1 ? sc->n : 1.5, false},
-		};
-		draw_drop_panel(c.cr, &pa, model, xs, ys);
-	}
-	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14, run->policies);
 	free(xs);
-	free(ys);
+	free(tmp);
+	free(curves);
 	*info = (struct plot_info){all, count_bits(run->policies),
 	                           model ? count_bits(drop_mask(model)) : 0};
 	return canvas_close(&c, err, size);
@@ -465,29 +513,69 @@ static double model_ppl(const struct drop_sweep *model, int i, enum policy_id p)
 	return drop_perplexity(r, p, r->prompt > 0 ? r->prompt - 1 : 0, r->given - 1);
 }
 
+/* COUNT points in order of their memory, into XS and YS. */
+static void sweep_curve(struct point *pts, int count, double *xs, double *ys)
+{
+	qsort(pts, (size_t)count, sizeof *pts, by_x);
+	for (int i = 0; i < count; i++) {
+		xs[i] = pts[i].x;
+		ys[i] = pts[i].y;
+	}
+}
+
+/* SAME (plot_style_same) of the policies of MASK whose N points (XS,
+ * CURVES, a policy's at p * N) are equal: equal figures at unequal memory
+ * are not the same curve. */
+static void same_points(const double *xs, const double *curves, int n, unsigned mask, int *same)
+{
+	plot_style_same(curves, n, n, mask, POLICY_COUNT, same);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (same[p] >= 0 && memcmp(xs + (size_t)p * n, xs + (size_t)same[p] * n,
+		                           (size_t)n * sizeof *xs) != 0)
+			same[p] = -1;
+}
+
+/* A log axis when the memory spans powers of two. */
+static struct axis held_axis(double bmin, double bmax, bool powers)
+{
+	const bool log_x = bmin >= 1 && (bmax / bmin >= 32 || (powers && bmax / bmin >= 4));
+	return (struct axis){bmax > bmin ? bmin : bmin - 0.5, bmax > bmin ? bmax : bmax + 0.5,
+	                     log_x};
+}
+
+static const char *held_label(const struct axis *a)
+{
+	return a->log2 ? HELD_AXIS " (log scale)" : HELD_AXIS;
+}
+
 /* The model's panel of the sweep: perplexity after the prompt against the
- * budget (the H2O paper's figure), in PA (its x axis set); the y axis
+ * memory each policy held (the H2O paper's figure), in PA; the y axis
  * reaches twice the full cache's perplexity at most, and the policies
- * above it are named. XS, YS and PTS hold COUNT points. */
+ * above it are named. PTS, XS and CURVES hold COUNT points a policy. */
 static void draw_model_panel(cairo_t *cr, struct panel *pa, const struct drop_sweep *model,
-                             struct point *pts, double *xs, double *ys)
+                             bool powers, struct point *pts, double *xs, double *curves)
 {
 	const unsigned mask = model_mask(model);
+	const int n = model->count;
 	const double full = drop_sweep_full(model), target = model->ratio * full;
 	const double cap = 2 * (target > full ? target : full);
-	double lo = full, hi = target;
+	double lo = full, hi = target, bmin = INFINITY, bmax = -INFINITY;
 	unsigned above = 0;
-	for (int i = 0; i < model->count; i++)
+	for (int i = 0; i < n; i++)
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			if (!(mask & (1u << p)))
 				continue;
 			const double v = model_ppl(model, i, (enum policy_id)p);
+			const double x = model->runs[i].p[p].held_peak;
+			bmin = x < bmin ? x : bmin;
+			bmax = x > bmax ? x : bmax;
 			lo = v < lo ? v : lo;
 			if (v > cap)
 				above |= 1u << p;
 			else
 				hi = v > hi ? v : hi;
 		}
+	pa->xa = held_axis(bmin, bmax, powers);
 	/* A little room below the full cache's line for its label. */
 	pa->ya = value_axis(lo - 0.04 * (hi - lo), hi);
 	const struct drop_result *r0 = &model->runs[0];
@@ -498,55 +586,56 @@ static void draw_model_panel(cairo_t *cr, struct panel *pa, const struct drop_sw
 	         r0->given - 1 - (r0->prompt > 0 ? r0->prompt - 1 : 0));
 	set_grey(cr, 0.3);
 	plot_put_text(cr, pa->x, pa->y - 10, 0, 1, 12, heading);
-	draw_frame(cr, pa, "KV cache budget (positions per head)", "perplexity");
+	draw_frame(cr, pa, held_label(&pa->xa), "perplexity");
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(mask & (1u << p)))
 			continue;
-		for (int i = 0; i < model->count; i++)
-			pts[i] = (struct point){model->budgets[i],
+		for (int i = 0; i < n; i++)
+			pts[i] = (struct point){model->runs[i].p[p].held_peak,
 			                        model_ppl(model, i, (enum policy_id)p)};
-		qsort(pts, (size_t)model->count, sizeof *pts, by_x);
-		for (int i = 0; i < model->count; i++) {
-			xs[i] = pts[i].x;
-			ys[i] = pts[i].y;
-		}
-		draw_curve(cr, pa, p, xs, ys, model->count, true);
+		sweep_curve(pts, n, xs + (size_t)p * n, curves + (size_t)p * n);
 	}
-	/* The full cache: a line in its colour, the same at every budget. */
-	const double *c = palette[POLICY_FULL % PALETTE_SIZE];
+	int same[POLICY_COUNT];
+	same_points(xs, curves, n, mask, same);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (mask & (1u << p))
+			draw_curve(cr, pa, p, xs + (size_t)p * n, curves + (size_t)p * n, n, n);
+	/* The full cache: a line in its style, the same at every budget. */
 	const double fy = panel_y(pa, full);
-	cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-	cairo_set_line_width(cr, 1.8);
+	cairo_save(cr);
+	plot_style_line(cr, POLICY_FULL, 1.8);
 	cairo_move_to(cr, pa->x, fy);
 	cairo_line_to(cr, pa->x + pa->w, fy);
 	cairo_stroke(cr);
+	cairo_restore(cr);
 	char label[96];
 	snprintf(label, sizeof label, "full cache %.4f", full);
+	set_grey(cr, 0);
 	plot_put_text(cr, pa->x + 4, fy + 4, 0, 0, 10, label);
 	char text[48];
 	report_ppl_text(model->ratio, text, sizeof text);
 	snprintf(label, sizeof label, "%s = %.4f", text, target);
 	draw_level(cr, pa, target, label);
-	/* The legend: the curves, then the two lines. */
-	const double lx = pa->x + pa->w + 24;
-	double ly = draw_legend(cr, lx, pa->y + 14, mask | (1u << POLICY_FULL)) + 18;
+	/* The legend: the curves, then the target's line. */
+	const double lx = legend_x(pa);
+	double ly = draw_legend(cr, lx, pa->y + 8, mask | (1u << POLICY_FULL), same) + 16;
 	set_grey(cr, 0.35);
 	cairo_set_line_width(cr, 1.2);
 	const double dash[] = {6, 4};
 	cairo_set_dash(cr, dash, 2, 0);
 	cairo_move_to(cr, lx, ly - 4);
-	cairo_line_to(cr, lx + 22, ly - 4);
+	cairo_line_to(cr, lx + 26, ly - 4);
 	cairo_stroke(cr);
 	cairo_set_dash(cr, NULL, 0, 0);
 	set_grey(cr, 0);
-	plot_put_text(cr, lx + 28, ly, 0, 1, 12, "target");
+	plot_put_text(cr, lx + 32, ly, 0, 1, 11, "target");
 	if (above) {
-		ly += 30;
+		ly += 22;
 		set_grey(cr, 0.3);
 		plot_put_text(cr, lx, ly, 0, 1, 11, "above the axis:");
 		for (int p = 0; p < POLICY_COUNT; p++)
 			if (above & (1u << p)) {
-				ly += 15;
+				ly += 14;
 				plot_put_text(cr, lx + 8, ly, 0, 1, 11, policies[p]->name);
 			}
 	}
@@ -566,13 +655,14 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 	}
 	const struct scene *sc = sw->runs[0].scene;
 	const struct report_target *t = &sw->runs[0].target;
+	const size_t points = (size_t)sw->count * POLICY_COUNT;
 	struct point *pts = malloc((size_t)sw->count * sizeof *pts);
-	double *xs = malloc((size_t)sw->count * sizeof *xs);
-	double *ys = malloc((size_t)sw->count * sizeof *ys);
-	if (!pts || !xs || !ys) {
+	double *xs = malloc(points * sizeof *xs);
+	double *curves = malloc(points * sizeof *curves);
+	if (!pts || !xs || !curves) {
 		free(pts);
 		free(xs);
-		free(ys);
+		free(curves);
 		snprintf(err, (size_t)size, "out of memory");
 		return -1;
 	}
@@ -597,7 +687,7 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 	if (canvas_open(&c, path, WIDTH, height, err, size) < 0) {
 		free(pts);
 		free(xs);
-		free(ys);
+		free(curves);
 		return -1;
 	}
 	char subtitle[320], split[96];
@@ -621,45 +711,42 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 	bool powers = true; /* every budget a power of two */
 	for (int i = 0; i < sw->count; i++)
 		powers = powers && (sw->budgets[i] & (sw->budgets[i] - 1)) == 0;
-	const bool log_x = bmin >= 1 && (bmax / bmin >= 32 || (powers && bmax / bmin >= 4));
 	struct panel pa = {
 	        .x = MARGIN_L,
 	        .y = TITLE_H,
 	        .w = WIDTH - MARGIN_L - MARGIN_R - LEGEND_W,
 	        .h = PANEL_H,
-	        .xa = {bmax > bmin ? bmin : bmin - 0.5, bmax > bmin ? bmax : bmax + 0.5, log_x},
+	        .xa = held_axis(bmin, bmax, powers),
 	        .ya = value_axis(lo, hi),
 	};
 	char ylabel[64];
 	snprintf(ylabel, sizeof ylabel, "mean %s%s", figure_label(t->figure),
 	         sw->runs[0].decode ? ", decode" : "");
-	draw_frame(c.cr, &pa,
-	           log_x ? "peak tokens held per kv head (log scale)"
-	                 : "peak tokens held per kv head",
-	           ylabel);
+	draw_frame(c.cr, &pa, held_label(&pa.xa), ylabel);
+	const int n = sw->count;
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(sw->policies & (1u << p)))
 			continue;
-		for (int i = 0; i < sw->count; i++)
+		for (int i = 0; i < n; i++)
 			pts[i] =
 			        (struct point){report_held_peak(&sw->runs[i].sum[p]),
 			                       report_summary_mean(&sw->runs[i].sum[p], t->figure)};
-		qsort(pts, (size_t)sw->count, sizeof *pts, by_x);
-		for (int i = 0; i < sw->count; i++) {
-			xs[i] = pts[i].x;
-			ys[i] = pts[i].y;
-		}
-		draw_curve(c.cr, &pa, p, xs, ys, sw->count, true);
+		sweep_curve(pts, n, xs + (size_t)p * n, curves + (size_t)p * n);
 	}
+	int same[POLICY_COUNT];
+	same_points(xs, curves, n, sw->policies, same);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (sw->policies & (1u << p))
+			draw_curve(c.cr, &pa, p, xs + (size_t)p * n, curves + (size_t)p * n, n, n);
 	draw_target(c.cr, &pa, t);
-	draw_legend(c.cr, WIDTH - MARGIN_R - LEGEND_W + 24, TITLE_H + 14, sw->policies);
+	draw_legend(c.cr, legend_x(&pa), TITLE_H + 8, sw->policies, same);
 	if (model) {
 		pa.y += PANEL_H + GAP;
-		draw_model_panel(c.cr, &pa, model, pts, xs, ys);
+		draw_model_panel(c.cr, &pa, model, powers, pts, xs, curves);
 	}
 	free(pts);
 	free(xs);
-	free(ys);
+	free(curves);
 	*info = (struct plot_info){1 + (model != NULL), count_bits(sw->policies),
 	                           model ? count_bits(model_mask(model)) : 0};
 	return canvas_close(&c, err, size);

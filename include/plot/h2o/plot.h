@@ -32,15 +32,26 @@ struct plot_info {
 	                   * 0: no such panel */
 };
 
+/* How the report's figures are drawn. */
+struct plot_options {
+	/* Each point of a per-step panel the mean of the SMOOTH steps around
+	 * it (fewer at the ends); 0 or 1: as measured. The model's panel,
+	 * a running sum, is drawn as measured. */
+	int smooth;
+};
+
 /* Draw RUN's figures over its steps (RUN must have kept its steps: one
  * panel each for attention recall, and output error and cosine when the
  * scene has values; the target as a dashed line in its panel) into PATH.
  * With MODEL (a model scene's real drop at the same budget; NULL: none),
  * one panel more: the log-probability each policy run on the model has
- * lost against the full cache's, added up over the steps so far. Returns
- * 0, or -1 with a reason in ERR (SIZE bytes). */
-int plot_report(const struct report_run *run, const struct drop_result *model, const char *path,
-                struct plot_info *info, char *err, int size);
+ * lost against the full cache's, added up over the steps so far. Every
+ * panel shades the prompt's steps and has its legend; OPT (NULL: the
+ * defaults) smooths the per-step panels. Returns 0, or -1 with a reason
+ * in ERR (SIZE bytes). */
+int plot_report(const struct report_run *run, const struct drop_result *model,
+                const struct plot_options *opt, const char *path, struct plot_info *info, char *err,
+                int size);
 
 /* Draw the sweep's mean of the target figure against the budget, a curve
  * per policy and the target as a dashed line, into PATH. With MODEL (a
