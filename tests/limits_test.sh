@@ -130,6 +130,25 @@ refused "$tmp/folder/dir.json" "$tmp/folder/dir.json:1:42: q: \"dir/q.npy\" lead
 folder through a symbolic link (--allow-paths allows it)"
 accepted "$tmp/folder/in.npy.json" --report
 
+# A Hugging Face folder as a scene's model: each file in it under the same
+# rule. A config.json linked from outside is refused; the folder with its
+# own files, or a link that stays in the scene's folder, is read.
+mkdir "$tmp/hf" "$tmp/hf/out" "$tmp/hf/in"
+cp tests/model/hf/tiny_qwen2/* "$tmp/hf/out/"
+cp tests/model/hf/tiny_qwen2/* "$tmp/hf/in/"
+mv "$tmp/hf/out/config.json" "$tmp/elsewhere/config.json"
+ln -s "$tmp/elsewhere/config.json" "$tmp/hf/out/config.json"
+mv "$tmp/hf/in/tokenizer.json" "$tmp/hf/tokenizer.json"
+ln -s ../tokenizer.json "$tmp/hf/in/tokenizer.json"
+for name in out in; do
+	printf '{"heavy": 1, "recent": 1, "model": "%s", "text": "the cat"}\n' "$name" \
+		>"$tmp/hf/$name.json"
+done
+refused "$tmp/hf/out.json" "$tmp/hf/out.json:1:36: model: out: config.json: leads outside the \
+scene's folder through a symbolic link (--allow-paths allows it)"
+accepted "$tmp/hf/in.json" --report
+accepted "$tmp/hf/out.json" --report --allow-paths
+
 # Exactly at the limits: dim 4096, both budgets 1,000,000 (far past the
 # scene's one token), and text of 4096 bytes after escapes are decoded.
 x4095=$(head -c 4095 /dev/zero | tr '\0' x)

@@ -105,6 +105,23 @@ int llama_load_within(const char *path, struct llama_limit *limit, struct llama_
                       char err[LLAMA_ERR_MAX]);
 int llama_load_fd_within(int fd, struct llama_limit *limit, struct llama_model **out,
                          char err[LLAMA_ERR_MAX]);
+/*
+ * A Hugging Face checkpoint folder (config.json, model.safetensors or the
+ * shards model.safetensors.index.json names), each of its files opened
+ * through OPEN(CTX, NAME, ERR) when OPEN is given: a loader that allows
+ * only certain files (a scene's folder and nothing a link leads out to)
+ * checks every name before it is read. OPEN returns a descriptor to read,
+ * or -1 with ERR saying why ("cannot open: ..."), which the error prefixes
+ * with NAME. Without OPEN, DIR/NAME is opened as it is.
+ * llama_load_within routes a folder holding a config.json here.
+ */
+struct llama_folder {
+	const char *dir;
+	int (*open)(void *ctx, const char *name, char err[LLAMA_ERR_MAX]);
+	void *ctx;
+};
+int llama_load_folder_within(const struct llama_folder *f, struct llama_limit *limit,
+                             struct llama_model **out, char err[LLAMA_ERR_MAX]);
 /* The bytes M holds: its weights (float32, dequantised from a GGUF or
  * safetensors file) and the tables beside them. */
 size_t llama_model_bytes(const struct llama_model *m);
