@@ -51,19 +51,11 @@ void scene_model_done(struct plan *p)
 	p->model = NULL;
 }
 
-/* The model's layout against what a scene may hold, and the memory its
- * run takes; MSG says why not. */
+/* The model's layout against what a scene may hold; MSG says why not. */
 int scene_model_check_shape(const struct llama_model *m, char *msg, size_t size)
 {
 	const struct llama_config *c = llama_model_config(m);
-	const size_t run = llama_run_bytes(m), mib = 1024 * 1024;
-	if (run > (size_t)SCENE_MAX_MODEL_RUN_BYTES)
-		snprintf(msg, size,
-		         "a run of the model takes %zu MiB (%d layers x %d key/value heads of "
-		         "seq_len %d slots), more than the %ld MiB a model scene allows",
-		         (run + mib - 1) / mib, c->n_layers, c->n_kv_heads, c->seq_len,
-		         SCENE_MAX_MODEL_RUN_BYTES / (long)mib);
-	else if (c->head_size > SCENE_MAX_DIM)
+	if (c->head_size > SCENE_MAX_DIM)
 		snprintf(msg, size,
 		         "head size %d (dim %d / %d heads), more than the %d a scene allows",
 		         c->head_size, c->dim, c->n_heads, SCENE_MAX_DIM);
@@ -163,6 +155,16 @@ static int encode(struct model_plan *mp, const char *text, size_t len, int gener
 	}
 	mp->given = n;
 	mp->n = n + generate;
+	/* A run's caches hold the text's positions, not the model's context. */
+	const size_t run = llama_run_bytes_len(mp->model, mp->n), mib = 1024 * 1024;
+	if (run > (size_t)SCENE_MAX_MODEL_RUN_BYTES) {
+		snprintf(msg, size,
+		         "a run of %s over the text takes %zu MiB (%d layers x %d key/value heads "
+		         "of %d slots), more than the %ld MiB a model scene allows",
+		         model_name, (run + mib - 1) / mib, c->n_layers, c->n_kv_heads, mp->n,
+		         SCENE_MAX_MODEL_RUN_BYTES / (long)mib);
+		return -1;
+	}
 	return 0;
 }
 
@@ -211,8 +213,9 @@ static int run_fits(const struct model_plan *mp, double max, const char *shown, 
 		return 0;
 	const struct llama_config *c = llama_model_config(mp->model);
 	const double rows = (double)c->n_layers * (c->n_heads + 2.0 * c->n_kv_heads) * mp->n;
-	*bytes = (double)llama_model_bytes(mp->model) + (double)llama_run_bytes(mp->model) +
-	         mp->tokenizer_bytes + rows * c->head_size * (sizeof(float) + sizeof(double));
+	*bytes = (double)llama_model_bytes(mp->model) +
+	         (double)llama_run_bytes_len(mp->model, mp->n) + mp->tokenizer_bytes +
+	         rows * c->head_size * (sizeof(float) + sizeof(double));
 	if (*bytes <= max)
 		return 0;
 	snprintf(what, size,
