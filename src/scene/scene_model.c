@@ -88,8 +88,29 @@ static const char *trim(const char *text, size_t *len)
 /* The text's tokens, BOS first, into MP with room for GENERATE more.
  * -1 and MSG when the text is empty, too long or cannot be encoded;
  * *AT_GENERATE tells whether "generate" is what went past the context. */
+/* The load's progress: the text's encoding is its first ENCODE_SHARE, the
+ * model's run over the positions the rest. */
+#define ENCODE_SHARE 0.1
+
+/* The loader's told, of the encoding: *STOPPED when it asked to stop. */
+struct encode_told {
+	int (*told)(void *, double, double);
+	void *ctx;
+	bool stopped;
+};
+
+static int tell_bytes(void *ctx, size_t done, size_t total)
+{
+	struct encode_told *et = ctx;
+	if (et->told(et->ctx, total > 0 ? ENCODE_SHARE * (double)done / (double)total : 0, 1) == 0)
+		return 0;
+	et->stopped = true;
+	return 1;
+}
+
 static int encode(struct model_plan *mp, const char *text, size_t len, int generate,
-                  const char *model_name, char *msg, size_t size, bool *at_generate)
+                  const char *model_name, char *msg, size_t size, bool *at_generate,
+                  struct encode_told *et)
 {
 	const struct llama_config *c = llama_model_config(mp->model);
 	const int seq = c->seq_len, most = llama_tokenizer_max_piece(mp->tok);
@@ -133,7 +154,13 @@ static int encode(struct model_plan *mp, const char *text, size_t len, int gener
 		return -1;
 	}
 	char e[LLAMA_ERR_MAX];
-	const int n = llama_tokenizer_encode(mp->tok, text, len, 1, 0, mp->tokens, (int)cap, e);
+	const struct llama_tok_told tt = {et->told ? tell_bytes : NULL, et};
+	const int n =
+	        llama_tokenizer_encode_told(mp->tok, text, len, 1, 0, mp->tokens, (int)cap, e, &tt);
+	if (n < 0 && et->stopped) {
+		snprintf(msg, size, "stopped before the model ran");
+		return -1;
+	}
 	if (n < 0) {
 		snprintf(msg, size, "cannot encode the text: %s", e);
 		return -1;
@@ -236,11 +263,13 @@ static bool stopped(int (*told)(void *, double, double), void *ctx, char *err, b
 	return true;
 }
 
-/* The loader's told, as the forward pass tells (llama_trace_told). */
+/* The loader's told, as the forward pass tells (llama_trace_told): the
+ * part of the load after the encoding. */
 static int tell_positions(void *ctx, int done, int total)
 {
 	const struct loader *ld = ctx;
-	return ld->told(ld->told_ctx, done, total);
+	const double part = total > 0 ? (double)done / total : 0;
+	return ld->told(ld->told_ctx, ENCODE_SHARE + (1 - ENCODE_SHARE) * part, 1);
 }
 
 /* ---- the JSON scene -------------------------------------------------- */
@@ -375,8 +404,14 @@ int scene_check_model(const struct loader *ld, struct plan *p)
 	bool at_generate;
 	if (stopped(ld->told, ld->told_ctx, ld->err, &p->stopped))
 		return -1;
-	if (encode(p->model, text, len, generate, model_shown, msg, sizeof msg, &at_generate) !=
-	    0) {
+	struct encode_told et = {ld->told, ld->told_ctx, false};
+	if (encode(p->model, text, len, generate, model_shown, msg, sizeof msg, &at_generate,
+	           &et) != 0) {
+		if (et.stopped) {
+			snprintf(ld->err, SCENE_ERROR_MAX, "%s", msg);
+			p->stopped = true;
+			return -1;
+		}
 		if (at_generate) {
 			const struct where wg =
 			        scene_where_field(&p->w_root, f[R_GENERATE].index, "generate");
@@ -593,8 +628,14 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 		rc = SCENE_STOPPED;
 		goto done;
 	}
+	struct encode_told et = {a->told, a->told_ctx, false};
 	rc = encode(mp, text ? text : "", text ? len : 0, a->generate, base_name(a->model), msg,
-	            sizeof msg, &at_generate);
+	            sizeof msg, &at_generate, &et);
+	if (rc != 0 && et.stopped) {
+		snprintf(err, SCENE_ERROR_MAX, "%s", msg);
+		rc = SCENE_STOPPED;
+		goto done;
+	}
 	if (rc != 0) {
 		scene_fail_file(err, at_generate ? "h2o-tui: --generate" : text_name, "%s", msg);
 		goto done;

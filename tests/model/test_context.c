@@ -3,13 +3,16 @@
  * metadata (max_position_embeddings here), capped at LLAMA_MAX_CONTEXT,
  * and a run sized to its text (llama_run_new_len) holds exactly that many
  * positions, past the 4096 a run used to stop at, with the logits of a
- * run sized to the whole context, bit for bit.
+ * run sized to the whole context, bit for bit. And the encoding of a long
+ * text tells its progress (llama_tokenizer_encode_told) and stops when
+ * asked.
  *
  * Usage: test_context  (from the source root: it reads
  * tests/model/hf/tiny_qwen2, which tools/hf_fixture.py writes)
  */
 #include <fcntl.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +25,7 @@
 #include <cmocka.h>
 
 #include "h2o/llama.h"
+#include "h2o/tokenizer.h"
 
 #define DIR "tests/model/hf/tiny_qwen2"
 
@@ -118,12 +122,66 @@ static void test_run_past_4096(void **state)
 	llama_free(m);
 }
 
+struct seen {
+	size_t last, calls, stop_at;
+	bool ascending;
+};
+
+static int record(void *ctx, size_t done, size_t total)
+{
+	struct seen *s = ctx;
+	(void)total;
+	s->ascending = s->ascending && (s->calls == 0 || done >= s->last);
+	s->last = done;
+	return ++s->calls == s->stop_at;
+}
+
+static void test_encode_told(void **state)
+{
+	(void)state;
+	struct llama_tokenizer *t;
+	char err[LLAMA_ERR_MAX];
+	assert_int_equal(llama_tokenizer_load(DIR "/tokenizer.json", 282, &t, err), 0);
+	const char piece[] = "the cat sat on the mat and was there. ";
+	const size_t reps = 8000, plen = sizeof piece - 1, len = reps * plen;
+	char *text = malloc(len);
+	assert_non_null(text);
+	for (size_t i = 0; i < reps; i++)
+		memcpy(text + i * plen, piece, plen);
+	const int cap = (int)llama_tokenizer_max_tokens(t, len);
+	int *a = malloc((size_t)cap * sizeof *a), *b = malloc((size_t)cap * sizeof *b);
+	assert_non_null(a);
+	assert_non_null(b);
+	const int n = llama_tokenizer_encode(t, text, len, 1, 0, a, cap, err);
+	assert_true(n > 0);
+	/* Told from 0 to the end, ascending, often enough to show (every
+	 * 64 KiB of a 304 KB text), the same tokens. */
+	struct seen s = {.ascending = true};
+	const struct llama_tok_told told = {record, &s};
+	assert_int_equal(llama_tokenizer_encode_told(t, text, len, 1, 0, b, cap, err, &told), n);
+	assert_memory_equal(a, b, (size_t)n * sizeof *a);
+	assert_true(s.ascending);
+	assert_int_equal(s.last, len);
+	assert_true(s.calls >= 5);
+	/* Stopped in the middle: -1, "stopped". */
+	struct seen stop = {.ascending = true, .stop_at = 3};
+	const struct llama_tok_told halt = {record, &stop};
+	assert_int_equal(llama_tokenizer_encode_told(t, text, len, 1, 0, b, cap, err, &halt), -1);
+	assert_string_equal(err, "stopped");
+	assert_int_equal(stop.calls, 3);
+	free(a);
+	free(b);
+	free(text);
+	llama_tokenizer_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_context_from_config),
 	        cmocka_unit_test(test_context_capped),
 	        cmocka_unit_test(test_run_past_4096),
+	        cmocka_unit_test(test_encode_told),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
