@@ -535,7 +535,8 @@ case_model_load() {
 	start_shell || return 1
 	slow_model "$(printf 'Once upon a time there was a cat. %.0s' $(seq 80))" || return 1
 	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/m/slow.json"; echo "exit=$?"'
-	wait_line 'h2o-tui: loading the scene \(q quits\) \[[#.]+\] +[0-9]+%' || return 1
+	wait_line 'h2o-tui: loading the scene: running the model \(q quits\) \[[#.]+\] +[0-9]+%' ||
+		return 1
 	tm send-keys -t "$PANE" -l 'xyz'
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0 || return 1

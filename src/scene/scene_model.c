@@ -88,9 +88,8 @@ static const char *trim(const char *text, size_t *len)
 /* The text's tokens, BOS first, into MP with room for GENERATE more.
  * -1 and MSG when the text is empty, too long or cannot be encoded;
  * *AT_GENERATE tells whether "generate" is what went past the context. */
-/* The load's progress: the text's encoding is its first ENCODE_SHARE, the
- * model's run over the positions the rest. */
-#define ENCODE_SHARE 0.1
+/* The load's progress: the text's encoding is its first part (scene.h). */
+#define ENCODE_SHARE SCENE_TOLD_ENCODE
 
 /* The loader's told, of the encoding: *STOPPED when it asked to stop. */
 struct encode_told {
