@@ -130,6 +130,25 @@ refused "$tmp/folder/dir.json" "$tmp/folder/dir.json:1:42: q: \"dir/q.npy\" lead
 folder through a symbolic link (--allow-paths allows it)"
 accepted "$tmp/folder/in.npy.json" --report
 
+# A Hugging Face folder as a scene's model: each file in it under the same
+# rule. A config.json linked from outside is refused; the folder with its
+# own files, or a link that stays in the scene's folder, is read.
+mkdir "$tmp/hf" "$tmp/hf/out" "$tmp/hf/in"
+cp tests/model/hf/tiny_qwen2/* "$tmp/hf/out/"
+cp tests/model/hf/tiny_qwen2/* "$tmp/hf/in/"
+mv "$tmp/hf/out/config.json" "$tmp/elsewhere/config.json"
+ln -s "$tmp/elsewhere/config.json" "$tmp/hf/out/config.json"
+mv "$tmp/hf/in/tokenizer.json" "$tmp/hf/tokenizer.json"
+ln -s ../tokenizer.json "$tmp/hf/in/tokenizer.json"
+for name in out in; do
+	printf '{"heavy": 1, "recent": 1, "model": "%s", "text": "the cat"}\n' "$name" \
+		>"$tmp/hf/$name.json"
+done
+refused "$tmp/hf/out.json" "$tmp/hf/out.json:1:36: model: out: config.json: leads outside the \
+scene's folder through a symbolic link (--allow-paths allows it)"
+accepted "$tmp/hf/in.json" --report
+accepted "$tmp/hf/out.json" --report --allow-paths
+
 # Exactly at the limits: dim 4096, both budgets 1,000,000 (far past the
 # scene's one token), and text of 4096 bytes after escapes are decoded.
 x4095=$(head -c 4095 /dev/zero | tr '\0' x)
@@ -144,10 +163,11 @@ accepted scenes/cat_sat.json --headless --heavy 1000000 --recent 1000000 --keys 
 grep -q 'budget (2,000,000) covers all 7 tokens: H2O never evicts' "$tmp/out" ||
 	fail "cat_sat.json with budgets 1000000: no 'never evicts' on screen"
 
-# A model whose run would take more than 2 GiB (its caches are sized for
-# seq_len 65536 in 256 layers of 6 key/value heads) from a file of 1.2 MB
-# (all zeros, finite): refused before the run is made, and so is a text of
-# more than 1 MiB.
+# A model whose run over its whole context would take more than 2 GiB
+# (seq_len 65536 in 256 layers of 6 key/value heads) from a file of 1.2 MB
+# (all zeros, finite): a run is sized to its text, so the model is not
+# refused for its context and the scene goes on to its (missing)
+# tokenizer; a text of more than 1 MiB is refused.
 mkdir "$tmp/model"
 i32() { printf "\\$(printf '%03o' $(($1 % 256)))\\$(printf '%03o' $(($1 / 256 % 256)))\\$(printf '%03o' $(($1 / 65536 % 256)))\\000"; }
 {
@@ -156,9 +176,8 @@ i32() { printf "\\$(printf '%03o' $(($1 % 256)))\\$(printf '%03o' $(($1 / 256 % 
 } >"$tmp/model/wide.bin"
 printf '{"heavy": 1, "recent": 1, "model": "wide.bin", "tokenizer": "t.bin", "text": "a"}\n' \
 	>"$tmp/model/wide.json"
-refused "$tmp/model/wide.json" "$tmp/model/wide.json:1:36: model: wide.bin: a run of the model \
-takes 3073 MiB (256 layers x 6 key/value heads of seq_len 65536 slots), more than the 2048 MiB a \
-model scene allows"
+refused "$tmp/model/wide.json" "$tmp/model/wide.json:1:61: tokenizer: t.bin: cannot open: No such \
+file or directory"
 cp tests/bad/model/tiny.bin tests/bad/model/tiny_tok.bin "$tmp/model/"
 head -c 1048577 /dev/zero | tr '\0' a >"$tmp/model/long.txt"
 printf '{"heavy": 1, "recent": 1, "model": "tiny.bin", "tokenizer": "tiny_tok.bin", %s}\n' \
@@ -241,7 +260,7 @@ memory "h2o-tui: $tmp/model/big.bin: needs about 341 MB of memory (the model: 85
 weights as float32), more than --max-memory 50 MB allows" \
 	--report --max-memory 50M --model "$tmp/model/big.bin" --tokenizer "$tmp/model/tok512.bin" \
 	--text-string 'Once upon a time'
-memory "h2o-tui: models/stories260K/story_model.json: needs about 5.2 MB of memory (the model \
+memory "h2o-tui: models/stories260K/story_model.json: needs about 4.9 MB of memory (the model \
 stories260K.bin run over 391 tokens: its weights, a run's caches, its tokenizer and every layer's \
 q, k, v), more than --max-memory 4.0 MB allows" \
 	--report --max-memory 4M models/stories260K/story_model.json

@@ -25,7 +25,7 @@
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
 #   resize small hostile hostile_more ascii clocale map search building esc onehead
-#   model_load model_drop, or
+#   model_load model_drop lesson_memory, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -36,6 +36,7 @@ set -u
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
 CASES+=" clocale map search building lessons overview esc onehead model_load model_drop"
+CASES+=" lesson_memory"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -534,7 +535,8 @@ case_model_load() {
 	start_shell || return 1
 	slow_model "$(printf 'Once upon a time there was a cat. %.0s' $(seq 80))" || return 1
 	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/m/slow.json"; echo "exit=$?"'
-	wait_line 'h2o-tui: loading the scene \(q quits\) \[[#.]+\] +[0-9]+%' || return 1
+	wait_line 'h2o-tui: loading the scene: running the model \(q quits\) \[[#.]+\] +[0-9]+%' ||
+		return 1
 	tm send-keys -t "$PANE" -l 'xyz'
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0 || return 1
@@ -554,6 +556,19 @@ case_model_drop() {
 	slow_model "$(printf 'Once upon a time there was a cat. %.0s' $(seq 8))" || return 1
 	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/m/slow.json"; echo "exit=$?"'
 	wait_line 'step 0/[0-9]+ .*model [0-9]+%' || return 1
+	tm send-keys -t "$PANE" -l q
+	check_shell_back 0
+}
+
+# A lesson opened with . in the terminal (a background job there) is held
+# to --max-memory less what the scene shown holds: lesson 8 alone fits
+# 478M, beside lesson 7 it does not, and the status line says so.
+case_lesson_memory() {
+	start_shell || return 1
+	OPTS=--max-memory=478M start_tui scenes/lesson_07_full_vs_h2o.json || return 1
+	tm send-keys -t "$PANE" -l .
+	wait_line 'lesson 8 not opened: it needs about [0-9.]+ MB of memory, more than --max-memory' ||
+		return 1
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
 }

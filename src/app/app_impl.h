@@ -67,7 +67,12 @@ unsigned app_model_poll(struct app *app);
 void app_lesson_by(struct app *app, int by);
 struct budget app_lesson_budget(const struct scene *sc);
 void app_lesson_cost_words(const struct scene *sc, char *buf, size_t size);
-void app_lesson_refuse(struct app *app, int index, double needed, const char *what);
+/* What APP's scene holds while a lesson opens (its screens' cost, as
+ * cost.h counts it, THREADS builds at once), and the bound MAX_MEMORY
+ * leaves a lesson beside HELD (0: none). */
+double app_lesson_held(const struct app *app, int threads);
+double app_lesson_bound(double max_memory, double held);
+void app_lesson_refuse(struct app *app, int index, double needed, double held, const char *what);
 void app_lesson_swap(struct app *app, struct app *next, int index);
 
 /* In a lesson, before the first budget change: keep what H2O does at the

@@ -87,23 +87,45 @@ void app_lesson_cost_words(const struct scene *sc, char *buf, size_t size)
 	         heads == 1 ? "" : "s");
 }
 
-void app_lesson_refuse(struct app *app, int index, double needed, const char *what)
+double app_lesson_held(const struct app *app, int threads)
 {
-	char need[32], have[32];
-	cost_format_bytes(needed, need, sizeof need);
+	if (app->scene == NULL)
+		return 0;
+	return cost_of(app->scene, &app->choice, COST_SCREENS, app->policies, NULL, 0, threads)
+	        .bytes;
+}
+
+double app_lesson_bound(double max_memory, double held)
+{
+	if (!(max_memory > 0))
+		return 0;
+	/* Nothing left: a bound no lesson fits (0 would be none). */
+	return max_memory - held > 1 ? max_memory - held : 1;
+}
+
+void app_lesson_refuse(struct app *app, int index, double needed, double held, const char *what)
+{
+	char need[32], have[32], beside[64] = "";
+	/* What the lesson needs with what the scene shown holds meanwhile. */
+	cost_format_bytes(needed + held, need, sizeof need);
 	cost_format_bytes(app->max_memory, have, sizeof have);
+	if (held > 0) {
+		char h[32];
+		cost_format_bytes(held, h, sizeof h);
+		snprintf(beside, sizeof beside, "%s of it the scene shown holds; ", h);
+	}
 	/* The figures first: a long WHAT is what the notice's width cuts. */
 	if (app->max_given)
 		snprintf(
 		        app->notice, sizeof app->notice,
 		        "lesson %d not opened: it needs about %s of memory, more than --max-memory "
-		        "%s allows (%s)",
-		        index + 1, need, have, what);
+		        "%s allows (%s%s)",
+		        index + 1, need, have, beside, what);
 	else
 		snprintf(app->notice, sizeof app->notice,
 		         "lesson %d not opened: it needs about %s of memory, more than the %s free "
-		         "(%s)",
-		         index + 1, need, have, what);
+		         "(%s%s)",
+		         index + 1, need, have, beside, what);
 }
 
 void app_lesson_swap(struct app *app, struct app *next, int index)
@@ -147,10 +169,14 @@ static void open_lesson(struct app *app, int index)
 	}
 	struct scene *sc;
 	double needed = 0;
-	const struct scene_options opts = {.max_memory = app->max_memory, .needed = &needed};
+	/* The scene shown is held until the lesson replaces it: the lesson
+	 * has what it leaves of the bound. */
+	const double held = app->max_memory > 0 ? app_lesson_held(app, build_threads(app)) : 0;
+	const double bound = app_lesson_bound(app->max_memory, held);
+	const struct scene_options opts = {.max_memory = bound, .needed = &needed};
 	const int rc = scene_load_file_opts(path, &opts, &sc, err);
 	if (rc == SCENE_TOO_LARGE) {
-		app_lesson_refuse(app, index, needed, err);
+		app_lesson_refuse(app, index, needed, held, err);
 		return;
 	}
 	if (rc != 0) {
@@ -160,9 +186,9 @@ static void open_lesson(struct app *app, int index)
 	const struct budget b = app_lesson_budget(sc);
 	const double bytes =
 	        cost_of(sc, &b, COST_SCREENS, app->policies, NULL, 0, build_threads(app)).bytes;
-	if (app->max_memory > 0 && bytes > app->max_memory) {
+	if (bound > 0 && bytes > bound) {
 		app_lesson_cost_words(sc, err, sizeof err);
-		app_lesson_refuse(app, index, bytes, err);
+		app_lesson_refuse(app, index, bytes, held, err);
 		scene_free(sc);
 		return;
 	}

@@ -47,6 +47,7 @@ struct app_job {
 	char path[4096];
 	int index;
 	double max_memory;
+	double held; /* what the scene shown holds meanwhile */
 	int threads;
 	/* Results. */
 	int rc;                   /* 0, or why not (err) */
@@ -314,7 +315,9 @@ int app_model_open_lesson(struct app *app, const char *path, int index, int thre
 	job->kind = JOB_LESSON;
 	snprintf(job->path, sizeof job->path, "%s", path);
 	job->index = index;
-	job->max_memory = app->max_memory;
+	/* The scene shown stays held until the lesson replaces it. */
+	job->held = app->max_memory > 0 ? app_lesson_held(app, threads) : 0;
+	job->max_memory = app_lesson_bound(app->max_memory, job->held);
 	job->threads = threads;
 	/* The shown scene's real drop, if it is still running, gives way. */
 	job_cancel(app);
@@ -332,7 +335,7 @@ static void lesson_opened(struct app *app, struct app_job *job)
 	const int index = job->index;
 	if (job->rc != 0) {
 		if (job->too_large)
-			app_lesson_refuse(app, index, job->needed, job->err);
+			app_lesson_refuse(app, index, job->needed, job->held, job->err);
 		else
 			snprintf(app->notice, sizeof app->notice, "lesson %d: %.130s", index + 1,
 			         job->err);

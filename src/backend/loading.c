@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "h2o/cost.h"
+#include "h2o/scene.h"
 #include "progress.h"
 
 /* The signal that asked to stop the load, or 0: set by the handler only
@@ -35,9 +36,21 @@ struct loading {
 	void *ctx;
 	int status;
 	atomic_bool stop, finished;
-	/* Its progress, in thousandths of the positions run. */
+	/* Its progress, in thousandths of the load (-1 before it is first
+	 * told: a scene without a model never is). */
 	atomic_int per_mille;
 };
+
+/* The progress line's words: the load's WHAT, or, once a model scene's
+ * load tells its progress, the phase it is in (scene.h). */
+static const char *phase_words(int per_mille, const char *what)
+{
+	if (per_mille < 0)
+		return what;
+	return per_mille < (int)(1000 * SCENE_TOLD_ENCODE)
+	               ? "loading the scene: tokenizing the text (q quits)"
+	               : "loading the scene: running the model (q quits)";
+}
 
 static int told(void *ctx, double done, double total)
 {
@@ -101,7 +114,7 @@ int loading_run(loading_fn load, void *ctx, const char *what)
 	struct loading l = {.load = load, .ctx = ctx};
 	atomic_init(&l.stop, false);
 	atomic_init(&l.finished, false);
-	atomic_init(&l.per_mille, 0);
+	atomic_init(&l.per_mille, -1);
 	pthread_t thread;
 	const bool threaded = pthread_create(&thread, NULL, run, &l) == 0;
 	if (!threaded)
@@ -118,8 +131,10 @@ int loading_run(loading_fn load, void *ctx, const char *what)
 		if (quit || loading_signal)
 			atomic_store(&l.stop, true);
 		/* A load that ends at once shows no line. */
+		const int per_mille = atomic_load(&l.per_mille);
+		meter.what = phase_words(per_mille, what);
 		if (seconds_now() - began >= 0.3)
-			progress_tell(pr, atomic_load(&l.per_mille), 1000);
+			progress_tell(pr, per_mille < 0 ? 0 : per_mille, 1000);
 	}
 	if (threaded)
 		pthread_join(thread, NULL);

@@ -7,7 +7,8 @@
  * typed are read and never echoed (they would be left for the shell after
  * the program ends), q stops the load between two positions of the model,
  * so do Ctrl-C, SIGTERM and SIGHUP (whose exit status stays 128 + n), and
- * the progress line on stderr says how far the model has come. Only the
+ * the progress line on stderr says how far the load has come and in which
+ * phase it is: tokenizing the text, then running the model. Only the
  * interactive screen loads so; the other modes load as they always did.
  */
 #ifndef H2O_LOADING_H

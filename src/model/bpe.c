@@ -268,7 +268,23 @@ struct bpe_run {
 	pcre2_match_data *md;
 	pcre2_match_context *mc;
 	char *err;
+	/* Progress: the whole text, and the byte last told. */
+	const char *text;
+	size_t len, told_at;
+	const struct llama_tok_told *told;
 };
+
+/* Tell R's listener, every 64 KiB or so, that the text's bytes before AT
+ * are encoded; -1 (ERR "stopped") when it asks to stop. */
+static int tell_at(struct bpe_run *r, size_t at)
+{
+	if (r->told == NULL || r->told->tell == NULL || at - r->told_at < ((size_t)1 << 16))
+		return 0;
+	r->told_at = at;
+	if (r->told->tell(r->told->ctx, at, r->len) != 0)
+		return model_fail(r->err, "stopped");
+	return 0;
+}
 
 static int push(struct bpe_run *r, int id)
 {
@@ -420,16 +436,25 @@ static int bpe_fragment(void *ctx, const char *s, size_t len, int id)
 		r->spans2 = swap;
 		nw = m;
 	}
-	for (size_t w = 0; w < nw; w++)
+	for (size_t w = 0; w < nw; w++) {
+		if (tell_at(r, (size_t)(s - r->text) + r->spans[2 * w]) != 0)
+			return -1;
 		if (encode_word(r, s + r->spans[2 * w], r->spans[2 * w + 1] >> 1) != 0)
 			return -1;
+	}
 	return 0;
 }
 
 int tok_bpe_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos, int eos,
-                   int *tokens, int cap, char err[LLAMA_ERR_MAX])
+                   int *tokens, int cap, char err[LLAMA_ERR_MAX], const struct llama_tok_told *told)
 {
-	struct bpe_run r = {.t = t, .tokens = tokens, .cap = cap, .err = err};
+	struct bpe_run r = {.t = t,
+	                    .tokens = tokens,
+	                    .cap = cap,
+	                    .err = err,
+	                    .text = text,
+	                    .len = len,
+	                    .told = told};
 
 	if (bos && t->add_bos && push(&r, t->bos) != 0)
 		return -1;

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One layer's key/value head's cache: N slots of capacity seq_len. The
+/* One layer's key/value head's cache: N slots of capacity cap. The
  * keys twice: as rows, and in tiles of MODEL_PANEL slots for the scores
  * (model_impl.h, scores_fn). */
 struct cache {
@@ -31,8 +31,9 @@ struct cache {
 struct llama_run {
 	const struct llama_model *m;
 	int pos;             /* the last step's, -1 before the first */
+	int cap;             /* slots per cache: positions 0 .. cap - 1 */
 	struct cache *cache; /* n_layers * n_kv_heads */
-	float *att;          /* n_layers * n_heads * seq_len weights */
+	float *att;          /* n_layers * n_heads * cap weights */
 	float *query;        /* n_layers * dim, after RoPE */
 	float *x, *xb, *xb2, *q, *k, *v, *hb, *hb2, *logits;
 	float *fcr, *fci; /* this step's RoPE cos and sin, head_size / 2 each */
@@ -42,36 +43,57 @@ struct llama_run {
 
 /* ---- runs --------------------------------------------------------------- */
 
-size_t llama_run_bytes(const struct llama_model *m)
+/* The floats a run of M with caches of CAP slots takes. */
+static size_t run_floats(const struct llama_model *m, size_t cap)
 {
 	const struct llama_config *c = &m->c;
-	const size_t S = (size_t)c->seq_len, hs = (size_t)c->head_size, D = (size_t)c->dim;
+	const size_t S = cap, hs = (size_t)c->head_size, D = (size_t)c->dim;
 	const size_t Q = (size_t)m->a.q_dim, W = D > Q ? D : Q;
 	const size_t caches = (size_t)c->n_layers * (size_t)c->n_kv_heads;
-	const size_t tiles = (size_t)packed_panels(c->seq_len) * MODEL_PANEL * hs;
-	const size_t floats = caches * (2 * S * hs + tiles) +
-	                      (size_t)c->n_layers * (size_t)c->n_heads * S +
-	                      (size_t)c->n_layers * Q + 5 * D + W + Q + 2 * (size_t)c->hidden_dim +
-	                      (size_t)c->vocab_size;
-	return floats * sizeof(float) + caches * S * sizeof(int) + caches * sizeof(struct cache);
+	const size_t tiles = (size_t)packed_panels((int)cap) * MODEL_PANEL * hs;
+	return caches * (2 * S * hs + tiles) + (size_t)c->n_layers * (size_t)c->n_heads * S +
+	       (size_t)c->n_layers * Q + 5 * D + W + Q + 2 * (size_t)c->hidden_dim +
+	       (size_t)c->vocab_size;
+}
+
+/* POSITIONS within [1, seq_len], or seq_len. */
+static size_t run_cap(const struct llama_model *m, int positions)
+{
+	return (size_t)(positions >= 1 && positions < m->c.seq_len ? positions : m->c.seq_len);
+}
+
+size_t llama_run_bytes_len(const struct llama_model *m, int positions)
+{
+	const size_t S = run_cap(m, positions);
+	const size_t caches = (size_t)m->c.n_layers * (size_t)m->c.n_kv_heads;
+	return run_floats(m, S) * sizeof(float) + caches * S * sizeof(int) +
+	       caches * sizeof(struct cache);
+}
+
+size_t llama_run_bytes(const struct llama_model *m)
+{
+	return llama_run_bytes_len(m, m->c.seq_len);
 }
 
 struct llama_run *llama_run_new(const struct llama_model *m)
 {
+	return llama_run_new_len(m, m->c.seq_len);
+}
+
+struct llama_run *llama_run_new_len(const struct llama_model *m, int positions)
+{
 	const struct llama_config *c = &m->c;
-	const size_t S = (size_t)c->seq_len, hs = (size_t)c->head_size, D = (size_t)c->dim;
+	const size_t S = run_cap(m, positions), hs = (size_t)c->head_size, D = (size_t)c->dim;
 	const size_t Q = (size_t)m->a.q_dim, W = D > Q ? D : Q;
 	const size_t caches = (size_t)c->n_layers * (size_t)c->n_kv_heads;
-	const size_t tiles = (size_t)packed_panels(c->seq_len) * MODEL_PANEL * hs;
+	const size_t tiles = (size_t)packed_panels((int)S) * MODEL_PANEL * hs;
 	/* The loaders proved this fits the limits (llama.c, run_bytes). */
-	const size_t floats = caches * (2 * S * hs + tiles) +
-	                      (size_t)c->n_layers * (size_t)c->n_heads * S +
-	                      (size_t)c->n_layers * Q + 5 * D + W + Q + 2 * (size_t)c->hidden_dim +
-	                      (size_t)c->vocab_size;
+	const size_t floats = run_floats(m, S);
 	struct llama_run *r = calloc(1, sizeof *r);
 	if (r == NULL)
 		return NULL;
 	r->m = m;
+	r->cap = (int)S;
 	r->cache = calloc(caches, sizeof *r->cache);
 	r->mem = calloc(floats, sizeof *r->mem);
 	r->ipos = calloc(caches * S, sizeof *r->ipos);
@@ -175,7 +197,7 @@ const float *llama_run_values(const struct llama_run *r, int layer, int kv_head)
 const float *llama_run_weights(const struct llama_run *r, int layer, int head)
 {
 	const struct llama_config *c = &r->m->c;
-	return r->att + ((size_t)layer * (size_t)c->n_heads + (size_t)head) * (size_t)c->seq_len;
+	return r->att + ((size_t)layer * (size_t)c->n_heads + (size_t)head) * (size_t)r->cap;
 }
 
 const float *llama_run_query(const struct llama_run *r, int layer, int head)
@@ -365,7 +387,7 @@ static void swiglu(float *hb, const float *hb2, int n)
 static int check_step(const struct llama_model *m, const struct llama_run *r, int token, int pos)
 {
 	if (r == NULL || r->m != m || token < 0 || token >= m->c.vocab_size || pos < 0 ||
-	    pos >= m->c.seq_len || pos <= r->pos)
+	    pos >= r->cap || pos <= r->pos)
 		return -1;
 	return 0;
 }

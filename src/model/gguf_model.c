@@ -31,9 +31,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The positions a GGUF model's runs hold at most: its context_length, up
- * to this (a run's caches are sized by it). */
-#define GGUF_MAX_SEQ 4096
+/* The positions a GGUF model's runs may hold: its context_length, up
+ * to LLAMA_MAX_CONTEXT (llama.h); a run is sized to its text. */
+#define GGUF_MAX_SEQ LLAMA_MAX_CONTEXT
 
 enum arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 };
 

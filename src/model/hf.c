@@ -30,18 +30,40 @@
 
 #define HF_MAX_JSON (64L * 1024 * 1024)
 
-/* The bytes of DIR/NAME, read whole (at most HF_MAX_JSON), NUL-ended. */
-static char *slurp(const char *dir, const char *name, char *err)
+/* NAME in the folder F, opened for reading through F's opener (the
+ * caller's checks), or as F->dir/NAME; -1 with ERR naming it as SHOWN. */
+static int folder_open_as(const struct llama_folder *f, const char *name, const char *shown,
+                          char *err)
 {
-	char path[4096];
+	char path[4096], why[LLAMA_ERR_MAX];
+	int fd;
+
+	if (f->open != NULL) {
+		why[0] = '\0';
+		if ((fd = f->open(f->ctx, name, why)) < 0)
+			model_fail(err, "%s: %s", shown, why);
+		return fd;
+	}
+	snprintf(path, sizeof path, "%s/%s", f->dir, name);
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		model_fail(err, "%s: cannot open: %s", shown, strerror(errno));
+	return fd;
+}
+
+/* A name of this file's own, shown as it is. */
+static int folder_open(const struct llama_folder *f, const char *name, char *err)
+{
+	return folder_open_as(f, name, name, err);
+}
+
+/* The bytes of NAME in F, read whole (at most HF_MAX_JSON), NUL-ended. */
+static char *slurp(const struct llama_folder *f, const char *name, char *err)
+{
 	struct stat st;
 
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		model_fail(err, "%s: cannot open: %s", name, strerror(errno));
+	const int fd = folder_open(f, name, err);
+	if (fd < 0)
 		return NULL;
-	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > HF_MAX_JSON) {
 		close(fd);
 		model_fail(err, "%s: not a regular file of at most %ld bytes", name, HF_MAX_JSON);
@@ -94,7 +116,7 @@ static int cfg_float(struct gguf_file *g, const cJSON *cfg, const char *key, con
 	                                                        : 0;
 }
 
-static int read_config(struct gguf_file *g, const char *dir, int *tied, char *err)
+static int read_config(struct gguf_file *g, const struct llama_folder *dir, int *tied, char *err)
 {
 	char *text = slurp(dir, "config.json", err);
 	if (text == NULL)
@@ -198,18 +220,18 @@ static void gguf_name(const char *name, char *out, size_t size)
 	snprintf(out, size, "%s", name);
 }
 
-/* Every tensor of the safetensors file DIR/NAME into G. */
-static int read_safetensors(struct gguf_file *g, const char *dir, const char *name, int tied,
-                            char *err)
+/* Every tensor of the safetensors file NAME in DIR into G. */
+static int read_safetensors(struct gguf_file *g, const struct llama_folder *dir, const char *name,
+                            int tied, char *err)
 {
-	char path[4096], shown[MODEL_SHOWN_MAX];
+	char shown[MODEL_SHOWN_MAX];
 	struct stat st;
 
-	snprintf(path, sizeof path, "%s/%s", dir, name);
+	const char *raw = name;
 	name = model_shown_str(name, shown); /* from the index: untrusted */
-	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	const int fd = folder_open_as(dir, raw, name, err);
 	if (fd < 0)
-		return model_fail(err, "%s: cannot open: %s", name, strerror(errno));
+		return -1;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 8) {
 		close(fd);
 		return model_fail(err,
@@ -316,7 +338,7 @@ static int read_safetensors(struct gguf_file *g, const char *dir, const char *na
 }
 
 /* The shards the index maps tensors to, each read once. */
-static int read_index(struct gguf_file *g, const char *dir, int tied, char *err)
+static int read_index(struct gguf_file *g, const struct llama_folder *dir, int tied, char *err)
 {
 	char *text = slurp(dir, "model.safetensors.index.json", err);
 	if (text == NULL)
@@ -360,10 +382,10 @@ static int read_index(struct gguf_file *g, const char *dir, int tied, char *err)
 	return rc;
 }
 
-int hf_model_load(const char *dir, struct llama_limit *limit, struct llama_model **out, char *err)
+int llama_load_folder_within(const struct llama_folder *dir, struct llama_limit *limit,
+                             struct llama_model **out, char err[LLAMA_ERR_MAX])
 {
-	char path[4096];
-	struct stat st;
+	char index_err[LLAMA_ERR_MAX];
 	int tied = 0;
 
 	*out = NULL;
@@ -373,15 +395,23 @@ int hf_model_load(const char *dir, struct llama_limit *limit, struct llama_model
 	int rc = read_config(g, dir, &tied, err);
 	if (rc == 0 && gguf_synth_u32(g, "h2o.hf_rows", 1) != 0)
 		rc = model_fail(err, "out of memory");
-	snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+	/* Sharded when the folder has an index, one file otherwise. */
+	int index = -1;
+	if (rc == 0 && (index = folder_open(dir, "model.safetensors.index.json", index_err)) >= 0)
+		close(index);
 	if (rc == 0)
-		rc = stat(path, &st) == 0
-		             ? read_index(g, dir, tied, err)
-		             : read_safetensors(g, dir, "model.safetensors", tied, err);
+		rc = index >= 0 ? read_index(g, dir, tied, err)
+		                : read_safetensors(g, dir, "model.safetensors", tied, err);
 	if (rc != 0) {
 		gguf_close(g);
 		return -1;
 	}
 	/* The tables are the model's; its tokenizer is the folder's own file. */
 	return gguf_model_load(g, 0, limit, out, err);
+}
+
+int hf_model_load(const char *dir, struct llama_limit *limit, struct llama_model **out, char *err)
+{
+	const struct llama_folder f = {.dir = dir};
+	return llama_load_folder_within(&f, limit, out, err);
 }

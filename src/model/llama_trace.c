@@ -162,7 +162,7 @@ int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int 
 	const float t = sampling ? sampling->temperature : 0.0f;
 	uint64_t state = sampling ? sampling->seed : 0;
 	float *work = t > 0.0f ? malloc((size_t)c->vocab_size * sizeof *work) : NULL;
-	struct llama_run *r = llama_run_new(m);
+	struct llama_run *r = llama_run_new_len(m, n);
 	if (r == NULL || (t > 0.0f && work == NULL)) {
 		llama_run_free(r);
 		free(work);

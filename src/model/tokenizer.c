@@ -386,13 +386,28 @@ const char *llama_tokenizer_decode(const struct llama_tokenizer *t, int prev, in
 	return s;
 }
 
+int llama_tokenizer_encode_told(const struct llama_tokenizer *t, const char *text, size_t len,
+                                int bos, int eos, int *tokens, int cap, char err[LLAMA_ERR_MAX],
+                                const struct llama_tok_told *told)
+{
+	const bool tell = told != NULL && told->tell != NULL;
+	if (tell && told->tell(told->ctx, 0, len) != 0)
+		return model_fail(err, "stopped");
+	const int n = t->kind == TOK_BPE
+	                      ? tok_bpe_encode(t, text, len, bos, eos, tokens, cap, err, told)
+	                      : llama_tokenizer_encode(t, text, len, bos, eos, tokens, cap, err);
+	if (n >= 0 && tell && told->tell(told->ctx, len, len) != 0)
+		return model_fail(err, "stopped");
+	return n;
+}
+
 int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos,
                            int eos, int *tokens, int cap, char err[LLAMA_ERR_MAX])
 {
 	if (t->kind == TOK_SPM)
 		return tok_spm_encode(t, text, len, bos, eos, tokens, cap, err);
 	if (t->kind == TOK_BPE)
-		return tok_bpe_encode(t, text, len, bos, eos, tokens, cap, err);
+		return tok_bpe_encode(t, text, len, bos, eos, tokens, cap, err, NULL);
 
 	int n = 0;
 

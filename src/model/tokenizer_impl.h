@@ -97,7 +97,8 @@ int tok_spm_merge(const struct llama_tokenizer *t, struct tok_sym *sym, int n, b
 int tok_spm_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos, int eos,
                    int *tokens, int cap, char err[LLAMA_ERR_MAX]);
 int tok_bpe_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos, int eos,
-                   int *tokens, int cap, char err[LLAMA_ERR_MAX]);
+                   int *tokens, int cap, char err[LLAMA_ERR_MAX],
+                   const struct llama_tok_told *told);
 /* A pre-tokenizer given by its expressions rather than its name. */
 struct tok_pre {
 	const char *re[6];

@@ -259,6 +259,12 @@ int scene_check_file_name(const struct loader *ld, const cJSON *node, const stru
                           size_t path_size);
 int scene_open_named(const struct loader *ld, const struct where *w, const char *shown,
                      const char *path, struct stat *st);
+/* The file NAME of the folder DIR (a path scene_check_file_name gave),
+ * opened as scene_open_named opens one: unless --allow-paths, NAME with
+ * every link resolved must lie in the scene's folder. The descriptor, or
+ * -1 with WHY ("cannot open: ..." or where a link leads). */
+int scene_open_in_folder(const struct loader *ld, const char *dir, const char *name, char *why,
+                         size_t size);
 /* Whether the string literal at W holds the escape \u0000. */
 bool scene_holds_nul(const struct loader *ld, const struct where *w);
 

@@ -51,19 +51,11 @@ void scene_model_done(struct plan *p)
 	p->model = NULL;
 }
 
-/* The model's layout against what a scene may hold, and the memory its
- * run takes; MSG says why not. */
+/* The model's layout against what a scene may hold; MSG says why not. */
 int scene_model_check_shape(const struct llama_model *m, char *msg, size_t size)
 {
 	const struct llama_config *c = llama_model_config(m);
-	const size_t run = llama_run_bytes(m), mib = 1024 * 1024;
-	if (run > (size_t)SCENE_MAX_MODEL_RUN_BYTES)
-		snprintf(msg, size,
-		         "a run of the model takes %zu MiB (%d layers x %d key/value heads of "
-		         "seq_len %d slots), more than the %ld MiB a model scene allows",
-		         (run + mib - 1) / mib, c->n_layers, c->n_kv_heads, c->seq_len,
-		         SCENE_MAX_MODEL_RUN_BYTES / (long)mib);
-	else if (c->head_size > SCENE_MAX_DIM)
+	if (c->head_size > SCENE_MAX_DIM)
 		snprintf(msg, size,
 		         "head size %d (dim %d / %d heads), more than the %d a scene allows",
 		         c->head_size, c->dim, c->n_heads, SCENE_MAX_DIM);
@@ -96,8 +88,28 @@ static const char *trim(const char *text, size_t *len)
 /* The text's tokens, BOS first, into MP with room for GENERATE more.
  * -1 and MSG when the text is empty, too long or cannot be encoded;
  * *AT_GENERATE tells whether "generate" is what went past the context. */
+/* The load's progress: the text's encoding is its first part (scene.h). */
+#define ENCODE_SHARE SCENE_TOLD_ENCODE
+
+/* The loader's told, of the encoding: *STOPPED when it asked to stop. */
+struct encode_told {
+	int (*told)(void *, double, double);
+	void *ctx;
+	bool stopped;
+};
+
+static int tell_bytes(void *ctx, size_t done, size_t total)
+{
+	struct encode_told *et = ctx;
+	if (et->told(et->ctx, total > 0 ? ENCODE_SHARE * (double)done / (double)total : 0, 1) == 0)
+		return 0;
+	et->stopped = true;
+	return 1;
+}
+
 static int encode(struct model_plan *mp, const char *text, size_t len, int generate,
-                  const char *model_name, char *msg, size_t size, bool *at_generate)
+                  const char *model_name, char *msg, size_t size, bool *at_generate,
+                  struct encode_told *et)
 {
 	const struct llama_config *c = llama_model_config(mp->model);
 	const int seq = c->seq_len, most = llama_tokenizer_max_piece(mp->tok);
@@ -141,7 +153,13 @@ static int encode(struct model_plan *mp, const char *text, size_t len, int gener
 		return -1;
 	}
 	char e[LLAMA_ERR_MAX];
-	const int n = llama_tokenizer_encode(mp->tok, text, len, 1, 0, mp->tokens, (int)cap, e);
+	const struct llama_tok_told tt = {et->told ? tell_bytes : NULL, et};
+	const int n =
+	        llama_tokenizer_encode_told(mp->tok, text, len, 1, 0, mp->tokens, (int)cap, e, &tt);
+	if (n < 0 && et->stopped) {
+		snprintf(msg, size, "stopped before the model ran");
+		return -1;
+	}
 	if (n < 0) {
 		snprintf(msg, size, "cannot encode the text: %s", e);
 		return -1;
@@ -163,6 +181,16 @@ static int encode(struct model_plan *mp, const char *text, size_t len, int gener
 	}
 	mp->given = n;
 	mp->n = n + generate;
+	/* A run's caches hold the text's positions, not the model's context. */
+	const size_t run = llama_run_bytes_len(mp->model, mp->n), mib = 1024 * 1024;
+	if (run > (size_t)SCENE_MAX_MODEL_RUN_BYTES) {
+		snprintf(msg, size,
+		         "a run of %s over the text takes %zu MiB (%d layers x %d key/value heads "
+		         "of %d slots), more than the %ld MiB a model scene allows",
+		         model_name, (run + mib - 1) / mib, c->n_layers, c->n_kv_heads, mp->n,
+		         SCENE_MAX_MODEL_RUN_BYTES / (long)mib);
+		return -1;
+	}
 	return 0;
 }
 
@@ -211,8 +239,9 @@ static int run_fits(const struct model_plan *mp, double max, const char *shown, 
 		return 0;
 	const struct llama_config *c = llama_model_config(mp->model);
 	const double rows = (double)c->n_layers * (c->n_heads + 2.0 * c->n_kv_heads) * mp->n;
-	*bytes = (double)llama_model_bytes(mp->model) + (double)llama_run_bytes(mp->model) +
-	         mp->tokenizer_bytes + rows * c->head_size * (sizeof(float) + sizeof(double));
+	*bytes = (double)llama_model_bytes(mp->model) +
+	         (double)llama_run_bytes_len(mp->model, mp->n) + mp->tokenizer_bytes +
+	         rows * c->head_size * (sizeof(float) + sizeof(double));
 	if (*bytes <= max)
 		return 0;
 	snprintf(what, size,
@@ -233,11 +262,13 @@ static bool stopped(int (*told)(void *, double, double), void *ctx, char *err, b
 	return true;
 }
 
-/* The loader's told, as the forward pass tells (llama_trace_told). */
+/* The loader's told, as the forward pass tells (llama_trace_told): the
+ * part of the load after the encoding. */
 static int tell_positions(void *ctx, int done, int total)
 {
 	const struct loader *ld = ctx;
-	return ld->told(ld->told_ctx, done, total);
+	const double part = total > 0 ? (double)done / total : 0;
+	return ld->told(ld->told_ctx, ENCODE_SHARE + (1 - ENCODE_SHARE) * part, 1);
 }
 
 /* ---- the JSON scene -------------------------------------------------- */
@@ -372,8 +403,14 @@ int scene_check_model(const struct loader *ld, struct plan *p)
 	bool at_generate;
 	if (stopped(ld->told, ld->told_ctx, ld->err, &p->stopped))
 		return -1;
-	if (encode(p->model, text, len, generate, model_shown, msg, sizeof msg, &at_generate) !=
-	    0) {
+	struct encode_told et = {ld->told, ld->told_ctx, false};
+	if (encode(p->model, text, len, generate, model_shown, msg, sizeof msg, &at_generate,
+	           &et) != 0) {
+		if (et.stopped) {
+			snprintf(ld->err, SCENE_ERROR_MAX, "%s", msg);
+			p->stopped = true;
+			return -1;
+		}
 		if (at_generate) {
 			const struct where wg =
 			        scene_where_field(&p->w_root, f[R_GENERATE].index, "generate");
@@ -590,8 +627,14 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 		rc = SCENE_STOPPED;
 		goto done;
 	}
+	struct encode_told et = {a->told, a->told_ctx, false};
 	rc = encode(mp, text ? text : "", text ? len : 0, a->generate, base_name(a->model), msg,
-	            sizeof msg, &at_generate);
+	            sizeof msg, &at_generate, &et);
+	if (rc != 0 && et.stopped) {
+		snprintf(err, SCENE_ERROR_MAX, "%s", msg);
+		rc = SCENE_STOPPED;
+		goto done;
+	}
 	if (rc != 0) {
 		scene_fail_file(err, at_generate ? "h2o-tui: --generate" : text_name, "%s", msg);
 		goto done;

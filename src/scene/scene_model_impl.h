@@ -25,6 +25,7 @@ struct model_plan {
 	uint64_t seed;
 	char *model_path, *tokenizer_path;
 	double tokenizer_bytes; /* its file's size: about what it holds */
+	bool folder;            /* the model is a Hugging Face folder */
 };
 
 /* scene_model.c: the model's layout against what a scene may hold (MSG

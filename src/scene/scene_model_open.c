@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "h2o/gguf.h"
@@ -59,6 +60,19 @@ bool scene_model_tokenizer_too_big(const struct stat *st, char *msg, size_t size
 	return true;
 }
 
+/* A file of a model's folder, for the model stage to read: the scene's
+ * path rules hold for each (scene_open_in_folder). */
+struct folder_ctx {
+	const struct loader *ld;
+	const char *dir;
+};
+
+static int open_in_folder(void *ctx, const char *name, char err[LLAMA_ERR_MAX])
+{
+	const struct folder_ctx *fc = ctx;
+	return scene_open_in_folder(fc->ld, fc->dir, name, err, LLAMA_ERR_MAX);
+}
+
 /* The model at "model": opened, loaded, and its layout fit for a scene
  * and equal to what the scene says of it. */
 int scene_model_open_model(const struct loader *ld, struct plan *p, char *shown, size_t shown_size)
@@ -71,12 +85,23 @@ int scene_model_open_model(const struct loader *ld, struct plan *p, char *shown,
 	if (scene_check_file_name(ld, f->node, &w, "the name of a llama2.c checkpoint", shown,
 	                          shown_size, path, sizeof path) != 0)
 		return -1;
-	const int fd = scene_open_named(ld, &w, shown, path, &st);
-	if (fd < 0)
-		return -1;
 	struct llama_limit limit = {.max_bytes = ld->max_memory};
-	const int rc = llama_load_fd_within(fd, &limit, &p->model->model, e);
-	close(fd);
+	int rc;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* A Hugging Face folder: each of its files under the scene's
+		 * rules, as the one file of a GGUF or llama2.c model is. */
+		struct folder_ctx fc = {.ld = ld, .dir = path};
+		const struct llama_folder folder = {
+		        .dir = path, .open = open_in_folder, .ctx = &fc};
+		rc = llama_load_folder_within(&folder, &limit, &p->model->model, e);
+		p->model->folder = true;
+	} else {
+		const int fd = scene_open_named(ld, &w, shown, path, &st);
+		if (fd < 0)
+			return -1;
+		rc = llama_load_fd_within(fd, &limit, &p->model->model, e);
+		close(fd);
+	}
 	if (rc == LLAMA_TOO_LARGE) {
 		char what[SCENE_ERROR_MAX / 2];
 		snprintf(what, sizeof what, "the model %s: %s", shown, e);
@@ -99,12 +124,40 @@ int scene_model_open_model(const struct loader *ld, struct plan *p, char *shown,
 	return 0;
 }
 
-/* The tokenizer at "tokenizer", for the model's vocabulary. */
+/* No "tokenizer" beside a Hugging Face folder: the folder's
+ * tokenizer.json, opened under the same rules as its other files. */
+static int folder_tokenizer(const struct loader *ld, struct plan *p, const char *model_shown)
+{
+	char e[LLAMA_ERR_MAX], path[4200];
+	struct stat st;
+
+	const int fd =
+	        scene_open_in_folder(ld, p->model->model_path, "tokenizer.json", e, sizeof e);
+	if (fd < 0)
+		return scene_fail_value(ld, &p->w_root, "%s: tokenizer.json: %s", model_shown, e);
+	if (fstat(fd, &st) != 0 || scene_model_tokenizer_too_big(&st, e, sizeof e)) {
+		close(fd);
+		return scene_fail_value(ld, &p->w_root, "%s: tokenizer.json: %s", model_shown, e);
+	}
+	const int vocab = llama_model_config(p->model->model)->vocab_size;
+	p->model->tokenizer_bytes = (double)st.st_size;
+	const int rc = llama_tokenizer_load_fd(fd, vocab, &p->model->tok, e);
+	close(fd);
+	if (rc != 0)
+		return scene_fail_value(ld, &p->w_root, "%s: tokenizer.json: %s", model_shown, e);
+	snprintf(path, sizeof path, "%s/tokenizer.json", p->model->model_path);
+	if ((p->model->tokenizer_path = strdup(path)) == NULL)
+		return scene_fail_nomem(ld);
+	return 0;
+}
+
 /* No "tokenizer": the model's own, when it is a GGUF file that has one. */
 static int model_tokenizer(const struct loader *ld, struct plan *p, const char *model_shown)
 {
 	char e[LLAMA_ERR_MAX];
 
+	if (p->model->folder)
+		return folder_tokenizer(ld, p, model_shown);
 	if (llama_model_gguf(p->model->model) == NULL)
 		return scene_fail_value(ld, &p->w_root,
 		                        "missing required field \"tokenizer\" (a model scene names "

@@ -101,6 +101,19 @@ static bool within(const char *folder, const char *path)
 	return strncmp(path, folder, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+/* The scene's folder (its file's name up to the last '/'), every link
+ * resolved; NULL when it cannot be. */
+static char *folder_real(const struct loader *ld)
+{
+	const char *slash = strrchr(ld->name, '/');
+	char *folder = slash == NULL       ? strdup(".")
+	               : slash == ld->name ? strdup("/")
+	                                   : strndup(ld->name, (size_t)(slash - ld->name));
+	char *base = folder ? realpath(folder, NULL) : NULL;
+	free(folder);
+	return base;
+}
+
 /*
  * By default a scene names only files in its own folder or below, so that
  * a scene from elsewhere cannot read, say, a key in the user's home into
@@ -113,7 +126,6 @@ static int check_inside(const struct loader *ld, const struct where *w, const ch
                         const char *shown, char *path, size_t size)
 {
 	char quoted[160];
-	const char *slash = strrchr(ld->name, '/');
 
 	jsonloc_quote(quoted, sizeof quoted, name, strlen(name), 60);
 	if (name[0] != '/' && climbs_out(name))
@@ -123,12 +135,7 @@ static int check_inside(const struct loader *ld, const struct where *w, const ch
 	char *real = realpath(path, NULL);
 	if (real == NULL)
 		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
-	/* The folder: the scene file's name up to its last '/'. */
-	char *folder = slash == NULL       ? strdup(".")
-	               : slash == ld->name ? strdup("/")
-	                                   : strndup(ld->name, (size_t)(slash - ld->name));
-	char *base = folder ? realpath(folder, NULL) : NULL;
-	free(folder);
+	char *base = folder_real(ld);
 	const bool inside = base != NULL && within(base, real);
 	const size_t len = strlen(real);
 	if (inside && len < size)
@@ -172,6 +179,65 @@ int scene_check_file_name(const struct loader *ld, const cJSON *node, const stru
 	return 0;
 }
 
+/* Open FD's file for blocking reads if it is a regular one; WHY when not. */
+static const char *regular_blocking(int fd, struct stat *st)
+{
+	int flags;
+	if (fstat(fd, st) != 0)
+		return strerror(errno);
+	if (S_ISDIR(st->st_mode))
+		return strerror(EISDIR);
+	if (!S_ISREG(st->st_mode)) /* a FIFO or a device could block or never end */
+		return "not a regular file";
+	if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+		return strerror(errno);
+	return NULL;
+}
+
+int scene_open_in_folder(const struct loader *ld, const char *dir, const char *name, char *why,
+                         size_t size)
+{
+	char path[4096];
+	struct stat st;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+		snprintf(why, size, "cannot open: the file name is too long");
+		return -1;
+	}
+	char *real = NULL;
+	if (!ld->allow_paths) {
+		/* The file with every link resolved, in the scene's folder. */
+		char *base = folder_real(ld);
+		real = realpath(path, NULL);
+		const int e = errno;
+		const bool inside = base != NULL && real != NULL && within(base, real);
+		free(base);
+		if (real == NULL) {
+			snprintf(why, size, "cannot open: %s", strerror(e));
+			return -1;
+		}
+		if (!inside) {
+			free(real);
+			snprintf(why, size,
+			         "leads outside the scene's folder through a symbolic link "
+			         "(--allow-paths allows it)");
+			return -1;
+		}
+	}
+	const char *open_path = real != NULL ? real : path;
+	int fd = open(open_path,
+	              O_RDONLY | O_CLOEXEC | O_NONBLOCK | (real != NULL ? O_NOFOLLOW : 0));
+	free(real);
+	const char *bad = fd < 0 ? strerror(errno) : regular_blocking(fd, &st);
+	if (bad != NULL) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, size, "cannot open: %s", bad);
+		return -1;
+	}
+	return fd;
+}
+
 /* Open PATH, which the string at W names (SHOWN as messages show it), for
  * reading: with O_NONBLOCK, so that a FIFO without a writer cannot hang
  * the open before fstat refuses it, then blocking again for the reads.
@@ -185,16 +251,7 @@ int scene_open_named(const struct loader *ld, const struct where *w, const char 
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (ld->allow_paths ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, strerror(errno));
-	const char *why = NULL;
-	int flags;
-	if (fstat(fd, st) != 0)
-		why = strerror(errno);
-	else if (S_ISDIR(st->st_mode))
-		why = strerror(EISDIR);
-	else if (!S_ISREG(st->st_mode)) /* a FIFO or a device could block or never end */
-		why = "not a regular file";
-	else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
-		why = strerror(errno);
+	const char *why = regular_blocking(fd, st);
 	if (why != NULL) {
 		close(fd);
 		return scene_fail_value(ld, w, "%s: cannot open: %s", shown, why);

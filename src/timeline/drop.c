@@ -301,19 +301,20 @@ static int fail_nomem(char err[DROP_ERR_MAX])
 	return DROP_NOMEM;
 }
 
-/* Policy P's run under B: its model run, its caches' scores and, for a
- * rule that reads the prompt's last queries, the room for their
- * attention. False when out of memory (what was made is ST's to free). */
+/* Policy P's run under B over N positions: its model run, its caches'
+ * scores and, for a rule that reads the prompt's last queries, the room
+ * for their attention. False when out of memory (what was made is ST's to
+ * free). */
 static bool state_new(struct run_state *st, enum policy_id p, const struct llama_model *m,
-                      const struct policy_budget *b)
+                      const struct policy_budget *b, int n)
 {
 	const struct llama_config *cfg = llama_model_config(m);
 	const size_t caches = (size_t)cfg->n_layers * (size_t)cfg->n_kv_heads;
-	*st = (struct run_state){.id = p, .run = llama_run_new(m)};
+	*st = (struct run_state){.id = p, .run = llama_run_new_len(m, n)};
 	st->score = calloc(caches, sizeof *st->score);
 	bool ok = st->run && st->score;
 	for (size_t c = 0; ok && c < caches; c++)
-		ok = (st->score[c] = calloc((size_t)cfg->seq_len, sizeof **st->score)) != NULL;
+		ok = (st->score[c] = calloc((size_t)n, sizeof **st->score)) != NULL;
 	st->window = policy_run_window(p, b, b->prompt);
 	if (ok && st->window > 0) {
 		const size_t rows = (size_t)cfg->n_layers * (size_t)cfg->n_heads;
@@ -331,7 +332,8 @@ unsigned drop_policies_run(unsigned shown)
 double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsigned mask)
 {
 	const struct llama_config *cfg = llama_model_config(m);
-	const double cap = cfg->seq_len, kv = cfg->n_kv_heads;
+	/* Every run and scratch is sized to the text's N positions. */
+	const double cap = n, kv = cfg->n_kv_heads;
 	const double caches = (double)cfg->n_layers * kv;
 	/* The scratch, then per policy its run, its caches' scores, its
 	 * window's rows and its figures. */
@@ -340,7 +342,7 @@ double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsig
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(mask & (1u << p)))
 			continue;
-		bytes += (double)llama_run_bytes(m) +
+		bytes += (double)llama_run_bytes_len(m, n) +
 		         caches * (cap * sizeof(double) + sizeof(void *));
 		if (policies[p]->observe_window > 0 && prompt > 0)
 			bytes += (double)cfg->n_layers * cfg->n_heads * prompt * sizeof(double);
@@ -404,7 +406,7 @@ static int judge_texts(const struct llama_model *m, struct drop_result *out)
 				dp->full_logprob[t] = dp->top_logprob[t];
 			continue;
 		}
-		if (rc == 0 && !(runs[count] = llama_run_new(m)))
+		if (rc == 0 && !(runs[count] = llama_run_new_len(m, n)))
 			rc = -1;
 		if (rc == 0)
 			who[count++] = p;
@@ -451,11 +453,11 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	int count = 0, feed[POLICY_COUNT];
 	const bool full_runs = (mask & (1u << POLICY_FULL)) != 0;
 	struct drop_scratch x;
-	bool ok = scratch_new(&x, (size_t)cfg->seq_len, (size_t)cfg->n_kv_heads);
+	bool ok = scratch_new(&x, (size_t)n, (size_t)cfg->n_kv_heads);
 	for (int p = 0; p < POLICY_COUNT && ok; p++) {
 		if (!(mask & (1u << p)))
 			continue;
-		ok = state_new(&st[count], (enum policy_id)p, m, b);
+		ok = state_new(&st[count], (enum policy_id)p, m, b, n);
 		runs[count] = st[count].run;
 		count++;
 		struct drop_policy *dp = &out->p[p];

@@ -323,9 +323,10 @@ static void fuzz_model_run(struct llama_model *m, unsigned first)
 	const struct llama_config *c = llama_model_config(m);
 	const double work = (double)c->n_layers * c->dim * (c->dim + c->hidden_dim) +
 	                    (double)c->vocab_size * c->dim;
-	if (work <= 1e6 && llama_run_bytes(m) <= ((size_t)64 << 20)) {
+	/* The trace's run holds its four positions, not the whole context. */
+	const int n = c->seq_len < 4 ? c->seq_len : 4;
+	if (work <= 1e6 && llama_run_bytes_len(m, n) <= ((size_t)64 << 20)) {
 		llama_set_threads(m, LLAMA_THREADS_ONE);
-		const int n = c->seq_len < 4 ? c->seq_len : 4;
 		const size_t qn = (size_t)c->n_layers * c->n_heads * n * c->head_size;
 		const size_t kn = (size_t)c->n_layers * c->n_kv_heads * n * c->head_size;
 		float *q = malloc(qn * sizeof *q), *k = malloc(kn * sizeof *k),

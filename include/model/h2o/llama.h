@@ -52,6 +52,10 @@
 #define LLAMA_MAX_HEADS  256
 #define LLAMA_MAX_VOCAB  1048576
 #define LLAMA_MAX_SEQ    65536
+/* A GGUF or Hugging Face model's context: its context_length
+ * (max_position_embeddings), at most this many positions. Runs are sized
+ * to the text they run (llama_run_new_len), not to this. */
+#define LLAMA_MAX_CONTEXT 65536
 /* At most this many float32 weights in a checkpoint (16 GiB). */
 #define LLAMA_MAX_WEIGHTS ((size_t)1 << 32)
 
@@ -66,7 +70,7 @@ struct llama_config {
 	int n_heads;    /* query heads */
 	int n_kv_heads; /* key/value heads; query head h reads h / (n_heads / n_kv_heads) */
 	int vocab_size;
-	int seq_len;            /* positions 0 .. seq_len - 1 */
+	int seq_len;            /* positions 0 .. seq_len - 1 (the context) */
 	int head_size;          /* dim / n_heads */
 	int kv_dim;             /* n_kv_heads * head_size */
 	bool shared_classifier; /* the classifier is the token embedding */
@@ -105,6 +109,23 @@ int llama_load_within(const char *path, struct llama_limit *limit, struct llama_
                       char err[LLAMA_ERR_MAX]);
 int llama_load_fd_within(int fd, struct llama_limit *limit, struct llama_model **out,
                          char err[LLAMA_ERR_MAX]);
+/*
+ * A Hugging Face checkpoint folder (config.json, model.safetensors or the
+ * shards model.safetensors.index.json names), each of its files opened
+ * through OPEN(CTX, NAME, ERR) when OPEN is given: a loader that allows
+ * only certain files (a scene's folder and nothing a link leads out to)
+ * checks every name before it is read. OPEN returns a descriptor to read,
+ * or -1 with ERR saying why ("cannot open: ..."), which the error prefixes
+ * with NAME. Without OPEN, DIR/NAME is opened as it is.
+ * llama_load_within routes a folder holding a config.json here.
+ */
+struct llama_folder {
+	const char *dir;
+	int (*open)(void *ctx, const char *name, char err[LLAMA_ERR_MAX]);
+	void *ctx;
+};
+int llama_load_folder_within(const struct llama_folder *f, struct llama_limit *limit,
+                             struct llama_model **out, char err[LLAMA_ERR_MAX]);
 /* The bytes M holds: its weights (float32, dequantised from a GGUF or
  * safetensors file) and the tables beside them. */
 size_t llama_model_bytes(const struct llama_model *m);
@@ -134,9 +155,16 @@ void llama_set_threads(struct llama_model *m, enum llama_threads mode);
 /* A run of M with empty caches, M to outlive it; NULL when out of memory.
  * Its caches hold up to seq_len slots per layer and key/value head. */
 struct llama_run *llama_run_new(const struct llama_model *m);
+/* A run whose caches hold POSITIONS slots (positions 0 .. POSITIONS - 1;
+ * seq_len when POSITIONS is not in [1, seq_len]): a run sized to the text
+ * it will run, not to the model's whole context (tens of thousands of
+ * positions for a GGUF or Hugging Face model). */
+struct llama_run *llama_run_new_len(const struct llama_model *m, int positions);
 /* The bytes llama_run_new takes for a run of M (its caches hold seq_len
  * slots each, whatever the run will use): to refuse a model before. */
 size_t llama_run_bytes(const struct llama_model *m);
+/* The bytes llama_run_new_len takes for POSITIONS. */
+size_t llama_run_bytes_len(const struct llama_model *m, int positions);
 void llama_run_free(struct llama_run *r);
 /* Empty every cache: the next step may start again at any position. */
 void llama_run_reset(struct llama_run *r);

@@ -84,6 +84,17 @@ size_t llama_tokenizer_max_tokens(const struct llama_tokenizer *t, size_t len);
  */
 int llama_tokenizer_encode(const struct llama_tokenizer *t, const char *text, size_t len, int bos,
                            int eos, int *tokens, int cap, char err[LLAMA_ERR_MAX]);
+/* llama_tokenizer_encode, telling TELL(CTX, DONE, LEN) of the bytes
+ * encoded so far: at the start, every 64 KiB or so of a byte-level BPE
+ * text's words, and at the end. A TELL that returns non-zero stops the
+ * encoding: -1, ERR "stopped". */
+struct llama_tok_told {
+	int (*tell)(void *ctx, size_t done, size_t total);
+	void *ctx;
+};
+int llama_tokenizer_encode_told(const struct llama_tokenizer *t, const char *text, size_t len,
+                                int bos, int eos, int *tokens, int cap, char err[LLAMA_ERR_MAX],
+                                const struct llama_tok_told *told);
 
 /*
  * The bytes TOKEN stands for after PREV (the token before it, or -1): its

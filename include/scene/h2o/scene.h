@@ -39,6 +39,10 @@
 /* The memory a model scene's run of its model may take (its caches are
  * sized for the model's whole context, seq_len). */
 #define SCENE_MAX_MODEL_RUN_BYTES (2048L * 1024 * 1024)
+/* A model scene's load as scene_options.told tells it, from 0 to 1: the
+ * text's encoding is its first SCENE_TOLD_ENCODE, the model's run over the
+ * text's positions the rest. */
+#define SCENE_TOLD_ENCODE 0.1
 /* The largest number of query heads in a layer, of layers, and of query
  * heads in all (layers x heads). */
 #define SCENE_MAX_HEADS       64
