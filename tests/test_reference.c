@@ -292,10 +292,11 @@ static void check_metrics(const struct ref *r, int id, const struct step_metrics
  * each, and a snapshot round trip. */
 static void compare_every(const struct scene *sc, int heavy, int recent, int interval)
 {
-	const struct policy_budget rb = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, interval, 0};
-	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), interval,
-	                         sc->prompt};
+	const struct policy_budget rb = {heavy,    recent, policy_default_sinks(heavy + recent),
+	                                 sc->n,    0,      0,
+	                                 interval, 0,      {{{0}}}};
+	const struct budget b = {heavy,    recent,     policy_default_sinks(heavy + recent),
+	                         interval, sc->prompt, {{{0}}}};
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = rb;
@@ -404,9 +405,9 @@ static void test_attention_scenes(void **state)
 static void mixed(const struct scene *sc, int heavy, int recent, unsigned policies, unsigned seed)
 {
 	const struct policy_budget rb = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, 0, 0};
-	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), 0,
-	                         sc->prompt};
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, 0, 0, {{{0}}}};
+	const struct budget b = {heavy, recent,     policy_default_sinks(heavy + recent),
+	                         0,     sc->prompt, {{{0}}}};
 	struct engine *e = engine_new_only(sc, &b, policies);
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
@@ -922,10 +923,11 @@ static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, 
 
 static void compare_model(const struct scene *sc, int heavy, int recent, int interval)
 {
-	const struct policy_budget rb = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, interval, 0};
-	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), interval,
-	                         sc->prompt};
+	const struct policy_budget rb = {heavy,    recent, policy_default_sinks(heavy + recent),
+	                                 sc->n,    0,      0,
+	                                 interval, 0,      {{{0}}}};
+	const struct budget b = {heavy,    recent,     policy_default_sinks(heavy + recent),
+	                         interval, sc->prompt, {{{0}}}};
 	struct ref_model *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = rb;

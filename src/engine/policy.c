@@ -181,22 +181,31 @@ int policy_keep_largest(const struct policy_cache *c, int candidates, int keep, 
 
 int policy_snap_window(const struct policy *pol, const struct policy_budget *b)
 {
-	const int w = pol->observe_window;
+	int w = pol->observe_window;
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (policies[p] == pol && b->set.p[p].window > 0)
+			w = b->set.p[p].window;
 	return w < b->prompt ? w : b->prompt;
 }
 
 void policy_snap_scores(const struct policy_cache *c, double *score)
 {
 	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
+	const int kernel = c->kernel > 0 ? c->kernel : 5, half = kernel / 2;
 	for (int j = 0; j < older; j++) {
 		double sum = 0.0;
 		for (int h = 0; h < c->heads; h++) {
 			const double *o = c->observed + (size_t)h * (size_t)len;
-			double pool = 0.0;
-			for (int d = j - 2; d <= j + 2; d++)
-				if (d >= 0 && d < older)
+			const int lo = j - half > 0 ? j - half : 0;
+			const int hi = j + half < older - 1 ? j + half : older - 1;
+			double pool = c->pool == POLICY_POOL_MAX ? o[lo] : 0.0;
+			for (int d = lo; d <= hi; d++) {
+				if (c->pool != POLICY_POOL_MAX)
 					pool += o[d];
-			sum += pool / 5.0;
+				else if (o[d] > pool)
+					pool = o[d];
+			}
+			sum += c->pool == POLICY_POOL_MAX ? pool : pool / kernel;
 		}
 		score[j] = sum / c->heads;
 	}
@@ -244,7 +253,8 @@ void policy_snap_words(const struct policy_budget *b, const struct policy_loss *
 int policy_pyramid_budget(const struct policy_budget *b, int layer)
 {
 	const int budget = b->heavy + b->recent, prompt = b->prompt;
-	const int w = prompt < 64 ? prompt : 64, layers = b->layers > 1 ? b->layers : 1;
+	const int w = policy_snap_window(policies[POLICY_PYRAMIDKV], b);
+	const int layers = b->layers > 1 ? b->layers : 1;
 	/* KVCache-Factory's PyramidKVCluster.update_kv, with B its
 	 * max_capacity_prompt and beta 20: below twice the selected budget
 	 * every layer keeps B; above it the budgets fall linearly from the
