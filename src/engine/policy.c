@@ -319,6 +319,58 @@ static void ada_sort(int *idx, int count, const double *key)
 	}
 }
 
+int policy_ada_floor(int budget, int window)
+{
+	/* int(base_capacity * floor_alpha), floor_alpha 0.2 as the authors'
+	 * scripts set it. */
+	return (int)((budget - window) * 0.2);
+}
+
+int policy_ada_share(int won, int budget, int window)
+{
+	/* torch: an int tensor times (1 - 0.2) is float32, plus the floor,
+	 * then torch.round (half to even: rintf in the default rounding). */
+	const volatile float share = (float)won * 0.8f;
+	const volatile float sum = share + (float)policy_ada_floor(budget, window);
+	return (int)rintf(sum);
+}
+
+/* FFY0/AdaKV's split (policy_ada_select with POLICY_ALLOC_AUTHORS): every
+ * head's scores in c->rank. */
+static int ada_authors(const struct policy_cache *c, int budget, unsigned char *gone)
+{
+	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
+	const int kv = c->kv_heads > 1 ? c->kv_heads : 1;
+	int *idx = c->order, count = 0;
+	for (int g = 0; g < kv; g++)
+		for (int j = 0; j < older; j++)
+			idx[count++] = g * len + j;
+	/* The layer's kv x (B - W) best, the strongest at the end, counted
+	 * per head into the room the windows leave after the rows (a window
+	 * holds at least one position a head). */
+	ada_sort(idx, count, c->rank);
+	const int top = kv * (budget - win) < count ? kv * (budget - win) : count;
+	int *won = idx + count;
+	for (int g = 0; g < kv; g++)
+		won[g] = 0;
+	for (int i = count - top; i < count; i++)
+		won[idx[i] / len]++;
+	int cut = -1;
+	for (int g = 0; g < kv; g++) {
+		int *own = idx;
+		for (int j = 0; j < older; j++)
+			own[j] = g * len + j;
+		ada_sort(own, older, c->rank);
+		int keep = policy_ada_share(won[g], budget, win);
+		keep = keep > older ? older : keep;
+		for (int i = 0; i < older - keep; i++)
+			gone[own[i]] = 1;
+		if (keep > 0 && (cut < 0 || ada_weaker(c->rank, own[older - keep], cut)))
+			cut = own[older - keep];
+	}
+	return cut;
+}
+
 int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *gone)
 {
 	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
@@ -338,6 +390,8 @@ int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *g
 		head.heads = group;
 		policy_snap_scores(&head, c->rank + (size_t)g * (size_t)len);
 	}
+	if (c->alloc == POLICY_ALLOC_AUTHORS)
+		return ada_authors(c, budget, gone);
 	/* The safeguard: kvpress raises each head's int(B x 0.2) best to the
 	 * largest float. The window already stands above every score (its
 	 * scores are padded with the layer's max + 1), so what it adds is the

@@ -30,6 +30,7 @@ int policy_run(enum policy_id id, const struct policy_budget *b, int step,
 	struct policy_cache with = *c;
 	with.kernel = b->set.p[id].kernel;
 	with.pool = b->set.p[id].pool;
+	with.alloc = b->set.p[id].alloc;
 	int cut = -1;
 	pol->rule->evict(b, &with, gone, &cut);
 	if (cut < 0)

@@ -12,6 +12,7 @@
 #include "h2o/scene.h"
 
 const char policy_settings_keys[] = "window=N, kernel=K (odd), pool=mean|max";
+const char policy_settings_ada_keys[] = "alloc=kvpress|authors";
 
 static const char *const pool_names[] = {"mean", "max"};
 
@@ -74,9 +75,19 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 			snprintf(err, size, "'%.60s': the pool is mean or max", arg);
 			return false;
 		}
+	} else if (key_len == 5 && !strncmp(dot + 1, "alloc", 5) && policies[p]->per_kv_head) {
+		if (!strcmp(value, "kvpress"))
+			set->alloc = POLICY_ALLOC_KVPRESS;
+		else if (!strcmp(value, "authors"))
+			set->alloc = POLICY_ALLOC_AUTHORS;
+		else {
+			snprintf(err, size, "'%.60s': the alloc is kvpress or authors", arg);
+			return false;
+		}
 	} else {
-		snprintf(err, size, "'%.60s': no key '%.*s' (%s takes %s)", arg, (int)key_len,
-		         dot + 1, name, policy_settings_keys);
+		snprintf(err, size, "'%.60s': no key '%.*s' (%s takes %s%s%s)", arg, (int)key_len,
+		         dot + 1, name, policy_settings_keys, policies[p]->per_kv_head ? ", " : "",
+		         policies[p]->per_kv_head ? policy_settings_ada_keys : "");
 		return false;
 	}
 	return true;
@@ -112,6 +123,8 @@ int policy_settings_list(const struct policy_settings *s, struct policy_setting_
 		}
 		if (set->pool != POLICY_POOL_MEAN)
 			add(items, max, &k, p, "pool", pool_names[set->pool], false);
+		if (set->alloc != POLICY_ALLOC_KVPRESS)
+			add(items, max, &k, p, "alloc", "authors", false);
 	}
 	return k;
 }

@@ -58,13 +58,20 @@ enum policy_pool {
 	POLICY_POOL_MAX,  /* KVCache-Factory's maxpool (max_pool1d: the padding never wins) */
 };
 
+/* How AdaKV splits a layer's budget among its key/value heads. */
+enum policy_alloc {
+	POLICY_ALLOC_KVPRESS, /* kvpress' AdaKVPress: a safeguard, then the lowest of all go */
+	POLICY_ALLOC_AUTHORS, /* FFY0/AdaKV's AdaptiveSnapKVCluster: a floor plus a share */
+};
+
 /* The settings researchers vary, per policy (h2o/policy_settings.h, which
  * reads and prints them): 0 in a field is the policy's default. Only a
  * policy with observe_window takes window, kernel and pool. */
 struct policy_setting {
-	int window;            /* SnapKV's observation window (observe_window: 64) */
-	int kernel;            /* its pooling kernel, odd (5) */
-	enum policy_pool pool; /* its pooling (mean) */
+	int window;              /* SnapKV's observation window (observe_window: 64) */
+	int kernel;              /* its pooling kernel, odd (5) */
+	enum policy_pool pool;   /* its pooling (mean) */
+	enum policy_alloc alloc; /* AdaKV's budget split (kvpress'); per_kv_head only */
 };
 struct policy_settings {
 	struct policy_setting p[POLICY_COUNT];
@@ -132,6 +139,7 @@ struct policy_cache {
 	 * run's settings; a caller leaves them 0. */
 	int kernel;
 	enum policy_pool pool;
+	enum policy_alloc alloc; /* AdaKV's split (policy_ada_select) */
 };
 
 /* Where a kept position sits: a policy has up to two regions, drawn as
@@ -340,6 +348,15 @@ void policy_snap_scores(const struct policy_cache *c, double *score);
  * alpha_safeguard), the window's included. */
 int policy_ada_safe(int budget);
 
+/* FFY0/AdaKV's split for BUDGET and a window of WINDOW: the floor every
+ * key/value head keeps before its window, int(0.2 (BUDGET - WINDOW)). */
+int policy_ada_floor(int budget, int window);
+
+/* FFY0/AdaKV's share of a head that won WON of the layer's kv_heads x
+ * (BUDGET - WINDOW) best scores: round(WON x 0.8 + floor), in float32,
+ * half to even (torch.round), the positions it keeps before its window. */
+int policy_ada_share(int won, int budget, int window);
+
 /* AdaKV's choice at the prompt's end (C->observed set for all C->kv_heads
  * key/value heads): each head's SnapKV scores (policy_snap_scores, over its
  * group's rows) into its row of c->rank; every window stays; each head
@@ -349,7 +366,12 @@ int policy_ada_safe(int budget);
  * then the lower position). A budget no larger than the window keeps each
  * head's BUDGET newest. Marks row g of GONE for head g; returns the
  * cut-off, the lowest kept of the entries that competed (an index into the
- * rows), or -1. */
+ * rows), or -1. With C->alloc POLICY_ALLOC_AUTHORS, FFY0/AdaKV's split
+ * instead: of all the heads' scores before their windows the kv_heads x
+ * (BUDGET - window) best are counted per head (a tie keeps the lower head,
+ * then the lower position), each head keeps its policy_ada_share of them
+ * best scored and its window; the cut-off is the lowest kept before a
+ * window, in any head. */
 int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *gone);
 
 #endif

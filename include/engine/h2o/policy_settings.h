@@ -8,6 +8,11 @@
  *   kernel=K   the pooling kernel, odd, 1 to 255 (kvpress: 5)
  *   pool=mean|max  the pooling (kvpress: mean; KVCache-Factory: either)
  *
+ * and adakv also
+ *
+ *   alloc=kvpress|authors  how a layer's budget is split among its kv
+ *                          heads: kvpress' AdaKVPress, or FFY0/AdaKV's
+ *
  * docs/policies.md names the upstream each default follows. Nothing here
  * allocates or does I/O.
  */
@@ -25,6 +30,9 @@
 /* The keys, for --help: "window=N, kernel=K (odd), pool=mean|max". */
 extern const char policy_settings_keys[];
 
+/* AdaKV's own: "alloc=kvpress|authors". */
+extern const char policy_settings_ada_keys[];
+
 /* Read ARG, "POLICY.KEY=VALUE", into S (a key given twice: the last).
  * Returns true, or false with the reason, one line without the option's
  * name, in ERR. */
@@ -38,13 +46,13 @@ struct policy_setting_item {
 };
 
 /* The settings of S that differ from the defaults, in policy order and
- * then window, kernel, pool, into ITEMS (at most MAX); returns how many
+ * then window, kernel, pool, alloc, into ITEMS (at most MAX); returns how many
  * there are (more than MAX when they did not fit). */
 int policy_settings_list(const struct policy_settings *s, struct policy_setting_item *items,
                          int max);
 
 /* The most items policy_settings_list gives. */
-#define POLICY_SETTINGS_MAX (3 * POLICY_COUNT)
+#define POLICY_SETTINGS_MAX (4 * POLICY_COUNT)
 
 /* Those settings as one line, "snapkv.window=8 snapkv.pool=max", into BUF
  * ("" for none); returns BUF. */
