@@ -10,10 +10,7 @@ void settings_print_text(FILE *out, const struct policy_settings *s)
 {
 	char line[512];
 	if (*policy_settings_line(s, line, sizeof line))
-		fprintf(out,
-		        "settings: %s (the rest kvpress' defaults: window 64, kernel 5, pool "
-		        "mean)\n",
-		        line);
+		fprintf(out, "settings: %s (every other setting kvpress' default)\n", line);
 }
 
 void settings_print_json(FILE *out, const struct policy_settings *s)

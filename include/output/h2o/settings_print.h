@@ -11,8 +11,8 @@
 
 #include "h2o/policy.h"
 
-/* "settings: snapkv.window=8 snapkv.pool=max (the rest kvpress'
- * defaults)\n", a line of text. */
+/* "settings: snapkv.window=8 snapkv.pool=max (every other setting
+ * kvpress' default)\n", a line of text. */
 void settings_print_text(FILE *out, const struct policy_settings *s);
 
 /* ", \"settings\": {\"snapkv.window\": 8, \"snapkv.pool\": \"max\"}", a
