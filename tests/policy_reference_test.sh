@@ -130,6 +130,9 @@ check_with "$(all4 window=4) $(all4 pool=max)" set_max_ties - --layers 1 --heads
 check_with "adakv.alloc=authors" ada_authors_4 - --layers 2 --heads 4 --kv-heads 4 --n 100 --dim 6 --prompt 90 --heavy 35 --recent 35 --seed 45
 check_with "adakv.alloc=authors adakv.window=6 adakv.kernel=3 adakv.pool=max" ada_authors_w6 - --layers 2 --heads 8 --kv-heads 4 --n 50 --dim 4 --prompt 40 --heavy 8 --recent 8 --seed 46
 check_with "adakv.alloc=authors" ada_authors_ties - --layers 1 --heads 4 --kv-heads 2 --n 96 --dim 4 --prompt 88 --heavy 36 --recent 34 --seed 47 --quantise 2 --scale 8
+# A prompt of exactly B: 13 before a window of 8, of which the authors
+# keep round(0.8 x 13 + 2) = 12 in every head; kvpress' split keeps all.
+check_with "adakv.alloc=authors adakv.window=8" ada_authors_b_is_p - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 4 --prompt 21 --heavy 11 --recent 10 --seed 48
 # The scene's own "interval" field, read by both without --interval.
 check scene_interval_5 - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 7 --heavy 2 --recent 3 --seed 32 --interval 5
 

@@ -364,7 +364,11 @@ def run(scene, sinks=None, interval=None):
                     else:
                         plans = [(list(c.pos), None) for c in cs]
                 elif p == "adakv":
-                    if t == scene.prompt and len(cs[0].pos) > B:
+                    # The authors' split compresses a prompt of exactly B
+                    # too (it rounds each head's share down with its floor).
+                    authors = setting("adakv", "alloc") == "authors"
+                    if t == scene.prompt and (len(cs[0].pos) > B or
+                                              (authors and len(cs[0].pos) == B)):
                         plans = ada_select(scene, l, cs)
                     else:
                         plans = [(list(c.pos), None) for c in cs]

@@ -375,7 +375,9 @@ int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *g
 {
 	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
 	const int kv = c->kv_heads > 1 ? c->kv_heads : 1, group = c->heads / kv;
-	if (len <= budget)
+	/* The authors compress unless B - W exceeds the P - W before the
+	 * window: a prompt of exactly B too. */
+	if (len < budget || (len == budget && c->alloc != POLICY_ALLOC_AUTHORS))
 		return -1;
 	if (budget <= win) {
 		for (int g = 0; g < kv; g++)

@@ -36,8 +36,12 @@ static void adakv_rule(const struct policy_budget *b, const struct policy_cache 
                        unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
-	if (c->observed && c->order && c->len > b->heavy + b->recent)
-		*cutoff = policy_ada_select(c, b->heavy + b->recent, gone);
+	/* The authors' split compresses a prompt of exactly B too: its shares
+	 * round 0.8 of each head's count down with the floor. */
+	const int budget = b->heavy + b->recent;
+	const bool authors = b->set.p[POLICY_ADAKV].alloc == POLICY_ALLOC_AUTHORS;
+	if (c->observed && c->order && (c->len > budget || (authors && c->len == budget)))
+		*cutoff = policy_ada_select(c, budget, gone);
 }
 
 /* What one head can hold. Before the window, at the prompt's end: the

@@ -371,7 +371,9 @@ int policy_ada_share(int won, int budget, int window);
  * (BUDGET - window) best are counted per head (a tie keeps the lower head,
  * then the lower position), each head keeps its policy_ada_share of them
  * best scored and its window; the cut-off is the lowest kept before a
- * window, in any head. */
+ * window, in any head. That split cuts a cache of exactly BUDGET too (the
+ * authors compress unless B - W exceeds what precedes the window), where
+ * kvpress' keeps it whole. */
 int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *gone);
 
 #endif
