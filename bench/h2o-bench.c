@@ -149,7 +149,7 @@ static struct scene *make_scene(int n, int dim, int heavy, int recent)
 static struct budget budget_of(const struct scene *sc)
 {
 	return (struct budget){sc->heavy, sc->recent, policy_default_sinks(sc->heavy + sc->recent),
-	                       0, sc->prompt};
+	                       0,         sc->prompt, {{{0}}}};
 }
 
 /* ---- the engine alone --------------------------------------------------- */

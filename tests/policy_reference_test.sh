@@ -20,7 +20,7 @@ ref=$root/tools/ref_policies.py
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-steps=0 sets=0 bad=0 failed=0 cases=0 interval=1 ada_layers=0 ada_uneven=0 ada_above=0
+steps=0 sets=0 bad=0 failed=0 cases=0 interval=1 popts= ada_layers=0 ada_uneven=0 ada_above=0
 # check NAME SINKS MAKE-SCENE-OPTIONS...: SINKS is "-" for the default;
 # both run with --interval $interval when it is not 1 (check_every).
 check() {
@@ -31,6 +31,7 @@ check() {
 	"$py" "$ref" make-scene "$dir" "$@" >/dev/null || { echo "$name: make-scene failed"; failed=$((failed + 1)); return; }
 	if [ "$sinks" = - ]; then set --; else set -- --sinks "$sinks"; fi
 	if [ "$interval" != 1 ]; then set -- "$@" --interval "$interval"; fi
+	for o in $popts; do set -- "$@" --policy-opt "$o"; done
 	if ! "$tui" --trace --quiet "$@" "$dir/scene.json" >"$dir/trace.jsonl" 2>"$dir/err"; then
 		echo "$name: h2o-tui --trace failed: $(head -n 1 "$dir/err")"
 		failed=$((failed + 1))
@@ -102,6 +103,36 @@ check_every 4  every4_ties_gqa     -  --layers 2 --heads 4 --kv-heads 2 --n 40 -
 check_every 3  every3_ties_zero    -  --layers 1 --heads 2 --kv-heads 2 --n 50 --dim 2 --prompt 0  --heavy 4 --recent 2 --seed 29 --quantise 1 --scale 1000
 check_every 16 every16_snap_gqa    -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 30
 check_every 9  every9_pyramid      -  --layers 3 --heads 2 --kv-heads 1 --n 110 --dim 3 --prompt 90 --heavy 40 --recent 40 --seed 31
+# check_with "OPTS" NAME SINKS MAKE-SCENE-OPTIONS...: check, both run with
+# --policy-opt for each of OPTS (the settings researchers vary: SnapKV's
+# window, kernel and pooling, AdaKV's split).
+# The settings must change some kept set: the reference with them differs
+# from h2o-tui's trace without them.
+check_with() {
+	popts=$1
+	shift
+	check "$@"
+	set -- "$tmp/$1/scene.json"
+	"$tui" --trace --quiet "$1" >"$tmp/plain.jsonl" || failed=$((failed + 1))
+	for o in $popts; do set -- "$@" --policy-opt "$o"; done
+	if "$py" "$ref" compare --show 0 "$@" "$tmp/plain.jsonl" >/dev/null; then
+		echo "$name: $popts changes no kept set"
+		failed=$((failed + 1))
+	fi
+	popts=
+}
+all4() { for p in snapkv snapkv-win pyramidkv adakv; do printf '%s.%s ' "$p" "$1"; done; }
+#          OPTS                 name          sinks  L           H          G             n      d        P           heavy      recent     seed
+check_with "$(all4 window=8)"   set_window_8  -  --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 24 --heavy 8 --recent 6 --seed 41
+check_with "$(all4 kernel=1)"   set_kernel_1  -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 42
+check_with "$(all4 kernel=7) $(all4 pool=max)" set_max_7 - --layers 2 --heads 4 --kv-heads 4 --n 100 --dim 6 --prompt 90 --heavy 35 --recent 35 --seed 43
+check_with "$(all4 window=4) $(all4 pool=max)" set_max_ties - --layers 1 --heads 4 --kv-heads 2 --n 40 --dim 4 --prompt 30 --heavy 6 --recent 6 --seed 44 --quantise 2 --scale 8
+check_with "adakv.alloc=authors" ada_authors_4 - --layers 2 --heads 4 --kv-heads 4 --n 100 --dim 6 --prompt 90 --heavy 35 --recent 35 --seed 45
+check_with "adakv.alloc=authors adakv.window=6 adakv.kernel=3 adakv.pool=max" ada_authors_w6 - --layers 2 --heads 8 --kv-heads 4 --n 50 --dim 4 --prompt 40 --heavy 8 --recent 8 --seed 46
+check_with "adakv.alloc=authors" ada_authors_ties - --layers 1 --heads 4 --kv-heads 2 --n 96 --dim 4 --prompt 88 --heavy 36 --recent 34 --seed 47 --quantise 2 --scale 8
+# A prompt of exactly B: 13 before a window of 8, of which the authors
+# keep round(0.8 x 13 + 2) = 12 in every head; kvpress' split keeps all.
+check_with "adakv.alloc=authors adakv.window=8" ada_authors_b_is_p - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 4 --prompt 21 --heavy 11 --recent 10 --seed 48
 # The scene's own "interval" field, read by both without --interval.
 check scene_interval_5 - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 7 --heavy 2 --recent 3 --seed 32 --interval 5
 

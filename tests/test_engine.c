@@ -19,8 +19,8 @@
 /* An engine with H2O's budgets (and the default sinks). */
 static struct engine *engine_hr(const struct scene *sc, int heavy, int recent)
 {
-	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), 0,
-	                         sc->prompt};
+	const struct budget b = {heavy, recent,     policy_default_sinks(heavy + recent),
+	                         0,     sc->prompt, {{{0}}}};
 	return engine_new(sc, &b);
 }
 
@@ -320,7 +320,7 @@ static void test_interval_by_hand(void **state)
 {
 	(void)state;
 	struct scene *sc = cat_sat();
-	const struct budget b = {1, 1, 1, 3, 0};
+	const struct budget b = {1, 1, 1, 3, 0, {{{0}}}};
 	const struct policy_budget pb = policy_budget_of(sc, &b);
 	struct engine *e = engine_new(sc, &b);
 	struct step_record rec;
@@ -376,9 +376,9 @@ static void test_interval_by_hand(void **state)
 	assert_int_equal(policy_region_budget(H, &pb, POLICY_REGION_OLD), 3);
 	assert_int_equal(policy_region_budget(H, &pb, POLICY_REGION_RECENT), 1);
 	assert_int_equal(policy_capacity(POLICY_WINDOW, &pb), 4);
-	assert_int_equal(
-	        policy_capacity(POLICY_SNAPKV, &pb),
-	        policy_capacity(POLICY_SNAPKV, &(struct policy_budget){1, 1, 1, 7, 0, 0, 1, 0}));
+	assert_int_equal(policy_capacity(POLICY_SNAPKV, &pb),
+	                 policy_capacity(POLICY_SNAPKV,
+	                                 &(struct policy_budget){1, 1, 1, 7, 0, 0, 1, 0, {{{0}}}}));
 	engine_free(e);
 	scene_free(sc);
 }
@@ -402,7 +402,8 @@ static void test_interval_bounds(void **state)
 		const int *x = cases[i], budget = x[0] + x[1];
 		struct scene *sc = fixture_random(50, 4, x[0], x[1], (unsigned)x[4]);
 		sc->prompt = x[2];
-		const struct budget b = {x[0], x[1], policy_default_sinks(budget), x[3], x[2]};
+		const struct budget b = {x[0], x[1], policy_default_sinks(budget),
+		                         x[3], x[2], {{{0}}}};
 		const struct policy_budget pb = policy_budget_of(sc, &b);
 		struct engine *e = engine_new(sc, &b);
 		struct step_record rec;

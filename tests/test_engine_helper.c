@@ -156,7 +156,7 @@ static void test_stop_and_restart(void **state)
 
 static struct budget budget(void)
 {
-	return (struct budget){HEAVY, RECENT, policy_default_sinks(HEAVY + RECENT), 0, 0};
+	return (struct budget){HEAVY, RECENT, policy_default_sinks(HEAVY + RECENT), 0, 0, {{{0}}}};
 }
 
 #define SAME(a, b, n) assert_memory_equal((a), (b), (size_t)(n) * sizeof *(a))

@@ -50,7 +50,7 @@ static void test_heads_keep_different_tokens(void **state)
 	(void)state;
 	struct scene *sc = two_heads();
 	assert_int_equal(heads_count(sc), 2);
-	const struct budget b = {1, 1, 1, 0, 0};
+	const struct budget b = {1, 1, 1, 0, 0, {{{0}}}};
 	struct heads_run run;
 	assert_int_equal(heads_run_init(&run, sc, &b), 0);
 	for (int t = 0; t < 4; t++)
@@ -137,7 +137,7 @@ static void test_grouped_scores(void **state)
 	struct scene *sc = grouped(3, 1, 0, r);
 	assert_int_equal(heads_group(sc), 2);
 	assert_int_equal(heads_kv_count(sc), 1);
-	const struct budget b = {1, 1, 1, 0, 0};
+	const struct budget b = {1, 1, 1, 0, 0, {{{0}}}};
 	struct heads_run run;
 	assert_int_equal(heads_run_init(&run, sc, &b), 0);
 	while (heads_run_step(&run))
@@ -183,7 +183,7 @@ static void test_prompt(void **state)
 	for (int i = 0; i < 30; i++)
 		r[i] = row[i % 15];
 	struct scene *sc = grouped(5, 2, 4, r);
-	const struct budget b = {1, 1, 1, 0, sc->prompt};
+	const struct budget b = {1, 1, 1, 0, sc->prompt, {{{0}}}};
 	struct heads_run run;
 	assert_int_equal(heads_run_init(&run, sc, &b), 0);
 	for (int t = 1; t <= 3; t++) {
@@ -226,7 +226,7 @@ static void test_tova_layer(void **state)
 	static const double r[] = {1, .5, .5, .5, .1, .4, /* head 0 */
 	                           1, .5, .5, .3, .6, .1 /* head 1 */};
 	struct scene *sc = grouped(3, 2, 0, r);
-	const struct budget b = {1, 1, 1, 0, 0};
+	const struct budget b = {1, 1, 1, 0, 0, {{{0}}}};
 	struct heads_run run;
 	assert_int_equal(heads_run_init(&run, sc, &b), 0);
 	while (heads_run_step(&run))

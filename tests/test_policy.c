@@ -48,7 +48,7 @@ static void test_cat_sat_step5_every_policy(void **state)
 	(void)state;
 	struct scene *sc = fixture_attention(7, 2, 2, 2, cat_rows, NULL, NULL);
 	struct step_record rec;
-	struct engine *e = run_to(sc, (struct budget){2, 2, 1, 0, 0}, 5, &rec);
+	struct engine *e = run_to(sc, (struct budget){2, 2, 1, 0, 0, {{{0}}}}, 5, &rec);
 	assert_int_equal(rec.c[POLICY_FULL].n_evicted, 0);
 	expect_kept(e, POLICY_FULL, (const int[]){0, 1, 2, 3, 4}, 5);
 	/* H2O: scores 1.78 1.58 0.91 | 0.51 0.22 protected: sat goes. */
@@ -71,7 +71,7 @@ static void test_cat_sat_step5_every_policy(void **state)
 	engine_free(e);
 
 	/* Step 6 (row .10 .25 .12 .18 .20 .15), each over its own cache. */
-	e = run_to(sc, (struct budget){2, 2, 1, 0, 0}, 6, &rec);
+	e = run_to(sc, (struct budget){2, 2, 1, 0, 0, {{{0}}}}, 6, &rec);
 	/* TOVA holds cat sat because it + was: 0.12 / 0.90 is the least. */
 	expect_evicted(&rec, POLICY_TOVA, 2);
 	assert_true(fabs(rec.c[POLICY_TOVA].attn[1] - 0.12 / 0.90) < 1e-12);
@@ -92,7 +92,7 @@ static void test_tova_tie_evicts_new_token(void **state)
 	const double q[] = {1, 1, 1, 1}, k[] = {0, 0, 0, 0}, v[] = {0, 0, 0, 0};
 	struct scene *sc = fixture_vector(4, 1, 1, 1, 1.0, q, k, v);
 	struct step_record rec;
-	struct engine *e = run_to(sc, (struct budget){1, 1, 1, 0, 0}, 3, &rec);
+	struct engine *e = run_to(sc, (struct budget){1, 1, 1, 0, 0, {{{0}}}}, 3, &rec);
 	assert_true(rec.c[POLICY_TOVA].attn[0] == rec.c[POLICY_TOVA].attn[2]);
 	expect_evicted(&rec, POLICY_TOVA, 2);
 	expect_kept(e, POLICY_TOVA, (const int[]){0, 1}, 2);
@@ -118,7 +118,7 @@ static void test_knorm_by_hand(void **state)
 	const double k[] = {3, 4, 1, 0, 0, 2, 1, 1, 0, 0, -1, 1};
 	const double v[12] = {0};
 	struct scene *sc = fixture_vector(6, 2, 2, 1, 1.0, q, k, v);
-	const struct budget b = {2, 1, 1, 0, 0};
+	const struct budget b = {2, 1, 1, 0, 0, {{{0}}}};
 	struct step_record rec;
 	struct engine *e = run_to(sc, b, 4, &rec);
 	expect_evicted(&rec, POLICY_KNORM, 0);
@@ -159,7 +159,14 @@ static void test_snapkv_select_by_hand(void **state)
 	const double zero[7] = {0};
 	const double obs[] = {.5, .1, 0, .2, 0, .3, .3, 0, .1, .5, 0, .2, .1, .1};
 	double rank[7];
-	const struct policy_cache c = {7, pos, zero, zero, NULL, obs, 2, 2, rank, 0, 0, NULL};
+	const struct policy_cache c = {.len = 7,
+	                               .pos = pos,
+	                               .score = zero,
+	                               .w = zero,
+	                               .observed = obs,
+	                               .heads = 2,
+	                               .window = 2,
+	                               .rank = rank};
 	unsigned char gone[7] = {0};
 	const int cut = policy_snap_select(&c, 4, gone);
 	const unsigned char want[] = {1, 0, 0, 1, 1, 0, 0};
@@ -195,7 +202,7 @@ static void test_snapkv_engine_by_hand(void **state)
 			rows[scene_attn_offset(q) + (size_t)j] = 1.0 / (q + 1);
 	struct scene *sc = fixture_attention(N, 1, 33, 33, rows, NULL, NULL);
 	sc->prompt = P;
-	const struct budget b = {33, 33, 4, 0, P};
+	const struct budget b = {33, 33, 4, 0, P, {{{0}}}};
 	const struct policy_budget pb = policy_budget_of(sc, &b);
 	struct step_record rec;
 	struct engine *e = run_to(sc, b, P, &rec);
@@ -242,7 +249,7 @@ static void test_snapkv_engine_by_hand(void **state)
 static void test_pyramid_budget_by_hand(void **state)
 {
 	(void)state;
-	struct policy_budget b = {160, 160, 4, 2000, 1000, 4, 0, 0};
+	struct policy_budget b = {160, 160, 4, 2000, 1000, 4, 0, 0, {{{0}}}};
 	const int p1000[] = {564, 402, 240, 78}, p560[] = {560, 400, 240, 80};
 	for (int l = 0; l < 4; l++)
 		assert_int_equal(policy_pyramid_budget(&b, l), p1000[l]);
@@ -257,7 +264,7 @@ static void test_pyramid_budget_by_hand(void **state)
 	b.prompt = 1000;
 	b.layers = 1;
 	assert_int_equal(policy_pyramid_budget(&b, 0), 320);
-	b = (struct policy_budget){30, 30, 4, 2000, 1000, 4, 0, 0};
+	b = (struct policy_budget){30, 30, 4, 2000, 1000, 4, 0, 0, {{{0}}}};
 	assert_int_equal(policy_pyramid_budget(&b, 3), 60);
 }
 
@@ -275,7 +282,7 @@ static void test_observed_by_hand(void **state)
 	(void)state;
 	struct scene *sc = fixture_attention(7, 2, 2, 1, cat_rows, NULL, NULL);
 	sc->prompt = 5;
-	const struct budget b = {2, 1, 1, 0, 5};
+	const struct budget b = {2, 1, 1, 0, 5, {{{0}}}};
 	struct step_record rec;
 	struct engine *e = run_to(sc, b, 5, &rec);
 	const struct cache_record *r = &rec.c[POLICY_OBSERVED];
@@ -300,11 +307,11 @@ static void test_streaming_sinks(void **state)
 	(void)state;
 	struct scene *sc = fixture_random(12, 2, 1, 2, 8);
 	struct step_record rec;
-	struct engine *e = run_to(sc, (struct budget){1, 2, 2, 0, 0}, 12, &rec);
+	struct engine *e = run_to(sc, (struct budget){1, 2, 2, 0, 0, {{{0}}}}, 12, &rec);
 	expect_kept(e, POLICY_STREAMING, (const int[]){0, 1, 11}, 3);
 	engine_free(e);
 	/* S = 0 is a plain window. */
-	e = run_to(sc, (struct budget){1, 2, 0, 0, 0}, 12, &rec);
+	e = run_to(sc, (struct budget){1, 2, 0, 0, 0, {{{0}}}}, 12, &rec);
 	expect_kept(e, POLICY_STREAMING, (const int[]){9, 10, 11}, 3);
 	expect_kept(e, POLICY_WINDOW, (const int[]){9, 10, 11}, 3);
 	engine_free(e);
@@ -327,7 +334,7 @@ static void test_default_sinks(void **state)
 static void test_table(void **state)
 {
 	(void)state;
-	const struct policy_budget b = {3, 2, 1, 50, 0, 0, 0, 0};
+	const struct policy_budget b = {3, 2, 1, 50, 0, 0, 0, 0, {{{0}}}};
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		const struct policy *pol = policies[p];
 		assert_int_equal(policy_find(pol->name), p);
@@ -371,7 +378,8 @@ static void expect_words(enum policy_id p, const struct policy_budget *b, struct
 static void test_words(void **state)
 {
 	(void)state;
-	const struct policy_budget b = {2, 2, 1, 7, 0, 0, 0, 0}, b0 = {0, 3, 1, 7, 0, 0, 0, 0};
+	const struct policy_budget b = {2, 2, 1, 7, 0, 0, 0, 0, {{{0}}}},
+	                           b0 = {0, 3, 1, 7, 0, 0, 0, 0, {{{0}}}};
 	const struct policy_loss sat = {0.91, 0.20, 1, 1.58}, window = {1.6, 0.2, -1, 0.0};
 	expect_words(POLICY_H2O, &b, sat, POLICY_VOICE_BRIEF, "< 1.58 ", "", "");
 	expect_words(POLICY_H2O, &b, sat, POLICY_VOICE_SENTENCE, "score 0.91 < cut-off 1.58 (", ")",
@@ -405,7 +413,8 @@ static void test_words(void **state)
 static void test_promotion(void **state)
 {
 	(void)state;
-	const struct policy_budget b = {2, 3, 1, 20, 0, 0, 0, 0}, b0 = {2, 0, 1, 20, 0, 0, 0, 0};
+	const struct policy_budget b = {2, 3, 1, 20, 0, 0, 0, 0, {{{0}}}},
+	                           b0 = {2, 0, 1, 20, 0, 0, 0, 0, {{{0}}}};
 	assert_int_equal(policy_promoted_at(POLICY_H2O, &b, 4), 8);
 	assert_int_equal(policies[POLICY_H2O]->region(&b, 7, 4), POLICY_REGION_RECENT);
 	assert_int_equal(policies[POLICY_H2O]->region(&b, 8, 4), POLICY_REGION_OLD);
@@ -423,8 +432,8 @@ static void test_every_policy_within_budget(void **state)
 	for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
 		const int B = budgets[i][0] + budgets[i][1];
 		struct scene *sc = fixture_random(50, 4, budgets[i][0], budgets[i][1], (unsigned)i);
-		const struct budget b = {budgets[i][0], budgets[i][1], policy_default_sinks(B), 0,
-		                         0};
+		const struct budget b = {
+		        budgets[i][0], budgets[i][1], policy_default_sinks(B), 0, 0, {{{0}}}};
 		const struct policy_budget pb = policy_budget_of(sc, &b);
 		struct engine *e = engine_new(sc, &b);
 		struct step_record rec;

@@ -292,10 +292,11 @@ static void check_metrics(const struct ref *r, int id, const struct step_metrics
  * each, and a snapshot round trip. */
 static void compare_every(const struct scene *sc, int heavy, int recent, int interval)
 {
-	const struct policy_budget rb = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, interval, 0};
-	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), interval,
-	                         sc->prompt};
+	const struct policy_budget rb = {heavy,    recent, policy_default_sinks(heavy + recent),
+	                                 sc->n,    0,      0,
+	                                 interval, 0,      {{{0}}}};
+	const struct budget b = {heavy,    recent,     policy_default_sinks(heavy + recent),
+	                         interval, sc->prompt, {{{0}}}};
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = rb;
@@ -404,9 +405,9 @@ static void test_attention_scenes(void **state)
 static void mixed(const struct scene *sc, int heavy, int recent, unsigned policies, unsigned seed)
 {
 	const struct policy_budget rb = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, 0, 0};
-	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), 0,
-	                         sc->prompt};
+	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, 0, 0, {{{0}}}};
+	const struct budget b = {heavy, recent,     policy_default_sinks(heavy + recent),
+	                         0,     sc->prompt, {{{0}}}};
 	struct engine *e = engine_new_only(sc, &b, policies);
 	struct ref *r = calloc(1, sizeof *r);
 	r->sc = sc;
@@ -521,8 +522,11 @@ static double model_logit(const struct scene *sc, int qh, int kvh, int q, int j)
 	return sc->scale * s;
 }
 
-static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_cache *c, int budget,
-                    unsigned char *gone, double *value);
+static int ref_snap(const struct ref_model *r, int id, int l, int g, const struct ref_cache *c,
+                    int budget, unsigned char *gone, double *value);
+/* Policy ID's observation window: --policy-opt's window, else 64, capped
+ * by the prompt P. */
+static int ref_window(const struct ref_model *r, int id, int P);
 static int ref_ada(const struct ref_model *r, int l, int prompt, int budget, unsigned char *gone,
                    double *value);
 
@@ -535,9 +539,8 @@ static int ref_ada(const struct ref_model *r, int l, int prompt, int budget, uns
  * most P - W, and layer L keeps max - L * ((max - min) / (LAYERS - 1)),
  * plus the window.
  */
-static int ref_pyramid(int budget, int prompt, int layers, int l)
+static int ref_pyramid(int budget, int prompt, int layers, int l, int w)
 {
-	const int w = prompt < 64 ? prompt : 64;
 	if (budget <= w || prompt < 2 * (budget - w) || layers < 2)
 		return budget;
 	int lo = (budget - w) / 20, hi = 2 * (budget - w) - lo;
@@ -659,13 +662,14 @@ static void model_step(struct ref_model *r)
 					cut = ref_knorm(sc, l * r->kv + g, c, budget, gone, &norm);
 				} else if ((id == POLICY_SNAPKV || id == POLICY_SNAPKV_WINDOW) &&
 				           s == sc->prompt && c->len > budget) {
-					cut = ref_snap(r, l, g, c, budget, gone, &norm);
+					cut = ref_snap(r, id, l, g, c, budget, gone, &norm);
 				} else if (id == POLICY_PYRAMIDKV && s == sc->prompt &&
-				           c->len > ref_pyramid(budget, sc->prompt, r->layers, l)) {
-					cut = ref_snap(
-					        r, l, g, c,
-					        ref_pyramid(budget, sc->prompt, r->layers, l), gone,
-					        &norm);
+				           c->len > ref_pyramid(budget, sc->prompt, r->layers, l,
+				                                ref_window(r, id, sc->prompt))) {
+					cut = ref_snap(r, id, l, g, c,
+					               ref_pyramid(budget, sc->prompt, r->layers, l,
+					                           ref_window(r, id, sc->prompt)),
+					               gone, &norm);
 				} else if (id == POLICY_OBSERVED && s == sc->prompt &&
 				           c->len > budget) {
 					/* Each score over the queries that saw it. */
@@ -676,7 +680,7 @@ static void model_step(struct ref_model *r)
 					cut = keep_strongest(c, mean, c->len, budget, gone);
 					norm = cut >= 0 ? mean[cut] : 0.0;
 				} else if (id == POLICY_SNAPKV_WINDOW && c->len > budget) {
-					const int w = sc->prompt < 64 ? sc->prompt : 64;
+					const int w = ref_window(r, id, sc->prompt);
 					const int before = sc->prompt - (w < budget ? w : budget);
 					int sel = 0;
 					while (sel < c->len && c->pos[sel] < before)
@@ -722,10 +726,20 @@ static void model_step(struct ref_model *r)
  * the mean over the group's heads; the window stays and the B - W best
  * before it, or only the B newest when B <= W. *VALUE: the cut-off's score.
  */
-static void ref_snap_scores(const struct ref_model *r, int l, int g, int P, double *score)
+static int ref_window(const struct ref_model *r, int id, int P)
+{
+	const int w = r->b.set.p[id].window > 0 ? r->b.set.p[id].window : 64;
+	return w < P ? w : P;
+}
+
+/* With --policy-opt's kernel K (else 5): the pool's K terms over K; with
+ * pool=max the largest of the positions within K / 2 before the window. */
+static void ref_snap_scores(const struct ref_model *r, int id, int l, int g, int P, double *score)
 {
 	const struct scene *sc = r->sc;
-	const int w = P < 64 ? P : 64, older = P - w;
+	const int w = ref_window(r, id, P), older = P - w;
+	const int k = r->b.set.p[id].kernel > 0 ? r->b.set.p[id].kernel : 5;
+	const bool max = r->b.set.p[id].pool == POLICY_POOL_MAX;
 	static double obs[16][4096];
 	for (int hi = 0; hi < r->group; hi++) {
 		const int qh = l * r->heads + g * r->group + hi;
@@ -750,26 +764,31 @@ static void ref_snap_scores(const struct ref_model *r, int l, int g, int P, doub
 	for (int j = 0; j < older; j++) {
 		double total = 0.0;
 		for (int hi = 0; hi < r->group; hi++) {
-			double pool = 0.0;
-			for (int d = j - 2; d <= j + 2; d++)
-				pool += d >= 0 && d < older ? obs[hi][d] : 0.0;
-			total += pool / 5.0;
+			double pool = max ? -INFINITY : 0.0;
+			for (int d = j - k / 2; d <= j + k / 2; d++) {
+				const double o = d >= 0 && d < older ? obs[hi][d] : 0.0;
+				if (!max)
+					pool += o;
+				else if (d >= 0 && d < older && o > pool)
+					pool = o;
+			}
+			total += max ? pool : pool / k;
 		}
 		score[j] = total / r->group;
 	}
 }
 
-static int ref_snap(const struct ref_model *r, int l, int g, const struct ref_cache *c, int budget,
-                    unsigned char *gone, double *value)
+static int ref_snap(const struct ref_model *r, int id, int l, int g, const struct ref_cache *c,
+                    int budget, unsigned char *gone, double *value)
 {
-	const int P = c->len, w = P < 64 ? P : 64, older = P - w;
+	const int P = c->len, w = ref_window(r, id, P), older = P - w;
 	if (budget <= w) {
 		for (int i = 0; i < P - budget; i++)
 			gone[i] = 1;
 		return -1;
 	}
 	double score[4096];
-	ref_snap_scores(r, l, g, P, score);
+	ref_snap_scores(r, id, l, g, P, score);
 	if (older <= budget - w)
 		return -1;
 	const int cut = keep_strongest(c, score, older, budget - w, gone);
@@ -801,7 +820,7 @@ static int weakest_first(const void *a, const void *b)
 static int ref_ada(const struct ref_model *r, int l, int P, int budget, unsigned char *gone,
                    double *value)
 {
-	const int w = P < 64 ? P : 64, older = P - w, kv = r->kv;
+	const int w = ref_window(r, POLICY_ADAKV, P), older = P - w, kv = r->kv;
 	if (budget <= w) {
 		for (int g = 0; g < kv; g++)
 			for (int i = 0; i < P - budget; i++)
@@ -812,7 +831,7 @@ static int ref_ada(const struct ref_model *r, int l, int P, int budget, unsigned
 	static int idx[16 * 4096];
 	double top = -INFINITY;
 	for (int g = 0; g < kv; g++) {
-		ref_snap_scores(r, l, g, P, key + g * P);
+		ref_snap_scores(r, POLICY_ADAKV, l, g, P, key + g * P);
 		for (int j = 0; j < older; j++)
 			top = key[g * P + j] > top ? key[g * P + j] : top;
 	}
@@ -920,12 +939,15 @@ static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, 
 	return sc;
 }
 
-static void compare_model(const struct scene *sc, int heavy, int recent, int interval)
+/* The engine against the reference with SET's settings (--policy-opt). */
+static void compare_model_set(const struct scene *sc, int heavy, int recent, int interval,
+                              const struct policy_settings *set)
 {
-	const struct policy_budget rb = {
-	        heavy, recent, policy_default_sinks(heavy + recent), sc->n, 0, 0, interval, 0};
-	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), interval,
-	                         sc->prompt};
+	const struct policy_budget rb = {heavy,    recent, policy_default_sinks(heavy + recent),
+	                                 sc->n,    0,      0,
+	                                 interval, 0,      *set};
+	const struct budget b = {heavy,    recent,     policy_default_sinks(heavy + recent),
+	                         interval, sc->prompt, *set};
 	struct ref_model *r = calloc(1, sizeof *r);
 	r->sc = sc;
 	r->b = rb;
@@ -959,6 +981,12 @@ static void compare_model(const struct scene *sc, int heavy, int recent, int int
 	free(r->hm);
 	free(r->hs);
 	free(r);
+}
+
+static void compare_model(const struct scene *sc, int heavy, int recent, int interval)
+{
+	const struct policy_settings none = {0};
+	compare_model_set(sc, heavy, recent, interval, &none);
 }
 
 static void test_model_scenes(void **state)
@@ -1059,6 +1087,35 @@ static void test_interval_scenes(void **state)
 	}
 }
 
+/* --policy-opt's window, kernel and max pooling on every SnapKV-scored
+ * policy, on prompts past the window they set: the engine and the
+ * reference choose alike with them. */
+static void test_settings_scenes(void **state)
+{
+	(void)state;
+	static const enum policy_id snap[] = {POLICY_SNAPKV, POLICY_SNAPKV_WINDOW, POLICY_PYRAMIDKV,
+	                                      POLICY_ADAKV};
+	/* layers, heads, kv heads, n, dim, prompt, heavy, recent, attention,
+	 * window, kernel, max pooling. */
+	const int shapes[][12] = {
+	        {2, 4, 2, 40, 5, 24, 8, 6, 0, 8, 3, 0},
+	        {1, 4, 2, 50, 3, 40, 10, 10, 1, 12, 1, 1},
+	        {2, 4, 4, 110, 4, 90, 40, 30, 0, 0, 7, 1},
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		const int *x = shapes[i];
+		struct policy_settings set = {0};
+		for (size_t k = 0; k < sizeof snap / sizeof snap[0]; k++)
+			set.p[snap[k]] = (struct policy_setting){
+			        x[9], x[10], x[11] ? POLICY_POOL_MAX : POLICY_POOL_MEAN,
+			        POLICY_ALLOC_KVPRESS};
+		struct scene *sc = model_scene(x[0], x[1], x[2], x[3], x[4], x[5], x[8], false,
+		                               (unsigned)i + 61);
+		compare_model_set(sc, x[6], x[7], 1, &set);
+		scene_free(sc);
+	}
+}
+
 int main(void)
 {
 	const char *kernel = getenv("H2O_KERNEL");
@@ -1078,6 +1135,7 @@ int main(void)
 	        cmocka_unit_test(test_vector_scenes),    cmocka_unit_test(test_long_scene),
 	        cmocka_unit_test(test_attention_scenes), cmocka_unit_test(test_mixed_stepping),
 	        cmocka_unit_test(test_model_scenes),     cmocka_unit_test(test_interval_scenes),
+	        cmocka_unit_test(test_settings_scenes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

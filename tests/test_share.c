@@ -127,8 +127,8 @@ static long compare(const struct scene *sc, const struct budget *b, unsigned mas
 
 static struct budget budget(int heavy, int recent, int interval, int prompt)
 {
-	return (struct budget){heavy, recent, policy_default_sinks(heavy + recent), interval,
-	                       prompt};
+	return (struct budget){heavy,    recent, policy_default_sinks(heavy + recent),
+	                       interval, prompt, {{{0}}}};
 }
 
 static const unsigned all = ENGINE_ALL_POLICIES;

@@ -20,7 +20,7 @@
 
 static struct budget budget(int heavy, int recent)
 {
-	return (struct budget){heavy, recent, policy_default_sinks(heavy + recent), 0, 0};
+	return (struct budget){heavy, recent, policy_default_sinks(heavy + recent), 0, 0, {{{0}}}};
 }
 
 /* Policy P's cache holds the same positions and scores in GOT as in WANT. */

@@ -97,7 +97,7 @@ static void test_registered(void **state)
 	assert_int_equal(POLICY_COUNT, POLICY_TOY + 1);
 	assert_ptr_equal(policies[POLICY_TOY], &policy_toy);
 	assert_int_equal(policy_find("toy"), POLICY_TOY);
-	const struct policy_budget b = {2, 3, 1, 10, 0, 0, 0, 0};
+	const struct policy_budget b = {2, 3, 1, 10, 0, 0, 0, 0, {{{0}}}};
 	assert_int_equal(policy_capacity(POLICY_TOY, &b), 5);
 	assert_int_equal(policy_promoted_at(POLICY_TOY, &b, 4), 0);
 	/* The table's names but H2O's, in order, the toy last. */
@@ -188,7 +188,7 @@ static void test_panel(void **state)
 static void test_words(void **state)
 {
 	(void)state;
-	const struct policy_budget b = {2, 2, 1, 7, 0, 0, 0, 0};
+	const struct policy_budget b = {2, 2, 1, 7, 0, 0, 0, 0, {{{0}}}};
 	struct policy_words w;
 	policy_word(POLICY_TOY, &b, &(struct policy_loss){1.0, 0.1, -1, 0.0}, POLICY_VOICE_SENTENCE,
 	            &w);
@@ -201,7 +201,7 @@ static void test_report(void **state)
 {
 	(void)state;
 	struct scene *sc = load("scenes/cat_sat.json");
-	const struct budget b = {2, 2, 1, 0, sc->prompt};
+	const struct budget b = {2, 2, 1, 0, sc->prompt, {{{0}}}};
 	char *text = written(report_text, sc, &b);
 	assert_non_null(strstr(text, "\ntoy             4        4"));
 	free(text);
@@ -223,7 +223,7 @@ static void test_trace(void **state)
 {
 	(void)state;
 	struct scene *sc = load("scenes/cat_sat.json");
-	const struct budget b = {2, 2, 1, 0, sc->prompt};
+	const struct budget b = {2, 2, 1, 0, sc->prompt, {{{0}}}};
 	char *text = written(trace_text, sc, &b);
 	int lines = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++)

@@ -76,6 +76,24 @@ import numpy as np
 POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
             "snapkv-win", "pyramidkv", "adakv", "observed")
 SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
+SNAP_KERNEL = 5  # its pooling kernel (kvpress' kernel_size)
+# h2o-tui's --policy-opt POLICY.KEY=VALUE: {policy: {key: value}}; window,
+# kernel and pool ("mean", "max": max_pool1d, the padding never wins) for
+# snapkv, snapkv-win, pyramidkv and adakv, alloc ("kvpress", "authors")
+# for adakv.
+SETTINGS = {}
+
+
+def setting(policy, key):
+    """POLICY's KEY: --policy-opt's, else kvpress' default."""
+    default = {"window": SNAP_WINDOW, "kernel": SNAP_KERNEL, "pool": "mean",
+               "alloc": "kvpress"}[key]
+    return SETTINGS.get(policy, {}).get(key, default)
+
+
+def snap_window(policy, P):
+    """POLICY's observation window, capped by the prompt P."""
+    return min(setting(policy, "window"), P)
 
 
 class SceneError(Exception):
@@ -342,11 +360,15 @@ def run(scene, sinks=None, interval=None):
                 if p == "pyramidkv":
                     keep = pyramid_budget(scene, l)
                     if t == scene.prompt and len(cs[0].pos) > keep:
-                        plans = [snap_select(scene, l, g, c, keep) for g, c in enumerate(cs)]
+                        plans = [snap_select(scene, l, g, c, keep, p) for g, c in enumerate(cs)]
                     else:
                         plans = [(list(c.pos), None) for c in cs]
                 elif p == "adakv":
-                    if t == scene.prompt and len(cs[0].pos) > B:
+                    # The authors' split compresses a prompt of exactly B
+                    # too (it rounds each head's share down with its floor).
+                    authors = setting("adakv", "alloc") == "authors"
+                    if t == scene.prompt and (len(cs[0].pos) > B or
+                                              (authors and len(cs[0].pos) == B)):
                         plans = ada_select(scene, l, cs)
                     else:
                         plans = [(list(c.pos), None) for c in cs]
@@ -405,10 +427,10 @@ def _rule(policy, scene, caches, rows, S, layer=0, t=0):
             plans.append(keep_top(c.pos, neg, B))
         return plans
     if policy in ("snapkv", "snapkv-win") and t == scene.prompt:
-        return [snap_select(scene, layer, g, c) for g, c in enumerate(caches)]
+        return [snap_select(scene, layer, g, c, None, policy) for g, c in enumerate(caches)]
     if policy == "snapkv-win":
         # The selected (before the window) stay; of the rest the newest.
-        before = scene.prompt - min(SNAP_WINDOW, scene.prompt, B)
+        before = scene.prompt - min(snap_window(policy, scene.prompt), B)
         plans = []
         for c in caches:
             sel = [j for j in c.pos if j < before]
@@ -423,7 +445,7 @@ def pyramid_budget(scene, layer):
     included: KVCache-Factory's PyramidKVCluster.update_kv with
     max_capacity_prompt B, window min(64, P), beta 20."""
     B, P, L = scene.budget, scene.prompt, scene.layers
-    w = min(SNAP_WINDOW, P)
+    w = snap_window("pyramidkv", P)
     if B <= w or P < 2 * (B - w) or L < 2:
         return B
     min_num = (B - w) // 20
@@ -435,26 +457,28 @@ def pyramid_budget(scene, layer):
     return max_num - layer * steps + w
 
 
-def snap_select(scene, layer, g, cache, budget=None):
+def snap_select(scene, layer, g, cache, budget=None, policy="snapkv"):
     """SnapKV's kept positions of one kv head's cache at the prompt's end
-    (it holds 0 .. P - 1), down to BUDGET (B), and the margin."""
+    (it holds 0 .. P - 1), down to BUDGET (B), and the margin, with
+    POLICY's settings."""
     B, P = budget if budget is not None else scene.budget, len(cache.pos)
-    w = min(SNAP_WINDOW, P)
+    w = snap_window(policy, P)
     older = P - w
     if B <= w:
         return cache.pos[-B:], None
-    score = snap_scores(scene, layer, g, P)
+    score = snap_scores(scene, layer, g, P, policy)
     kept, margin = keep_top(list(range(older)), dict(enumerate(score)), B - w)
     return kept + cache.pos[older:], margin
 
 
-def snap_scores(scene, layer, g, P):
+def snap_scores(scene, layer, g, P, policy="snapkv"):
     """SnapKV's score of each position before the window of kv head G's
     cache at the prompt's end (it holds 0 .. P - 1): the window's rows of
     each query head of the group averaged over the queries, pooled with
-    kernel 5 (zero padding, each sum divided by 5), then the mean over the
-    group."""
-    w = min(SNAP_WINDOW, P)
+    kernel K (5; zero padding, each sum divided by K; or the largest of
+    those within K // 2 with pool max), then the mean over the group."""
+    w = snap_window(policy, P)
+    k, half = setting(policy, "kernel"), setting(policy, "kernel") // 2
     older = P - w
     rep = scene.heads // scene.kv_heads
     pooled = []
@@ -463,8 +487,12 @@ def snap_scores(scene, layer, g, P):
         for q in range(P - w, P):
             obs[:q + 1] += head_weights(scene, layer, h, q, list(range(q + 1)))
         obs /= w
-        pad = np.concatenate([np.zeros(2), obs[:older], np.zeros(2)])
-        pooled.append(np.array([pad[j:j + 5].sum() / 5 for j in range(older)]))
+        if setting(policy, "pool") == "max":
+            pooled.append(np.array([obs[max(0, j - half):min(older, j + half + 1)].max()
+                                    for j in range(older)]))
+            continue
+        pad = np.concatenate([np.zeros(half), obs[:older], np.zeros(half)])
+        pooled.append(np.array([pad[j:j + k].sum() / k for j in range(older)]))
     return mean_rows(pooled)
 
 
@@ -479,10 +507,12 @@ def ada_select(scene, layer, caches):
     head's top n_safe set to the largest float; the G * (P - B) lowest of
     the flattened scores pruned."""
     B, G, P = scene.budget, scene.kv_heads, len(caches[0].pos)
-    w = min(SNAP_WINDOW, P)
+    w = snap_window("adakv", P)
     if B <= w:
         return [(c.pos[-B:], None) for c in caches]
-    older = [snap_scores(scene, layer, g, P) for g in range(G)]
+    older = [snap_scores(scene, layer, g, P, "adakv") for g in range(G)]
+    if setting("adakv", "alloc") == "authors":
+        return ada_authors(older, B, w, P)
     top = max(float(np.max(s)) for s in older) if P > w else 0.0
     scores = np.array([np.concatenate([s, np.full(w, top + 1.0)]) for s in older])
     n_safe = int(B * ADA_SAFEGUARD)
@@ -500,6 +530,28 @@ def ada_select(scene, layer, caches):
     if 0 < n_pruned < len(order):
         margin = float(flat[order[n_pruned]] - flat[order[n_pruned - 1]])
     return [([j for j in range(P) if g * P + j not in pruned], margin) for g in range(G)]
+
+
+def ada_authors(older, B, w, P):
+    """FFY0/AdaKV's split (AdaptiveSnapKVCluster.update_kv_gqa, floor_alpha
+    0.2, normalize off): base = B - w, floor = int(base * 0.2); the
+    G * base best of all the heads' scores before their windows counted
+    per head (a tie keeps the lower head, then the lower position); head g
+    keeps round(count * 0.8 + floor) (float32, half to even, as
+    torch.round) of its best and its window. The margin is None."""
+    G, base = len(older), B - w
+    floor = int(base * 0.2)
+    flat = [(-float(older[g][j]), g, j) for g in range(G) for j in range(P - w)]
+    won = [0] * G
+    for _, g, _ in sorted(flat)[:G * base]:
+        won[g] += 1
+    plans = []
+    for g in range(G):
+        share = np.float32(won[g]) * np.float32(1 - 0.2) + np.float32(floor)
+        keep = min(int(np.round(share)), P - w)
+        best = sorted(range(P - w), key=lambda j: (-older[g][j], j))[:keep]
+        plans.append((sorted(best) + list(range(P - w, P)), None))
+    return plans
 
 
 def ada_budgets(ref, scene):
@@ -729,12 +781,16 @@ def main(argv):
     p.add_argument("--sinks", type=int, help="StreamingLLM's sinks (default: the scene's, or 4)")
     p.add_argument("--json", action="store_true", help="JSON lines shaped like h2o-tui --trace")
     p.add_argument("--interval", type=int, help="compress every N steps (default: the scene's, or 1)")
+    p.add_argument("--policy-opt", action="append", default=[], metavar="P.KEY=V",
+                   help="a setting, as h2o-tui's --policy-opt (repeatable)")
     p = sub.add_parser("compare", help="check an h2o-tui --trace against the reference")
     p.add_argument("scene")
     p.add_argument("trace", help="the trace's file, - for stdin")
     p.add_argument("--sinks", type=int, help="the --sinks h2o-tui ran with")
     p.add_argument("--show", type=int, default=20, help="print at most this many mismatches")
     p.add_argument("--interval", type=int, help="the --interval h2o-tui ran with")
+    p.add_argument("--policy-opt", action="append", default=[], metavar="P.KEY=V",
+                   help="a setting h2o-tui ran with (repeatable)")
     p = sub.add_parser("make-scene", help="write a random layered GQA scene")
     p.add_argument("outdir")
     for name, default in (("layers", 2), ("heads", 4), ("kv-heads", 2), ("n", 40), ("dim", 8),
@@ -755,6 +811,10 @@ def main(argv):
     if a.cmd != "make-scene" and a.interval is not None and a.interval < 1:
         print(f"--interval: expected 1 or more, got {a.interval}", file=sys.stderr)
         return 2
+    for opt in a.policy_opt:
+        name, _, kv = opt.partition(".")
+        key, _, value = kv.partition("=")
+        SETTINGS.setdefault(name, {})[key] = int(value) if key in ("window", "kernel") else value
     try:
         scene = load_scene(a.scene)
     except (SceneError, OSError, ValueError) as e:

@@ -273,8 +273,8 @@ static double arithmetic(int layers, int heads, int n, int dim, int heavy, int r
 static void run_report(const struct scene *sc, unsigned mask, double limit, double flimit, int n,
                        int dim, int layers, int heads, int kv, int heavy, int recent)
 {
-	const struct budget b = {heavy, recent, policy_default_sinks(heavy + recent), 0,
-	                         sc->prompt};
+	const struct budget b = {heavy, recent,     policy_default_sinks(heavy + recent),
+	                         0,     sc->prompt, {{{0}}}};
 	const struct report_target target = REPORT_DEFAULT_TARGET;
 	struct report_run run;
 	const double t0 = now();

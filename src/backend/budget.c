@@ -22,6 +22,7 @@ int budget_resolve(const struct options *o, const struct scene *scene, struct bu
 	        .sinks = o->sinks,
 	        .prompt = o->prompt,
 	        .interval = o->interval,
+	        .settings = o->settings,
 	};
 	switch (budget_make(scene, &ask, &c->budget)) {
 	case BUDGET_OK:

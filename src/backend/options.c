@@ -299,7 +299,7 @@ static int parse_compare(const char *arg, struct options *o)
 static int parse_own(enum option_id id, int argc, char **argv, struct options *o)
 {
 	const struct option_spec *s = &specs[id];
-	char msg[160];
+	char msg[256];
 	switch (id) {
 	case OPT_SIZE:
 		if (parse_size(optarg, s->lo, s->hi, &o->cols, &o->rows))
@@ -338,6 +338,10 @@ static int parse_own(enum option_id id, int argc, char **argv, struct options *o
 			        optarg);
 		}
 		return -1;
+	case OPT_POLICY_OPT:
+		if (policy_settings_set(&o->settings, optarg, msg, sizeof msg))
+			return -1;
+		return options_usage_error("--policy-opt: %s", msg);
 	case OPT_PLOT:
 		if (plot_format_of(optarg) < 0)
 			return options_usage_error("--plot: expected a file name ending in .svg, "

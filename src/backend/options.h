@@ -19,6 +19,7 @@
 
 #include "h2o/llama.h"
 #include "h2o/policy.h"
+#include "h2o/policy_settings.h"
 #include "h2o/report.h"
 #include "h2o/scene.h"
 
@@ -105,6 +106,13 @@ enum {
 	  NULL,                                                                                    \
 	  "after the prompt, each cache's rule runs every N steps, back to B at once (kvpress' "   \
 	  "DecodingPress; overrides the scene's; default 1)")                                      \
+	X(POLICY_OPT, "policy-opt", REQUIRED, "P.KEY=V", OWN, settings, NULL, 0, 0, NULL,          \
+	  "a setting of policy P (repeatable): snapkv, snapkv-win, pyramidkv and adakv take "      \
+	  "window=N (the observation window, default 64), kernel=K (the pooling kernel, odd, "     \
+	  "default 5) and pool=mean|max (default mean), kvpress' SnapKVPress defaults "            \
+	  "(kvpress/presses/snapkv_press.py, 8bb29b9; KVCache-Factory's scripts use 8, 7, max); "  \
+	  "adakv also alloc=kvpress|authors (AdaKVPress, or FFY0/AdaKV's split, "                  \
+	  "adaptive_snapkv/monkeypatch/snapkv_utils.py, efe4e2e); docs/policies.md")               \
 	X(REPORT, "report", NONE, "", FLAG, report, NULL, 0, 0, NULL,                              \
 	  "print every policy's figures over the scene and exit")                                  \
 	X(SWEEP, "budget-sweep", OPTIONAL, "LIST", OWN, sweep, NULL, 0, 0, NULL,                   \
@@ -198,7 +206,8 @@ struct options {
 	int heavy, recent; /* -1: the scene's */
 	/* --heavy-ratio, --recent-ratio: fractions of the prompt; -1: not given */
 	double heavy_ratio, recent_ratio;
-	int sinks; /* -1: the default */
+	int sinks;                       /* -1: the default */
+	struct policy_settings settings; /* --policy-opt's, 0: the defaults */
 	enum policy_id compare;
 	bool compare_given;
 	/* --policies: the policies shown, a bit per policy (ENGINE_POLICY);

@@ -32,6 +32,7 @@ enum budget_error budget_make(const struct scene *sc, const struct budget_ask *a
 	        .sinks = ask->sinks,
 	        .interval = ask->interval > 0 ? ask->interval : sc->interval,
 	        .prompt = prompt,
+	        .settings = ask->settings,
 	};
 	return BUDGET_OK;
 }
@@ -70,6 +71,7 @@ struct policy_budget policy_budget_make(const struct budget *b, int n, int layer
 	        .layers = layers,
 	        .interval = b->interval,
 	        .kv_heads = kv_heads,
+	        .set = b->settings,
 	};
 }
 

@@ -471,8 +471,15 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 				c->key_norm[j] = c->slot_norm[c->slot[j]];
 			norm = c->key_norm;
 		}
-		struct policy_cache view = {f->len, f->pos,  f->score,       kw, norm,    NULL, 0,
-		                            0,      c->rank, sc->view_layer, 1,  c->order};
+		struct policy_cache view = {.len = f->len,
+		                            .pos = f->pos,
+		                            .score = f->score,
+		                            .w = kw,
+		                            .key_norm = norm,
+		                            .rank = c->rank,
+		                            .layer = sc->view_layer,
+		                            .kv_heads = 1,
+		                            .order = c->order};
 		view.window = policy_run_window(id, &e->b, s);
 		if (view.window > 0) {
 			observe_window(sc, c, f, view.window);

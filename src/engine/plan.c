@@ -240,8 +240,8 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		for (int j = 0; j < r.len - 1; j++)
 			r.score[j] = r.prev[j] + r.mean[j];
 		r.score[r.len - 1] = 0.0 + r.mean[r.len - 1];
-		const struct policy_cache view = {r.len, r.pos, r.score, r.mean, NULL, NULL,
-		                                  0,     0,     NULL,    l,      0,    NULL};
+		const struct policy_cache view = {
+		        .len = r.len, .pos = r.pos, .score = r.score, .w = r.mean, .layer = l};
 		double value;
 		const int cut = policy_run(id, &ps->b, s, &view, r.gone, &value);
 		if (cut >= 0) {
@@ -319,8 +319,12 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 	for (int s = 0; s <= n + 1; s++)
 		pl->cut_pos[s] = -1;
 	const struct policy_budget *b = &ps->b;
-	if (prompt < 1 || prompt <= b->heavy + b->recent)
-		return pl; /* nothing to evict: every part empty */
+	/* Nothing to evict, every part empty, but for the authors' AdaKV
+	 * split, which cuts a prompt of exactly B too (policy_ada_select). */
+	const bool authors = b->set.p[id].alloc == POLICY_ALLOC_AUTHORS;
+	if (prompt < 1 || prompt < b->heavy + b->recent ||
+	    (prompt == b->heavy + b->recent && !authors))
+		return pl;
 	const int w = policy_run_window(id, b, prompt);
 	int *pos = malloc(len * sizeof *pos);
 	int *order = malloc(len * (size_t)kv * sizeof *order);

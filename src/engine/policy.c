@@ -181,22 +181,31 @@ int policy_keep_largest(const struct policy_cache *c, int candidates, int keep, 
 
 int policy_snap_window(const struct policy *pol, const struct policy_budget *b)
 {
-	const int w = pol->observe_window;
+	int w = pol->observe_window;
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (policies[p] == pol && b->set.p[p].window > 0)
+			w = b->set.p[p].window;
 	return w < b->prompt ? w : b->prompt;
 }
 
 void policy_snap_scores(const struct policy_cache *c, double *score)
 {
 	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
+	const int kernel = c->kernel > 0 ? c->kernel : 5, half = kernel / 2;
 	for (int j = 0; j < older; j++) {
 		double sum = 0.0;
 		for (int h = 0; h < c->heads; h++) {
 			const double *o = c->observed + (size_t)h * (size_t)len;
-			double pool = 0.0;
-			for (int d = j - 2; d <= j + 2; d++)
-				if (d >= 0 && d < older)
+			const int lo = j - half > 0 ? j - half : 0;
+			const int hi = j + half < older - 1 ? j + half : older - 1;
+			double pool = c->pool == POLICY_POOL_MAX ? o[lo] : 0.0;
+			for (int d = lo; d <= hi; d++) {
+				if (c->pool != POLICY_POOL_MAX)
 					pool += o[d];
-			sum += pool / 5.0;
+				else if (o[d] > pool)
+					pool = o[d];
+			}
+			sum += c->pool == POLICY_POOL_MAX ? pool : pool / kernel;
 		}
 		score[j] = sum / c->heads;
 	}
@@ -244,7 +253,8 @@ void policy_snap_words(const struct policy_budget *b, const struct policy_loss *
 int policy_pyramid_budget(const struct policy_budget *b, int layer)
 {
 	const int budget = b->heavy + b->recent, prompt = b->prompt;
-	const int w = prompt < 64 ? prompt : 64, layers = b->layers > 1 ? b->layers : 1;
+	const int w = policy_snap_window(policies[POLICY_PYRAMIDKV], b);
+	const int layers = b->layers > 1 ? b->layers : 1;
 	/* KVCache-Factory's PyramidKVCluster.update_kv, with B its
 	 * max_capacity_prompt and beta 20: below twice the selected budget
 	 * every layer keeps B; above it the budgets fall linearly from the
@@ -309,11 +319,65 @@ static void ada_sort(int *idx, int count, const double *key)
 	}
 }
 
+int policy_ada_floor(int budget, int window)
+{
+	/* int(base_capacity * floor_alpha), floor_alpha 0.2 as the authors'
+	 * scripts set it. */
+	return (int)((budget - window) * 0.2);
+}
+
+int policy_ada_share(int won, int budget, int window)
+{
+	/* torch: an int tensor times (1 - 0.2) is float32, plus the floor,
+	 * then torch.round (half to even: rintf in the default rounding). */
+	const volatile float share = (float)won * 0.8f;
+	const volatile float sum = share + (float)policy_ada_floor(budget, window);
+	return (int)rintf(sum);
+}
+
+/* FFY0/AdaKV's split (policy_ada_select with POLICY_ALLOC_AUTHORS): every
+ * head's scores in c->rank. */
+static int ada_authors(const struct policy_cache *c, int budget, unsigned char *gone)
+{
+	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
+	const int kv = c->kv_heads > 1 ? c->kv_heads : 1;
+	int *idx = c->order, count = 0;
+	for (int g = 0; g < kv; g++)
+		for (int j = 0; j < older; j++)
+			idx[count++] = g * len + j;
+	/* The layer's kv x (B - W) best, the strongest at the end, counted
+	 * per head into the room the windows leave after the rows (a window
+	 * holds at least one position a head). */
+	ada_sort(idx, count, c->rank);
+	const int top = kv * (budget - win) < count ? kv * (budget - win) : count;
+	int *won = idx + count;
+	for (int g = 0; g < kv; g++)
+		won[g] = 0;
+	for (int i = count - top; i < count; i++)
+		won[idx[i] / len]++;
+	int cut = -1;
+	for (int g = 0; g < kv; g++) {
+		int *own = idx;
+		for (int j = 0; j < older; j++)
+			own[j] = g * len + j;
+		ada_sort(own, older, c->rank);
+		int keep = policy_ada_share(won[g], budget, win);
+		keep = keep > older ? older : keep;
+		for (int i = 0; i < older - keep; i++)
+			gone[own[i]] = 1;
+		if (keep > 0 && (cut < 0 || ada_weaker(c->rank, own[older - keep], cut)))
+			cut = own[older - keep];
+	}
+	return cut;
+}
+
 int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *gone)
 {
 	const int len = c->len, win = c->window < len ? c->window : len, older = len - win;
 	const int kv = c->kv_heads > 1 ? c->kv_heads : 1, group = c->heads / kv;
-	if (len <= budget)
+	/* The authors compress unless B - W exceeds the P - W before the
+	 * window: a prompt of exactly B too. */
+	if (len < budget || (len == budget && c->alloc != POLICY_ALLOC_AUTHORS))
 		return -1;
 	if (budget <= win) {
 		for (int g = 0; g < kv; g++)
@@ -328,6 +392,8 @@ int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *g
 		head.heads = group;
 		policy_snap_scores(&head, c->rank + (size_t)g * (size_t)len);
 	}
+	if (c->alloc == POLICY_ALLOC_AUTHORS)
+		return ada_authors(c, budget, gone);
 	/* The safeguard: kvpress raises each head's int(B x 0.2) best to the
 	 * largest float. The window already stands above every score (its
 	 * scores are padded with the layer's max + 1), so what it adds is the

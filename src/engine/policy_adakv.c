@@ -11,6 +11,12 @@
  * whose scores stand out keeps more than B, the others fewer
  * (policy_ada_select). During decoding every new token stays, as in
  * SnapKV. With one key/value head per layer it is SnapKV.
+ *
+ * With the setting adakv.alloc=authors the budget is split as the
+ * authors' code does (FFY0/AdaKV, adaptive_snapkv/monkeypatch/
+ * snapkv_utils.py, AdaptiveSnapKVCluster.update_kv_gqa, floor_alpha 0.2):
+ * each head keeps its window, a floor of int(0.2 (B - W)) and 0.8 of its
+ * count among the layer's G (B - W) best scores (policy_ada_select).
  */
 #include "h2o/policy.h"
 #include "policy_rule.h"
@@ -30,8 +36,12 @@ static void adakv_rule(const struct policy_budget *b, const struct policy_cache 
                        unsigned char *gone, int *cutoff)
 {
 	*cutoff = -1;
-	if (c->observed && c->order && c->len > b->heavy + b->recent)
-		*cutoff = policy_ada_select(c, b->heavy + b->recent, gone);
+	/* The authors' split compresses a prompt of exactly B too: its shares
+	 * round 0.8 of each head's count down with the floor. */
+	const int budget = b->heavy + b->recent;
+	const bool authors = b->set.p[POLICY_ADAKV].alloc == POLICY_ALLOC_AUTHORS;
+	if (c->observed && c->order && (c->len > budget || (authors && c->len == budget)))
+		*cutoff = policy_ada_select(c, budget, gone);
 }
 
 /* What one head can hold. Before the window, at the prompt's end: the
@@ -46,7 +56,14 @@ static int adakv_region_budget(const struct policy_budget *b, enum policy_region
 	const int before = b->prompt - w; /* before the window */
 	/* A budget within the window keeps each head's B newest. */
 	int selected = budget < b->prompt && budget <= w ? 0 : before;
-	if (b->kv_heads >= 1 && budget < b->prompt && budget > w) {
+	const bool authors = b->set.p[POLICY_ADAKV].alloc == POLICY_ALLOC_AUTHORS;
+	if (b->kv_heads >= 1 && budget < b->prompt && budget > w && authors) {
+		/* FFY0/AdaKV: a head wins at most all the layer's best. */
+		const int won =
+		        b->kv_heads * (budget - w) < before ? b->kv_heads * (budget - w) : before;
+		const int most = policy_ada_share(won, budget, w);
+		selected = most < before ? most : before;
+	} else if (b->kv_heads >= 1 && budget < b->prompt && budget > w) {
 		const int safe = policy_ada_safe(budget), least = safe > w ? safe : w;
 		const int most = b->kv_heads * budget - (b->kv_heads - 1) * least - w;
 		selected = most < before ? most : before;

@@ -14,7 +14,8 @@
 /* The window as the regions count it: no larger than the budget. */
 static int pyr_window(const struct policy_budget *b)
 {
-	const int w = b->prompt < 64 ? b->prompt : 64, budget = b->heavy + b->recent;
+	const int w = policy_snap_window(policies[POLICY_PYRAMIDKV], b);
+	const int budget = b->heavy + b->recent;
 	return w < budget ? w : budget;
 }
 

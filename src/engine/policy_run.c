@@ -26,8 +26,13 @@ int policy_run(enum policy_id id, const struct policy_budget *b, int step,
 	*value = 0.0;
 	if (!policy_compresses(b, step))
 		return -1;
+	/* The run's pooling reaches the rule with its cache. */
+	struct policy_cache with = *c;
+	with.kernel = b->set.p[id].kernel;
+	with.pool = b->set.p[id].pool;
+	with.alloc = b->set.p[id].alloc;
 	int cut = -1;
-	pol->rule->evict(b, c, gone, &cut);
+	pol->rule->evict(b, &with, gone, &cut);
 	if (cut < 0)
 		return -1;
 	if (pol->by_key_norm && c->key_norm)

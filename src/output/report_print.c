@@ -1,7 +1,5 @@
-/*
- * report_print: the report and the sweep written as text, JSON or CSV (see
- * report_print.h); report.c measures them.
- */
+/* report_print: the report and the sweep written as text, JSON or CSV (see
+ * report_print.h); report.c measures them; settings_print.c the settings. */
 #include "h2o/report_print.h"
 
 #include <math.h>
@@ -15,6 +13,7 @@
 #include "h2o/heads.h"
 #include "h2o/report.h"
 #include "h2o/scene.h"
+#include "h2o/settings_print.h"
 #include "json_out.h"
 
 static int loss_width(const struct report_target *t)
@@ -396,6 +395,7 @@ static int put_csv_run(const struct report_run *run, bool per_head, const struct
 	if (!run->steps)
 		return -1;
 	per_head = per_head && run->head_steps && run->heads > 1;
+	settings_print_csv(out, &run->budget.set);
 	fprintf(out, "step,policy%s,tokens,kv,out_err,out_cos,attn_recall,overlap_h2o%s\n",
 	        per_head ? ",head" : "", d ? ",model_logprob,model_top,model_kl" : "");
 	for (int t = 1; t <= run->scene->n; t++) {
@@ -470,6 +470,7 @@ static int put_csv_sweep(const struct report_sweep *sw, bool per_head, const str
 {
 	per_head = per_head && sw->runs[0].head_sum && sw->runs[0].heads > 1;
 	const char *over = sw->runs[0].decode ? "_decode" : "";
+	settings_print_csv(out, &sw->runs[0].budget.set);
 	fprintf(out,
 	        "budget,heavy,recent,sinks,policy%s,tokens,kv,peak_per_kv_head,mean_per_kv_head,"
 	        "peak_bytes,mean_bytes,matched,mean_out_err%s,max_out_err%s,mean_out_cos%s,"
@@ -520,6 +521,7 @@ int report_print_model(const struct report_run *run, const struct report_model *
 		put_json_steps(out, run);
 		fputs(", \"budget\": ", out);
 		put_json_budget(out, b);
+		settings_print_json(out, &b->set);
 		fputs(", \"policies\": ", out);
 		put_json_policies(out, run, per_head);
 		if (drop) {
@@ -544,6 +546,7 @@ int report_print_model(const struct report_run *run, const struct report_model *
 	        b->recent, b->sinks, b->sinks == 1 ? "sink" : "sinks");
 	put_interval_text(out, ", ", b);
 	fprintf(out, ", loss = %s\n", miss);
+	settings_print_text(out, &b->set);
 	put_order_text(out, run);
 	fputc('\n', out);
 	put_table(out, run, per_head);
@@ -609,12 +612,14 @@ int report_sweep_print_model(const struct report_sweep *sw, const struct report_
 		fprintf(out, "{\"tokens\": %d, ", sc->n);
 		put_json_target(out, t);
 		put_json_steps(out, &sw->runs[0]);
+		settings_print_json(out, &sw->runs[0].budget.set);
 		fputs(", \"sweep\": [", out);
 	} else {
 		fprintf(out, "%d tokens; ", sc->n);
 		put_split_text(out, sw);
 		put_interval_text(out, "; every cache ", &sw->runs[0].budget);
 		fputc('\n', out);
+		settings_print_text(out, &sw->runs[0].budget.set);
 		put_order_text(out, &sw->runs[0]);
 		fputc('\n', out);
 	}

@@ -16,6 +16,7 @@
 #include "h2o/report.h"
 #include "h2o/scene.h"
 #include "h2o/text.h"
+#include "h2o/settings_print.h"
 #include "json_out.h"
 
 static void put_ints(FILE *out, const char *key, const int *v, int n)
@@ -211,7 +212,8 @@ static void put_model(FILE *out, const struct drop_result *d, int pos)
 }
 
 static void put_step(FILE *out, const struct scene *sc, const struct heads_run *run, double *mean,
-                     const struct drop_result *drop, unsigned shown)
+                     const struct drop_result *drop, unsigned shown,
+                     const struct policy_settings *set)
 {
 	const struct step_record *rec = &run->rec[0];
 	fprintf(out, "{\"step\": %d, \"pos\": %d, \"token\": ", rec->step, rec->pos);
@@ -258,6 +260,7 @@ static void put_step(FILE *out, const struct scene *sc, const struct heads_run *
 	}
 	if (drop)
 		put_model(out, drop, rec->pos);
+	settings_print_json(out, set);
 	fputs("}\n", out);
 }
 
@@ -271,7 +274,7 @@ int trace_write_drop(const struct scene *sc, const struct budget *b, const struc
 		return -1;
 	}
 	while (heads_run_step(&run)) {
-		put_step(out, sc, &run, mean, drop, shown);
+		put_step(out, sc, &run, mean, drop, shown, &b->settings);
 		progress_tell(pr, run.rec[0].step, sc->n);
 	}
 	heads_run_done(&run);

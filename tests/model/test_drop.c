@@ -70,7 +70,7 @@ static const unsigned all = (1u << POLICY_COUNT) - 1u;
 
 static struct budget budget(int heavy, int recent)
 {
-	return (struct budget){heavy, recent, policy_default_sinks(heavy + recent), 0, 0};
+	return (struct budget){heavy, recent, policy_default_sinks(heavy + recent), 0, 0, {{{0}}}};
 }
 
 /* drop_measure of B with a prompt of PROMPT tokens. */

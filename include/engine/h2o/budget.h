@@ -27,6 +27,9 @@ struct budget {
 	 * step. */
 	int interval;
 	int prompt; /* the prompt P the run reads (design §2), 0 for none */
+	/* --policy-opt's settings (h2o/policy_settings.h), all 0 for the
+	 * defaults. */
+	struct policy_settings settings;
 };
 
 /* What the user asked for: each field -1 (a ratio below 0, the interval
@@ -37,6 +40,7 @@ struct budget_ask {
 	int sinks;
 	int prompt;
 	int interval;
+	struct policy_settings settings; /* checked by policy_settings_set */
 };
 
 /* Why an ask is refused (budget_make). */

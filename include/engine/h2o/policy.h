@@ -52,6 +52,31 @@ enum policy_id {
 
 struct policy_rule;
 
+/* How a SnapKV-scored policy pools its scores along the positions. */
+enum policy_pool {
+	POLICY_POOL_MEAN, /* kvpress' avg_pool1d (zero padding, divided by the kernel) */
+	POLICY_POOL_MAX,  /* KVCache-Factory's maxpool (max_pool1d: the padding never wins) */
+};
+
+/* How AdaKV splits a layer's budget among its key/value heads. */
+enum policy_alloc {
+	POLICY_ALLOC_KVPRESS, /* kvpress' AdaKVPress: a safeguard, then the lowest of all go */
+	POLICY_ALLOC_AUTHORS, /* FFY0/AdaKV's AdaptiveSnapKVCluster: a floor plus a share */
+};
+
+/* The settings researchers vary, per policy (h2o/policy_settings.h, which
+ * reads and prints them): 0 in a field is the policy's default. Only a
+ * policy with observe_window takes window, kernel and pool. */
+struct policy_setting {
+	int window;              /* SnapKV's observation window (observe_window: 64) */
+	int kernel;              /* its pooling kernel, odd (5) */
+	enum policy_pool pool;   /* its pooling (mean) */
+	enum policy_alloc alloc; /* AdaKV's budget split (kvpress'); per_kv_head only */
+};
+struct policy_settings {
+	struct policy_setting p[POLICY_COUNT];
+};
+
 /* A run's budget as the rules read it: the user's choice (budget.h) with
  * the facts of the scene it runs on. Only policy_budget_make builds one. */
 struct policy_budget {
@@ -68,6 +93,8 @@ struct policy_budget {
 	/* The key/value heads of a layer (AdaKV's bound: how much of the
 	 * layer's budget one head can take), 0 when unknown. */
 	int kv_heads;
+	/* The settings of the run (all 0: every policy's defaults). */
+	struct policy_settings set;
 };
 
 /* A cache as a policy sees it at eviction time: ascending positions, the
@@ -107,6 +134,12 @@ struct policy_cache {
 	 * and order is room for kv_heads * len ints. */
 	int kv_heads;
 	int *order;
+	/* SnapKV's pooling of the observed weights (policy_snap_scores): the
+	 * kernel (0 reads as 5) and the pooling. The driver sets both from the
+	 * run's settings; a caller leaves them 0. */
+	int kernel;
+	enum policy_pool pool;
+	enum policy_alloc alloc; /* AdaKV's split (policy_ada_select) */
 };
 
 /* Where a kept position sits: a policy has up to two regions, drawn as
@@ -276,15 +309,15 @@ int policy_pair_decimals(double x, double other);
 void policy_word_cutoff(const struct policy_loss *loss, bool by_weight, enum policy_voice voice,
                         struct policy_words *words);
 
-/* SnapKV's window for budget B: the policy's observe_window capped by the
- * prompt (b->prompt). */
+/* SnapKV's window for budget B: the policy's observe_window, or the
+ * window the run's settings give it, capped by the prompt (b->prompt). */
 int policy_snap_window(const struct policy *pol, const struct policy_budget *b);
 
 /* SnapKV's choice at the prompt's end (C->observed set), down to BUDGET
  * entries: each entry before the window (the last c->window) scored by
- * its heads' observed weights, smoothed along the positions by an average
- * pool of kernel 5 (zero padding: each sum of five, in position order from
- * 0.0, divided by 5), then averaged over the heads (summed in head order
+ * its heads' observed weights, smoothed along the positions by a pool
+ * (policy_snap_scores: by default the average of kernel 5, zero padding,
+ * each sum of five in position order from 0.0 divided by 5), then averaged over the heads (summed in head order
  * from 0.0); the window stays, with the BUDGET - window highest scored
  * before it (a tie keeps the lower position). A budget no larger than the
  * window keeps its BUDGET newest. Writes the scores into c->rank; returns
@@ -303,15 +336,26 @@ void policy_snap_words(const struct policy_budget *b, const struct policy_loss *
                        enum policy_voice voice, struct policy_words *words);
 
 /* SnapKV's scores (policy_snap_select's) of C's entries before its window
- * into SCORE: each its heads' observed weights pooled with kernel 5 (zero
- * padding, each sum of five in position order from 0.0 divided by 5),
- * summed over the heads in order from 0.0 and divided by their number. */
+ * into SCORE: each its heads' observed weights pooled with kernel K =
+ * C->kernel (5 when 0) over the positions within K / 2 of it before the
+ * window: their sum in position order from 0.0 divided by K (zero
+ * padding), or with C->pool POLICY_POOL_MAX their largest; then summed
+ * over the heads in order from 0.0 and divided by their number. */
 void policy_snap_scores(const struct policy_cache *c, double *score);
 
 /* AdaKV's share of the safeguard for BUDGET: the int(BUDGET x 0.2) best
  * positions every key/value head keeps whatever the others score (kvpress'
  * alpha_safeguard), the window's included. */
 int policy_ada_safe(int budget);
+
+/* FFY0/AdaKV's split for BUDGET and a window of WINDOW: the floor every
+ * key/value head keeps before its window, int(0.2 (BUDGET - WINDOW)). */
+int policy_ada_floor(int budget, int window);
+
+/* FFY0/AdaKV's share of a head that won WON of the layer's kv_heads x
+ * (BUDGET - WINDOW) best scores: round(WON x 0.8 + floor), in float32,
+ * half to even (torch.round), the positions it keeps before its window. */
+int policy_ada_share(int won, int budget, int window);
 
 /* AdaKV's choice at the prompt's end (C->observed set for all C->kv_heads
  * key/value heads): each head's SnapKV scores (policy_snap_scores, over its
@@ -322,7 +366,14 @@ int policy_ada_safe(int budget);
  * then the lower position). A budget no larger than the window keeps each
  * head's BUDGET newest. Marks row g of GONE for head g; returns the
  * cut-off, the lowest kept of the entries that competed (an index into the
- * rows), or -1. */
+ * rows), or -1. With C->alloc POLICY_ALLOC_AUTHORS, FFY0/AdaKV's split
+ * instead: of all the heads' scores before their windows the kv_heads x
+ * (BUDGET - window) best are counted per head (a tie keeps the lower head,
+ * then the lower position), each head keeps its policy_ada_share of them
+ * best scored and its window; the cut-off is the lowest kept before a
+ * window, in any head. That split cuts a cache of exactly BUDGET too (the
+ * authors compress unless B - W exceeds what precedes the window), where
+ * kvpress' keeps it whole. */
 int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *gone);
 
 #endif
