@@ -15,6 +15,7 @@ enum app_want { APP_WANT_NOTHING, APP_WANT_BUDGETS, APP_WANT_LESSON };
 struct app_intent {
 	enum app_want what;
 	int heavy, recent; /* BUDGETS: the budgets asked for */
+	bool reset;        /* BUDGETS: they are the scene's own (r) */
 	int lesson_by;     /* LESSON: +1 the next lesson, -1 the previous */
 };
 

@@ -332,6 +332,17 @@ static unsigned act_recent(struct app *app, const struct press *p, int by)
 	return APP_REDRAW;
 }
 
+/* The scene's own budgets again, after [ ] { } moved them. */
+static unsigned act_reset_budgets(struct app *app, const struct press *p, int arg)
+{
+	(void)arg;
+	*p->want = (struct app_intent){.what = APP_WANT_BUDGETS,
+	                               .heavy = app->scene->heavy,
+	                               .recent = app->scene->recent,
+	                               .reset = true};
+	return APP_REDRAW;
+}
+
 static unsigned act_compare(struct app *app, const struct press *p, int arg)
 {
 	(void)p, (void)arg;
@@ -598,6 +609,7 @@ static const struct {
         [ACT_HEAVY_INC] = {act_heavy, +1},
         [ACT_RECENT_DEC] = {act_recent, -1},
         [ACT_RECENT_INC] = {act_recent, +1},
+        [ACT_RESET_BUDGETS] = {act_reset_budgets, 0},
         [ACT_COMPARE] = {act_compare, 0},
         [ACT_METRIC] = {act_metric, 0},
         [ACT_PLAY] = {act_play, 0},

@@ -389,6 +389,15 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		frame_text(f, x, y, keys_w[col], keys, STYLE_KEY);
 		frame_text(f, x + keys_w[col] + 1, y, text_w, app_action_help(a), STYLE_NORMAL);
 	}
-	/* The policies by name, whole: a key's text may be cut to its column. */
-	put_wrapped(f, f->ascii, x0 + 2, y0 + 1 + key_rows, bottom, w - 4, NULL, cycle, STYLE_DIM);
+	/* The policies by name, whole: a key's text may be cut to its column.
+	 * With no row left under the keys, the short sentence goes on the
+	 * bottom border, as the title goes on the top one. */
+	if (y0 + 1 + key_rows < bottom) {
+		put_wrapped(f, f->ascii, x0 + 2, y0 + 1 + key_rows, bottom, w - 4, NULL, cycle,
+		            STYLE_DIM);
+		return;
+	}
+	char border[336];
+	snprintf(border, sizeof border, " %s ", cycle);
+	frame_text(f, x0 + 1, bottom, w - 2, border, STYLE_DIM);
 }

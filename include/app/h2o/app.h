@@ -48,6 +48,7 @@ struct timeline;
 	X(HEAVY_INC, "heavy budget up (keeps the step)")     \
 	X(RECENT_DEC, "recent budget down (keeps the step)") \
 	X(RECENT_INC, "recent budget up (keeps the step)")   \
+	X(RESET_BUDGETS, "budgets back to the scene's own")  \
 	X(COMPARE, "compare H2O with the next policy")       \
 	X(METRIC, "plot output error or recall")             \
 	X(PLAY, "play / pause automatic stepping")           \
@@ -116,6 +117,7 @@ enum app_action {
 	X(']', HEAVY_INC)         \
 	X('{', RECENT_DEC)        \
 	X('}', RECENT_INC)        \
+	X('r', RESET_BUDGETS)     \
 	X('c', COMPARE)           \
 	X('m', METRIC)            \
 	X('p', PLAY)              \
@@ -392,7 +394,9 @@ const char *app_action_help(enum app_action action);
  * one, else H2O. */
 enum policy_id app_lead(const struct app *app);
 
-/* Whether position POS's text contains the search QUERY, ASCII letters
+/* Whether a match of the search QUERY starts in position POS's text: at
+ * any byte of it, running on through the text of the positions after it
+ * when it is longer (" b" "oat" match "boat" at the first), ASCII letters
  * matched in either case. */
 bool app_matches(const struct app *app, int pos, const char *query);
 
