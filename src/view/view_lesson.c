@@ -35,7 +35,7 @@ static int whole_lines(int rows)
 	return most > 2 ? most : 2;
 }
 
-static int text_width(int cols)
+static int note_width(int cols)
 {
 	return cols - 2;
 }
@@ -60,9 +60,9 @@ static void lesson_lines(const struct app *app, int cols, int rows, bool ascii, 
 	*need = *get = 0;
 	if (app->lesson_hidden)
 		return;
-	*need = view_wrap_count(sc->watch, text_width(cols), ascii);
+	*need = view_wrap_count(sc->watch, note_width(cols), ascii);
 	for (int i = 0; i < sc->n_notes; i++) {
-		const int lines = view_wrap_count(sc->note_text[i], text_width(cols), ascii);
+		const int lines = view_wrap_count(sc->note_text[i], note_width(cols), ascii);
 		*need = lines > *need ? lines : *need;
 	}
 	const int most = app->lesson_all ? whole_lines(rows) : strip_lines(rows);
@@ -82,7 +82,7 @@ void panel_lesson_draw(const struct view *v, struct frame *f, struct rect r)
 	lesson_lines(v->app, f->cols, f->rows, f->ascii, &need, &get);
 	bool note;
 	const char *at = lesson_text(v->sc, v->t, &note);
-	const bool cut = get < view_wrap_count(at, text_width(r.w), f->ascii);
+	const bool cut = get < view_wrap_count(at, note_width(r.w), f->ascii);
 	const char *keys = cut ? "E: all of it, e hides"
 	                   : v->app->lesson_all && need > strip_lines(f->rows)
 	                           ? "E: a strip, e hides"
@@ -94,7 +94,7 @@ void panel_lesson_draw(const struct view *v, struct frame *f, struct rect r)
 		snprintf(label, sizeof label, "%s (%s)", *at ? "what to watch" : "step notes",
 		         keys);
 	view_rule(f, r.x, r.y, r.w, label);
-	const int x = r.x + 1, maxw = text_width(r.w);
+	const int x = r.x + 1, maxw = note_width(r.w);
 	char line[SCENE_MAX_WATCH_BYTES + 1];
 	for (int i = 0; i < get && i + 1 < r.h; i++) {
 		const int y = r.y + 1 + i;
