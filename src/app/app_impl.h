@@ -23,6 +23,12 @@ struct app_intent {
  * bindings; what it asks for beyond that in WANT. Returns APP_ flags. */
 unsigned app_keys_apply(struct app *app, uint32_t key, struct app_intent *want);
 
+/* app_pager.c: E opens the pager (a notice when the scene has no lesson
+ * text); while it is open, KEY (bound to ACTION) scrolls or closes it,
+ * and its flags are returned, or 0 for a key it leaves to the help. */
+void app_pager_open(struct app *app);
+unsigned app_pager_key(struct app *app, uint32_t key, enum app_action action);
+
 /* Go to STEP (clamped); one the timelines have not reached yet becomes
  * the goal, which app_tick follows as they build. */
 void app_go(struct app *app, int step);

@@ -46,6 +46,7 @@ panel_draw_fn panel_inspect_draw; /* the selected token, beside the H2O heat */
 #define INSPECT_HALF_W 59
 panel_draw_fn panel_overview_draw; /* every head at a glance */
 panel_draw_fn panel_help_draw;     /* the help overlay, over everything */
+panel_draw_fn panel_pager_draw;    /* the lesson text whole (E), over the panels */
 
 panel_draw_fn panel_map_draw;   /* every position at once: what each cache keeps (M) */
 panel_draw_fn panel_model_draw; /* a model scene's text and perplexity (t) */
