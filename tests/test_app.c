@@ -80,6 +80,30 @@ static void test_budgets_recompute_and_keep_step(void **state)
 	scene_free(sc);
 }
 
+/* r: the budgets the scene names, whatever the run opened with or the
+ * budget keys made of them since, and the status line says so. */
+static void test_reset_budgets(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	struct app app;
+	app_init(&app, sc, 3, 1, -1, POLICY_FULL);
+	press(&app, "end,],},}");
+	assert_int_equal(app.b.heavy, 4);
+	assert_int_equal(app.b.recent, 3);
+	press(&app, "r");
+	assert_int_equal(app.step, 30);
+	assert_int_equal(app.b.heavy, sc->heavy);
+	assert_int_equal(app.b.recent, sc->recent);
+	assert_int_equal(timeline_budget(app.tl)->heavy, 2);
+	assert_int_equal(timeline_summary(app.tl, 30)->c[POLICY_H2O].m.tokens, 4);
+	assert_non_null(strstr(app.notice, "scene's own, heavy 2 + recent 2"));
+	press(&app, "r");
+	assert_non_null(strstr(app.notice, "scene's own already"));
+	app_done(&app);
+	scene_free(sc);
+}
+
 static void test_number_entry(void **state)
 {
 	(void)state;
@@ -170,8 +194,8 @@ static void test_every_binding_has_a_handler(void **state)
 	scene_free(sc);
 }
 
-/* e hides and shows a lesson's text, E shows all of it (and brings it
- * back when hidden); a scene without one says so. */
+/* e hides and shows a lesson's text, E opens all of it in the pager (and
+ * brings it back when hidden); a scene without one says so. */
 static void test_lesson_text(void **state)
 {
 	(void)state;
@@ -181,22 +205,23 @@ static void test_lesson_text(void **state)
 	press(&app, "e");
 	assert_false(app.lesson_hidden);
 	assert_true(app.notice[0] != '\0');
+	press(&app, "E");
+	assert_false(app.pager);
 	app_done(&app);
 	free(sc->watch);
 	sc->watch = strdup("Watch the scores.");
 	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
 	assert_false(app.lesson_hidden);
-	assert_false(app.lesson_all);
+	assert_false(app.pager);
 	press(&app, "E");
-	assert_true(app.lesson_all);
+	assert_true(app.pager);
 	press(&app, "E");
-	assert_false(app.lesson_all);
+	assert_false(app.pager);
 	press(&app, "e");
 	assert_true(app.lesson_hidden);
-	press(&app, "E");
-	assert_false(app.lesson_hidden);
-	assert_true(app.lesson_all);
-	press(&app, "e,e");
+	press(&app, "E,esc");
+	assert_false(app.pager);
+	press(&app, "e");
 	assert_false(app.lesson_hidden);
 	assert_int_equal(app.step, 0);
 	app_done(&app);
@@ -441,6 +466,7 @@ static void test_search_and_position(void **state)
 	press(&app, "N");
 	assert_int_equal(app.selected, first == 3 ? 20 : 3);
 	assert_true(app_matches(&app, 3, "PASS"));
+	assert_true(app_matches(&app, 3, "WORDt")); /* on into position 4 */
 	assert_false(app_matches(&app, 25, "pass"));
 	press(&app, "/,x,y,z,enter");
 	assert_non_null(strstr(app.notice, "matches no token"));
@@ -462,6 +488,37 @@ static void test_search_and_position(void **state)
 	/* Letters typed into a search are not keys. */
 	press(&app, "/,q,enter");
 	assert_int_equal(app.step, 10);
+	app_done(&app);
+	scene_free(sc);
+}
+
+/* A word the model split into pieces is found whole, at the piece it
+ * starts in, and the notice names the positions it runs over. */
+static void test_search_across_tokens(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	set_text(sc, 5, " b");
+	set_text(sc, 6, "o");
+	set_text(sc, 7, "at");
+	struct app app;
+	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
+	assert_true(app_matches(&app, 5, "boat"));
+	assert_true(app_matches(&app, 5, "B"));
+	assert_false(app_matches(&app, 6, "boat"));
+	assert_true(app_matches(&app, 6, "OAT"));
+	assert_true(app_matches(&app, 4, "t b")); /* "t" " b" */
+	assert_false(app_matches(&app, 4, "tb"));
+	assert_true(app_matches(&app, 7, "att"));  /* into the last "t"s */
+	assert_false(app_matches(&app, 29, "tt")); /* nothing after the last */
+	press(&app, "end,/,b,o,a,t,enter");
+	assert_int_equal(app.selected, 5);
+	assert_non_null(strstr(app.notice, "match 1 of 1"));
+	assert_non_null(strstr(app.notice, "across positions 5-7"));
+	/* Before its last piece arrives, a match is still found where it
+	 * starts. */
+	press(&app, "esc,esc,7,enter,/,o,a,t,enter");
+	assert_int_equal(app.selected, 6);
 	app_done(&app);
 	scene_free(sc);
 }
@@ -678,6 +735,8 @@ int main(void)
 	        cmocka_unit_test(test_walk_lists),
 	        cmocka_unit_test(test_search_and_position),
 	        cmocka_unit_test(test_heat_scroll),
+	        cmocka_unit_test(test_search_across_tokens),
+	        cmocka_unit_test(test_reset_budgets),
 	        cmocka_unit_test(test_every_binding_has_help),
 	        cmocka_unit_test(test_lesson_text),
 	        cmocka_unit_test(test_lesson_baseline),

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <locale.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "h2o/text.h"
@@ -417,6 +418,53 @@ static void test_locale(void **state)
 	assert_true(text_locale_is_utf8());
 }
 
+/* The lines of TEXT wrapped at MAXW, joined by '|', into OUT. */
+static const char *wrapped(const char *text, int maxw, bool ascii, char *out, size_t size)
+{
+	char line[TEXT_WRAP_MAX];
+	size_t len = 0;
+	out[0] = '\0';
+	while (text_wrap_next(&text, maxw, ascii, line, sizeof line))
+		len += (size_t)snprintf(out + len, size - len, "%s%s", len ? "|" : "", line);
+	return out;
+}
+
+static void test_wrap(void **state)
+{
+	(void)state;
+	char out[256];
+	/* Whole words, one space between them, as many as fit. */
+	assert_string_equal(wrapped("the cat  sat\ton the\rmat", 7, false, out, sizeof out),
+	                    "the cat|sat on|the mat");
+	assert_int_equal(text_wrap_count("the cat  sat\ton the\rmat", 7, false), 3);
+	/* Exactly the width fits; one column more goes on. */
+	assert_string_equal(wrapped("abc def", 7, false, out, sizeof out), "abc def");
+	assert_string_equal(wrapped("abc def", 6, false, out, sizeof out), "abc|def");
+	/* A line break ends a line; two make an empty one. */
+	assert_string_equal(wrapped("one\ntwo\n\nthree", 40, false, out, sizeof out),
+	                    "one|two||three");
+	assert_int_equal(text_wrap_count("one\ntwo\n\nthree", 40, false), 4);
+	/* A word wider than the line stands alone. */
+	assert_string_equal(wrapped("a abcdefgh b", 4, false, out, sizeof out), "a|abcdefgh|b");
+	/* Columns, not bytes: each of these takes two (and one in ASCII, as
+	 * '?'). */
+	assert_string_equal(wrapped("\u732b \u732b \u732b", 5, false, out, sizeof out),
+	                    "\u732b \u732b|\u732b");
+	assert_string_equal(wrapped("\u732b \u732b \u732b", 5, true, out, sizeof out),
+	                    "\u732b \u732b \u732b");
+	/* Blanks only: no line at all. */
+	assert_int_equal(text_wrap_count(" \t \r ", 10, false), 0);
+	assert_int_equal(text_wrap_count("", 10, false), 0);
+	/* A word longer than the buffer is cut where a character starts. */
+	char small[6];
+	const char *at = "ab\u00e9\u00e9\u00e9 x";
+	assert_true(text_wrap_next(&at, 80, false, small, sizeof small));
+	assert_string_equal(small, "ab\u00e9");
+	assert_true(text_wrap_next(&at, 80, false, small, sizeof small));
+	assert_string_equal(small, "x");
+	assert_false(text_wrap_next(&at, 80, false, small, sizeof small));
+}
+
 int main(void)
 {
 	/* Widths come from the C library's UTF-8 tables. */
@@ -434,6 +482,7 @@ int main(void)
 	        cmocka_unit_test(test_glyphs),
 	        cmocka_unit_test(test_width),
 	        cmocka_unit_test(test_clip),
+	        cmocka_unit_test(test_wrap),
 	        cmocka_unit_test(test_escape_json),
 	        cmocka_unit_test(test_escape_message),
 	        cmocka_unit_test(test_escape_max),

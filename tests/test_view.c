@@ -266,8 +266,12 @@ static bool help_sentence(const char *text, const char *start, char *out, size_t
 		const char *end = strchr(at, '\n');
 		if (!end)
 			end = at + strlen(at);
-		/* The row's text ends at its right border. */
+		/* The row's text ends at its right border, or on the bottom
+		 * border at the line that goes on after it. */
 		const char *stop = strstr(at, "\xe2\x94\x82"); /* │ */
+		const char *rule = strstr(at, "\xe2\x94\x80"); /* ─ */
+		if (rule && (!stop || rule < stop))
+			stop = rule;
 		if (!stop || stop > end)
 			stop = end;
 		while (stop > at && stop[-1] == ' ')

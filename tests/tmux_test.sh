@@ -25,7 +25,7 @@
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
 #   resize small hostile hostile_more ascii clocale map search building esc onehead
-#   model_load model_drop lesson_memory, or
+#   model_load model_drop lesson_memory pager, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -36,7 +36,7 @@ set -u
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
 CASES+=" clocale map search building lessons overview esc onehead model_load model_drop"
-CASES+=" lesson_memory"
+CASES+=" lesson_memory pager"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -622,6 +622,24 @@ case_onehead() {
 	headless 80x24 right,o || return 1
 	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.1" "resized to 80x24" &&
 		key_check 2 -l o
+}
+
+# The lesson text whole (E) in the terminal: lesson 8, the model's, in the
+# pager; resized to 80x24 it is longer than the screen and scrolls by a
+# line, a page and to its ends, a key it does not take says so on its last
+# row, and q closes it (the screen is back) without quitting; q again
+# quits.
+case_pager() {
+	start_shell && start_tui models/stories260K/story_model.json || return 1
+	headless "${COLS}x$ROWS" E || return 1
+	key_check 1 -l E || return 1
+	headless 80x24 E,down,pgdn,end,up,home,c,q || return 1
+	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.1" "the pager resized to 80x24" &&
+		key_check 2 Down && key_check 3 PageDown && key_check 4 End && key_check 5 Up &&
+		key_check 6 Home && key_check 7 -l c && key_check 8 -l q || return 1
+	grep -q 'lines 17.38 of 38' "$TMP/exp.4" || { fail "no 'lines 17-38 of 38' at the end"; return 1; }
+	tm send-keys -t "$PANE" -l q
+	check_shell_back 0
 }
 
 run_case() {

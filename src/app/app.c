@@ -224,7 +224,7 @@ static void go(struct app *app, int step)
 }
 
 /* New budgets: a new timeline from step 0, shown at the same step. */
-static void rebudget(struct app *app, int heavy, int recent)
+static void rebudget(struct app *app, int heavy, int recent, bool reset)
 {
 	const int max = app->scene->n > SCENE_MAX_BUDGET ? SCENE_MAX_BUDGET : app->scene->n;
 	heavy = clamp(heavy, 0, max);
@@ -235,7 +235,12 @@ static void rebudget(struct app *app, int heavy, int recent)
 		return;
 	}
 	if (heavy == app->b.heavy && recent == app->b.recent) {
-		snprintf(app->notice, sizeof app->notice, "budget is already at its limit");
+		if (reset)
+			snprintf(app->notice, sizeof app->notice,
+			         "budgets are the scene's own already: heavy %d + recent %d", heavy,
+			         recent);
+		else
+			snprintf(app->notice, sizeof app->notice, "budget is already at its limit");
 		return;
 	}
 	/* The same choice with new heavy and recent: the sinks asked for are
@@ -269,7 +274,9 @@ static void rebudget(struct app *app, int heavy, int recent)
 		         "out of memory: the model's figures are still the old budgets'");
 		return;
 	}
-	snprintf(app->notice, sizeof app->notice, "budgets now heavy %d + recent %d: recomputed",
+	snprintf(app->notice, sizeof app->notice,
+	         reset ? "budgets back to the scene's own, heavy %d + recent %d: recomputed"
+	               : "budgets now heavy %d + recent %d: recomputed",
 	         heavy, recent);
 }
 
@@ -280,7 +287,7 @@ unsigned app_key(struct app *app, uint32_t key)
 	struct app_intent want;
 	const unsigned flags = app_keys_apply(app, key, &want);
 	if (want.what == APP_WANT_BUDGETS)
-		rebudget(app, want.heavy, want.recent);
+		rebudget(app, want.heavy, want.recent, want.reset);
 	else if (want.what == APP_WANT_LESSON)
 		app_lesson_by(app, want.lesson_by);
 	settle(app);

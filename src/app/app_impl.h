@@ -15,12 +15,19 @@ enum app_want { APP_WANT_NOTHING, APP_WANT_BUDGETS, APP_WANT_LESSON };
 struct app_intent {
 	enum app_want what;
 	int heavy, recent; /* BUDGETS: the budgets asked for */
+	bool reset;        /* BUDGETS: they are the scene's own (r) */
 	int lesson_by;     /* LESSON: +1 the next lesson, -1 the previous */
 };
 
 /* Apply KEY to the state (app_keys.c), the modes first, then the
  * bindings; what it asks for beyond that in WANT. Returns APP_ flags. */
 unsigned app_keys_apply(struct app *app, uint32_t key, struct app_intent *want);
+
+/* app_pager.c: E opens the pager (a notice when the scene has no lesson
+ * text); while it is open, KEY (bound to ACTION) scrolls or closes it,
+ * and its flags are returned, or 0 for a key it leaves to the help. */
+void app_pager_open(struct app *app);
+unsigned app_pager_key(struct app *app, uint32_t key, enum app_action action);
 
 /* Go to STEP (clamped); one the timelines have not reached yet becomes
  * the goal, which app_tick follows as they build. */

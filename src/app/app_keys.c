@@ -248,6 +248,18 @@ static bool entering(const struct app *app)
 	return app->entering != ENTRY_NONE;
 }
 
+/* The pager takes every key but the help's (app_pager.c). */
+static bool pager_shown(const struct app *app)
+{
+	return app->pager && !app->help;
+}
+
+static unsigned pager_key(struct app *app, const struct press *p, int arg)
+{
+	(void)arg;
+	return app_pager_key(app, p->key, p->action);
+}
+
 static bool overview_shown(const struct app *app)
 {
 	return app->overview && !app->help;
@@ -268,6 +280,7 @@ static const struct mode {
 	key_fn *other;
 } modes[] = {
         {entering, entry_keys, sizeof entry_keys / sizeof entry_keys[0], entry_type},
+        {pager_shown, NULL, 0, pager_key},
         {overview_shown, overview_keys, sizeof overview_keys / sizeof overview_keys[0], pass},
         {help_shown, help_keys, sizeof help_keys / sizeof help_keys[0], help_close},
 };
@@ -329,6 +342,17 @@ static unsigned act_recent(struct app *app, const struct press *p, int by)
 {
 	*p->want = (struct app_intent){
 	        .what = APP_WANT_BUDGETS, .heavy = app->b.heavy, .recent = app->b.recent + by};
+	return APP_REDRAW;
+}
+
+/* The scene's own budgets again, after [ ] { } moved them. */
+static unsigned act_reset_budgets(struct app *app, const struct press *p, int arg)
+{
+	(void)arg;
+	*p->want = (struct app_intent){.what = APP_WANT_BUDGETS,
+	                               .heavy = app->scene->heavy,
+	                               .recent = app->scene->recent,
+	                               .reset = true};
 	return APP_REDRAW;
 }
 
@@ -528,11 +552,8 @@ static unsigned act_lesson_text(struct app *app, const struct press *p, int arg)
 		         "this scene has no lesson text (no \"watch\" or \"notes\")");
 	else if (p->action == ACT_LESSON)
 		app->lesson_hidden = !app->lesson_hidden;
-	else {
-		/* Asking for all of it shows it. */
-		app->lesson_all = app->lesson_hidden || !app->lesson_all;
-		app->lesson_hidden = false;
-	}
+	else
+		app_pager_open(app);
 	return APP_REDRAW;
 }
 
@@ -560,8 +581,6 @@ static unsigned act_close(struct app *app, const struct press *p, int arg)
 		app->map = false;
 	else if (app->model_view)
 		app->model_view = false;
-	else if (app->lesson_all)
-		app->lesson_all = false;
 	return APP_REDRAW;
 }
 
@@ -598,6 +617,7 @@ static const struct {
         [ACT_HEAVY_INC] = {act_heavy, +1},
         [ACT_RECENT_DEC] = {act_recent, -1},
         [ACT_RECENT_INC] = {act_recent, +1},
+        [ACT_RESET_BUDGETS] = {act_reset_budgets, 0},
         [ACT_COMPARE] = {act_compare, 0},
         [ACT_METRIC] = {act_metric, 0},
         [ACT_PLAY] = {act_play, 0},

@@ -134,7 +134,9 @@ void app_lesson_swap(struct app *app, struct app *next, int index)
 	next->lessons = app->lessons;
 	next->lesson = index;
 	next->lesson_hidden = app->lesson_hidden;
-	next->lesson_all = app->lesson_all;
+	next->cols = app->cols;
+	next->rows = app->rows;
+	next->ascii = app->ascii;
 	next->max_memory = app->max_memory;
 	next->max_given = app->max_given;
 	app_done(app);

@@ -134,31 +134,39 @@ void app_list_build(struct app *app)
 		list->index[list->pos[i]] = i;
 }
 
-/* Whether HAY contains NEEDLE, ASCII letters in either case. */
-static bool contains_folded(const char *hay, const char *needle)
+static unsigned char fold(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+/* The tokens a match of NEEDLE spans when it starts in position POS's
+ * text, at any byte of it, and runs on through the text of the positions
+ * after it (a word the model split into pieces, " b" "oat", is found
+ * whole), ASCII letters in either case; 0 when no match starts there. */
+static int match_span(const struct scene *sc, int pos, const char *needle)
 {
 	if (!*needle)
-		return false;
-	for (; *hay; hay++) {
+		return 0;
+	for (const char *start = sc->text[pos]; *start; start++) {
+		const char *hay = start;
+		int at = pos;
 		size_t i = 0;
 		for (; needle[i]; i++) {
-			unsigned char h = (unsigned char)hay[i], c = (unsigned char)needle[i];
-			if (h >= 'A' && h <= 'Z')
-				h = (unsigned char)(h - 'A' + 'a');
-			if (c >= 'A' && c <= 'Z')
-				c = (unsigned char)(c - 'A' + 'a');
-			if (h != c)
+			while (!*hay && at + 1 < sc->n)
+				hay = sc->text[++at];
+			if (!*hay || fold((unsigned char)*hay) != fold((unsigned char)needle[i]))
 				break;
+			hay++;
 		}
 		if (!needle[i])
-			return true;
+			return at - pos + 1;
 	}
-	return false;
+	return 0;
 }
 
 bool app_matches(const struct app *app, int pos, const char *query)
 {
-	return pos >= 0 && pos < app->scene->n && contains_folded(app->scene->text[pos], query);
+	return pos >= 0 && pos < app->scene->n && match_span(app->scene, pos, query) > 0;
 }
 
 /* The leading policy's name for section S, as its panel heads it. */
@@ -228,7 +236,12 @@ void app_search(struct app *app, int dir)
 		sep = ", ";
 	}
 	if (len < (int)sizeof app->notice)
-		snprintf(app->notice + len, sizeof app->notice - (size_t)len, ")");
+		len += snprintf(app->notice + len, sizeof app->notice - (size_t)len, ")");
+	/* A match across tokens: the positions it runs over. */
+	const int span = match_span(app->scene, app->selected, q);
+	if (span > 1 && len < (int)sizeof app->notice)
+		snprintf(app->notice + len, sizeof app->notice - (size_t)len,
+		         ", across positions %d-%d", app->selected, app->selected + span - 1);
 }
 
 /* Select position POS and walk its list there. */

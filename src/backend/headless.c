@@ -101,6 +101,7 @@ int headless_run(struct app *app, int cols, int rows, bool ascii, const char *ke
 	struct run r = {.app = app, .f = frame_new(cols, rows, ascii), .out = out};
 	if (!r.f)
 		return -1;
+	app_set_screen(app, cols, rows, ascii);
 	int rc = 0;
 	if (keys) {
 		rc = print_frame(&r, NULL);

@@ -222,6 +222,7 @@ int tui_draw(struct tui *t, struct app *app)
 		if (!t->frame)
 			return -1;
 	}
+	app_set_screen(app, cols, rows, t->ascii);
 	frame_clear(t->frame);
 	view_draw(app, t->frame);
 	tui_flush(t, t->frame);

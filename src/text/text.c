@@ -250,6 +250,76 @@ size_t text_clip(const char *text, size_t len, int maxw, bool ascii, int *width)
 
 /* ---- escaping ---------------------------------------------------------- */
 
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+bool text_wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size)
+{
+	const char *s = *at;
+	size_t len = 0;
+
+	line[0] = '\0';
+	while (is_blank(*s))
+		s++;
+	if (*s == '\0') {
+		*at = s;
+		return false;
+	}
+	for (;;) {
+		while (is_blank(*s))
+			s++;
+		if (*s == '\0')
+			break;
+		if (*s == '\n') {
+			s++;
+			break;
+		}
+		const char *e = s;
+		while (*e != '\0' && *e != '\n' && !is_blank(*e))
+			e++;
+		const size_t old = len, wl = (size_t)(e - s);
+		if (len + 1 + wl >= size) {
+			if (len > 0)
+				break; /* the word starts the next line */
+			/* A word longer than the whole buffer stands alone, as
+			 * much of it as fits (cut where a character starts), and
+			 * the rest of it is skipped: the drawing ends it with an
+			 * ellipsis. */
+			size_t cut = size - 1;
+			while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+				cut--;
+			memcpy(line, s, cut);
+			line[cut] = '\0';
+			s = e;
+			break;
+		}
+		if (len > 0)
+			line[len++] = ' ';
+		memcpy(line + len, s, wl);
+		len += wl;
+		line[len] = '\0';
+		if (old > 0 && text_width(line, len, ascii) > maxw) {
+			line[old] = '\0'; /* the word starts the next line */
+			break;
+		}
+		s = e;
+	}
+	*at = s;
+	return true;
+}
+
+int text_wrap_count(const char *text, int maxw, bool ascii)
+{
+	char line[TEXT_WRAP_MAX];
+	int n = 0;
+
+	while (text_wrap_next(&text, maxw, ascii, line, sizeof line))
+		n++;
+	return n;
+}
+
 static void put_u_escape(text_sink *put, void *ctx, uint32_t cp)
 {
 	char tmp[16];

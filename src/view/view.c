@@ -684,6 +684,8 @@ void view_draw(const struct app *app, struct frame *f)
 		if (panels[i].r.h > 0 && (!panels_skip_middle || panels[i].r.y < middle_top ||
 		                          panels[i].r.y >= middle_end))
 			panels[i].draw(&v, f, panels[i].r);
+	if (app->pager)
+		panel_pager_draw(&v, f, (struct rect){0, 0, f->cols, f->rows});
 	if (app->help)
 		panel_help_draw(&v, f, (struct rect){0, 0, f->cols, f->rows});
 }

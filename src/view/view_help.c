@@ -120,77 +120,6 @@ static const struct word words_marks[] = {
                        "lower is better: ppl."},
 };
 
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-/* view_panels.h says what it does. */
-bool view_wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size)
-{
-	const char *s = *at;
-	size_t len = 0;
-
-	line[0] = '\0';
-	while (is_space(*s))
-		s++;
-	if (*s == '\0') {
-		*at = s;
-		return false;
-	}
-	for (;;) {
-		while (is_space(*s))
-			s++;
-		if (*s == '\0')
-			break;
-		if (*s == '\n') {
-			s++;
-			break;
-		}
-		const char *e = s;
-		while (*e != '\0' && *e != '\n' && !is_space(*e))
-			e++;
-		const size_t old = len, wl = (size_t)(e - s);
-		if (len + 1 + wl >= size) {
-			if (len > 0)
-				break; /* the word starts the next line */
-			/* A word longer than the whole buffer stands alone, as
-			 * much of it as fits (cut where a character starts), and
-			 * the rest of it is skipped: frame_text ends it with an
-			 * ellipsis. */
-			size_t cut = size - 1;
-			while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-				cut--;
-			memcpy(line, s, cut);
-			line[cut] = '\0';
-			s = e;
-			break;
-		}
-		if (len > 0)
-			line[len++] = ' ';
-		memcpy(line + len, s, wl);
-		len += wl;
-		line[len] = '\0';
-		if (old > 0 && frame_text_width(line, ascii) > maxw) {
-			line[old] = '\0'; /* the word starts the next line */
-			break;
-		}
-		s = e;
-	}
-	*at = s;
-	return true;
-}
-
-int view_wrap_count(const char *text, int maxw, bool ascii)
-{
-	char line[SCENE_MAX_WATCH_BYTES + 1];
-	int n = 0;
-
-	while (view_wrap_next(&text, maxw, ascii, line, sizeof line))
-		n++;
-	return n;
-}
-
 /* The marks, drawn with the glyphs the panels use. */
 static void draw_marks(struct frame *f, int x, int y, int right)
 {
@@ -389,6 +318,15 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		frame_text(f, x, y, keys_w[col], keys, STYLE_KEY);
 		frame_text(f, x + keys_w[col] + 1, y, text_w, app_action_help(a), STYLE_NORMAL);
 	}
-	/* The policies by name, whole: a key's text may be cut to its column. */
-	put_wrapped(f, f->ascii, x0 + 2, y0 + 1 + key_rows, bottom, w - 4, NULL, cycle, STYLE_DIM);
+	/* The policies by name, whole: a key's text may be cut to its column.
+	 * With no row left under the keys, the short sentence goes on the
+	 * bottom border, as the title goes on the top one. */
+	if (y0 + 1 + key_rows < bottom) {
+		put_wrapped(f, f->ascii, x0 + 2, y0 + 1 + key_rows, bottom, w - 4, NULL, cycle,
+		            STYLE_DIM);
+		return;
+	}
+	char border[336];
+	snprintf(border, sizeof border, " %s ", cycle);
+	frame_text(f, x0 + 1, bottom, w - 2, border, STYLE_DIM);
 }

@@ -15,6 +15,7 @@
 #include "h2o/engine.h"
 #include "h2o/frame.h"
 #include "h2o/scene.h"
+#include "h2o/text.h"
 #include "h2o/timeline.h"
 
 struct view {
@@ -45,6 +46,7 @@ panel_draw_fn panel_inspect_draw; /* the selected token, beside the H2O heat */
 #define INSPECT_HALF_W 59
 panel_draw_fn panel_overview_draw; /* every head at a glance */
 panel_draw_fn panel_help_draw;     /* the help overlay, over everything */
+panel_draw_fn panel_pager_draw;    /* the lesson text whole (E), over the panels */
 
 panel_draw_fn panel_map_draw;   /* every position at once: what each cache keeps (M) */
 panel_draw_fn panel_model_draw; /* a model scene's text and perplexity (t) */
@@ -78,15 +80,17 @@ const char *view_head_where(const struct app *app, int head, int form, bool asci
 /* N with thousands separators ("1,984") in BUF (at least 32 bytes). */
 const char *view_format_count(long n, char *buf);
 
-/*
- * The next line of *AT in at most MAXW columns (view_help.c): whole words
- * joined by one space, a line break in the text ending the line. A word
- * wider than a line stands alone (frame_text cuts it with an ellipsis).
- * Returns false when nothing but blanks is left. view_wrap_count counts
- * the lines of TEXT so wrapped.
- */
-bool view_wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size);
-int view_wrap_count(const char *text, int maxw, bool ascii);
+/* Text wrapped by words (text_wrap_next, text_wrap_count): what the
+ * panels call it. */
+static inline bool view_wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size)
+{
+	return text_wrap_next(at, maxw, ascii, line, size);
+}
+
+static inline int view_wrap_count(const char *text, int maxw, bool ascii)
+{
+	return text_wrap_count(text, maxw, ascii);
+}
 
 /* The lesson text (view_lesson.c): the scene's "watch" paragraph, on the
  * main screen below its labelled rule. view_lesson_rows is the rows it

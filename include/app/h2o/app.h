@@ -23,6 +23,7 @@
 #include "h2o/budget.h"
 #include "h2o/engine.h"
 #include "h2o/policy.h"
+#include "h2o/text.h"
 
 struct app_job;
 struct drop_result;
@@ -48,6 +49,7 @@ struct timeline;
 	X(HEAVY_INC, "heavy budget up (keeps the step)")     \
 	X(RECENT_DEC, "recent budget down (keeps the step)") \
 	X(RECENT_INC, "recent budget up (keeps the step)")   \
+	X(RESET_BUDGETS, "budgets back to the scene's own")  \
 	X(COMPARE, "compare H2O with the next policy")       \
 	X(METRIC, "plot output error or recall")             \
 	X(PLAY, "play / pause automatic stepping")           \
@@ -74,7 +76,7 @@ struct timeline;
 	X(LESSON_NEXT, "next lesson: opens its scene")       \
 	X(LESSON_PREV, "previous lesson")                    \
 	X(LESSON, "lesson text: show / hide")                \
-	X(LESSON_ALL, "lesson text: all of it / a strip")    \
+	X(LESSON_ALL, "lesson text, all of it: a pager")     \
 	X(HELP, "show / hide this help")                     \
 	X(CLOSE, "close what is open")                       \
 	X(QUIT, "quit (Esc never does)")
@@ -116,6 +118,7 @@ enum app_action {
 	X(']', HEAVY_INC)         \
 	X('{', RECENT_DEC)        \
 	X('}', RECENT_INC)        \
+	X('r', RESET_BUDGETS)     \
 	X('c', COMPARE)           \
 	X('m', METRIC)            \
 	X('p', PLAY)              \
@@ -260,9 +263,16 @@ struct app {
 	bool help;              /* help overlay shown */
 	int help_page;          /* its page, 0 .. APP_HELP_PAGES - 1 */
 	/* The lesson text (the scene's "watch" paragraph) on the main screen:
-	 * hidden, or shown whole rather than in a strip of the few lines the
-	 * view gives it. */
-	bool lesson_hidden, lesson_all;
+	 * hidden, or shown in a strip of the few lines the view gives it. */
+	bool lesson_hidden;
+	/* The lesson text, all of it, in a pager over the screen (E,
+	 * app_pager.c): open, and the first of its lines shown. */
+	bool pager;
+	int pager_top;
+	/* The screen as the backend last drew it (app_set_screen), which the
+	 * pager's pages are of: 0 x 0 until it says. */
+	int cols, rows;
+	bool ascii;
 	/* The lesson path (app_set_lessons), and the place of the scene shown
 	 * on it (-1 when it is not on it). A lesson opened by . or , is the
 	 * app's own scene (owned), freed when the next one opens. */
@@ -392,7 +402,9 @@ const char *app_action_help(enum app_action action);
  * one, else H2O. */
 enum policy_id app_lead(const struct app *app);
 
-/* Whether position POS's text contains the search QUERY, ASCII letters
+/* Whether a match of the search QUERY starts in position POS's text: at
+ * any byte of it, running on through the text of the positions after it
+ * when it is longer (" b" "oat" match "boat" at the first), ASCII letters
  * matched in either case. */
 bool app_matches(const struct app *app, int pos, const char *query);
 
@@ -419,6 +431,41 @@ unsigned app_tick(struct app *app);
  * the milliseconds between them. */
 bool app_ticking(const struct app *app);
 int app_tick_ms(const struct app *app);
+
+/* The screen the backend draws into: COLS x ROWS, with ASCII glyphs or
+ * not. Backends say so before each drawing; what scrolls by pages (the
+ * pager) reads it. */
+void app_set_screen(struct app *app, int cols, int rows, bool ascii);
+
+/*
+ * The pager (E): the lesson text whole, the "watch" paragraph and every
+ * step's note under a heading of its own, wrapped by words, over the
+ * screen. Its text takes the frame's rows but the first (a title) and the
+ * last (where it stands), and its columns but one each side.
+ */
+void app_pager_page(int cols, int rows, int *width, int *height);
+
+/* Its lines, one at a time: app_pager_begin at WIDTH columns, then
+ * app_pager_next gives each line in *LINE (scene text, valid until the
+ * next call) and whether it is a heading, false after the last. */
+struct app_pager_iter {
+	const struct scene *sc;
+	int step; /* the step shown: its note's heading says so */
+	int width;
+	bool ascii;
+	int section; /* -1 the watch paragraph, then each note */
+	int phase;   /* the section's heading, its text, the blank after it */
+	const char *at;
+	char heading[64];
+	char line[TEXT_WRAP_MAX];
+};
+void app_pager_begin(struct app_pager_iter *it, const struct app *app, int width, bool ascii);
+bool app_pager_next(struct app_pager_iter *it, const char **line, bool *heading);
+/* The lines at WIDTH columns. */
+int app_pager_lines(const struct app *app, int width, bool ascii);
+/* The first line a page of HEIGHT shows of LINES: pager_top, kept so
+ * that the last page is full. */
+int app_pager_first(const struct app *app, int lines, int height);
 
 /* Ticks while a build runs and nothing plays: the progress shown. */
 #define APP_BUILD_TICK_MS 100

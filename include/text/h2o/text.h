@@ -126,6 +126,25 @@ int text_width(const char *s, size_t len, bool ascii);
  */
 size_t text_clip(const char *s, size_t len, int maxw, bool ascii, int *width);
 
+/* ---- wrapping by words ------------------------------------------------- */
+
+/* The longest line text_wrap_count measures, in bytes with its NUL. */
+#define TEXT_WRAP_MAX 4096
+
+/*
+ * The next line of *AT in at most MAXW columns into LINE (SIZE bytes, at
+ * most TEXT_WRAP_MAX for text_wrap_count to agree), moving *AT past it:
+ * whole words joined by one space (spaces, tabs and carriage returns are
+ * blanks), a line break in the text ending the line (two make an empty
+ * line). A word wider than a line stands alone on it, for the drawing to
+ * cut; one longer than SIZE is cut where a character starts and the rest
+ * of it skipped. Returns false when nothing but blanks is left.
+ */
+bool text_wrap_next(const char **at, int maxw, bool ascii, char *line, size_t size);
+
+/* The lines text_wrap_next makes of TEXT at MAXW columns. */
+int text_wrap_count(const char *text, int maxw, bool ascii);
+
 /* ---- escaping ---------------------------------------------------------- */
 
 /*
