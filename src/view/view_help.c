@@ -87,6 +87,10 @@ static const struct word words_figures[] = {
         {"cos", "cosine of H2O's output against the full cache's; 1: same direction."},
         {"recall", "the full cache's attention that falls on tokens H2O holds (1: none lost); "
                    "short: rec."},
+        {"strip", "(a) on the rule under the header, each policy's recall at this step, "
+                  "/ppl its perplexity so far; [ ] the policy c compares; +N policies not "
+                  "shown; win window, strm streaming, knrm knorm, snap snapkv, snpw "
+                  "snapkv-win, pyr pyramidkv, ada adakv, obs observed."},
         {"attention", "the heat rows: a row per step, a column per position."},
         {"log scale", "heat glyphs step by tenfold weights: <.003, <.03, <.3, and >=.3."},
         {"head", "a query head: its own attention and H2O cache; Tab picks one."},
@@ -111,6 +115,9 @@ static const struct word words_marks[] = {
          "of the columns shown, summed."},
         {"\u25bc\0v", "the step shown, over a plot or a sparkline; in the model's text, a "
                       "token H2O made e times (1 nat) less likely."},
+        {"q k v", "(v) a token's query, key and value rows; q.k a query times a key, "
+                  "logit = scale x q.k, weight = the softmax of the logits, out = the "
+                  "weights times the v rows, added up."},
         {"softmax", "turns a step's scores into weights that share 1 among the tokens "
                     "a cache holds."},
         {"renormalise", "(H2O renormalises) a cache that holds fewer tokens shares 1 among "
@@ -389,6 +396,12 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		frame_text(f, x, y, keys_w[col], keys, STYLE_KEY);
 		frame_text(f, x + keys_w[col] + 1, y, text_w, app_action_help(a), STYLE_NORMAL);
 	}
-	/* The policies by name, whole: a key's text may be cut to its column. */
-	put_wrapped(f, f->ascii, x0 + 2, y0 + 1 + key_rows, bottom, w - 4, NULL, cycle, STYLE_DIM);
+	/* The policies by name, whole: a key's text may be cut to its column.
+	 * When the keys fill the box (80x24), the sentence that says where
+	 * they are listed goes on its bottom border, as the title on its top. */
+	if (y0 + 1 + key_rows >= bottom && cycle_rows == 1)
+		frame_printf(f, x0 + 2, bottom, w - 4, STYLE_DIM, " %s ", cycle);
+	else
+		put_wrapped(f, f->ascii, x0 + 2, y0 + 1 + key_rows, bottom, w - 4, NULL, cycle,
+		            STYLE_DIM);
 }
