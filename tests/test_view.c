@@ -567,7 +567,7 @@ static void test_vectors(void **state)
 			printf("%s\n", text);
 		assert_non_null(strstr(text, "q [  0.50  1.50 ] of it"));
 		/* The lesson's dot products, and the weights the engine gave. */
-		assert_non_null(strstr(text, "cat      [  0.60  1.20 ] [  0.20  0.90 ]   2.100"));
+		assert_non_null(strstr(text, "cat     [  0.60  1.20 ] [  0.20  0.90 ]   2.100"));
 		for (int j = 0; j < c->n_attended; j++) {
 			char w[32];
 			snprintf(w, sizeof w, "%7.4f", c->attn[j]);
@@ -581,6 +581,23 @@ static void test_vectors(void **state)
 	}
 	press(&app, "esc");
 	assert_false(app.vectors);
+	app_done(&app);
+	scene_free(sc);
+
+	/* Lesson 6's rows of four stay whole at 80 columns: q.k and the
+	 * logit give way first. */
+	sc = load("scenes/lesson_06_kv_cache.json");
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_FULL), 0);
+	press(&app, "5,enter,v");
+	for (size_t s = 0; s < SIZE_COUNT; s++) {
+		struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, false);
+		char *text = frame_to_text(f);
+		assert_non_null(strstr(text, "The     [  1.00  0.20  0.00  0.50 ] "
+		                             "[  1.00  0.00  0.00  0.00 ]"));
+		assert_true((strstr(text, "0.370   0.185") != NULL) == (sizes[s].cols > 80));
+		free(text);
+		frame_free(f);
+	}
 	app_done(&app);
 	scene_free(sc);
 

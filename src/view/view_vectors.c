@@ -90,6 +90,8 @@ void panel_vectors_draw(const struct view *v, struct frame *f, struct rect r)
 	char title[96];
 	snprintf(title, sizeof title, "vectors of step %d: H2O's cache, %s", v->t,
 	         qk ? "q.k, softmax, weighted sum of v" : "the given weights and v");
+	if (r.h < 1)
+		return;
 	view_rule(f, r.x, r.y, r.w, title);
 	const int x = r.x + 1, w = r.w - 2;
 	if (r.h < 4)
@@ -103,14 +105,35 @@ void panel_vectors_draw(const struct view *v, struct frame *f, struct rect r)
 	}
 	const struct cache_record *c = &v->rec->c[POLICY_H2O];
 	const int dim = hs->dim, q_pos = v->t - 1;
-	/* The widest rows that leave the figures their columns. */
-	const int fixed = 14 + (qk ? 16 : 0) + 8;
+	/* The mark, the position (as wide as the scene's last), the token. */
+	int pw = 3;
+	for (int n = v->n - 1; n >= 1000; n /= 10)
+		pw++;
+	const int lead = 2 + pw + 1 + 8;
+	/* Every number of the rows, q.k and the logit when they fit; on a
+	 * narrow screen the logit goes first (the header says how it follows
+	 * from q.k), then q.k, so that a key and a value row stay whole; then
+	 * q.k comes back and the rows lose their last numbers. */
 	const int rows_w = (qk ? 1 : 0) + (hs->v ? 1 : 0);
 	int shown = dim;
-	while (shown > 1 && fixed + rows_w * (row_width(dim, shown) + 1) > w)
-		shown--;
+	bool show_logit = qk, show_dot = qk;
+#define VEC_FITS()                                                                                 \
+	(lead + rows_w * (row_width(dim, shown) + 1) + (show_dot ? 8 : 0) + (show_logit ? 8 : 0) + \
+	         8 <=                                                                              \
+	 w)
+	if (!VEC_FITS())
+		show_logit = false;
+	if (!VEC_FITS())
+		show_dot = false;
+	if (!VEC_FITS()) {
+		show_dot = qk;
+		while (shown > 1 && !VEC_FITS())
+			shown--;
+	}
+#undef VEC_FITS
 	int y = r.y + 1;
-	/* The query, and the arithmetic of the weights. */
+	/* The query, and the arithmetic of the weights (on a line of its own
+	 * when the query's leaves it no room). */
 	int used = 0;
 	if (qk) {
 		used = frame_text(f, x, y, w, "q ", STYLE_LABEL);
@@ -119,27 +142,28 @@ void panel_vectors_draw(const struct view *v, struct frame *f, struct rect r)
 		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, " of ");
 	}
 	used += frame_text(f, x + used, y, w - used, v->sc->text[q_pos], STYLE_NEW);
+	char how[128];
 	if (qk)
-		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  logit = %.4f q.k",
-		                     hs->scale);
-	if (qk)
-		frame_printf(f, x + used, y, w - used, STYLE_DIM,
-		             "  weight = e^(logit %c %.2f) / %.2f", c->max < 0 ? '+' : '-',
-		             c->max < 0 ? -c->max : c->max, c->sum);
+		snprintf(how, sizeof how, "  logit = %.4g q.k  weight = e^(logit %c %.2f) / %.2f",
+		         hs->scale, c->max < 0 ? '+' : '-', c->max < 0 ? -c->max : c->max, c->sum);
 	else
-		frame_text(f, x + used, y, w - used,
-		           "  the scene gives the weights; H2O shares 1 among what it holds",
-		           STYLE_DIM);
+		snprintf(how, sizeof how,
+		         "  the scene gives the weights; H2O shares 1 among what it holds");
+	if (used + frame_text_width(how, f->ascii) > w && r.h >= 8) {
+		y++;
+		used = 0;
+	}
+	frame_text(f, x + used, y, w - used, how, STYLE_DIM);
 	y++;
 	/* The heading of the columns. */
-	used = frame_text(f, x, y, w, " pos token    ", STYLE_LABEL);
+	used = frame_printf(f, x, y, w, STYLE_LABEL, "  %*s %-8s", pw, "pos", "token");
 	const int rw = row_width(dim, shown);
 	if (qk)
 		used += frame_printf(f, x + used, y, w - used, STYLE_LABEL, "%-*s", rw + 1, "k");
 	if (hs->v)
 		used += frame_printf(f, x + used, y, w - used, STYLE_LABEL, "%-*s", rw + 1, "v");
-	frame_text(f, x + used, y, w - used, qk ? "    q.k   logit  weight" : "  weight",
-	           STYLE_LABEL);
+	frame_printf(f, x + used, y, w - used, STYLE_LABEL, "%s%s weight",
+	             show_dot ? "    q.k " : "", show_logit ? "  logit " : "");
 	y++;
 	/* A row per attended position; the last row is the output's. */
 	const int room = r.y + r.h - y - 1;
@@ -156,9 +180,9 @@ void panel_vectors_draw(const struct view *v, struct frame *f, struct rect r)
 		                      : gone       ? frame_glyph(f, GLYPH_GONE)
 		                                   : ' ';
 		frame_put(f, x, y, mark, st);
-		used = 1 + frame_printf(f, x + 1, y, w - 1, STYLE_DIM, "%3d ", pos);
-		used += frame_text(f, x + used, y, 9, v->sc->text[pos], st);
-		used = 14;
+		used = 2 + frame_printf(f, x + 2, y, w - 2, STYLE_DIM, "%*d ", pw, pos);
+		used += frame_text(f, x + used, y, 8, v->sc->text[pos], st);
+		used = lead;
 		if (qk)
 			used += put_row(f, x + used, y, w - used, hs->k + (size_t)pos * (size_t)dim,
 			                dim, shown, STYLE_NORMAL) +
@@ -167,12 +191,14 @@ void panel_vectors_draw(const struct view *v, struct frame *f, struct rect r)
 			used += put_row(f, x + used, y, w - used, hs->v + (size_t)pos * (size_t)dim,
 			                dim, shown, STYLE_NORMAL) +
 			        1;
-		if (qk) {
-			const double logit = engine_logit(hs, q_pos, pos);
-			used += frame_printf(f, x + used, y, w - used, STYLE_NORMAL, "%7.3f %7.3f",
-			                     logit / hs->scale, logit);
-		}
-		frame_printf(f, x + used, y, w - used, view_heat_style(c->attn[j]), " %7.4f",
+		const double logit = qk ? engine_logit(hs, q_pos, pos) : 0;
+		if (show_dot)
+			used += frame_printf(f, x + used, y, w - used, STYLE_NORMAL, "%7.3f ",
+			                     logit / hs->scale);
+		if (show_logit)
+			used += frame_printf(f, x + used, y, w - used, STYLE_NORMAL, "%7.3f ",
+			                     logit);
+		frame_printf(f, x + used, y, w - used, view_heat_style(c->attn[j]), "%7.4f",
 		             c->attn[j]);
 		weights_shown += c->attn[j];
 	}
@@ -192,6 +218,5 @@ void panel_vectors_draw(const struct view *v, struct frame *f, struct rect r)
 	if (c->out)
 		used += put_row(f, x + used, y, w - used, c->out, dim, shown, STYLE_HEAVY);
 	if (c->m.has_out)
-		frame_printf(f, x + used, y, w - used, STYLE_DIM, "  out err %.4f vs full cache",
-		             c->m.out_err);
+		frame_printf(f, x + used, y, w - used, STYLE_DIM, "  out err %.4f", c->m.out_err);
 }
