@@ -530,6 +530,15 @@ static void test_strip(void **state)
 	frame_free(f);
 	assert_non_null(strstr(row, " +"));
 	assert_non_null(strstr(row, "[win "));
+	app_done(&app);
+	/* A compared policy that would be counted comes right after H2O. */
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_OBSERVED), 0);
+	press(&app, "right,right,right,right,right,right");
+	assert_int_equal(check_strip(&app, 80, 24, ~0u), others);
+	f = draw(&app, 80, 24, false);
+	frame_row(f, 2, row, sizeof row);
+	frame_free(f);
+	assert_non_null(strstr(row, "recall  h2o .88  [obs "));
 	press(&app, "a");
 	f = draw(&app, 120, 36, false);
 	frame_row(f, 2, row, sizeof row);

@@ -57,6 +57,23 @@ static const char *entry(enum policy_id p, double recall, double ppl, bool marke
 	return buf;
 }
 
+/* How many of the COUNT entries TEXT fit in ROOM columns, in order, each
+ * with a space either side, leaving room to count the rest (" +3 "). */
+static int strip_fit(const struct frame *f, char text[][48], int count, int room)
+{
+	int used = 0;
+	for (int i = 0; i < count; i++) {
+		char more[16];
+		snprintf(more, sizeof more, " +%d ", count - i - 1);
+		const int need = 2 + frame_text_width(text[i], f->ascii) +
+		                 (i + 1 < count ? frame_text_width(more, f->ascii) : 0);
+		if (used + need > room)
+			return i;
+		used += 2 + frame_text_width(text[i], f->ascii);
+	}
+	return count;
+}
+
 void panel_strip_draw(const struct view *v, struct frame *f, struct rect r)
 {
 	const struct app *app = v->app;
@@ -75,27 +92,44 @@ void panel_strip_draw(const struct view *v, struct frame *f, struct rect r)
 		if ((run & ENGINE_POLICY(p)) && (p != POLICY_FULL || ppl))
 			shown[count++] = (enum policy_id)p;
 
-	const int end = r.x + r.w - 2; /* a cell of rule stays at the right */
-	int x = r.x + 2;
-	x += frame_text(f, x, r.y, end - x, ppl ? " recall/ppl " : " recall ", STYLE_LABEL);
+	char text[POLICY_COUNT][48];
 	for (int i = 0; i < count; i++) {
 		const enum policy_id p = shown[i];
 		const double q = ppl && d->p[p].ran ? drop_perplexity(d, p, 0, upto) : 0;
-		char buf[48], more[16];
-		entry(p, s->c[p].m.attn_recall, q, p == app->compare, buf, sizeof buf);
-		/* Room for this one and, unless it is the last, the count of
-		 * those after it should the next not fit. */
-		snprintf(more, sizeof more, " +%d ", count - i - 1);
-		const int need = 1 + frame_text_width(buf, f->ascii) + 1 +
-		                 (i + 1 < count ? frame_text_width(more, f->ascii) : 0);
-		if (x + need > end) {
-			snprintf(more, sizeof more, " +%d ", count - i);
-			frame_text(f, x, r.y, end - x, more, STYLE_DIM);
-			return;
+		entry(p, s->c[p].m.attn_recall, q, p == app->compare, text[i], sizeof text[i]);
+	}
+	const char *label = ppl ? " recall/ppl " : " recall ";
+	const int x0 = r.x + 2, end = r.x + r.w - 2; /* a cell of rule stays at the right */
+	const int room = end - x0 - frame_text_width(label, f->ascii);
+	int fit = strip_fit(f, text, count, room);
+	/* The compared policy is never among those counted: when it would
+	 * be, it comes right after H2O. */
+	int cmp = 0;
+	while (cmp < count && shown[cmp] != app->compare)
+		cmp++;
+	if (cmp < count && cmp >= fit) {
+		int to = 0;
+		while (to < count && shown[to] != POLICY_H2O)
+			to++;
+		to = to < count ? to + 1 : 0;
+		char moved[48];
+		memcpy(moved, text[cmp], sizeof moved);
+		const enum policy_id p = shown[cmp];
+		for (int i = cmp; i > to; i--) {
+			memcpy(text[i], text[i - 1], sizeof text[i]);
+			shown[i] = shown[i - 1];
 		}
+		memcpy(text[to], moved, sizeof moved);
+		shown[to] = p;
+		fit = strip_fit(f, text, count, room);
+	}
+	int x = x0 + frame_text(f, x0, r.y, end - x0, label, STYLE_LABEL);
+	for (int i = 0; i < fit; i++) {
 		x += frame_text(f, x, r.y, end - x, " ", STYLE_NORMAL);
-		x += frame_text(f, x, r.y, end - x, buf,
-		                p == app->compare ? STYLE_HEAVY : STYLE_NORMAL);
+		x += frame_text(f, x, r.y, end - x, text[i],
+		                shown[i] == app->compare ? STYLE_HEAVY : STYLE_NORMAL);
 		x += frame_text(f, x, r.y, end - x, " ", STYLE_NORMAL);
 	}
+	if (fit < count)
+		frame_printf(f, x, r.y, end - x, STYLE_DIM, " +%d ", count - fit);
 }
