@@ -298,6 +298,43 @@ static void test_lesson_path(void **state)
 	scene_free(sc);
 }
 
+/* a hides the policy strip and v opens the vectors, on every lesson of
+ * the path that has them: the next lesson keeps both, and one of weights
+ * alone closes the vectors, v then saying why they cannot open. */
+static void test_strip_vectors_keys(void **state)
+{
+	(void)state;
+	struct scene *sc = scene30();
+	char dir[] = "scenes", weights[] = "lesson_01_heavy_recent.json",
+	     qk[] = "lesson_05_qk.json", kv[] = "lesson_06_kv_cache.json";
+	char *files[] = {weights, qk, kv, weights};
+	const struct lessons path = {dir, 4, files};
+	struct app app;
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_FULL), 0);
+	app_set_lessons(&app, &path, 0);
+	assert_false(app.strip_hidden);
+	press(&app, "a,.");
+	assert_int_equal(app.lesson, 1);
+	assert_true(app.strip_hidden);
+	assert_false(app.vectors);
+	press(&app, "v");
+	assert_true(app.vectors);
+	press(&app, ".");
+	assert_int_equal(app.lesson, 2);
+	assert_true(app.vectors);
+	assert_true(app.strip_hidden);
+	press(&app, ".");
+	assert_int_equal(app.lesson, 3);
+	assert_false(app.vectors);
+	press(&app, "v");
+	assert_false(app.vectors);
+	assert_non_null(strstr(app.notice, "no q, k or v rows"));
+	press(&app, "a");
+	assert_false(app.strip_hidden);
+	app_done(&app);
+	scene_free(sc);
+}
+
 static void test_playing(void **state)
 {
 	(void)state;
@@ -745,6 +782,7 @@ int main(void)
 	        cmocka_unit_test(test_layer_keys),
 	        cmocka_unit_test(test_overview_cursor),
 	        cmocka_unit_test(test_every_binding_has_a_handler),
+	        cmocka_unit_test(test_strip_vectors_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include "h2o/frame.h"
 #include "h2o/keys.h"
 #include "h2o/scene.h"
+#include "h2o/timeline.h"
 #include "h2o/view.h"
 #include "layered_fixture.h"
 
@@ -274,6 +275,10 @@ static bool help_sentence(const char *text, const char *start, char *out, size_t
 			stop = rule;
 		if (!stop || stop > end)
 			stop = end;
+		/* A sentence on the box's bottom border ends at the border. */
+		const char *rule = strstr(at, " \xe2\x94\x80"); /* ─ */
+		if (rule && rule < stop)
+			stop = rule;
 		while (stop > at && stop[-1] == ' ')
 			stop--;
 		if (stop == at)
@@ -434,6 +439,191 @@ static void test_prompt_compression(void **state)
 	scene_free(sc);
 }
 
+/* Row Y of frame F as UTF-8 text, into OUT. */
+static void frame_row(const struct frame *f, int y, char *out, size_t size)
+{
+	char *text = frame_to_text(f);
+	const char *line = text;
+	for (int i = 0; i < y && line; i++) {
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
+	assert_non_null(line);
+	const char *end = strchr(line, '\n');
+	const size_t len = end ? (size_t)(end - line) : strlen(line);
+	assert_true(len < size);
+	memcpy(out, line, len);
+	out[len] = '\0';
+	free(text);
+}
+
+/* The strip's short names, as the help's words define them. */
+static const char *strip_policy(const char *brief)
+{
+	static const char *const pairs[][2] = {
+	        {"win", "window"},  {"strm", "streaming"},  {"knrm", "knorm"},
+	        {"snap", "snapkv"}, {"snpw", "snapkv-win"}, {"pyr", "pyramidkv"},
+	        {"ada", "adakv"},   {"obs", "observed"},
+	};
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+		if (strcmp(pairs[i][0], brief) == 0)
+			return pairs[i][1];
+	return brief;
+}
+
+/* The strip on row 2 of APP's frame at COLS x ROWS: every entry is a
+ * policy the timelines run, with the recall of its summary at the step,
+ * the compared one in brackets, and those left out counted. Returns the
+ * policies named, the count included. */
+static int check_strip(const struct app *app, int cols, int rows, unsigned run)
+{
+	struct frame *f = draw(app, cols, rows, false);
+	char row[2048];
+	frame_row(f, 2, row, sizeof row);
+	frame_free(f);
+	if (getenv("H2O_SHOW"))
+		printf("%s\n", row);
+	const char *at = strstr(row, " recall ");
+	assert_non_null(at);
+	at += strlen(" recall ");
+	const struct step_summary *s = timeline_summary(app->tl, app->step);
+	int named = 0;
+	char word[32], value[32];
+	int len;
+	while (sscanf(at, " %31s %31s%n", word, value, &len) == 2) {
+		if ((unsigned char)word[0] >= 0x80)
+			break; /* the rule after the last entry */
+		if (word[0] == '+') {
+			named += atoi(word + 1);
+			break;
+		}
+		const bool marked = word[0] == '[';
+		const char *name = strip_policy(word + (marked ? 1 : 0));
+		int p = 0;
+		while (p < POLICY_COUNT && strcmp(policies[p]->name, name) != 0)
+			p++;
+		assert_true(p < POLICY_COUNT);
+		assert_true(run & (1u << p));
+		assert_int_equal(marked, p == (int)app->compare);
+		char want[32];
+		snprintf(want, sizeof want, "%.2f%s", s->c[p].m.attn_recall, marked ? "]" : "");
+		assert_string_equal(value, want[0] == '0' ? want + 1 : want);
+		named++;
+		at += len;
+	}
+	return named;
+}
+
+/* Every policy's recall on one line: the timeline's figures, the
+ * compared policy marked, the rest counted on a narrow screen; a hides it,
+ * and a run of some policies shows those. */
+static void test_strip(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/cat_sat.json");
+	struct app app;
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_WINDOW), 0);
+	press(&app, "right,right,right,right,right,right");
+	const int others = POLICY_COUNT - 1; /* every policy but the full cache */
+	for (size_t s = 0; s < SIZE_COUNT; s++)
+		assert_int_equal(check_strip(&app, sizes[s].cols, sizes[s].rows, ~0u), others);
+	/* At 80 columns some are left out, and counted. */
+	struct frame *f = draw(&app, 80, 24, false);
+	char row[1024];
+	frame_row(f, 2, row, sizeof row);
+	frame_free(f);
+	assert_non_null(strstr(row, " +"));
+	assert_non_null(strstr(row, "[win "));
+	app_done(&app);
+	/* A compared policy that would be counted comes right after H2O. */
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_OBSERVED), 0);
+	press(&app, "right,right,right,right,right,right");
+	assert_int_equal(check_strip(&app, 80, 24, ~0u), others);
+	f = draw(&app, 80, 24, false);
+	frame_row(f, 2, row, sizeof row);
+	frame_free(f);
+	assert_non_null(strstr(row, "recall  h2o .88  [obs "));
+	press(&app, "a");
+	f = draw(&app, 120, 36, false);
+	frame_row(f, 2, row, sizeof row);
+	frame_free(f);
+	assert_null(strstr(row, "recall"));
+	app_done(&app);
+
+	const unsigned some = 1u << POLICY_H2O | 1u << POLICY_TOVA;
+	const struct budget b = {.heavy = 2, .recent = 2, .sinks = -1};
+	assert_int_equal(app_init_only(&app, sc, &b, POLICY_TOVA, false, some), 0);
+	press(&app, "end");
+	for (size_t s = 0; s < SIZE_COUNT; s++)
+		assert_int_equal(
+		        check_strip(&app, sizes[s].cols, sizes[s].rows, some | 1u << POLICY_FULL),
+		        2);
+	app_done(&app);
+	scene_free(sc);
+}
+
+/* The vectors of lesson 5's last step: the query, each key and value row,
+ * q.k, the weights and the output, the record's numbers. */
+static void test_vectors(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/lesson_05_qk.json");
+	struct app app;
+	assert_int_equal(app_init(&app, sc, 3, 2, -1, POLICY_FULL), 0);
+	press(&app, "end,v");
+	assert_true(app.vectors);
+	const struct cache_record *c = &app.shown_rec->c[POLICY_H2O];
+	for (size_t s = 0; s < SIZE_COUNT; s++) {
+		struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, false);
+		char *text = frame_to_text(f);
+		if (getenv("H2O_SHOW"))
+			printf("%s\n", text);
+		assert_non_null(strstr(text, "q [  0.50  1.50 ] of it"));
+		/* The lesson's dot products, and the weights the engine gave. */
+		assert_non_null(strstr(text, "cat     [  0.60  1.20 ] [  0.20  0.90 ]   2.100"));
+		for (int j = 0; j < c->n_attended; j++) {
+			char w[32];
+			snprintf(w, sizeof w, "%7.4f", c->attn[j]);
+			assert_non_null(strstr(text, w));
+		}
+		char out[64];
+		snprintf(out, sizeof out, "[ %5.2f %5.2f ]", c->out[0], c->out[1]);
+		assert_non_null(strstr(text, out));
+		free(text);
+		frame_free(f);
+	}
+	press(&app, "esc");
+	assert_false(app.vectors);
+	app_done(&app);
+	scene_free(sc);
+
+	/* Lesson 6's rows of four stay whole at 80 columns: q.k and the
+	 * logit give way first. */
+	sc = load("scenes/lesson_06_kv_cache.json");
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_FULL), 0);
+	press(&app, "5,enter,v");
+	for (size_t s = 0; s < SIZE_COUNT; s++) {
+		struct frame *f = draw(&app, sizes[s].cols, sizes[s].rows, false);
+		char *text = frame_to_text(f);
+		assert_non_null(strstr(text, "The     [  1.00  0.20  0.00  0.50 ] "
+		                             "[  1.00  0.00  0.00  0.00 ]"));
+		assert_true((strstr(text, "0.370   0.185") != NULL) == (sizes[s].cols > 80));
+		free(text);
+		frame_free(f);
+	}
+	app_done(&app);
+	scene_free(sc);
+
+	/* A scene of weights alone: the key says why there is nothing. */
+	sc = load("scenes/lesson_01_heavy_recent.json");
+	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_FULL), 0);
+	press(&app, "end,v");
+	assert_false(app.vectors);
+	assert_non_null(strstr(app.notice, "no q, k or v rows"));
+	app_done(&app);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +633,8 @@ int main(void)
 	        cmocka_unit_test(test_help_cycle),
 	        cmocka_unit_test(test_overview_grid),
 	        cmocka_unit_test(test_prompt_compression),
+	        cmocka_unit_test(test_strip),
+	        cmocka_unit_test(test_vectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,7 @@
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
 #   resize small hostile hostile_more ascii clocale map search building esc onehead
-#   model_load model_drop lesson_memory pager, or
+#   model_load model_drop lesson_memory pager strip vectors, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -36,7 +36,7 @@ set -u
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
 CASES+=" clocale map search building lessons overview esc onehead model_load model_drop"
-CASES+=" lesson_memory pager"
+CASES+=" lesson_memory pager strip vectors"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -640,6 +640,45 @@ case_pager() {
 	grep -q 'lines 17.38 of 38' "$TMP/exp.4" || { fail "no 'lines 17-38 of 38' at the end"; return 1; }
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
+}
+
+# The policy strip on the rule under the header: every policy's recall at
+# the step, the compared one in brackets, a hiding and showing it; at
+# 80x24 the policies that do not fit are counted ("+4").
+case_strip() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" right,right,right,right,right,right,c,a,a || return 1
+	local n
+	for n in 1 2 3 4 5 6; do
+		key_check $n Right || return 1
+	done
+	key_check 7 -l c && key_check 8 -l a && key_check 9 -l a || return 1
+	grep -q '── recall  h2o \.88  \[win \.90\]  strm \.82' "$TMP/exp.9" ||
+		{ fail "no strip with window marked at step 6"; return 1; }
+	grep -q 'recall  h2o' "$TMP/exp.8" && { fail "a did not hide the strip"; return 1; }
+	headless 80x24 right,right,right,right,right,right,c || return 1
+	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.7" "resized to 80x24" || return 1
+	grep -q ' +[0-9] ─*$' "$TMP/exp.7" || { fail "no count of the policies left out"; return 1; }
+}
+
+# The vectors of lesson 5's last step (v): the query, the keys and values,
+# q.k, the weights and the output; stepping back keeps them open, at
+# 120x36 and at 80x24; Esc closes them. On a scene of weights alone v says
+# why it shows nothing.
+case_vectors() {
+	start_shell && start_tui scenes/lesson_05_qk.json || return 1
+	headless "${COLS}x$ROWS" end,v,left,right || return 1
+	key_check 1 End && key_check 2 -l v && key_check 3 Left && key_check 4 Right || return 1
+	grep -q 'q \[  0.50  1.50 \] of it' "$TMP/exp.2" || { fail "no query row"; return 1; }
+	headless 80x24 end,v,esc || return 1
+	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.2" "resized to 80x24" &&
+		key_check 3 Escape || return 1
+	tm send-keys -t "$PANE" -l q && check_shell_back 0 || return 1
+	COLS=80 ROWS=24
+	start_tui scenes/lesson_01_heavy_recent.json || return 1
+	headless 80x24 v || return 1
+	key_check 1 -l v || return 1
+	grep -q 'no q, k or v rows here' "$TMP/exp.1" || { fail "v gave no reason"; return 1; }
 }
 
 run_case() {

@@ -162,6 +162,12 @@ int app_init_only(struct app *app, const struct scene *scene, const struct budge
 	return init(app, scene, b, compare, background, policies);
 }
 
+bool app_has_vectors(const struct app *app)
+{
+	const struct scene *sc = &app->views[app->head];
+	return (sc->q && sc->k) || sc->v;
+}
+
 void app_set_policies(struct app *app, unsigned policies)
 {
 	app->policies = policies ? policies & ENGINE_ALL_POLICIES : ENGINE_ALL_POLICIES;

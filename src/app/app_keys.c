@@ -511,6 +511,7 @@ static unsigned act_overview(struct app *app, const struct press *p, int arg)
 		return APP_REDRAW;
 	}
 	app->overview = !app->overview;
+	app->vectors = false;
 	app->cursor = app->head;
 	return APP_REDRAW;
 }
@@ -533,6 +534,29 @@ static unsigned act_model(struct app *app, const struct press *p, int arg)
 	}
 	app->model_view = !app->model_view;
 	app->map = false;
+	return APP_REDRAW;
+}
+
+static unsigned act_strip(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	app->strip_hidden = !app->strip_hidden;
+	return APP_REDRAW;
+}
+
+/* The vectors need the shown head's query and key rows, or at least its
+ * value rows (a scene that gives its weights): a scene of weights alone
+ * has no vector to show, and the key says so. */
+static unsigned act_vectors(struct app *app, const struct press *p, int arg)
+{
+	(void)p, (void)arg;
+	if (!app->vectors && !app_has_vectors(app)) {
+		snprintf(app->notice, sizeof app->notice,
+		         "no q, k or v rows here: v shows a scene's vectors (lessons 5 to 7)");
+		return APP_REDRAW;
+	}
+	app->vectors = !app->vectors;
+	app->overview = false;
 	return APP_REDRAW;
 }
 
@@ -573,6 +597,8 @@ static unsigned act_close(struct app *app, const struct press *p, int arg)
 	(void)p, (void)arg;
 	if (app->overview)
 		app->overview = false;
+	else if (app->vectors)
+		app->vectors = false;
 	else if (app->walk != WALK_NONE)
 		app->walk = WALK_NONE;
 	else if (app->selected >= 0)
@@ -641,6 +667,8 @@ static const struct {
         [ACT_OVERVIEW] = {act_overview, 0},
         [ACT_MAP] = {act_map, 0},
         [ACT_MODEL] = {act_model, 0},
+        [ACT_STRIP] = {act_strip, 0},
+        [ACT_VECTORS] = {act_vectors, 0},
         [ACT_LESSON_NEXT] = {act_lesson_by, +1},
         [ACT_LESSON_PREV] = {act_lesson_by, -1},
         [ACT_LESSON] = {act_lesson_text, 0},

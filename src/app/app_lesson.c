@@ -137,6 +137,9 @@ void app_lesson_swap(struct app *app, struct app *next, int index)
 	next->cols = app->cols;
 	next->rows = app->rows;
 	next->ascii = app->ascii;
+	next->strip_hidden = app->strip_hidden;
+	/* The vectors stay open from one lesson to the next that has them. */
+	next->vectors = app->vectors && app_has_vectors(next);
 	next->max_memory = app->max_memory;
 	next->max_given = app->max_given;
 	app_done(app);

@@ -87,6 +87,10 @@ static const struct word words_figures[] = {
         {"cos", "cosine of H2O's output against the full cache's; 1: same direction."},
         {"recall", "the full cache's attention that falls on tokens H2O holds (1: none lost); "
                    "short: rec."},
+        {"strip", "(a) on the rule under the header, each policy's recall at this step, "
+                  "/ppl its perplexity so far; [ ] the policy c compares; +N policies not "
+                  "shown; win window, strm streaming, knrm knorm, snap snapkv, snpw "
+                  "snapkv-win, pyr pyramidkv, ada adakv, obs observed."},
         {"attention", "the heat rows: a row per step, a column per position."},
         {"log scale", "heat glyphs step by tenfold weights: <.003, <.03, <.3, and >=.3."},
         {"head", "a query head: its own attention and H2O cache; Tab picks one."},
@@ -111,6 +115,9 @@ static const struct word words_marks[] = {
          "of the columns shown, summed."},
         {"\u25bc\0v", "the step shown, over a plot or a sparkline; in the model's text, a "
                       "token H2O made e times (1 nat) less likely."},
+        {"q k v", "(v) a token's query, key and value rows; q.k a query times a key, "
+                  "logit = scale x q.k, weight = the softmax of the logits, out = the "
+                  "weights times the v rows, added up."},
         {"softmax", "turns a step's scores into weights that share 1 among the tokens "
                     "a cache holds."},
         {"renormalise", "(H2O renormalises) a cache that holds fewer tokens shares 1 among "

@@ -50,6 +50,12 @@ panel_draw_fn panel_pager_draw;    /* the lesson text whole (E), over the panels
 
 panel_draw_fn panel_map_draw;   /* every position at once: what each cache keeps (M) */
 panel_draw_fn panel_model_draw; /* a model scene's text and perplexity (t) */
+/* Every policy's recall (and perplexity) at the step, on the rule under
+ * the header (a hides it). */
+panel_draw_fn panel_strip_draw;
+/* The step's query, the held keys and values, q.k, the weights and the
+ * output, in place of the middle (v). */
+panel_draw_fn panel_vectors_draw;
 /* The rows below its rule the map of V fills, COLS wide, in ROWS rows (its
  * bands come five rows each, so it may leave some), or when ROWS < 0 the
  * rows it would like: one position a cell. */

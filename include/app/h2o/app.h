@@ -73,6 +73,8 @@ struct timeline;
 	X(OVERVIEW, "layers x heads grid: arrows, Enter")    \
 	X(MAP, "cache map: every position, what each keeps") \
 	X(MODEL, "the model's text: what eviction costs it") \
+	X(STRIP, "every policy's recall on one line")        \
+	X(VECTORS, "this step's q, k, v and their sums")     \
 	X(LESSON_NEXT, "next lesson: opens its scene")       \
 	X(LESSON_PREV, "previous lesson")                    \
 	X(LESSON, "lesson text: show / hide")                \
@@ -144,6 +146,8 @@ enum app_action {
 	X('o', OVERVIEW)          \
 	X('M', MAP)               \
 	X('t', MODEL)             \
+	X('a', STRIP)             \
+	X('v', VECTORS)           \
 	X('.', LESSON_NEXT)       \
 	X(',', LESSON_PREV)       \
 	X('e', LESSON)            \
@@ -248,7 +252,12 @@ struct app {
 	int cursor;
 	struct step_metrics overview_total[POLICY_COUNT];
 	int overview_heads;
-	bool map;               /* the cache map instead of the heat rows */
+	bool map; /* the cache map instead of the heat rows */
+	/* The policy strip (every policy's recall on the rule under the
+	 * header) hidden by a, and the vectors of the step (v) in place of
+	 * the middle, for a scene with q, k and v. */
+	bool strip_hidden;
+	bool vectors;
 	struct budget choice;   /* the current budgets, as the user chose them */
 	struct policy_budget b; /* CHOICE as the rules read it (policy_budget_of) */
 	/* The layer-wide plans every head's timelines share (plan.h). */
@@ -383,6 +392,10 @@ void app_set_memory(struct app *app, double bytes, bool given);
  * lesson being opened), and then how far it has come, in words, into
  * WHAT ("model 45%", "opening lesson 8 12%"; WHAT may be NULL). */
 bool app_model_busy(const struct app *app, char *what, size_t size);
+
+/* Whether the shown head has vectors for v to show: its q and k rows, or
+ * its v rows (a scene that gives its attention weights). */
+bool app_has_vectors(const struct app *app);
 
 /* One entry of the APP_BINDINGS table. */
 struct app_binding {
