@@ -275,10 +275,6 @@ static bool help_sentence(const char *text, const char *start, char *out, size_t
 			stop = rule;
 		if (!stop || stop > end)
 			stop = end;
-		/* A sentence on the box's bottom border ends at the border. */
-		const char *rule = strstr(at, " \xe2\x94\x80"); /* ─ */
-		if (rule && rule < stop)
-			stop = rule;
 		while (stop > at && stop[-1] == ' ')
 			stop--;
 		if (stop == at)
