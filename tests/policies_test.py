@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 ALL = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
-       "snapkv-win", "pyramidkv", "adakv", "observed"]
+       "snapkv-win", "pyramidkv", "adakv", "observed", "random", "keydiff"]
 
 failures = 0
 

@@ -240,8 +240,8 @@ static struct layer_plan *plan_make(const struct engine_plans *ps, int l, enum p
 		for (int j = 0; j < r.len - 1; j++)
 			r.score[j] = r.prev[j] + r.mean[j];
 		r.score[r.len - 1] = 0.0 + r.mean[r.len - 1];
-		const struct policy_cache view = {r.len, r.pos, r.score, r.mean, NULL, NULL,
-		                                  0,     0,     NULL,    l,      0,    NULL};
+		const struct policy_cache view = {
+		        .len = r.len, .pos = r.pos, .score = r.score, .w = r.mean, .layer = l};
 		double value;
 		const int cut = policy_run(id, &ps->b, s, &view, r.gone, &value);
 		if (cut >= 0) {
