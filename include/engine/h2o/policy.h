@@ -210,6 +210,10 @@ struct policy {
 
 extern const struct policy *const policies[POLICY_COUNT];
 
+/* Whether policy P reads the keys (by_key_norm or by_keys): an attention
+ * scene, which has none, cannot run it as it is meant. */
+bool policy_reads_keys(enum policy_id p);
+
 /* The policy called NAME, or -1. */
 int policy_find(const char *name);
 
