@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 ALL = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
-       "snapkv-win", "pyramidkv", "adakv", "observed"]
+       "snapkv-win", "pyramidkv", "adakv", "observed", "random", "keydiff"]
 
 failures = 0
 
@@ -122,7 +122,7 @@ def main():
         ("scenes/cat_sat.json", ["h2o", "full"], []),
         ("scenes/cat_sat.json", ["window", "tova"], []),
         ("scenes/cat_sat_qkv.json", ["full", "snapkv", "observed"], ["--prompt", "3"]),
-        ("tests/scenes/two_heads.json", ["knorm", "streaming"], ["--per-head"]),
+        ("tests/scenes/two_heads.json", ["random", "streaming"], ["--per-head"]),
         ("tests/scenes/generated_small.json", ["adakv", "pyramidkv", "snapkv-win"],
          ["--per-layer"]),
         ("models/stories260K/story_model.json", ["h2o", "full"], []),

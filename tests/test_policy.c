@@ -139,6 +139,80 @@ static void test_knorm_by_hand(void **state)
 }
 
 /*
+ * The random baseline, worked by hand. Its draws for layer 0, kv head 0
+ * (splitmix64 seeded with 42 XOR the position, policy.h), to three places:
+ *   pos 0 .742  1 .728  2 .213  3 .069  4 .730  5 .483
+ * B = 3 (heavy 2 + recent 1). Step 4 holds 0..3: pos 3 (.069) goes, the
+ * lowest kept is pos 2 (.213). Step 5 holds 0 1 2 4: pos 2 goes, cut-off
+ * pos 1 (.728). Step 6 holds 0 1 4 5: the new pos 5 (.483) goes itself;
+ * 0 1 4 stay. The scene plays no part, and the draws are the same on
+ * every run and machine: the first two are checked to the last bit.
+ */
+static void test_random_by_hand(void **state)
+{
+	(void)state;
+	assert_true(policy_random_draw(0, 0, 0) == 0x1.7bae644c5fd6dp-1);
+	assert_true(policy_random_draw(0, 0, 1) == 0x1.74d3d921d69fdp-1);
+	/* Another layer or key/value head draws differently. */
+	assert_true(policy_random_draw(1, 0, 0) != policy_random_draw(0, 0, 0));
+	assert_true(policy_random_draw(0, 1, 0) != policy_random_draw(0, 0, 0));
+	struct scene *sc = fixture_random(6, 2, 2, 1, 7);
+	const struct budget b = {2, 1, 1, 0, 0};
+	struct step_record rec;
+	struct engine *e = run_to(sc, b, 4, &rec);
+	expect_evicted(&rec, POLICY_RANDOM, 3);
+	assert_int_equal(rec.c[POLICY_RANDOM].cutoff_pos, 2);
+	assert_true(rec.c[POLICY_RANDOM].cutoff_value == policy_random_draw(0, 0, 2));
+	assert_true(fabs(rec.c[POLICY_RANDOM].cutoff_value - 0.213) < 5e-4);
+	engine_free(e);
+	e = run_to(sc, b, 5, &rec);
+	expect_evicted(&rec, POLICY_RANDOM, 2);
+	assert_int_equal(rec.c[POLICY_RANDOM].cutoff_pos, 1);
+	engine_free(e);
+	e = run_to(sc, b, 6, &rec);
+	expect_evicted(&rec, POLICY_RANDOM, 5);
+	expect_kept(e, POLICY_RANDOM, (const int[]){0, 1, 4}, 3);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/*
+ * KeyDiff, worked by hand. Keys (dim 2) and their directions:
+ *   pos 0 (3, 0) (1, 0);  pos 1 (0, 2) (0, 1);  pos 2 (1, 0) (1, 0);
+ *   pos 3 (0, -3) (0, -1).
+ * B = 2 (heavy 1 + recent 1). Step 3 holds 0 1 2: the anchor (the mean
+ * direction) is (2/3, 1/3), of norm sqrt 5 / 3; the cosines are 2/sqrt 5
+ * (.894), 1/sqrt 5 (.447) and 2/sqrt 5, so the scores (minus them) are
+ * -.894 -.447 -.894: pos 1 stays, pos 0 and the new pos 2 tie and the
+ * higher goes; the cut-off is pos 0 at -2/sqrt 5. Step 4 holds 0 1 3: the
+ * anchor is (1/3, 0), as 1 and 3 point opposite ways; pos 0's cosine is 1,
+ * 1's and 3's 0: pos 0, the most like the mean, goes, and 1 3 stay. Key
+ * norm would have kept 1 and 2 at step 3. The queries play no part.
+ */
+static void test_keydiff_by_hand(void **state)
+{
+	(void)state;
+	const double q[] = {1, 0, 0, 1, 1, 1, -1, 0};
+	const double k[] = {3, 0, 0, 2, 1, 0, 0, -3};
+	const double v[8] = {0};
+	struct scene *sc = fixture_vector(4, 2, 1, 1, 1.0, q, k, v);
+	const struct budget b = {1, 1, 1, 0, 0};
+	struct step_record rec;
+	struct engine *e = run_to(sc, b, 3, &rec);
+	expect_evicted(&rec, POLICY_KEYDIFF, 2);
+	assert_int_equal(rec.c[POLICY_KEYDIFF].cutoff_pos, 0);
+	assert_true(fabs(rec.c[POLICY_KEYDIFF].cutoff_value + 2.0 / sqrt(5.0)) < 1e-12);
+	expect_evicted(&rec, POLICY_KNORM, 0);
+	engine_free(e);
+	e = run_to(sc, b, 4, &rec);
+	expect_evicted(&rec, POLICY_KEYDIFF, 0);
+	expect_kept(e, POLICY_KEYDIFF, (const int[]){1, 3}, 2);
+	assert_true(rec.c[POLICY_KEYDIFF].cutoff_value == 0.0);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/*
  * SnapKV's choice at the prompt's end, worked by hand on its rule
  * (policy_snap_select): 7 entries, a window of the last 2 (positions 5
  * and 6), two query heads whose observed weights before the window are
@@ -401,6 +475,15 @@ static void test_words(void **state)
 	             "its key's norm is above the largest kept, 2.00 (", ")", "");
 	expect_words(POLICY_KNORM, &b, window, POLICY_VOICE_SENTENCE,
 	             "no keys in an attention scene: only the 4 newest tokens stay", "", "");
+	/* The random draw and KeyDiff's cosine (minus its score). */
+	const struct policy_loss draw = {0.5, 0.1, 2, 0.213}, cos = {0.5, 0.1, 2, -0.894};
+	expect_words(POLICY_RANDOM, &b, draw, POLICY_VOICE_BRIEF, "draw < 0.21 ", "", "");
+	expect_words(POLICY_RANDOM, &b, draw, POLICY_VOICE_SENTENCE,
+	             "its random draw is below the lowest kept, 0.21 (", ")", "");
+	expect_words(POLICY_KEYDIFF, &b, cos, POLICY_VOICE_BRIEF, "cos > 0.89 ", "", "");
+	expect_words(POLICY_KEYDIFF, &b, cos, POLICY_VOICE_SENTENCE,
+	             "its key is more like the mean key than the least like kept, cos 0.89 (", ")",
+	             "");
 	/* Enough decimals to tell the two apart, and a tie said so. */
 	expect_words(POLICY_H2O, &b, (struct policy_loss){0.911, 0, 3, 0.914}, POLICY_VOICE_BRIEF,
 	             "< 0.914 ", "", "");
@@ -473,6 +556,8 @@ int main(void)
 	        cmocka_unit_test(test_cat_sat_step5_every_policy),
 	        cmocka_unit_test(test_tova_tie_evicts_new_token),
 	        cmocka_unit_test(test_knorm_by_hand),
+	        cmocka_unit_test(test_random_by_hand),
+	        cmocka_unit_test(test_keydiff_by_hand),
 	        cmocka_unit_test(test_snapkv_select_by_hand),
 	        cmocka_unit_test(test_snapkv_engine_by_hand),
 	        cmocka_unit_test(test_pyramid_budget_by_hand),

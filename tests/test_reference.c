@@ -126,6 +126,71 @@ static int ref_knorm(const struct scene *sc, int kvh, const struct ref_cache *c,
 	return cut;
 }
 
+/* The random policy's draw for position POS of layer L's kv head G:
+ * splitmix64 (its increment and two multiply-xorshift rounds) seeded with
+ * 42 XOR (L << 48 | G << 32 | POS), the top 53 bits over 2^53. */
+static double ref_draw(int l, int g, int pos)
+{
+	uint64_t z = 42u ^ ((uint64_t)l << 48 | (uint64_t)g << 32 | (uint64_t)pos);
+	z += 0x9e3779b97f4a7c15u;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	z ^= z >> 31;
+	return (double)(z >> 11) / 9007199254740992.0;
+}
+
+/* The random rule: the draws as the key to keep the largest of. */
+static int ref_random(int l, int g, const struct ref_cache *c, int budget, unsigned char *gone,
+                      double *value)
+{
+	double draw[4096];
+	for (int i = 0; i < c->len; i++)
+		draw[i] = ref_draw(l, g, c->pos[i]);
+	const int cut = keep_strongest(c, draw, c->len, budget, gone);
+	if (cut >= 0)
+		*value = draw[cut];
+	return cut;
+}
+
+/* KeyDiff's rule over kv head KVH's keys: each key's norm, the mean of the
+ * keys over their norms (each component summed in cache order, divided by
+ * the count), and minus each key's cosine to it as the key to keep the
+ * largest of; an attention scene keeps the newest. */
+static int ref_keydiff(const struct scene *sc, int kvh, const struct ref_cache *c, int budget,
+                       unsigned char *gone, double *value)
+{
+	if (sc->mode == SCENE_ATTENTION) {
+		for (int i = 0; i < c->len - budget; i++)
+			gone[i] = 1;
+		return -1;
+	}
+	const int dim = sc->dim;
+	double norm[4096], anchor[256], neg[4096];
+	const double *row[4096];
+	for (int i = 0; i < c->len; i++) {
+		row[i] = sc->k + ((size_t)kvh * (size_t)sc->n + (size_t)c->pos[i]) * (size_t)dim;
+		norm[i] = ref_norm(sc, kvh, c->pos[i]);
+	}
+	double asq = 0.0;
+	for (int d = 0; d < dim; d++) {
+		double sum = 0.0;
+		for (int i = 0; i < c->len; i++)
+			sum += row[i][d] / fmax(norm[i], 1e-12);
+		anchor[d] = sum / c->len;
+		asq += anchor[d] * anchor[d];
+	}
+	for (int i = 0; i < c->len; i++) {
+		double dot = 0.0;
+		for (int d = 0; d < dim; d++)
+			dot += row[i][d] * anchor[d];
+		neg[i] = -dot / fmax(norm[i] * sqrt(asq), 1e-8);
+	}
+	const int cut = keep_strongest(c, neg, c->len, budget, gone);
+	if (cut >= 0)
+		*value = neg[cut];
+	return cut;
+}
+
 static void ref_step(struct ref *r)
 {
 	const struct scene *sc = r->sc;
@@ -189,6 +254,10 @@ static void ref_step(struct ref *r)
 			by_weight = true;
 		} else if (id == POLICY_KNORM && c->len > budget) {
 			cut = ref_knorm(sc, 0, c, budget, gone, &norm);
+		} else if (id == POLICY_RANDOM && c->len > budget) {
+			cut = ref_random(0, 0, c, budget, gone, &norm);
+		} else if (id == POLICY_KEYDIFF && c->len > budget) {
+			cut = ref_keydiff(sc, 0, c, budget, gone, &norm);
 		} else if (id == POLICY_SNAPKV_WINDOW) {
 			/* These scenes have no prompt: nothing is ever selected,
 			 * and the bounded SnapKV is a window (SnapKV itself keeps
@@ -198,7 +267,7 @@ static void ref_step(struct ref *r)
 		}
 		c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
 		c->cutoff_value = cut >= 0 ? (by_weight ? c->w[cut] : c->score[cut]) : 0.0;
-		if (id == POLICY_KNORM && cut >= 0)
+		if ((id == POLICY_KNORM || id == POLICY_RANDOM || id == POLICY_KEYDIFF) && cut >= 0)
 			c->cutoff_value = norm;
 		int kept = 0;
 		c->n_ev = 0;
@@ -660,6 +729,11 @@ static void model_step(struct ref_model *r)
 					by_weight = true;
 				} else if (id == POLICY_KNORM && c->len > budget) {
 					cut = ref_knorm(sc, l * r->kv + g, c, budget, gone, &norm);
+				} else if (id == POLICY_RANDOM && c->len > budget) {
+					cut = ref_random(l, g, c, budget, gone, &norm);
+				} else if (id == POLICY_KEYDIFF && c->len > budget) {
+					cut = ref_keydiff(sc, l * r->kv + g, c, budget, gone,
+					                  &norm);
 				} else if ((id == POLICY_SNAPKV || id == POLICY_SNAPKV_WINDOW) &&
 				           s == sc->prompt && c->len > budget) {
 					cut = ref_snap(r, id, l, g, c, budget, gone, &norm);
@@ -691,7 +765,8 @@ static void model_step(struct ref_model *r)
 				c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
 				c->cutoff_value =
 				        cut >= 0 ? (by_weight ? key[cut] : c->score[cut]) : 0.0;
-				if ((id == POLICY_KNORM || id == POLICY_SNAPKV ||
+				if ((id == POLICY_KNORM || id == POLICY_RANDOM ||
+				     id == POLICY_KEYDIFF || id == POLICY_SNAPKV ||
 				     id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV ||
 				     id == POLICY_ADAKV || id == POLICY_OBSERVED) &&
 				    cut >= 0)

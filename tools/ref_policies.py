@@ -3,7 +3,7 @@
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
 runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win,
-pyramidkv, adakv, observed) on scenes with layers, query
+pyramidkv, adakv, observed, random, keydiff) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -61,6 +61,15 @@ and G key/value heads reads kv head h // (H // G)):
   number of prompt queries that saw it, P - j; keep the B highest, no
   recent window. After the prompt it keeps every token.
 
+- random (kvpress' RandomPress, seeded): position j of layer l and kv
+  head g draws splitmix64 seeded with 42 XOR (l << 48 | g << 32 | j), the
+  top 53 bits of its first output over 2^53; keep the B highest draws,
+  applied as knorm is (at the prompt's end and every step after).
+- keydiff (kvpress' KeyDiffPress): the anchor is the mean of the held keys
+  each divided by its L2 norm; keep the B keys of lowest cosine similarity
+  to it (kvpress' score is minus the cosine), applied as knorm is. An
+  attention scene has no keys: it keeps the B newest.
+
 A tie in a score, a weight or a norm keeps the lower position.
 
 Python 3 and NumPy only.
@@ -74,7 +83,7 @@ import sys
 import numpy as np
 
 POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
-            "snapkv-win", "pyramidkv", "adakv", "observed")
+            "snapkv-win", "pyramidkv", "adakv", "observed", "random", "keydiff")
 SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
 SNAP_KERNEL = 5  # its pooling kernel (kvpress' kernel_size)
 # h2o-tui's --policy-opt POLICY.KEY=VALUE: {policy: {key: value}}; window,
@@ -426,6 +435,20 @@ def _rule(policy, scene, caches, rows, S, layer=0, t=0):
             neg = {j: -key_norm(scene.k[layer, g, j]) for j in c.pos}
             plans.append(keep_top(c.pos, neg, B))
         return plans
+    if policy == "random":
+        return [keep_top(c.pos, {j: random_draw(layer, g, j) for j in c.pos}, B)
+                for g, c in enumerate(caches)]
+    if policy == "keydiff":
+        if scene.mode == "attention":
+            return [(c.pos[-B:], None) for c in caches]
+        plans = []
+        for g, c in enumerate(caches):
+            keys = np.array([scene.k[layer, g, j] for j in c.pos], dtype=np.float64)
+            norms = np.maximum(np.linalg.norm(keys, axis=1), 1e-12)
+            anchor = (keys / norms[:, None]).mean(axis=0)
+            cos = keys @ anchor / np.maximum(norms * np.linalg.norm(anchor), 1e-8)
+            plans.append(keep_top(c.pos, {j: -float(x) for j, x in zip(c.pos, cos)}, B))
+        return plans
     if policy in ("snapkv", "snapkv-win") and t == scene.prompt:
         return [snap_select(scene, layer, g, c, None, policy) for g, c in enumerate(caches)]
     if policy == "snapkv-win":
@@ -571,6 +594,17 @@ def ada_budgets(ref, scene):
         above += sum(c > scene.budget for c in counts)
         most = max(most, max(counts))
     return layers, uneven, above, most
+
+
+def random_draw(layer, g, pos):
+    """The random policy's draw: splitmix64's first output, seeded with 42
+    XOR (layer << 48 | g << 32 | pos), its top 53 bits over 2^53."""
+    m = (1 << 64) - 1
+    z = ((42 ^ (layer << 48 | g << 32 | pos)) + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    z ^= z >> 31
+    return (z >> 11) / float(1 << 53)
 
 
 def key_norm(row):

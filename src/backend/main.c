@@ -186,8 +186,11 @@ static int load_scene(struct run *r)
 	/* The names a scene's "policies" may list, in the order of the bits
 	 * of scene.policies: the table's. */
 	const char *names[POLICY_COUNT + 1];
-	for (int p = 0; p < POLICY_COUNT; p++)
+	unsigned keyed = 0;
+	for (int p = 0; p < POLICY_COUNT; p++) {
 		names[p] = policies[p]->name;
+		keyed |= policy_reads_keys((enum policy_id)p) ? 1u << p : 0u;
+	}
 	names[POLICY_COUNT] = NULL;
 	if (o->model) {
 		const struct scene_model_args model = {
@@ -214,7 +217,8 @@ static int load_scene(struct run *r)
 		                                   .needed = &needed,
 		                                   .told = r->told,
 		                                   .told_ctx = r->told_ctx,
-		                                   .policy_names = names};
+		                                   .policy_names = names,
+		                                   .policy_keys = keyed};
 		rc = scene_load_file_opts(o->scene, &load, &r->scene, err);
 	}
 	if (rc == SCENE_TOO_LARGE)
@@ -245,6 +249,21 @@ static int load_told(void *ctx, int (*told)(void *, double, double), void *told_
 static int choose_policies(struct run *r)
 {
 	struct options *o = &r->o;
+	/* A policy that reads keys, chosen on the command line for a scene
+	 * without them: refused, not run as a window. */
+	for (int p = 0; r->scene->mode == SCENE_ATTENTION && p < POLICY_COUNT; p++) {
+		const bool chosen = (o->policies & ENGINE_POLICY(p)) ||
+		                    (o->compare_given && o->compare == (enum policy_id)p);
+		if (chosen && policy_reads_keys((enum policy_id)p)) {
+			fprintf(stderr,
+			        "h2o-tui: %s %s: %s is an attention scene, which has no keys for "
+			        "it to read\n",
+			        o->compare_given && o->compare == (enum policy_id)p ? "--compare"
+			                                                            : "--policies",
+			        policies[p]->name, o->scene);
+			return EXIT_USAGE;
+		}
+	}
 	r->shown = o->policies          ? o->policies
 	           : r->scene->policies ? r->scene->policies
 	                                : ENGINE_ALL_POLICIES;

@@ -77,7 +77,7 @@ struct engine *engine_new_rows(const struct scene *sc, const struct budget *b,
 	for (int p = 0; p < POLICY_COUNT && ok; p++)
 		if (p != POLICY_FULL && runs(e, p))
 			ok = cache_init(&e->c[p], engine_policy_cap(sc, b, p), e->ahead, sc) &&
-			     cache_init_rule(&e->c[p], (enum policy_id)p);
+			     cache_init_rule(&e->c[p], (enum policy_id)p, sc);
 	/* A layer-wide rule of a head view follows its layer's plan: PLANS,
 	 * shared by every head, or the engine's own. It is made (or
 	 * found made) at the first step, by the thread that steps. */
@@ -461,6 +461,9 @@ static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned
 			bytes += cap * sizeof(double);
 		if (pol->per_kv_head)
 			bytes += cap * sizeof(int);
+		/* Its key rows and anchor (vector scenes). */
+		if (pol->by_keys && sc->mode == SCENE_VECTOR)
+			bytes += (cap + 1) * dim * sizeof(double);
 		/* Step states; marks; outputs; a batch's positions and weights. */
 		bytes += states * (sizeof(struct step_state) +
 		                   cap * (3 * sizeof(int) + 5 * sizeof(double))) +

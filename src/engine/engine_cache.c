@@ -46,6 +46,8 @@ void cache_done(struct cache *c)
 	free(c->ozero);
 	free(c->rank);
 	free(c->order);
+	free(c->krows);
+	free(c->anchor);
 	for (int i = 0; c->la && i < c->group; i++) {
 		free(c->la[i].qt);
 		free(c->la[i].logit);
@@ -166,10 +168,16 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 	return ok;
 }
 
-bool cache_init_rule(struct cache *c, enum policy_id id)
+bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc)
 {
 	const struct policy *pol = policies[id];
 	const size_t n = (size_t)c->cap;
+	if (pol->by_keys && c->keys) {
+		c->krows = malloc(n * (size_t)sc->dim * sizeof *c->krows);
+		c->anchor = malloc((size_t)sc->dim * sizeof *c->anchor);
+		if (!c->krows || !c->anchor)
+			return false;
+	}
 	if (pol->observe_window > 0) {
 		c->obs = malloc((size_t)c->group * n * sizeof *c->obs);
 		c->orow = malloc(2 * n * sizeof *c->orow);
@@ -480,6 +488,15 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		                            .layer = sc->view_layer,
 		                            .kv_heads = 1,
 		                            .order = c->order};
+		view.kv_head = sc->parent ? sc->view_head / c->group : 0;
+		if (pol->by_keys && c->krows) {
+			for (int j = 0; j < f->len; j++)
+				memcpy(c->krows + (size_t)j * dim,
+				       c->keys + (size_t)c->slot[j] * dim, dim * sizeof *c->krows);
+			view.keys = c->krows;
+			view.dim = sc->dim;
+			view.anchor = c->anchor;
+		}
 		view.window = policy_run_window(id, &e->b, s);
 		if (view.window > 0) {
 			observe_window(sc, c, f, view.window);

@@ -127,6 +127,9 @@ struct cache {
 	/* A policy with per_kv_head: room to order its entries (policy_cache.
 	 * order). */
 	int *order;
+	/* A policy with by_keys: entry i's key row at krows + i * dim
+	 * (policy_cache.keys, cap x dim), and room for its anchor (dim). */
+	double *krows, *anchor;
 	/* Grouped scores (design §2): the GROUP query heads that share this
 	 * cache's key/value head, the view's own at index OWN, each with its
 	 * lookahead (vector scenes) or its attention rows (ATTN, attention
@@ -247,7 +250,7 @@ int cache_ahead_of(const struct scene *sc, int cap);
 
 /* The buffers policy ID's rule needs beyond cache_init's (observed,
  * rank). False when out of memory. */
-bool cache_init_rule(struct cache *c, enum policy_id id);
+bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc);
 
 /* A cache of CAP entries that computes up to AHEAD steps at once, for
  * the head view SC (its group found through its parent). */

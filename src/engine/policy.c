@@ -20,6 +20,11 @@ const struct policy *const policies[POLICY_COUNT] = {
 #undef X
 };
 
+bool policy_reads_keys(enum policy_id p)
+{
+	return policies[p]->by_key_norm || policies[p]->by_keys;
+}
+
 int policy_find(const char *name)
 {
 	for (int i = 0; i < POLICY_COUNT; i++)

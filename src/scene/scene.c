@@ -42,6 +42,7 @@ _Static_assert(JSONLOC_MAX_DEPTH == CJSON_NESTING_LIMIT,
 static void plan_init(struct plan *p)
 {
 	memset(p, 0, sizeof *p);
+	p->keyed = -1;
 	for (int i = 0; i < 3; i++)
 		p->npy[i].file.fd = -1;
 }
@@ -151,7 +152,8 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 	                    options ? options->needed : NULL,
 	                    options ? options->told : NULL,
 	                    options ? options->told_ctx : NULL,
-	                    options ? options->policy_names : NULL};
+	                    options ? options->policy_names : NULL,
+	                    options ? options->policy_keys : 0};
 	struct plan p;
 	const char *end = NULL;
 
@@ -220,6 +222,8 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 		if (rc == 0)
 			rc = scene_check_text_source(&ld, &p);
 	}
+	if (rc == 0)
+		rc = scene_check_policy_keys(&ld, &p);
 	if (rc == 0)
 		rc = scene_check_prompt(&ld, &p);
 	if (rc == 0)

@@ -56,6 +56,7 @@ struct loader {
 	int (*told)(void *ctx, double done, double total);
 	void *told_ctx;
 	const char *const *policy_names; /* scene_options: what "policies" may name */
+	unsigned policy_keys;            /* scene_options: those that read keys */
 };
 
 /* ---- error lines (scene_error.c) -------------------------------------- */
@@ -176,6 +177,10 @@ struct npy_source {
 struct plan {
 	struct field root[R_COUNT];
 	unsigned policies; /* "policies": bits of the loader's policy_names */
+	/* The first of them that reads keys (policy_keys), or -1, and where
+	 * it is named. */
+	int keyed;
+	struct where w_keyed;
 	struct where w_root, w_tokens;
 	enum source source;
 	int heavy, recent, dim, n;
@@ -236,6 +241,9 @@ int scene_check_text(const struct loader *ld, const struct field *f, const struc
 /* scene_root.c: "head_names", once the heads are known (after the .npy
  * files for a .npy scene), and "prompt", once the tokens are. */
 int scene_check_head_names(const struct loader *ld, const struct plan *p);
+/* A "policies" that names one reading keys (scene_options.policy_keys) in
+ * an attention scene: refused. */
+int scene_check_policy_keys(const struct loader *ld, const struct plan *p);
 int scene_check_prompt(const struct loader *ld, struct plan *p);
 /* Whether the numbers the scene's arrays will hold are within
  * SCENE_MAX_VALUES; W is where to point when they are not. */

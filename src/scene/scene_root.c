@@ -298,6 +298,10 @@ static int check_policies(const struct loader *ld, struct plan *p)
 			k++;
 		if (ld->policy_names[k]) {
 			p->policies |= 1u << k;
+			if (p->keyed < 0 && (ld->policy_keys & 1u << k)) {
+				p->keyed = k;
+				p->w_keyed = we;
+			}
 			continue;
 		}
 		char q[128], list[512];
@@ -310,6 +314,15 @@ static int check_policies(const struct loader *ld, struct plan *p)
 		return scene_fail_value(ld, &we, "unknown policy %s (the policies: %s)", q, list);
 	}
 	return 0;
+}
+
+int scene_check_policy_keys(const struct loader *ld, const struct plan *p)
+{
+	if (p->keyed < 0 || p->mode != SCENE_ATTENTION)
+		return 0;
+	return scene_fail_value(ld, &p->w_keyed,
+	                        "policy \"%s\" reads the keys, and an attention scene has none",
+	                        ld->policy_names[p->keyed]);
 }
 
 int scene_check_prompt(const struct loader *ld, struct plan *p)

@@ -29,6 +29,7 @@ struct run_state {
 /* The room one step of the rules works in, for caches of up to CAP. */
 struct drop_scratch {
 	double *mean, *lmean, *norm, *rank;
+	double *keys, *anchor; /* a by_keys rule's key rows (cap x dim), its anchor */
 	int *order;
 	unsigned char *gone, *keep;
 };
@@ -139,6 +140,15 @@ static void key_norms(const struct llama_config *cfg, const struct llama_run *ru
 	}
 }
 
+/* Into ROWS the LEN keys of layer L's kv head G (after RoPE), as doubles. */
+static void key_rows(const struct llama_config *cfg, const struct llama_run *run, int l, int g,
+                     int len, double *rows)
+{
+	const float *k = llama_run_keys(run, l, g);
+	for (size_t i = 0; i < (size_t)len * (size_t)cfg->head_size; i++)
+		rows[i] = k[i];
+}
+
 /*
  * The window's attention after step S: while S - 1 is one of the prompt's
  * last WINDOW positions, every query head's weights add to its row (the
@@ -199,6 +209,8 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 				continue;
 			if (pol->by_key_norm)
 				key_norms(cfg, st->run, l, g, glen, x->norm);
+			if (pol->by_keys)
+				key_rows(cfg, st->run, l, g, glen, x->keys);
 			struct policy_cache view = {.len = glen,
 			                            .pos = llama_run_positions(st->run, l, g),
 			                            .score = score,
@@ -208,7 +220,11 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 			                            .heads = group,
 			                            .layer = l,
 			                            .kv_heads = 1,
-			                            .order = x->order};
+			                            .order = x->order,
+			                            .keys = pol->by_keys ? x->keys : NULL,
+			                            .dim = cfg->head_size,
+			                            .anchor = x->anchor,
+			                            .kv_head = g};
 			if (lobs) {
 				view.observed = lobs + (size_t)g * (size_t)group * plen;
 				view.window = window;
@@ -270,12 +286,14 @@ static void scratch_free(struct drop_scratch *x)
 	free(x->norm);
 	free(x->rank);
 	free(x->order);
+	free(x->keys);
+	free(x->anchor);
 	free(x->gone);
 	free(x->keep);
 }
 
-/* Room for caches of up to CAP positions in KV kv heads. */
-static bool scratch_new(struct drop_scratch *x, size_t cap, size_t kv)
+/* Room for caches of up to CAP positions in KV kv heads of DIM numbers. */
+static bool scratch_new(struct drop_scratch *x, size_t cap, size_t kv, size_t dim)
 {
 	*x = (struct drop_scratch){
 	        .mean = malloc(cap * sizeof *x->mean),
@@ -283,10 +301,13 @@ static bool scratch_new(struct drop_scratch *x, size_t cap, size_t kv)
 	        .norm = malloc(cap * sizeof *x->norm),
 	        .rank = malloc(cap * kv * sizeof *x->rank),
 	        .order = malloc(cap * kv * sizeof *x->order),
+	        .keys = malloc(cap * dim * sizeof *x->keys),
+	        .anchor = malloc(dim * sizeof *x->anchor),
 	        .gone = malloc(cap * kv),
 	        .keep = malloc(cap),
 	};
-	return x->mean && x->lmean && x->norm && x->rank && x->order && x->gone && x->keep;
+	return x->mean && x->lmean && x->norm && x->rank && x->order && x->keys && x->anchor &&
+	       x->gone && x->keep;
 }
 
 static int fail(char err[DROP_ERR_MAX], const char *msg)
@@ -453,7 +474,7 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	int count = 0, feed[POLICY_COUNT];
 	const bool full_runs = (mask & (1u << POLICY_FULL)) != 0;
 	struct drop_scratch x;
-	bool ok = scratch_new(&x, (size_t)n, (size_t)cfg->n_kv_heads);
+	bool ok = scratch_new(&x, (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size);
 	for (int p = 0; p < POLICY_COUNT && ok; p++) {
 		if (!(mask & (1u << p)))
 			continue;

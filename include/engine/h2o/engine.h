@@ -91,9 +91,12 @@ struct engine;
 struct engine *engine_new(const struct scene *scene, const struct budget *b);
 void engine_free(struct engine *e);
 
-/* A bit per policy, for engine_new_only. */
+/* A bit per policy, for engine_new_only. The masks (here, a scene's
+ * "policies", the report's and the model's runs) are unsigned ints: the
+ * table may grow to 31 policies before they must widen. */
 #define ENGINE_POLICY(p)    (1u << (p))
 #define ENGINE_ALL_POLICIES ((1u << POLICY_COUNT) - 1u)
+_Static_assert(POLICY_COUNT < 32, "policy masks are unsigned ints: at most 31 policies");
 
 /*
  * engine_new running only the policies in the mask POLICIES (not 0), e.g.

@@ -33,6 +33,8 @@
 	X(PYRAMIDKV, pyramidkv)         \
 	X(ADAKV, adakv)                 \
 	X(OBSERVED, observed)           \
+	X(RANDOM, random)               \
+	X(KEYDIFF, keydiff)             \
 	POLICIES_TEST(X)
 
 /* The test build of tests/meson.build adds the toy policy of
@@ -41,6 +43,11 @@
 #define POLICIES_TEST(X) X(TOY, toy)
 #else
 #define POLICIES_TEST(X)
+/* The random policy's draw for position POS of layer LAYER's key/value
+ * head KV_HEAD: splitmix64 seeded with 42 XOR (LAYER << 48 | KV_HEAD << 32 |
+ * POS), the top 53 bits of its first output over 2^53, in [0, 1). */
+double policy_random_draw(int layer, int kv_head, int pos);
+
 #endif
 
 enum policy_id {
@@ -140,6 +147,15 @@ struct policy_cache {
 	int kernel;
 	enum policy_pool pool;
 	enum policy_alloc alloc; /* AdaKV's split (policy_ada_select) */
+	/* For a policy with by_keys: entry i's key row, DIM numbers at
+	 * keys + i * dim, or NULL in an attention scene, which has none; and
+	 * room for DIM numbers of the rule's own (anchor). */
+	const double *keys;
+	int dim;
+	double *anchor;
+	/* The cache's key/value head within its layer, from 0 (the random
+	 * policy draws per layer, key/value head and position). */
+	int kv_head;
 };
 
 /* Where a kept position sits: a policy has up to two regions, drawn as
@@ -187,6 +203,8 @@ struct policy {
 	/* The rule reads the key norms (policy_cache.key_norm), and its
 	 * cut-off value is the cut-off's key norm. */
 	bool by_key_norm;
+	/* The rule reads the key rows (policy_cache.keys, dim, anchor). */
+	bool by_keys;
 	/* How many of the prompt's last queries the rule reads at the
 	 * prompt's end (policy_cache.observed), capped by the prompt; 0 for
 	 * none. */
@@ -224,6 +242,10 @@ struct policy {
 };
 
 extern const struct policy *const policies[POLICY_COUNT];
+
+/* Whether policy P reads the keys (by_key_norm or by_keys): an attention
+ * scene, which has none, cannot run it as it is meant. */
+bool policy_reads_keys(enum policy_id p);
 
 /* The policy called NAME, or -1. */
 int policy_find(const char *name);
@@ -375,5 +397,10 @@ int policy_ada_share(int won, int budget, int window);
  * authors compress unless B - W exceeds what precedes the window), where
  * kvpress' keeps it whole. */
 int policy_ada_select(const struct policy_cache *c, int budget, unsigned char *gone);
+
+/* The random policy's draw for position POS of layer LAYER's key/value
+ * head KV_HEAD: splitmix64 seeded with 42 XOR (LAYER << 48 | KV_HEAD << 32 |
+ * POS), the top 53 bits of its first output over 2^53, in [0, 1). */
+double policy_random_draw(int layer, int kv_head, int pos);
 
 #endif

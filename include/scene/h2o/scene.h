@@ -181,6 +181,9 @@ struct scene_options {
 	 * scene.policies; NULL: the field is checked to be a list of strings
 	 * and otherwise ignored. */
 	const char *const *policy_names;
+	/* Bit i: policy_names[i] reads keys, which an attention scene does
+	 * not have; the loader refuses such a scene that names it. */
+	unsigned policy_keys;
 };
 
 /* A load's status when a model scene's model would take more memory than
