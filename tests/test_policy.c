@@ -157,7 +157,7 @@ static void test_random_by_hand(void **state)
 	assert_true(policy_random_draw(1, 0, 0) != policy_random_draw(0, 0, 0));
 	assert_true(policy_random_draw(0, 1, 0) != policy_random_draw(0, 0, 0));
 	struct scene *sc = fixture_random(6, 2, 2, 1, 7);
-	const struct budget b = {2, 1, 1, 0, 0};
+	const struct budget b = {2, 1, 1, 0, 0, {{{0}}}};
 	struct step_record rec;
 	struct engine *e = run_to(sc, b, 4, &rec);
 	expect_evicted(&rec, POLICY_RANDOM, 3);
@@ -196,7 +196,7 @@ static void test_keydiff_by_hand(void **state)
 	const double k[] = {3, 0, 0, 2, 1, 0, 0, -3};
 	const double v[8] = {0};
 	struct scene *sc = fixture_vector(4, 2, 1, 1, 1.0, q, k, v);
-	const struct budget b = {1, 1, 1, 0, 0};
+	const struct budget b = {1, 1, 1, 0, 0, {{{0}}}};
 	struct step_record rec;
 	struct engine *e = run_to(sc, b, 3, &rec);
 	expect_evicted(&rec, POLICY_KEYDIFF, 2);
