@@ -181,7 +181,11 @@ static void test_pick_matches_frame(void **state)
 		struct app app;
 		assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
 		press(&app, cases[i].keys);
-		for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+		/* A long scene's pick lays out its lists for every cell:
+		 * one size is enough there. */
+		const size_t count =
+		        strstr(cases[i].scene, "story") ? 1 : sizeof sizes / sizeof sizes[0];
+		for (size_t k = 0; k < count; k++) {
 			int heat;
 			const int tokens = check_frame(&app, sizes[k].cols, sizes[k].rows, &heat);
 			/* Not vacuous: the frame had tokens and heat to pick. */
