@@ -14,7 +14,10 @@
 # before, the alternate screen left, and an honest exit status; that a stop
 # and fg (SIGSTOP, Ctrl-Z) give the TUI its terminal back; and that input
 # sequences curses does not know (Alt-keys, pastes, mouse and terminal
-# reports) are no keys.
+# reports) are no keys. The mouse: a real click (an SGR report) shows the
+# headless frame of --keys' click:ROW:COL, the terminal reports the mouse
+# only while the screen is up (not after q, Ctrl-Z or a fatal signal), and
+# never under --no-mouse.
 #
 # Synchronisation is by polling, never by sleeping a fixed time: after each
 # action the pane is captured until it shows what is expected, within a
@@ -25,7 +28,8 @@
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
 #   resize small hostile hostile_more ascii clocale map search building esc onehead
-#   model_load model_drop lesson_memory pager strip vectors, or
+#   model_load model_drop lesson_memory pager strip vectors mouse mouse_tstp
+#   mouse_segv no_mouse, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
 #   77 skip (no tmux), 99 bad usage. Run from anywhere; SOURCE_ROOT holds
@@ -36,7 +40,7 @@ set -u
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
 CASES+=" clocale map search building lessons overview esc onehead model_load model_drop"
-CASES+=" lesson_memory pager strip vectors"
+CASES+=" lesson_memory pager strip vectors mouse mouse_tstp mouse_segv no_mouse"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -309,7 +313,7 @@ start_job() {
 echo $$ >"$H2O_TMP/pid"
 exec "$H2O_BIN" "$@"
 EOF
-	type_line 'sh "$H2O_TMP/job" '"$DEFAULT_SCENE"
+	type_line "$PREFIX"'sh "$H2O_TMP/job" '"$OPTS $DEFAULT_SCENE"
 	headless "${COLS}x$ROWS" right,right && wait_screen "$TMP/exp.0" "start, ${COLS}x$ROWS" &&
 		tui_pid
 }
@@ -680,6 +684,10 @@ case_vectors() {
 	key_check 1 -l v || return 1
 	grep -q 'no q, k or v rows here' "$TMP/exp.1" || { fail "v gave no reason"; return 1; }
 }
+
+# The mouse's cases (mouse, mouse_tstp, mouse_segv, no_mouse).
+# shellcheck source=tests/tmux_mouse.sh
+. "${BASH_SOURCE[0]%/*}/tmux_mouse.sh"
 
 run_case() {
 	CASE=$1

@@ -288,16 +288,21 @@ static void rebudget(struct app *app, int heavy, int recent, bool reset)
 
 /* The key's change of state (app_keys.c), then what it asked for that
  * loads files or builds timelines, then the shown step sought again. */
+unsigned app_finish(struct app *app, unsigned flags, const struct app_intent *want)
+{
+	if (want->what == APP_WANT_BUDGETS)
+		rebudget(app, want->heavy, want->recent, want->reset);
+	else if (want->what == APP_WANT_LESSON)
+		app_lesson_by(app, want->lesson_by);
+	settle(app);
+	return flags;
+}
+
 unsigned app_key(struct app *app, uint32_t key)
 {
 	struct app_intent want;
 	const unsigned flags = app_keys_apply(app, key, &want);
-	if (want.what == APP_WANT_BUDGETS)
-		rebudget(app, want.heavy, want.recent, want.reset);
-	else if (want.what == APP_WANT_LESSON)
-		app_lesson_by(app, want.lesson_by);
-	settle(app);
-	return flags;
+	return app_finish(app, flags, &want);
 }
 
 void app_go(struct app *app, int step)

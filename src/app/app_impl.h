@@ -29,6 +29,13 @@ unsigned app_keys_apply(struct app *app, uint32_t key, struct app_intent *want);
 void app_pager_open(struct app *app);
 unsigned app_pager_key(struct app *app, uint32_t key, enum app_action action);
 
+/* Do ACTION as its key would (app_keys.c), through the modes first. */
+unsigned app_keys_act(struct app *app, enum app_action action, struct app_intent *want);
+
+/* What an update asked for beyond the state (WANT: new budgets, another
+ * lesson) done, then the shown step sought again (app.c). Returns FLAGS. */
+unsigned app_finish(struct app *app, unsigned flags, const struct app_intent *want);
+
 /* Go to STEP (clamped); one the timelines have not reached yet becomes
  * the goal, which app_tick follows as they build. */
 void app_go(struct app *app, int step);

@@ -689,13 +689,9 @@ static unsigned mode_apply(const struct mode *m, struct app *app, const struct p
 	return m->other(app, p, 0);
 }
 
-unsigned app_keys_apply(struct app *app, uint32_t key, struct app_intent *want)
+/* The press P through the modes, then its action's handler. */
+static unsigned apply(struct app *app, const struct press p)
 {
-	*want = (struct app_intent){.what = APP_WANT_NOTHING};
-	app->notice[0] = '\0';
-	if (key == KEYC_RESIZE)
-		return APP_REDRAW;
-	const struct press p = {key, app_action_of(key), want};
 	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
 		if (!modes[i].on(app))
 			continue;
@@ -706,4 +702,20 @@ unsigned app_keys_apply(struct app *app, uint32_t key, struct app_intent *want)
 	/* An action without a handler would be a key that does nothing. */
 	key_fn *fn = actions[p.action].fn ? actions[p.action].fn : act_unbound;
 	return fn(app, &p, actions[p.action].arg);
+}
+
+unsigned app_keys_apply(struct app *app, uint32_t key, struct app_intent *want)
+{
+	*want = (struct app_intent){.what = APP_WANT_NOTHING};
+	app->notice[0] = '\0';
+	if (key == KEYC_RESIZE)
+		return APP_REDRAW;
+	return apply(app, (struct press){key, app_action_of(key), want});
+}
+
+unsigned app_keys_act(struct app *app, enum app_action action, struct app_intent *want)
+{
+	*want = (struct app_intent){.what = APP_WANT_NOTHING};
+	app->notice[0] = '\0';
+	return apply(app, (struct press){KEYC_NONE, action, want});
 }

@@ -35,6 +35,49 @@ uint32_t keys_parse(const char *name)
 	return KEYC_NONE;
 }
 
+/* The mouse's names, and the event each is. */
+static const struct {
+	const char *name;
+	enum app_mouse what;
+} mouse_names[] = {
+        {"click", APP_MOUSE_CLICK},
+        {"wheel-up", APP_MOUSE_WHEEL_UP},
+        {"wheel-down", APP_MOUSE_WHEEL_DOWN},
+};
+
+/* A number from 1 to 9999 at *AT, up to END; false for anything else. */
+static bool place_number(const char *at, const char *end, int *out)
+{
+	if (end - at < 1 || end - at > 4 || *at == '0')
+		return false;
+	int v = 0;
+	for (; at < end; at++) {
+		if (*at < '0' || *at > '9')
+			return false;
+		v = v * 10 + (*at - '0');
+	}
+	*out = v;
+	return true;
+}
+
+bool keys_parse_mouse(const char *name, struct key_mouse *m)
+{
+	const char *colon = strchr(name, ':');
+	const size_t len = colon ? (size_t)(colon - name) : strlen(name);
+	for (size_t i = 0; i < sizeof mouse_names / sizeof mouse_names[0]; i++) {
+		const char *n = mouse_names[i].name;
+		if (strlen(n) != len || strncmp(name, n, len) != 0)
+			continue;
+		*m = (struct key_mouse){mouse_names[i].what, 0, 0};
+		if (!colon) /* a wheel may leave its place out, a click not */
+			return m->what != APP_MOUSE_CLICK;
+		const char *second = strchr(colon + 1, ':');
+		return second && place_number(colon + 1, second, &m->row) &&
+		       place_number(second + 1, second + 1 + strlen(second + 1), &m->col);
+	}
+	return false;
+}
+
 const char *keys_names(char *buf, size_t size)
 {
 	size_t len = 0;

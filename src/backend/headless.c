@@ -12,9 +12,17 @@
 #include "h2o/scene.h"
 #include "h2o/view.h"
 
+/* One item of a --keys list: a key, or a mouse event (KEY is then
+ * KEYC_NONE and MOUSE true), or neither (a bad name). */
+struct item {
+	uint32_t key;
+	bool mouse;
+	struct key_mouse m;
+};
+
 /* Call FN for each comma-separated item of LIST; stops at the first
  * non-zero return and returns it. */
-static int each_key(const char *list, int (*fn)(const char *name, uint32_t key, void *ctx),
+static int each_key(const char *list, int (*fn)(const char *name, const struct item *it, void *ctx),
                     void *ctx)
 {
 	const char *p = list;
@@ -22,15 +30,17 @@ static int each_key(const char *list, int (*fn)(const char *name, uint32_t key, 
 		const char *comma = strchr(p, ',');
 		const size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		char name[32];
-		uint32_t key = KEYC_NONE;
+		struct item it = {.key = KEYC_NONE};
 		if (len > 0 && len < sizeof name) {
 			memcpy(name, p, len);
 			name[len] = '\0';
-			key = keys_parse(name);
+			it.key = keys_parse(name);
+			if (it.key == KEYC_NONE)
+				it.mouse = keys_parse_mouse(name, &it.m);
 		} else {
 			snprintf(name, sizeof name, "%.*s", (int)(len < 24 ? len : 24), p);
 		}
-		int rc = fn(name, key, ctx);
+		int rc = fn(name, &it, ctx);
 		if (rc)
 			return rc;
 		if (!comma)
@@ -44,18 +54,19 @@ struct check {
 	size_t size;
 };
 
-static int check_one(const char *name, uint32_t key, void *ctx)
+static int check_one(const char *name, const struct item *it, void *ctx)
 {
 	struct check *c = ctx;
-	if (key != KEYC_NONE)
+	if (it->key != KEYC_NONE || it->mouse)
 		return 0;
 	char names[256];
 	if (name[0] == '\0')
 		snprintf(c->err, c->size, "--keys: empty key name in the list");
 	else
 		snprintf(c->err, c->size,
-		         "--keys: unknown key \"%s\" (a printable character, or one of %s)", name,
-		         keys_names(names, sizeof names));
+		         "--keys: unknown key \"%s\" (the mouse: " KEYS_MOUSE_NAMES
+		         "; a printable character, or one of %s)",
+		         name, keys_names(names, sizeof names));
 	return -1;
 }
 
@@ -88,10 +99,19 @@ static int print_frame(struct run *r, const char *after)
 	return ferror(r->out) ? -1 : 0;
 }
 
-static int run_one(const char *name, uint32_t key, void *ctx)
+static int run_one(const char *name, const struct item *it, void *ctx)
 {
 	struct run *r = ctx;
-	if (app_key(r->app, key) & APP_QUIT)
+	unsigned flags;
+	if (it->mouse) {
+		/* What the last frame showed under the mouse, as the terminal
+		 * asks the view (a place counts from 1; none: nowhere). */
+		const struct app_spot at = view_pick(r->app, r->f, it->m.row - 1, it->m.col - 1);
+		flags = app_mouse(r->app, it->m.what, &at);
+	} else {
+		flags = app_key(r->app, it->key);
+	}
+	if (flags & APP_QUIT)
 		return 1;
 	return print_frame(r, name);
 }

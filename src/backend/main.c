@@ -493,7 +493,7 @@ static int run_screens(const struct run *r)
 		             ? output_failed("drawing the frames")
 		             : 0;
 	else
-		rc = tui_run(&app, o->ascii || !r->utf8);
+		rc = tui_run(&app, o->ascii || !r->utf8, !o->no_mouse);
 	app_done(&app);
 	return rc;
 }

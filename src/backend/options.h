@@ -75,11 +75,15 @@ enum {
 	X(KEYS, "keys", REQUIRED, "LIST", TEXT, keys, NULL, 0, 0, NULL,                            \
 	  "with --headless: print the frame at step 0, then one frame after each key of LIST "     \
 	  "(comma-separated key names: a printable key by its character, e.g. q ? ], the others "  \
-	  "by name: {keys})")                                                                      \
+	  "by name: {keys}); the mouse: click:ROW:COL, counted from 1, wheel-up and wheel-down, "  \
+	  "a wheel also with :ROW:COL")                                                            \
 	X(SIZE, "size", REQUIRED, "COLSxROWS", OWN, cols, NULL, 1, OPTIONS_MAX_SIDE, NULL,         \
 	  "frame size for --headless (default 120x36)")                                            \
 	X(ASCII, "ascii", NONE, "", FLAG, ascii, NULL, 0, 0, NULL,                                 \
 	  "ASCII glyphs only (bars, heat, borders)")                                               \
+	X(NO_MOUSE, "no-mouse", NONE, "", FLAG, no_mouse, NULL, 0, 0, NULL,                        \
+	  "leave the mouse to the terminal: no clicks on tokens and heat cells, no wheel "         \
+	  "(the TUI; --keys' click:ROW:COL and wheels still work headless)")                       \
 	X(TRACE, "trace", NONE, "", FLAG, trace, NULL, 0, 0, NULL,                                 \
 	  "print the JSON Lines trace of every step and exit")                                     \
 	X(HEAVY, "heavy", REQUIRED, "N", INT, heavy, "an integer", 0, SCENE_MAX_BUDGET, NULL,      \
@@ -183,6 +187,7 @@ enum option_id {
 
 struct options {
 	bool headless, ascii, trace, report, json, csv, quiet;
+	bool no_mouse;      /* --no-mouse: the TUI asks the terminal for no mouse reports */
 	bool help, version; /* --help, --version: print, exit 0 */
 	bool per_head;      /* --per-head: the report's rows per head */
 	bool per_layer;     /* --per-layer: the report's rows per layer */

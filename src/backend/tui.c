@@ -7,8 +7,9 @@
  * It must never draw a glyph, escape sequence or message that is not a
  * cell of the frame (so the headless text is the screen, colours aside),
  * never send a control character to the terminal whatever the frame holds,
- * never leave the terminal in curses mode on any way out of the process,
- * and never take an input sequence it does not know (an Alt-key, a paste,
+ * never leave the terminal in curses mode (or reporting the mouse) on any
+ * way out of the process, never ask for the mouse under --no-mouse, and
+ * never take an input sequence it does not know (an Alt-key, a paste,
  * a mouse or terminal report) for Esc or for the keys its bytes spell. With
  * tui_draw.c (the frame drawn) and tui_signals.c it is the only code that
  * includes <curses.h>.
@@ -21,6 +22,7 @@
 #include "h2o/app.h"
 #include "h2o/frame.h"
 #include "h2o/text.h"
+#include "h2o/view.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -180,9 +182,16 @@ static bool tui_open(struct tui *t)
 	/* Esc closes things; waiting the default second for a sequence feels broken. */
 	set_escdelay(TUI_ESC_MS);
 	curs_set(0);
+	/* The first button and the wheel, each reported as it happens: no
+	 * wait to tell a click from a press. endwin turns the reports off,
+	 * on every way out and on Ctrl-Z, and the next refresh back on. */
+	if (t->mouse) {
+		mouseinterval(0);
+		mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	}
 	tui_colors_init(t);
 	if (have_modes)
-		tui_fatal_arm(&shell_modes);
+		tui_fatal_arm(&shell_modes, t->mouse);
 	return true;
 }
 
@@ -207,6 +216,7 @@ static void tui_resume(void)
 
 enum tui_wait {
 	TUI_KEY,     /* *key holds a key for app_key */
+	TUI_MOUSE,   /* *mouse holds a mouse event for app_mouse */
 	TUI_TIMEOUT, /* no key in time, or an ignored one, or a signal */
 	TUI_GONE,    /* the terminal went away */
 };
@@ -366,7 +376,29 @@ static void tui_skip_mouse(void)
  * many failures in a row that did not wait are taken as the terminal gone,
  * rather than spinning the processor for ever.
  */
-static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key)
+/* A mouse report curses decoded, into *M (the place 0-based). False for
+ * one of no event the app takes (a release, a button it did not ask for). */
+static bool tui_mouse_event(struct key_mouse *m)
+{
+	MEVENT ev;
+
+	if (getmouse(&ev) != OK)
+		return false;
+	m->row = ev.y;
+	m->col = ev.x;
+	if (ev.bstate & BUTTON1_PRESSED)
+		m->what = APP_MOUSE_CLICK;
+	else if (ev.bstate & BUTTON4_PRESSED)
+		m->what = APP_MOUSE_WHEEL_UP;
+	else if (ev.bstate & BUTTON5_PRESSED)
+		m->what = APP_MOUSE_WHEEL_DOWN;
+	else
+		return false;
+	return true;
+}
+
+static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key,
+                                  struct key_mouse *mouse)
 {
 	long long start = tui_now_ms();
 	wint_t wch = 0;
@@ -398,6 +430,8 @@ static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key)
 		}
 	}
 	if (rc == KEY_CODE_YES && wch == KEY_MOUSE) {
+		if (t->mouse)
+			return tui_mouse_event(mouse) ? TUI_MOUSE : TUI_TIMEOUT;
 		tui_skip_mouse();
 		return TUI_TIMEOUT;
 	}
@@ -410,7 +444,7 @@ static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key)
 	return *key == KEYC_NONE ? TUI_TIMEOUT : TUI_KEY;
 }
 
-int tui_run(struct app *app, bool ascii)
+int tui_run(struct app *app, bool ascii, bool mouse)
 {
 	struct tui_signals old;
 	struct tui t;
@@ -422,6 +456,7 @@ int tui_run(struct app *app, bool ascii)
 	memset(&t, 0, sizeof t);
 	t.utf8 = text_locale_is_utf8();
 	t.ascii = ascii || !t.utf8;
+	t.mouse = mouse;
 
 	/* Our handlers go in before newterm, so ncurses keeps its hands off
 	 * SIGINT and SIGTERM (it only installs its own on default ones). */
@@ -436,6 +471,7 @@ int tui_run(struct app *app, bool ascii)
 	for (;;) {
 		int timeout_ms = TUI_POLL_MS;
 		uint32_t key = KEYC_NONE;
+		struct key_mouse m;
 		unsigned flags;
 		enum tui_wait w;
 
@@ -479,13 +515,25 @@ int tui_run(struct app *app, bool ascii)
 			was_playing = false;
 		}
 
-		w = tui_wait_key(&t, timeout_ms, &key);
+		w = tui_wait_key(&t, timeout_ms, &key, &m);
 		if (w == TUI_GONE) {
 			status = 128 + SIGHUP; /* as if it had hung up */
 			break;
 		}
 		if (w == TUI_TIMEOUT)
 			continue; /* the loop head sees a signal */
+		if (w == TUI_MOUSE && t.frame) {
+			/* What the frame on the screen shows there. */
+			const struct app_spot at = view_pick(app, t.frame, m.row, m.col);
+			flags = app_mouse(app, m.what, &at);
+			if (flags & APP_QUIT)
+				break;
+			if (flags & APP_REDRAW)
+				dirty = true;
+			continue;
+		}
+		if (w == TUI_MOUSE)
+			continue;
 		/* A resize always redraws: the frame follows the screen's new
 		 * size whatever the app makes of the key. */
 		if (key == KEYC_RESIZE)

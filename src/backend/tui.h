@@ -32,8 +32,10 @@ struct app;
  * restored in every case. Any other signal whose default action ends the
  * process still ends it, after the terminal is restored. A stop and fg
  * (SIGSTOP or Ctrl-Z, then SIGCONT) re-apply the terminal modes and
- * repaint.
+ * repaint. MOUSE asks the terminal to report the mouse (clicks and the
+ * wheel, app_mouse), for the length of the run only: off at every way
+ * out and while stopped; without it no mouse mode is ever asked for.
  */
-int tui_run(struct app *app, bool ascii);
+int tui_run(struct app *app, bool ascii, bool mouse);
 
 #endif

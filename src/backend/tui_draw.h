@@ -30,6 +30,7 @@ struct tui {
 	int quick_errors; /* reads in a row that failed without waiting */
 	bool utf8;        /* the locale encodes all of Unicode */
 	bool ascii;       /* frames use ASCII glyphs */
+	bool mouse;       /* the terminal reports the mouse (not --no-mouse) */
 	short pair[STYLE_COUNT];
 	attr_t attr[STYLE_COUNT];
 	struct frame *frame;

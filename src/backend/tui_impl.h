@@ -40,8 +40,9 @@ struct tui_signals {
 
 /* Prepare and arm the restore a fatal signal runs; SHELL_MODES are the
  * terminal modes from before curses changed them (the terminfo strings are
- * read now: call once the terminal is set up). */
-void tui_fatal_arm(const struct termios *shell_modes);
+ * read now: call once the terminal is set up); MOUSE: the terminal
+ * reports the mouse, which the restore turns off too. */
+void tui_fatal_arm(const struct termios *shell_modes, bool mouse);
 /* For atexit: endwin if the screen is still up. */
 void tui_restore_at_exit(void);
 /* The handlers of tui_run, and putting back what they replaced. */

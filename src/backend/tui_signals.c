@@ -135,9 +135,17 @@ static void tui_fatal_add(const char *cap)
 
 /* Prepare and arm the fatal restore; SHELL_MODES are the terminal modes
  * from before curses changed them. Called once the terminal is set up. */
-void tui_fatal_arm(const struct termios *shell_modes)
+void tui_fatal_arm(const struct termios *shell_modes, bool mouse)
 {
 	tui_fatal_reset_len = 0;
+	/* The mouse first, as endwin does: xterm's reports, SGR's and
+	 * X10's, both off (ncurses asks for 1000, with 1006 where the
+	 * terminal's kmous is SGR's). */
+	if (mouse) {
+		static const char off[] = "\033[?1006;1000l";
+		memcpy(tui_fatal_reset, off, sizeof off - 1);
+		tui_fatal_reset_len = sizeof off - 1;
+	}
 	/* The order endwin uses: attributes off, cursor shown, keypad off,
 	 * then back from the alternate screen to the shell's. */
 	tui_fatal_add("sgr0");

@@ -450,40 +450,6 @@ void panel_hints_draw(const struct view *v, struct frame *f, struct rect r)
 	draw_hints(f, x, r.y, end, walk_hints, sizeof walk_hints / sizeof walk_hints[0]);
 }
 
-/* The most tokens policy P holds over a scene of N: its capacity, or the
- * whole prompt when that is longer (nothing is evicted before its end). */
-static int held_most(const struct app *app, enum policy_id p, int n)
-{
-	int capacity = policy_capacity(p, &app->b);
-	if (capacity >= 0 && app->b.prompt > capacity)
-		capacity = app->b.prompt;
-	return capacity < 0 || capacity > n ? n : capacity;
-}
-
-#define PLOT_MAX_ROWS 8 /* chart rows a series at most */
-
-/* The plot's rows for a middle of MIDDLE_H: none on a short terminal, a
- * rule and a row per series, then a chart of K rows per series with its
- * y axis and a row of step ticks, K growing with the terminal. */
-static int plot_height(int middle_h)
-{
-	if (middle_h < 22)
-		return 0;
-	int k = 1 + (middle_h - 22) / 8;
-	k = k > 6 ? 6 : k;
-	return k == 1 ? 3 : 1 + 2 * k + 1;
-}
-
-/* The tallest plot of the form plot_height gives within ROWS rows, with at
- * most PLOT_MAX_ROWS rows a series. */
-static int plot_grown(int rows)
-{
-	if (rows < 6)
-		return 3;
-	const int k = (rows - 2) / 2;
-	return 1 + 2 * (k > PLOT_MAX_ROWS ? PLOT_MAX_ROWS : k) + 1;
-}
-
 void view_draw(const struct app *app, struct frame *f)
 {
 	frame_clear(f);
@@ -491,80 +457,28 @@ void view_draw(const struct app *app, struct frame *f)
 		draw_too_small(f);
 		return;
 	}
-	struct view v = {
-	        .app = app,
-	        .sc = app->scene,
-	        .tl = app->tl,
-	        .t = app->step,
-	        .n = app->scene->n,
-	        .built = app_built(app),
-	        .split = f->cols / 2,
-	};
-	v.e = app->shown;
-	v.rec = app->shown_rec;
-
-	/* Rows: header 2, rule, middle, the lesson text under its rule (when
-	 * the scene has one and it is shown), rule, story, status, hints. The
-	 * middle goes to the cache panels first, as much as the whole
-	 * timeline ever needs there (so the layout holds still while
-	 * stepping), then the plot when there is room (taller on a taller
-	 * terminal), keeping a third of the middle for the heat rows below
-	 * their rule (half for the cache map, which has more to show). */
-	const int lesson_h = view_lesson_rows(app, f->cols, f->rows, f->ascii);
-	/* A scene that teaches has a second line under the step sentence. */
+	struct view_layout lay;
+	view_layout(app, f, &lay);
+	const struct view *v = &lay.v;
 	const int remark_h = app->scene->lesson ? 1 : 0;
-	const int middle_top = 3, middle_h = f->rows - 3 - 4 - lesson_h - remark_h;
-	const int middle_end = middle_top + middle_h; /* the row after the middle */
-	int need_cache = 1 + 3 + held_most(app, POLICY_H2O, v.n) +
-	                 timeline_eviction_count(app->tl, POLICY_H2O);
-	/* The full cache beside H2O mirrors H2O's rows. */
-	if (app->compare != POLICY_FULL) {
-		const int other = 1 + 3 + held_most(app, app->compare, v.n) +
-		                  timeline_eviction_count(app->tl, app->compare);
-		need_cache = other > need_cache ? other : need_cache;
-	}
-	const int need_heat = app->map ? view_map_rows(&v, f->cols, -1) : 1 + v.n;
-	int plot_h = plot_height(middle_h);
-	int min_heat = middle_h / (app->map ? 2 : 3);
-	min_heat = min_heat > 4 ? min_heat : 4;
-	min_heat = need_heat < min_heat ? need_heat : min_heat;
-	int cache_h = middle_h - 1 - plot_h - min_heat;
-	cache_h = need_cache < cache_h ? need_cache : cache_h;
-	/* Rows neither the cache panels nor the heat rows can use make the
-	 * plot taller (a short scene on a tall terminal). */
-	const int spare = middle_h - 1 - cache_h - plot_h - need_heat;
-	if (plot_h > 0 && spare > 0)
-		plot_h = plot_grown(plot_h + spare);
-	int heat_h = middle_h - cache_h - plot_h - 1;
-	if (app->map) {
-		/* The rows between the map's bands and its place go back to
-		 * the cache panels. */
-		const int left = heat_h - view_map_rows(&v, f->cols, heat_h);
-		const int back = need_cache - cache_h < left ? need_cache - cache_h : left;
-		cache_h += back > 0 ? back : 0;
-		heat_h -= back > 0 ? back : 0;
-	}
-	const int heat_top = middle_top + cache_h + plot_h + 1;
 	const struct {
 		panel_draw_fn *draw;
 		struct rect r;
 	} panels[] = {
-	        {panel_header_draw, {0, 0, f->cols, 2}},
-	        {panel_cache_draw, {0, middle_top, f->cols, cache_h}},
-	        {panel_plot_draw, {0, middle_top + cache_h, f->cols, plot_h}},
+	        {panel_header_draw, lay.header},
+	        {panel_cache_draw, lay.cache},
+	        {panel_plot_draw, lay.plot},
 	        /* The heat rows (or the map) draw their rule, with the legend. */
-	        {app->map                       ? panel_map_draw
-	         : app->model_view && app->drop ? panel_model_draw
-	                                        : panel_heat_draw,
-	         {0, heat_top - 1, f->cols, heat_h + 1}},
-	        {panel_lesson_draw, {0, middle_end, f->cols, lesson_h}},
-	        {panel_story_draw, {0, f->rows - 3 - remark_h, f->cols, 1 + remark_h}},
-	        {panel_status_draw, {0, f->rows - 2, f->cols, 1}},
-	        {panel_hints_draw, {0, f->rows - 1, f->cols, 1}},
+	        {lay.heat_draw, lay.heat},
+	        {panel_lesson_draw, lay.lesson},
+	        {panel_story_draw, lay.story},
+	        {panel_status_draw, lay.status},
+	        {panel_hints_draw, lay.hints},
 	};
+	const int middle_top = lay.middle.y, middle_end = lay.middle.y + lay.middle.h;
 	bool panels_skip_middle = false;
 	view_rule(f, 0, 2, f->cols, NULL);
-	panel_strip_draw(&v, f, (struct rect){0, 2, f->cols, 1});
+	panel_strip_draw(v, f, (struct rect){0, 2, f->cols, 1});
 	/* A lesson whose text is hidden says how to bring it back. */
 	view_rule(f, 0, f->rows - 4 - remark_h, f->cols,
 	          app->lesson_hidden && (*app->scene->watch || app->scene->n_notes)
@@ -575,16 +489,15 @@ void view_draw(const struct app *app, struct frame *f)
 		 * rule included. */
 		for (int y = middle_top; y < middle_end; y++)
 			frame_fill(f, 0, y, f->cols, ' ', STYLE_NORMAL);
-		(app->overview ? panel_overview_draw : panel_vectors_draw)(
-		        &v, f, (struct rect){0, middle_top, f->cols, middle_h});
+		(app->overview ? panel_overview_draw : panel_vectors_draw)(v, f, lay.middle);
 		panels_skip_middle = true;
 	}
 	for (size_t i = 0; i < sizeof panels / sizeof panels[0]; i++)
 		if (panels[i].r.h > 0 && (!panels_skip_middle || panels[i].r.y < middle_top ||
 		                          panels[i].r.y >= middle_end))
-			panels[i].draw(&v, f, panels[i].r);
+			panels[i].draw(v, f, panels[i].r);
 	if (app->pager)
-		panel_pager_draw(&v, f, (struct rect){0, 0, f->cols, f->rows});
+		panel_pager_draw(v, f, (struct rect){0, 0, f->cols, f->rows});
 	if (app->help)
-		panel_help_draw(&v, f, (struct rect){0, 0, f->cols, f->rows});
+		panel_help_draw(v, f, (struct rect){0, 0, f->cols, f->rows});
 }

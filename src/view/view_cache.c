@@ -510,3 +510,39 @@ void panel_cache_draw(const struct view *v, struct frame *f, struct rect r)
 	free(rows);
 	free(items);
 }
+
+struct app_spot view_cache_pick(const struct view *v, struct rect r, int row, int col)
+{
+	const enum policy_id lead = v->app->list.p;
+	struct app_spot spot = {.kind = SPOT_PANEL, .p = lead, .pos = -1, .step = -1};
+	if (r.h < 2 || v->t == 0)
+		return spot;
+	/* The halves as panel_cache_draw lays them out. */
+	const int lw = v->split - r.x, rw = r.x + r.w - v->split - 1;
+	const int w = lw < rw ? lw : rw;
+	int side = -1;
+	if (col >= r.x && col < r.x + w)
+		side = 0;
+	else if (col > v->split && col <= v->split + w)
+		side = 1;
+	if (side < 0)
+		return spot;
+	spot.p = side == 0 ? POLICY_H2O : v->app->compare;
+	const int i = row - r.y - 1, body = r.h - 1;
+	if (i < 0 || i >= body)
+		return spot;
+	struct row *rows = malloc((size_t)body * sizeof *rows);
+	int *items = malloc(((size_t)v->n + 1) * sizeof *items);
+	if (rows && items) {
+		const int nrows = v->app->walk != WALK_NONE
+		                          ? view_cache_walk_rows(v, rows, body)
+		                          : view_cache_summary_rows(v, rows, body, items);
+		if (i < nrows && rows[i].kind == ROW_TOKEN) {
+			spot.kind = SPOT_TOKEN;
+			spot.pos = rows[i].pos;
+		}
+	}
+	free(rows);
+	free(items);
+	return spot;
+}

@@ -371,3 +371,58 @@ void panel_heat_draw(const struct view *v, struct frame *f, struct rect r)
 	else
 		draw_half(v, f, &h, v->split + 1, w, r.y, r.h, true);
 }
+
+/* The position of the column at COL of a half laid out by H from X, or
+ * -1 (a label, the mass beside the columns, a gap). */
+static int column_pos(const struct heat_cols *h, int x, int col)
+{
+	const int pins_x = x + h->label_w;
+	if (col >= pins_x && col < pins_x + h->pins_w)
+		return h->pin[(col - pins_x) / h->pin_w];
+	const int x0 = pins_x + h->pins_w + h->more_left;
+	if (col < x0)
+		return -1;
+	const int i = (col - x0) / h->cw;
+	return i < h->count ? h->first + i : -1;
+}
+
+struct app_spot view_heat_pick(const struct view *v, struct rect r, int row, int col)
+{
+	struct app_spot spot = {.kind = SPOT_NONE, .p = POLICY_H2O, .pos = -1, .step = -1};
+	/* Below the rule, as panel_heat_draw lays the rows out. */
+	r.y++;
+	r.h--;
+	const int rw = r.x + r.w - v->split - 1;
+	if (r.h < 2 || v->t == 0 || row < r.y || row >= r.y + r.h ||
+	    (v->app->selected >= 0 && rw < INSPECT_HALF_W))
+		return spot;
+	const int lw = v->split - r.x;
+	const int w = lw < rw ? lw : rw;
+	int x;
+	if (col >= r.x && col < r.x + w) {
+		x = r.x;
+	} else if (col > v->split && col < v->split + 1 + w && v->app->selected < 0) {
+		x = v->split + 1;
+		spot.p = v->app->compare;
+	} else {
+		return spot; /* the rule between the halves, or the inspector */
+	}
+	const struct heat_cols h = heat_layout(v, w);
+	const int pos = column_pos(&h, x, col);
+	if (row == r.y) {
+		/* The header names positions: a click there picks the token. */
+		if (pos >= 0 && pos < v->t) {
+			spot.kind = SPOT_TOKEN;
+			spot.pos = pos;
+		}
+		return spot;
+	}
+	const int first_step = v->t - (r.h - 1) + 1 > 1 ? v->t - (r.h - 1) + 1 : 1;
+	const int s = first_step + (row - r.y - 1);
+	if (s > v->t)
+		return spot;
+	spot.kind = SPOT_HEAT;
+	spot.step = s;
+	spot.pos = pos;
+	return spot;
+}

@@ -61,6 +61,23 @@ panel_draw_fn panel_vectors_draw;
  * rows it would like: one position a cell. */
 int view_map_rows(const struct view *v, int cols, int rows);
 
+/* Where each panel goes on a frame (view_layout.c): the rectangles
+ * view_draw hands the panels, and the view of the app they draw from.
+ * MIDDLE is what the cache panels, the plot and the heat rows share (the
+ * heads overview takes it whole); HEAT includes its rule, and HEAT_DRAW
+ * is what fills it (the heat rows, the cache map or the model panel). */
+struct view_layout {
+	struct view v;
+	struct rect header, middle, cache, plot, heat, lesson, story, status, hints;
+	panel_draw_fn *heat_draw;
+};
+void view_layout(const struct app *app, const struct frame *f, struct view_layout *lay);
+
+/* What panel_cache_draw and panel_heat_draw, drawn in R, show at ROW, COL
+ * (view_hit.c asks them): a spot of the kind app_mouse takes. */
+struct app_spot view_cache_pick(const struct view *v, struct rect r, int row, int col);
+struct app_spot view_heat_pick(const struct view *v, struct rect r, int row, int col);
+
 /* The heat scale every panel shares (view_heat.c): absolute and
  * logarithmic, VIEW_HEAT_LEVELS levels of half a decade each, so that a
  * weight has one style and one glyph everywhere. */

@@ -22,6 +22,7 @@
 
 #include "h2o/budget.h"
 #include "h2o/engine.h"
+#include "h2o/keys.h"
 #include "h2o/policy.h"
 #include "h2o/text.h"
 
@@ -430,6 +431,25 @@ const char *app_comparable_names(char *buf, size_t size);
 
 /* Apply one key. Returns APP_ flags. */
 unsigned app_key(struct app *app, uint32_t key);
+
+/* What is at a cell of the screen, as the view drew it (view_pick): a
+ * token's row in a cache panel (the side of policy P; POS the token), any
+ * other cell of a cache panel (the list under the mouse: P), a cell of the
+ * heat rows (STEP's row; POS the column's position, or -1 on the row's
+ * label), the help overlay, or nothing the mouse acts on. */
+enum app_spot_kind { SPOT_NONE, SPOT_TOKEN, SPOT_PANEL, SPOT_HEAT, SPOT_HELP };
+struct app_spot {
+	enum app_spot_kind kind;
+	enum policy_id p;
+	int pos, step;
+};
+
+/* Apply a mouse event WHAT over the spot AT (app_mouse.c), as the keys it
+ * stands for: a click on a token selects it (the inspector opens), on a
+ * heat cell goes to that step and selects that position; the wheel steps
+ * back (up) and forward (down), or moves the selection through a walked
+ * list under it, or turns the help's pages. Returns APP_ flags. */
+unsigned app_mouse(struct app *app, enum app_mouse what, const struct app_spot *at);
 
 /* Go to step STEP (clamped to 0..n; a step not built yet becomes the goal,
  * as for a typed step number). */

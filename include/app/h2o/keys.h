@@ -14,6 +14,7 @@
 #ifndef H2O_KEYS_H
 #define H2O_KEYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,24 @@ enum keycode {
 #undef X
 };
 
+/* What the mouse did (app_mouse): a click of the first button, the wheel
+ * turned up or down. */
+enum app_mouse { APP_MOUSE_CLICK, APP_MOUSE_WHEEL_UP, APP_MOUSE_WHEEL_DOWN };
+
+/* A mouse event as --keys names it: "click:ROW:COL" (ROW and COL from 1,
+ * as a terminal's mouse reports count them), "wheel-up", "wheel-down", a
+ * wheel also with ":ROW:COL" (over a walked list it moves through the
+ * list). A wheel without a place has ROW and COL 0. */
+struct key_mouse {
+	enum app_mouse what;
+	int row, col;
+};
+
+/* Parse a mouse event's name into *M. Returns false for a name that is
+ * not one (a key's, or a click without its place). */
+bool keys_parse_mouse(const char *name, struct key_mouse *m);
+#define KEYS_MOUSE_NAMES "click:ROW:COL, wheel-up, wheel-down"
+
 /* Parse one key name ("right", "space", "comma", "q", "]", "é"). Returns
  * KEYC_NONE for a name that is not a key. */
 uint32_t keys_parse(const char *name);
@@ -54,7 +73,8 @@ uint32_t keys_parse(const char *name);
 const char *keys_name(uint32_t key, char *buf, size_t size);
 
 /* Every name keys_parse takes besides a printable character, space-
- * separated ("space right left ..."), in BUF. Returns BUF. */
+ * separated ("space right left ..."), in BUF. Returns BUF. (The mouse's
+ * names, KEYS_MOUSE_NAMES, are not keys.) */
 const char *keys_names(char *buf, size_t size);
 
 #endif
