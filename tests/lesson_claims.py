@@ -19,7 +19,8 @@ to, every number the suggestion names must be on the screen before or
 after the keys, and what it says they show (EFFECTS: a pattern per claim,
 on the frame after the keys or after more keys) must be there; a "Try" with
 no entry in EFFECTS is an error, so no experiment goes unchecked. Lesson 2's
-step 5 must show the explainer's table (EXPLAINER) as it says. A model's
+step 5 must show the explainer's table (EXPLAINER) as it says, and lesson
+1 must say what recall is before a frame shows the word. A model's
 figures are read from its report's rows per step (model_values), at its
 own budgets, not from its trace. Only the policies a lesson names are run
 (--policies; h2o and the full cache always): a number it quotes of a policy
@@ -105,6 +106,32 @@ def check_explainer(binary, root):
         if not re.search(r"\d " + re.escape(token) + r" +" + LIVE + r"+ +" + re.escape(sum_) + r" +│", screen):
             print(f"{path}: step {step} does not show the explainer's {token} {sum_}")
             bad += 1
+    return bad
+
+
+def check_defined(binary, root, path="scenes/lesson_01_heavy_recent.json", word="recall"):
+    """Lesson 1 says what WORD means (its watch or a note: the strip of
+    lesson text) on a frame before or at the first that shows the word
+    elsewhere, stepping from 0 to the end, at 80x24 and 120x36."""
+    bad, shown = 0, 0
+    for size in ("80x24", "120x36"):
+        run = subprocess.run([binary, "--headless", "--size", size, path], cwd=root,
+                             capture_output=True, text=True, check=True)
+        defined = False
+        for frame in re.split(r"(?m)^--- step [^\n]*---\n", run.stdout)[1:]:
+            strip = re.search(r"── (what to watch|at step \d+) [^\n]*\n(.*?)\n─", frame, re.S)
+            text = strip.group(2) if strip else ""
+            rest = frame.replace(text, "") if text else frame
+            defined = defined or re.search(word + r"[^.:;]{0,30} is ", text) is not None
+            if re.search(r"(?<![\w])" + word + r"(?![\w])", rest):
+                shown += 1
+                if not defined:
+                    print(f"{path}: {size}: a frame shows {word} before the lesson says what it is")
+                    bad += 1
+                break
+    if not shown:
+        print(f"{path}: no frame shows {word}: this check checks nothing")
+        bad += 1
     return bad
 
 
@@ -287,6 +314,7 @@ def main():
                     bad += 1
         bad += check_tries(binary, root, path, scene)
     bad += check_explainer(binary, root)
+    bad += check_defined(binary, root)
     if bad:
         sys.exit(1)
     print(f"ok: the numbers of {len(lessons)} lessons")
