@@ -4,6 +4,9 @@
 # the frames of every shipped scene (its first and last step, each policy
 # beside H2O, the cache map), from the header's figures, the cache panels'
 # headings, the rules over the panels and the status line.
+# Lesson 8, the model scene, adds its model panel's lines (perplexity, the
+# next tokens, the ▼ count), and every mark its frames show must be on the
+# help's pages.
 # Usage: glossary_test.sh H2O_TUI SOURCE_ROOT
 set -eu
 bin=$1
