@@ -10,7 +10,17 @@ lesson that says "sat (0.91) loses to cat (1.58)" cannot drift from what
 the screen shows. A note's numbers may also be the step before's (the old
 score of a sum) or the next step's. The trace is also taken with one more
 recent slot, for lessons that say what } does, and at the budgets the keys
-after each note's "Try" lead to, for what its experiment shows. A model's
+after each note's "Try" lead to, for what its experiment shows.
+
+Every experiment a note suggests ("Try [ [") is also run as a reader would:
+headless, to the note's step (and the model panel, t, on a model scene),
+then the suggested keys. The header must then show the budgets they lead
+to, every number the suggestion names must be on the screen before or
+after the keys, and what it says they show (EFFECTS: a pattern per claim,
+on the frame after the keys or after more keys) must be there; a "Try" with
+no entry in EFFECTS is an error, so no experiment goes unchecked. Lesson 2's
+step 5 must show the explainer's table (EXPLAINER) as it says, and lesson
+1 must say what recall is before a frame shows the word. A model's
 figures are read from its report's rows per step (model_values), at its
 own budgets, not from its trace. Only the policies a lesson names are run
 (--policies; h2o and the full cache always): a number it quotes of a policy
@@ -32,6 +42,139 @@ NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]*\d)")
 # The policies, by the names --policies takes (h2o-tui --help).
 POLICIES = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
             "snapkv-win", "pyramidkv", "adakv", "observed", "random", "keydiff"]
+
+
+# What each suggested experiment shows, by lesson and step: (the keys
+# pressed after the suggestion's, [patterns that frame must match]).
+LIVE = r"[█▉▊▋▌▍▎▏]"  # a live row's bar: held in the cache, not evicted
+EFFECTS = {
+    ("scenes/lesson_01_heavy_recent.json", 5): [
+        ("", [r"H2O CACHE  5 of 5 tokens", r"EVICTED  0 ",
+              r"\d sat +" + LIVE + r"[^│\n]*│", r"\n At heavy 2 \+ recent 2 "]),
+    ],
+    ("scenes/lesson_02_scores.json", 5): [
+        ("", [r"✗ 1 The +left the window at step 5 ", r"0 <s> +left the window at step 4 "]),
+        ("right", [r"\n At 4 \+ 3 recall was 1\.00, now 0\.70: The \(0\.20 of it\)"]),
+    ],
+    ("scenes/lesson_03_evict.json", 5): [
+        ("", [r"H2O CACHE  5 of 5 tokens", r"EVICTED  0 ", r"\d sat +" + LIVE + r"[^│\n]*│",
+              r"\n At heavy 2 \+ recent 2 [^\n]*sat went at this step"]),
+    ],
+    ("scenes/lesson_04_online.json", 6): [
+        ("", [r"RECENT  0 of 0", r"✗ +5 mat +< [\d.]+ \S+ at step 6 "]),
+        ("right", [r"\n At 2 \+ 2 recall was 0\.96, now 0\.24: mat \(0\.70 of it\)"]),
+    ],
+    ("scenes/lesson_05_qk.json", 5): [
+        ("", [r"H2O CACHE  3 of 3 tokens", r"1 cat +< [\d.]+ \S+ at step 4 ",
+              r"\n H2O renormalises: its softmax shares 1 among the 4 tokens it holds[^\n]*"
+              r"gets more \(it 0\.37, full 0\.24\)"]),
+    ],
+    ("scenes/lesson_06_kv_cache.json", 5): [
+        ("", [r"H2O CACHE  5 of 5 tokens, 40 KV", r"\d sat +" + LIVE + r"[^│\n]*│",
+              r"\n At heavy 2 \+ recent 2 recall was 1\.00 too; sat went at this step"]),
+    ],
+    ("models/stories260K/story_model.json", 66): [
+        ("", [r"perplexity so far: full 2\.80  h2o 2\.92 ",
+              r"\n At heavy 16 \+ recent 16 recall was 0\.75, now 0\.65"]),
+    ],
+}
+# Lesson 2's step 5 is the explainer's table (section 7): old scores 1.0
+# 0.7 0.2, new attention 0.2 0.5 0.3, new scores 1.2 1.2 0.5, a row each.
+EXPLAINER = ("scenes/lesson_02_scores.json", 5,
+             [("The", "1.00 + 0.20 = 1.20"), ("cat", "0.70 + 0.50 = 1.20"),
+              ("sat", "0.20 + 0.30 = 0.50")])
+
+
+def frames(binary, root, path, keys):
+    """The headless frames (120x36) after each of KEYS, the first at step 0."""
+    run = subprocess.run([binary, "--headless", "--size", "120x36", "--keys", ",".join(keys), path],
+                         cwd=root, capture_output=True, text=True, check=True)
+    return re.split(r"(?m)^--- step [^\n]*---\n", run.stdout)[1:]
+
+
+def to_step(step, model):
+    """The keys that go to STEP (its digits, Enter), and t on a model scene."""
+    return list(str(step)) + ["enter"] + (["t"] if model else [])
+
+
+def check_explainer(binary, root):
+    path, step, rows = EXPLAINER
+    screen = frames(binary, root, path, to_step(step, False))[-1]
+    bad = 0
+    for token, sum_ in rows:
+        # The H2O panel's row (left of the rule) and the full cache's.
+        if not re.search(r"\d " + re.escape(token) + r" +" + LIVE + r"+ +" + re.escape(sum_) + r" +│", screen):
+            print(f"{path}: step {step} does not show the explainer's {token} {sum_}")
+            bad += 1
+    return bad
+
+
+def check_defined(binary, root, path="scenes/lesson_01_heavy_recent.json", word="recall"):
+    """Lesson 1 says what WORD means (its watch or a note: the strip of
+    lesson text) on a frame before or at the first that shows the word
+    elsewhere, stepping from 0 to the end, at 80x24 and 120x36."""
+    bad, shown = 0, 0
+    for size in ("80x24", "120x36"):
+        run = subprocess.run([binary, "--headless", "--size", size, path], cwd=root,
+                             capture_output=True, text=True, check=True)
+        defined = False
+        for frame in re.split(r"(?m)^--- step [^\n]*---\n", run.stdout)[1:]:
+            strip = re.search(r"── (what to watch|at step \d+) [^\n]*\n(.*?)\n─", frame, re.S)
+            text = strip.group(2) if strip else ""
+            rest = frame.replace(text, "") if text else frame
+            defined = defined or re.search(word + r"[^.:;]{0,30} is ", text) is not None
+            if re.search(r"(?<![\w])" + word + r"(?![\w])", rest):
+                shown += 1
+                if not defined:
+                    print(f"{path}: {size}: a frame shows {word} before the lesson says what it is")
+                    bad += 1
+                break
+    if not shown:
+        print(f"{path}: no frame shows {word}: this check checks nothing")
+        bad += 1
+    return bad
+
+
+def check_tries(binary, root, path, scene):
+    """Run every experiment SCENE's notes suggest; see the docstring."""
+    bad = 0
+    model = "model" in scene
+    for step, note in scene.get("notes", {}).items():
+        if note.count("Try ") != len(TRY.findall(note)):
+            print(f"{path}: notes.{step}: a \"Try\" whose keys this test cannot run")
+            bad += 1
+        for keys in TRY.findall(note):
+            keys = keys.split()
+            where = f"{path}: notes.{step}: Try {' '.join(keys)}"
+            effects = EFFECTS.get((path, int(step)))
+            if effects is None:
+                print(f"{where}: no check of what it shows in EFFECTS")
+                bad += 1
+                continue
+            heavy, recent = scene["heavy"], scene["recent"]
+            for key in keys:
+                heavy = max(heavy + {"[": -1, "]": 1}.get(key, 0), 0)
+                recent = max(recent + {"{": -1, "}": 1}.get(key, 0), 0)
+            go = to_step(step, model)
+            shown = frames(binary, root, path, go + keys)
+            before, after = shown[len(go)], shown[-1]
+            if f"heavy {heavy} + recent {recent}" not in after.split("\n")[0]:
+                print(f"{where}: the header does not show heavy {heavy} + recent {recent}")
+                bad += 1
+            screens = [before, after]
+            for more, patterns in effects:
+                screen = frames(binary, root, path, go + keys + more.split())[-1] if more else after
+                screens.append(screen)
+                for pattern in patterns:
+                    if not re.search(pattern, screen):
+                        print(f"{where}{' then ' + more if more else ''}: the screen does not show /{pattern}/")
+                        bad += 1
+            said = note[note.index("Try " + " ".join(keys)):]
+            for written in NUMBER.findall(said):
+                if not any(re.search(r"(?<![\d.])" + re.escape(written) + r"(?![\d])", s) for s in screens):
+                    print(f"{where}: {written} is on no screen of the experiment")
+                    bad += 1
+    return bad
 
 
 def named_policies(scene):
@@ -155,6 +298,10 @@ def main():
                 everywhere.extend(values)
         claims = [("watch", scene.get("watch", ""), everywhere)]
         for step, note in scene.get("notes", {}).items():
+            # A model's experiment is checked on its screens (check_tries),
+            # not against the trace, which is at the scene's budgets only.
+            if layered and "Try " in note:
+                note = note[:note.index("Try ")]
             # A note may name the step before's numbers (the old score a
             # sum starts from) and the next step's (what it leads to).
             near = [v for t in (int(step) - 1, int(step), int(step) + 1)
@@ -165,6 +312,9 @@ def main():
                 if not matches(written, values):
                     print(f"{path}: {where}: {written} is not a number of this scene")
                     bad += 1
+        bad += check_tries(binary, root, path, scene)
+    bad += check_explainer(binary, root)
+    bad += check_defined(binary, root)
     if bad:
         sys.exit(1)
     print(f"ok: the numbers of {len(lessons)} lessons")
