@@ -12,7 +12,9 @@ set -u
 export LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1
 bin=$1
 shift
-scene=scenes/cat_sat.json
+# A scene with keys, so that every policy runs (knorm and keydiff read
+# them; an attention scene leaves them out).
+scene=scenes/cat_sat_qkv.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

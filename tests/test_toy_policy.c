@@ -112,11 +112,12 @@ static void test_registered(void **state)
 	assert_string_equal(app_action_help(ACT_COMPARE), help);
 }
 
-/* c goes through every policy but H2O, the toy included. */
+/* c goes through every policy but H2O, the toy included (on a scene with
+ * keys, which every policy can run). */
 static void test_compare_cycle(void **state)
 {
 	(void)state;
-	struct scene *sc = load("scenes/cat_sat.json");
+	struct scene *sc = load("scenes/cat_sat_qkv.json");
 	struct app app;
 	assert_int_equal(app_init(&app, sc, 2, 2, -1, POLICY_FULL), 0);
 	/* From full: each policy after it in the table (H2O skipped), the

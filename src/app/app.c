@@ -112,7 +112,8 @@ static int init(struct app *app, const struct scene *scene, const struct budget 
 	if (!app->plans)
 		return -1;
 	app->compare = compare;
-	app->policies = shown ? shown & ENGINE_ALL_POLICIES : ENGINE_ALL_POLICIES;
+	app->chosen = shown & ENGINE_ALL_POLICIES;
+	app->policies = engine_policies_for(scene, shown);
 	app->selected = -1;
 	app->heat_anchor = -1;
 	app->lesson = -1;
@@ -170,7 +171,8 @@ bool app_has_vectors(const struct app *app)
 
 void app_set_policies(struct app *app, unsigned policies)
 {
-	app->policies = policies ? policies & ENGINE_ALL_POLICIES : ENGINE_ALL_POLICIES;
+	app->chosen = policies & ENGINE_ALL_POLICIES;
+	app->policies = engine_policies_for(app->scene, policies);
 }
 
 int app_built(const struct app *app)

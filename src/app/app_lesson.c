@@ -130,7 +130,8 @@ void app_lesson_refuse(struct app *app, int index, double needed, double held, c
 
 void app_lesson_swap(struct app *app, struct app *next, int index)
 {
-	next->policies = app->policies;
+	next->chosen = app->chosen;
+	next->policies = engine_policies_for(next->scene, app->chosen);
 	next->lessons = app->lessons;
 	next->lesson = index;
 	next->lesson_hidden = app->lesson_hidden;
@@ -198,7 +199,7 @@ static void open_lesson(struct app *app, int index)
 		return;
 	}
 	struct app next;
-	if (app_init_only(&next, sc, &b, app->compare, false, app->policies) != 0) {
+	if (app_init_only(&next, sc, &b, app->compare, false, app->chosen) != 0) {
 		app_done(&next);
 		scene_free(sc);
 		snprintf(app->notice, sizeof app->notice,

@@ -350,7 +350,7 @@ static void lesson_opened(struct app *app, struct app_job *job)
 	job->drop = NULL;
 	struct app next;
 	const struct budget b = app_lesson_budget(sc);
-	if (app_init_only(&next, sc, &b, app->compare, true, app->policies) != 0 ||
+	if (app_init_only(&next, sc, &b, app->compare, true, app->chosen) != 0 ||
 	    (sc->model && set_vocab(&next, sc->model, sc->tokenizer, sc->tokens, sc->given) != 0)) {
 		next.owned = sc;
 		app_done(&next);

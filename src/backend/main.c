@@ -267,6 +267,9 @@ static int choose_policies(struct run *r)
 	r->shown = o->policies          ? o->policies
 	           : r->scene->policies ? r->scene->policies
 	                                : ENGINE_ALL_POLICIES;
+	/* By default, an attention scene runs every policy but those that
+	 * read keys, which it has none of (the report says so). */
+	r->shown = engine_policies_for(r->scene, r->shown);
 	if (o->compare_given) {
 		if (r->shown & ENGINE_POLICY(o->compare))
 			return -1;
@@ -476,8 +479,10 @@ static int run_screens(const struct run *r)
 	struct app app;
 	/* The terminal shows a long scene while its timeline builds;
 	 * headless frames are of the whole timeline. */
+	/* The app is given the choice itself (0: every policy), and runs what
+	 * each lesson's scene can of it. */
 	const int ok = app_init_only(&app, r->scene, &r->choice.budget, o->compare, !o->headless,
-	                             r->shown);
+	                             o->policies ? o->policies : r->scene->policies);
 	if (ok >= 0) {
 		app_set_lessons(&app, r->lessons, r->lesson);
 		app_set_memory(&app, memory_limit(o), o->max_memory > 0);

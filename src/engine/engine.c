@@ -154,6 +154,15 @@ void engine_free(struct engine *e)
 	free(e);
 }
 
+unsigned engine_policies_for(const struct scene *scene, unsigned mask)
+{
+	mask = mask ? mask & ENGINE_ALL_POLICIES : ENGINE_ALL_POLICIES;
+	for (int p = 0; scene->mode == SCENE_ATTENTION && p < POLICY_COUNT; p++)
+		if (policy_reads_keys((enum policy_id)p))
+			mask &= ~ENGINE_POLICY(p);
+	return mask;
+}
+
 unsigned engine_policies(const struct engine *e)
 {
 	return e->mask;

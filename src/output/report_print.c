@@ -15,6 +15,7 @@
 #include "h2o/scene.h"
 #include "h2o/settings_print.h"
 #include "json_out.h"
+#include "report_notes.h"
 
 static int loss_width(const struct report_target *t)
 {
@@ -183,24 +184,6 @@ static void put_order_text(FILE *out, const struct report_run *run)
 	        good);
 }
 
-/* A line for each policy that held more than its budget: what it held. */
-static void put_unmatched(FILE *out, const struct report_run *run)
-{
-	const int bound = report_matched_bound(&run->budget);
-	for (int p = 0; p < POLICY_COUNT; p++) {
-		if (p == POLICY_FULL || !shown(run->policies, p) ||
-		    report_matched(run, (enum policy_id)p))
-			continue;
-		fprintf(out, "not matched: %s %s: holds %.0f, not %d", policies[p]->name,
-		        policies[p]->grows ? "keeps every token after the prompt"
-		                           : "holds more than its budget",
-		        report_held_peak(&run->sum[p]), bound);
-		if (p == POLICY_SNAPKV)
-			fputs(" (snapkv-win is its matched form)", out);
-		fputc('\n', out);
-	}
-}
-
 static void put_table(FILE *out, const struct report_run *run, bool per_head)
 {
 	put_table_head(out, run);
@@ -223,7 +206,7 @@ static void put_table(FILE *out, const struct report_run *run, bool per_head)
 			              &run->head_sum[(size_t)h * POLICY_COUNT + p]);
 		}
 	}
-	put_unmatched(out, run);
+	report_print_notes(out, run);
 }
 
 /* A figure's JSON and CSV key: "mean_attn_recall_decode" over the steps

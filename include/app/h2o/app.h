@@ -265,6 +265,9 @@ struct app {
 	struct engine_plans *plans;
 	enum policy_id compare; /* the policy beside H2O */
 	unsigned policies;      /* those c cycles through (app_set_policies) */
+	/* The policies chosen (0: every one); POLICIES are those of them the
+	 * scene can run (engine_policies_for), again for each lesson. */
+	unsigned chosen;
 	enum app_metric metric; /* what the plot row shows */
 	int step;               /* 0..app_built() */
 	int goal;               /* a step to go to once the timelines reach it, or -1 */

@@ -108,6 +108,11 @@ _Static_assert(POLICY_COUNT < 32, "policy masks are unsigned ints: at most 31 po
  */
 struct engine *engine_new_only(const struct scene *scene, const struct budget *b,
                                unsigned policies);
+/* MASK (0: every policy) less the policies SCENE cannot run: on an
+ * attention scene, which has no keys, those that read keys
+ * (policy_reads_keys). */
+unsigned engine_policies_for(const struct scene *scene, unsigned mask);
+
 /* The policies E runs (ENGINE_ALL_POLICIES for engine_new). */
 unsigned engine_policies(const struct engine *e);
 
