@@ -20,7 +20,11 @@ export LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1
 bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-policies=$("$bin" --report --csv scenes/cat_sat.json | awk -F, 'NR > 1 && $1 == 1' | wc -l)
+# The policies a scene runs by default: every one on a scene with keys,
+# all but those that read keys on an attention scene. POLICIES, when set,
+# is the count of a --policies list instead.
+runs() { "$bin" --report --csv "$1" | awk -F, 'NR > 1 && $1 == 1' | wc -l; }
+policies=''
 failed=0
 fail() {
 	echo "FAIL: $*"
@@ -31,6 +35,7 @@ fail() {
 check() {
 	local file=$tmp/$1
 	shift
+	local policies=${policies:-$(runs "${@: -1}")}
 	"$bin" "$@" >"$tmp/plain" 2>/dev/null || fail "$*: without --plot"
 	if ! "$bin" --plot "$file" "$@" >"$tmp/out" 2>"$tmp/err"; then
 		fail "--plot $file $*: exit status $?: $(cat "$tmp/err")"
@@ -85,11 +90,10 @@ else
 	fail "--smooth 5: exit status $?"
 fi
 # --policies: a curve per policy chosen, and no other.
-all=$policies
 policies=2
 check chosen.svg --report --policies h2o,window scenes/cat_sat_qkv.json
 check chosen_sweep.svg --budget-sweep=2,4 --policies tova,full scenes/cat_sat_qkv.json
-policies=$all
+policies=
 
 # A model scene's sweep: a second panel, the model's perplexity against
 # the budget, with a curve per policy the model runs (the names of the
@@ -98,7 +102,6 @@ policies=$all
 # Three policies (--policies), so that the model runs 3 times per budget
 # rather than 11; the README's figure below runs them all.
 model=models/stories260K/story_model.json
-all=$policies
 policies=3
 chosen="--policies h2o,tova,full"
 ran=$("$bin" --quiet --budget-sweep=8,64 --json $chosen "$model" |
@@ -118,7 +121,7 @@ check model_report.pdf --report $chosen "$model"
 model_curves model_report.pdf "log-probability lost over the steps"
 grep -qF "wrote $tmp/model_report.pdf: 3 panels of" "$tmp/err" ||
 	fail "the model's report: not 3 panels of attention figures: $(cat "$tmp/err")"
-policies=$all
+policies=
 
 # The README's figure is what the command beside it draws: the same
 # command draws a PNG of the same size.
@@ -138,5 +141,5 @@ fi
 status=$?
 [ "$status" = 1 ] || fail "unwritable plot: exit status $status, expected 1"
 [ "$(wc -l <"$tmp/err")" = 1 ] || fail "unwritable plot: not one line: $(cat "$tmp/err")"
-[ "$failed" = 0 ] && echo "plots drawn, $policies curves each"
+[ "$failed" = 0 ] && echo "plots drawn, a curve per policy each"
 exit "$failed"

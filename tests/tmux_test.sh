@@ -645,7 +645,7 @@ case_pager() {
 	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.1" "the pager resized to 80x24" &&
 		key_check 2 Down && key_check 3 PageDown && key_check 4 End && key_check 5 Up &&
 		key_check 6 Home && key_check 7 -l c && key_check 8 -l q || return 1
-	grep -q 'lines 17.38 of 38' "$TMP/exp.4" || { fail "no 'lines 17-38 of 38' at the end"; return 1; }
+	grep -q 'lines 19.40 of 40' "$TMP/exp.4" || { fail "no 'lines 19-40 of 40' at the end"; return 1; }
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
 }

@@ -270,6 +270,19 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		draw_text_page(v, f, r, page);
 		return;
 	}
+	/* The keys, an entry each; in two columns (a small screen), the
+	 * actions that come in pairs share an entry, so that every key is
+	 * listed at 80x24. */
+	static const struct {
+		enum app_action first, second;
+		const char *help;
+	} pairs[] = {
+	        {ACT_FASTER, ACT_SLOWER, "play faster / slower"},
+	        {ACT_SEARCH_NEXT, ACT_SEARCH_PREV, "next / previous match"},
+	        {ACT_HEAD_NEXT, ACT_HEAD_PREV, "next / previous head"},
+	        {ACT_LAYER_NEXT, ACT_LAYER_PREV, "next / previous layer"},
+	        {ACT_LESSON_NEXT, ACT_LESSON_PREV, "next / previous lesson"},
+	};
 	const int n_actions = ACT_COUNT - 1;
 	/* One column of keys when they fit, else two in a wider box: every
 	 * key is always listed. */
@@ -278,7 +291,32 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		cols = 2;
 		w = r.w < 140 ? r.w : 140;
 	}
-	const int key_rows = (n_actions + cols - 1) / cols;
+	struct {
+		char keys[64];
+		const char *help;
+	} entry[ACT_COUNT];
+	int n = 0;
+	for (int a = 1; a < ACT_COUNT; a++) {
+		const char *help = app_action_help((enum app_action)a);
+		bool second = false;
+		char more[32] = "";
+		for (size_t i = 0; cols > 1 && i < sizeof pairs / sizeof pairs[0]; i++) {
+			second = second || (int)pairs[i].second == a;
+			if ((int)pairs[i].first == a) {
+				keys_of(pairs[i].second, more, sizeof more);
+				help = pairs[i].help;
+			}
+		}
+		if (second)
+			continue;
+		keys_of((enum app_action)a, entry[n].keys, sizeof entry[n].keys);
+		if (more[0]) {
+			const size_t len = strlen(entry[n].keys);
+			snprintf(entry[n].keys + len, sizeof entry[n].keys - len, " %s", more);
+		}
+		entry[n++].help = help;
+	}
+	const int key_rows = (n + cols - 1) / cols;
 	/* Below the keys, the policies c goes through, wrapped by words; when
 	 * the screen has no room for all of its lines, one line that says how
 	 * many there are and where they are listed (page 2). */
@@ -306,24 +344,20 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 	 * wide as its widest list of them. */
 	const int col_w = w - 4, bottom = y0 + h - 1;
 	int keys_w[2] = {cols == 1 ? 20 : 0, 0};
-	for (int a = 1; a < ACT_COUNT && cols > 1; a++) {
-		char keys[64];
-		keys_of((enum app_action)a, keys, sizeof keys);
-		const int col = (a - 1) / key_rows, kw = frame_text_width(keys, f->ascii);
+	for (int e = 0; e < n && cols > 1; e++) {
+		const int col = e / key_rows, kw = frame_text_width(entry[e].keys, f->ascii);
 		keys_w[col] = kw > keys_w[col] ? (kw < 20 ? kw : 20) : keys_w[col];
 	}
 	/* The texts share what the keys leave, equally. */
 	const int text_w =
 	        cols == 1 ? col_w - keys_w[0] - 1 : (w - 4 - 2 - keys_w[0] - keys_w[1] - 2) / 2;
-	for (int a = 1; a < ACT_COUNT; a++) {
-		const int col = (a - 1) / key_rows, y = y0 + 1 + (a - 1) % key_rows;
+	for (int e = 0; e < n; e++) {
+		const int col = e / key_rows, y = y0 + 1 + e % key_rows;
 		const int x = x0 + 2 + (col ? keys_w[0] + 1 + text_w + 2 : 0);
 		if (y >= bottom)
 			continue;
-		char keys[64];
-		keys_of((enum app_action)a, keys, sizeof keys);
-		frame_text(f, x, y, keys_w[col], keys, STYLE_KEY);
-		frame_text(f, x + keys_w[col] + 1, y, text_w, app_action_help(a), STYLE_NORMAL);
+		frame_text(f, x, y, keys_w[col], entry[e].keys, STYLE_KEY);
+		frame_text(f, x + keys_w[col] + 1, y, text_w, entry[e].help, STYLE_NORMAL);
 	}
 	/* The policies by name, whole: a key's text may be cut to its column.
 	 * With no row left under the keys, the short sentence goes on the
