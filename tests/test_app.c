@@ -18,21 +18,11 @@
 #include "h2o/timeline.h"
 #include "layered_fixture.h"
 #include "scene_fixture.h"
+#include "app_fixture.h"
 
 static struct scene *scene30(void)
 {
 	return fixture_random(30, 4, 2, 2, 1);
-}
-
-static void press(struct app *app, const char *names)
-{
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", names);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		uint32_t key = keys_parse(tok);
-		assert_int_not_equal(key, KEYC_NONE);
-		app_key(app, key);
-	}
 }
 
 static void test_stepping(void **state)

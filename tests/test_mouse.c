@@ -19,25 +19,7 @@
 #include "h2o/scene.h"
 #include "h2o/timeline.h"
 #include "h2o/view.h"
-
-static struct scene *load(const char *path)
-{
-	struct scene *sc = NULL;
-	char err[SCENE_ERROR_MAX];
-	assert_int_equal(scene_load_file(path, &sc, err), 0);
-	return sc;
-}
-
-static void press(struct app *app, const char *names)
-{
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", names);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		const uint32_t key = keys_parse(tok);
-		assert_int_not_equal(key, KEYC_NONE);
-		app_key(app, key);
-	}
-}
+#include "app_fixture.h"
 
 static struct frame *draw(const struct app *app, int cols, int rows)
 {

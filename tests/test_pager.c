@@ -15,17 +15,7 @@
 #include "h2o/app.h"
 #include "h2o/keys.h"
 #include "scene_fixture.h"
-
-static void press(struct app *app, const char *names)
-{
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", names);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		uint32_t key = keys_parse(tok);
-		assert_int_not_equal(key, KEYC_NONE);
-		app_key(app, key);
-	}
-}
+#include "app_fixture.h"
 
 /* A scene with a paragraph and NOTES notes of WORDS words each, one a
  * step from step 1. */

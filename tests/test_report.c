@@ -16,14 +16,7 @@
 #include "h2o/report.h"
 #include "h2o/report_print.h"
 #include "h2o/scene.h"
-
-static struct scene *load(const char *path)
-{
-	char err[SCENE_ERROR_MAX];
-	struct scene *sc;
-	assert_int_equal(scene_load_file(path, &sc, err), 0);
-	return sc;
-}
+#include "app_fixture.h"
 
 static void test_target_parse(void **state)
 {

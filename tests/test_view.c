@@ -21,30 +21,12 @@
 #include "h2o/timeline.h"
 #include "h2o/view.h"
 #include "layered_fixture.h"
+#include "app_fixture.h"
 
 static const struct {
 	int cols, rows;
 } sizes[] = {{80, 24}, {120, 36}, {200, 60}, {300, 80}};
 #define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
-
-static struct scene *load(const char *path)
-{
-	struct scene *sc = NULL;
-	char err[SCENE_ERROR_MAX];
-	assert_int_equal(scene_load_file(path, &sc, err), 0);
-	return sc;
-}
-
-static void press(struct app *app, const char *names)
-{
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", names);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		const uint32_t key = keys_parse(tok);
-		assert_int_not_equal(key, KEYC_NONE);
-		app_key(app, key);
-	}
-}
 
 static struct frame *draw(const struct app *app, int cols, int rows, bool ascii)
 {

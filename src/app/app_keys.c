@@ -3,7 +3,7 @@
  *
  * A key goes through the modes that take keys of their own first, in
  * order (typing a number or a search, the heads overview, the help
- * pages), each a small table of its keys; what no mode takes is looked up
+ * pages; app_modes.c), each a small table of its keys; what no mode takes is looked up
  * in APP_BINDINGS and done by its action's handler, one short function per
  * action. Handlers change the state only: what loads files or builds
  * timelines (new budgets, another lesson) they leave as an intent, which
@@ -17,34 +17,7 @@
 #include "h2o/scene.h"
 #include "h2o/text.h"
 #include "h2o/timeline.h"
-#include "app_impl.h"
-
-static int clamp(int v, int lo, int hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* One key being applied: the key, the action it is bound to, and what it
- * asks app_key to do after (set by the handlers that load or build). */
-struct press {
-	uint32_t key;
-	enum app_action action;
-	struct app_intent *want;
-};
-
-/* A handler: the key's change to APP, with the table's ARG. It returns
- * APP_ flags, or PASS when a mode leaves the key to what comes after it. */
-typedef unsigned key_fn(struct app *app, const struct press *p, int arg);
-#define PASS 0u
-
-/* A mode's key: KEY (a key code), or else ACTION (whatever key is bound
- * to it), handled by FN with ARG. */
-struct mode_key {
-	uint32_t key;
-	enum app_action action;
-	key_fn *fn;
-	int arg;
-};
+#include "app_keys_impl.h"
 
 /* Move the selection by DELTA rows through the leading list; with nothing
  * selected (or the selection not arrived yet), as if it sat just before
@@ -62,228 +35,8 @@ static void select_by(struct app *app, int delta)
 		at = delta > 0 ? delta - 1 : list->len + delta;
 	else
 		at += delta;
-	app->selected = list->pos[clamp(at, 0, list->len - 1)];
+	app->selected = list->pos[app_clamp(at, 0, list->len - 1)];
 }
-
-/* Show query head HEAD's panels: its timeline, at the step shown. */
-static void show_head(struct app *app, int head)
-{
-	app->head = head;
-	app->tl = app->tls[head];
-	if (app->pool)
-		timeline_pool_prefer(app->pool, head);
-	/* Its build may be behind the step shown: wait for it there. */
-	app_go(app, app->goal >= 0 ? app->goal : app->step);
-}
-
-/* --- Typing a step, a position or a search on the hint line. --- */
-
-static void start_entry(struct app *app, enum app_entry what, const char *first)
-{
-	app->entering = what;
-	snprintf(app->entry, sizeof app->entry, "%s", first);
-}
-
-/* The number typed so far. */
-static long entry_number(const struct app *app)
-{
-	long want = 0;
-	for (const char *c = app->entry; *c; c++)
-		want = want * 10 + (*c - '0');
-	return want;
-}
-
-static unsigned entry_done(struct app *app, const struct press *p, int arg)
-{
-	(void)p, (void)arg;
-	const enum app_entry what = app->entering;
-	app->entering = ENTRY_NONE;
-	if (what == ENTRY_SEARCH) {
-		/* Enter alone searches again for the last text. */
-		if (app->entry[0])
-			snprintf(app->query, sizeof app->query, "%s", app->entry);
-		if (app->query[0])
-			app_search(app, +1);
-		return APP_REDRAW;
-	}
-	if (!app->entry[0])
-		return APP_REDRAW;
-	const long want = entry_number(app);
-	if (what == ENTRY_POSITION) {
-		app_go_position(app, want);
-		return APP_REDRAW;
-	}
-	if (want > app->scene->n)
-		snprintf(app->notice, sizeof app->notice, "no step %ld: the last step is %d", want,
-		         app->scene->n);
-	app_go(app, (int)(want > app->scene->n ? app->scene->n : want));
-	return APP_REDRAW;
-}
-
-static unsigned entry_erase(struct app *app, const struct press *p, int arg)
-{
-	(void)p, (void)arg;
-	size_t len = strlen(app->entry);
-	if (len == 0) {
-		app->entering = ENTRY_NONE;
-		return APP_REDRAW;
-	}
-	/* A whole character: back over its continuation bytes. */
-	while (len > 1 && ((unsigned char)app->entry[len - 1] & 0xC0) == 0x80)
-		len--;
-	app->entry[len - 1] = '\0';
-	return APP_REDRAW;
-}
-
-static unsigned entry_cancel(struct app *app, const struct press *p, int arg)
-{
-	(void)p, (void)arg;
-	app->entering = ENTRY_NONE;
-	return APP_REDRAW;
-}
-
-/* Any other key: a character the entry takes is typed; any other ends
- * the entry and does what it always does. */
-static unsigned entry_type(struct app *app, const struct press *p, int arg)
-{
-	(void)arg;
-	const uint32_t key = p->key;
-	const size_t len = strlen(app->entry);
-	const bool text = app->entering == ENTRY_SEARCH;
-	/* Text takes printable characters (no controls, no surrogates). */
-	const bool printable = key >= ' ' && key != 0x7F && (key < 0x80 || key >= 0xA0) &&
-	                       (key < 0xD800 || key > 0xDFFF) && key < KEYC_BASE;
-	if (!(text ? printable : key >= '0' && key <= '9')) {
-		app->entering = ENTRY_NONE;
-		return PASS;
-	}
-	char bytes[4];
-	/* Numbers up to nine digits; text while its bytes fit. */
-	const size_t add = text ? text_encode(key, bytes) : 1;
-	if (!text)
-		bytes[0] = (char)key;
-	if (len + add < sizeof app->entry && (text || len < 9)) {
-		memcpy(app->entry + len, bytes, add);
-		app->entry[len + add] = '\0';
-	}
-	return APP_REDRAW;
-}
-
-static const struct mode_key entry_keys[] = {
-        {KEYC_BACKSPACE, ACT_NONE, entry_erase, 0},
-        {KEYC_ENTER, ACT_NONE, entry_done, 0},
-        {KEYC_ESC, ACT_NONE, entry_cancel, 0},
-};
-
-/* --- The heads overview: the arrows move its cursor over the grid (rows
- * are layers, columns the heads of a layer), Enter opens the head under
- * it. --- */
-
-static unsigned overview_head(struct app *app, const struct press *p, int by)
-{
-	(void)p;
-	const int per = heads_per_layer(app->scene);
-	const int layer = app->cursor / per, h = clamp(app->cursor % per + by, 0, per - 1);
-	app->cursor = layer * per + h;
-	return APP_REDRAW;
-}
-
-static unsigned overview_layer(struct app *app, const struct press *p, int by)
-{
-	(void)p;
-	const int per = heads_per_layer(app->scene), layers = app->heads / per;
-	const int layer = clamp(app->cursor / per + by, 0, layers - 1);
-	app->cursor = layer * per + app->cursor % per;
-	return APP_REDRAW;
-}
-
-static unsigned overview_open(struct app *app, const struct press *p, int arg)
-{
-	(void)p, (void)arg;
-	app->overview = false;
-	show_head(app, app->cursor);
-	return APP_REDRAW;
-}
-
-static unsigned pass(struct app *app, const struct press *p, int arg)
-{
-	(void)app, (void)p, (void)arg;
-	return PASS;
-}
-
-static const struct mode_key overview_keys[] = {
-        {KEYC_LEFT, ACT_NONE, overview_head, -1}, {KEYC_RIGHT, ACT_NONE, overview_head, +1},
-        {KEYC_UP, ACT_NONE, overview_layer, -1},  {KEYC_DOWN, ACT_NONE, overview_layer, +1},
-        {KEYC_ENTER, ACT_NONE, overview_open, 0},
-};
-
-/* --- Help is modal: the keys that step turn its pages (on past the last
- * closes it), q quits, any other key closes it. --- */
-
-static unsigned help_page(struct app *app, const struct press *p, int by)
-{
-	(void)p;
-	if (by > 0)
-		app->help = ++app->help_page < APP_HELP_PAGES;
-	else
-		app->help_page -= app->help_page > 0;
-	return APP_REDRAW;
-}
-
-static unsigned help_close(struct app *app, const struct press *p, int arg)
-{
-	(void)arg;
-	app->help = false;
-	return p->action == ACT_QUIT ? APP_QUIT : APP_REDRAW;
-}
-
-static const struct mode_key help_keys[] = {
-        {0, ACT_NEXT, help_page, +1},        {0, ACT_PAGE_NEXT, help_page, +1},
-        {0, ACT_SELECT_NEXT, help_page, +1}, {0, ACT_PREV, help_page, -1},
-        {0, ACT_PAGE_PREV, help_page, -1},   {0, ACT_SELECT_PREV, help_page, -1},
-};
-
-static bool entering(const struct app *app)
-{
-	return app->entering != ENTRY_NONE;
-}
-
-/* The pager takes every key but the help's (app_pager.c). */
-static bool pager_shown(const struct app *app)
-{
-	return app->pager && !app->help;
-}
-
-static unsigned pager_key(struct app *app, const struct press *p, int arg)
-{
-	(void)arg;
-	return app_pager_key(app, p->key, p->action);
-}
-
-static bool overview_shown(const struct app *app)
-{
-	return app->overview && !app->help;
-}
-
-static bool help_shown(const struct app *app)
-{
-	return app->help;
-}
-
-/* The modes that take keys before the bindings do, in order: while one is
- * on, its table's key is its; any other goes to OTHER, which may PASS it
- * on to the next mode and at last to the bindings. */
-static const struct mode {
-	bool (*on)(const struct app *app);
-	const struct mode_key *keys;
-	size_t count;
-	key_fn *other;
-} modes[] = {
-        {entering, entry_keys, sizeof entry_keys / sizeof entry_keys[0], entry_type},
-        {pager_shown, NULL, 0, pager_key},
-        {overview_shown, overview_keys, sizeof overview_keys / sizeof overview_keys[0], pass},
-        {help_shown, help_keys, sizeof help_keys / sizeof help_keys[0], help_close},
-};
 
 /* --- The actions of APP_BINDINGS, one handler each. --- */
 
@@ -319,14 +72,14 @@ static unsigned act_digit(struct app *app, const struct press *p, int arg)
 {
 	(void)arg;
 	const char digit[2] = {(char)p->key, '\0'};
-	start_entry(app, ENTRY_STEP, digit);
+	app_entry_start(app, ENTRY_STEP, digit);
 	return APP_REDRAW;
 }
 
 static unsigned act_entry(struct app *app, const struct press *p, int what)
 {
 	(void)p;
-	start_entry(app, (enum app_entry)what, "");
+	app_entry_start(app, (enum app_entry)what, "");
 	return APP_REDRAW;
 }
 
@@ -395,7 +148,7 @@ static unsigned act_play(struct app *app, const struct press *p, int arg)
 static unsigned act_speed(struct app *app, const struct press *p, int by)
 {
 	(void)p;
-	app->speed = clamp(app->speed + by, 0, APP_SPEED_COUNT - 1);
+	app->speed = app_clamp(app->speed + by, 0, APP_SPEED_COUNT - 1);
 	return APP_REDRAW;
 }
 
@@ -434,7 +187,7 @@ static unsigned act_heat_left(struct app *app, const struct press *p, int arg)
 {
 	(void)p, (void)arg;
 	const int from = app->heat_anchor >= 0 ? app->heat_anchor : app->step - 1;
-	app->heat_anchor = clamp(from - 10, 0, app->scene->n - 1);
+	app->heat_anchor = app_clamp(from - 10, 0, app->scene->n - 1);
 	return APP_REDRAW;
 }
 
@@ -464,7 +217,7 @@ static void head_to(struct app *app, int at)
 	if (app->overview)
 		app->cursor = at;
 	else
-		show_head(app, at);
+		app_show_head(app, at);
 }
 
 /* Within the layer: J and K go through the layers. */
@@ -692,10 +445,10 @@ static unsigned mode_apply(const struct mode *m, struct app *app, const struct p
 /* The press P through the modes, then its action's handler. */
 static unsigned apply(struct app *app, const struct press p)
 {
-	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-		if (!modes[i].on(app))
+	for (size_t i = 0; i < app_mode_count; i++) {
+		if (!app_modes[i].on(app))
 			continue;
-		const unsigned flags = mode_apply(&modes[i], app, &p);
+		const unsigned flags = mode_apply(&app_modes[i], app, &p);
 		if (flags != PASS)
 			return flags;
 	}
