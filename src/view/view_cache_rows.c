@@ -17,6 +17,17 @@ static int by_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/* Where POS is in the N ascending positions of LIST, or -1. A policy that
+ * does not run (engine_new_only) has none, and LIST may then be NULL,
+ * which bsearch must not be given. */
+static int index_of(const int *list, int n, int pos)
+{
+	if (n <= 0)
+		return -1;
+	const int *hit = bsearch(&pos, list, (size_t)n, sizeof *list, by_int);
+	return hit ? (int)(hit - list) : -1;
+}
+
 int view_cache_section_count(const struct app_list *l, int s)
 {
 	return l->start[s + 1] - l->start[s];
@@ -228,8 +239,8 @@ double view_cache_step_weight(const struct view *v, enum policy_id p, int pos)
 	if (p == POLICY_FULL)
 		return timeline_weight(v->tl, POLICY_FULL, v->t, pos);
 	const struct cache_record *r = &v->rec->c[p];
-	const int *hit = bsearch(&pos, r->attended, (size_t)r->n_attended, sizeof(int), by_int);
-	return hit ? r->attn[hit - r->attended] : -1.0;
+	const int i = index_of(r->attended, r->n_attended, pos);
+	return i >= 0 ? r->attn[i] : -1.0;
 }
 
 /* What this step added to POS's score in policy P's cache, or -1: its
@@ -240,8 +251,8 @@ double view_cache_step_added(const struct view *v, enum policy_id p, int pos)
 	if (!v->rec || p == POLICY_FULL)
 		return view_cache_step_weight(v, p, pos);
 	const struct cache_record *r = &v->rec->c[p];
-	const int *hit = bsearch(&pos, r->attended, (size_t)r->n_attended, sizeof(int), by_int);
-	return hit ? r->group_attn[hit - r->attended] : -1.0;
+	const int i = index_of(r->attended, r->n_attended, pos);
+	return i >= 0 ? r->group_attn[i] : -1.0;
 }
 
 /* The score of a kept POS in policy P's cache after this step, or 0. */
@@ -249,7 +260,6 @@ double view_cache_kept_score(const struct view *v, enum policy_id p, int pos)
 {
 	if (p == POLICY_FULL)
 		return timeline_full_score(v->tl, v->t, pos);
-	const int *all = engine_positions(v->e, p);
-	const int *hit = bsearch(&pos, all, (size_t)engine_len(v->e, p), sizeof(int), by_int);
-	return hit ? engine_scores(v->e, p)[hit - all] : 0.0;
+	const int i = index_of(engine_positions(v->e, p), engine_len(v->e, p), pos);
+	return i >= 0 ? engine_scores(v->e, p)[i] : 0.0;
 }
