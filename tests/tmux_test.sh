@@ -28,7 +28,8 @@
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
 #   resize small hostile hostile_more ascii clocale map search building esc onehead
-#   model_load model_drop lesson_memory pager strip vectors mouse mouse_tstp
+#   model_load model_load_sigint model_load_tstp model_load_error unknown_term
+#   model_drop lesson_memory pager strip vectors mouse mouse_tstp
 #   mouse_segv no_mouse, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
@@ -39,7 +40,8 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search building lessons overview esc onehead model_load model_drop"
+CASES+=" clocale map search building lessons overview esc onehead model_load model_load_sigint"
+CASES+=" model_load_tstp model_load_error unknown_term model_drop"
 CASES+=" lesson_memory pager strip vectors mouse mouse_tstp mouse_segv no_mouse"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
@@ -534,18 +536,42 @@ slow_model() {
 		"$1" >"$TMP/m/slow.json"
 }
 
-# A model scene runs its model as it loads, before the screen can open:
-# the terminal says how far it has come, q stops it at once (it took the
-# whole run, 14 s for a 235 MB model, with a blank screen), and the keys
-# typed meanwhile are neither echoed nor left for the shell after the exit
-# (they were, as a line the shell then ran).
+# The loading frame of a model scene (view_loading.c) on the pane, in one
+# capture: the file, the phase, the bar with its percent, the time and the
+# key; and no line matching $1 (by default the shell's prompt).
+wait_loading() {
+	local end=$((SECONDS + TIMEOUT))
+	while :; do
+		capture >"$TMP/pane"
+		if grep -Eq '^ +loading .*slow\.json$' "$TMP/pane" &&
+			grep -Eq '^ +running the model over the text$' "$TMP/pane" &&
+			grep -Eq '^ +\[[#.+]+\] +[0-9]+%$' "$TMP/pane" &&
+			grep -Eq '^ +[0-9]+ (s|min [0-9]+ s) elapsed' "$TMP/pane" &&
+			grep -Eq '^ +q quits$' "$TMP/pane" &&
+			! grep -Eq "${1:-^\\\$}" "$TMP/pane"; then
+			return 0
+		fi
+		if [ "$SECONDS" -ge "$end" ]; then
+			fail "no loading frame of slow.json after ${TIMEOUT}s"
+			sed 's/^/# | /' "$TMP/pane"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# A model scene runs its model as it loads: the screen is up at once with
+# the loading frame (the file, the phase, a bar, the time; it was a blank
+# terminal for 14 s with a 235 MB model), q stops the load at once, and
+# the keys typed meanwhile are neither echoed nor left for the shell after
+# the exit (they were, as a line the shell then ran).
 case_model_load() {
 	start_shell || return 1
 	slow_model "$(printf 'Once upon a time there was a cat. %.0s' $(seq 80))" || return 1
-	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/m/slow.json"; echo "exit=$?"'
-	wait_line 'h2o-tui: loading the scene: running the model \(q quits\) \[[#.]+\] +[0-9]+%' ||
-		return 1
+	type_line 'sh "$H2O_TMP/run" --ascii "$H2O_TMP/m/slow.json"; echo "exit=$?"'
+	wait_loading || return 1
 	tm send-keys -t "$PANE" -l 'xyz'
+	tm send-keys -t "$PANE" Enter
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0 || return 1
 	if grep -q 'xyz' "$TMP/pane"; then
@@ -553,6 +579,60 @@ case_model_load() {
 		sed 's/^/# | /' "$TMP/pane"
 		return 1
 	fi
+}
+
+# Ctrl-C during the load: the load stops, the terminal is back, 130.
+case_model_load_sigint() {
+	start_shell || return 1
+	slow_model "$(printf 'Once upon a time there was a cat. %.0s' $(seq 80))" || return 1
+	type_line 'sh "$H2O_TMP/run" --ascii "$H2O_TMP/m/slow.json"; echo "exit=$?"'
+	wait_loading || return 1
+	tm send-keys -t "$PANE" C-c
+	check_shell_back 130
+}
+
+# Ctrl-Z during the load, then fg: the loading frame is drawn again whole
+# (none of the shell's lines left on it), q quits, and the terminal is
+# back: the alternate screen left, the cursor shown.
+case_model_load_tstp() {
+	start_shell || return 1
+	slow_model "$(printf 'Once upon a time there was a cat. %.0s' $(seq 80))" || return 1
+	cat >"$TMP/job" <<'EOF'
+echo $$ >"$H2O_TMP/pid"
+exec "$H2O_BIN" "$@"
+EOF
+	type_line 'sh "$H2O_TMP/job" --ascii "$H2O_TMP/m/slow.json"'
+	wait_loading || return 1
+	tm send-keys -t "$PANE" C-z
+	wait_line '^\[1\]\+ +Stopped' || return 1
+	type_line fg
+	wait_loading 'Stopped|^\$|fg' || return 1
+	tm send-keys -t "$PANE" -l q
+	check_job_back 0 && check_terminal_back
+}
+
+# A model scene that cannot load (the scene's dim is not the model's): the
+# screen was up, the terminal is back, the one-line error is on the shell's
+# screen (it was held while the screen was up), exit 3.
+case_model_load_error() {
+	start_shell || return 1
+	type_line 'sh "$H2O_TMP/run" tests/bad/model_dim.json; echo "exit=$?"'
+	check_shell_back 3 || return 1
+	grep -qxF "$(cat "$SRC/tests/bad/model_dim.err")" "$TMP/pane" || {
+		fail "the scene's error is not on the shell's screen"
+		sed 's/^/# | /' "$TMP/pane"
+		return 1
+	}
+}
+
+# A terminal type curses does not know: exit 2 and the line that says so,
+# before any scene is loaded.
+case_unknown_term() {
+	start_shell || return 1
+	type_line 'TERM=no-such-term sh "$H2O_TMP/run" scenes/cat_sat.json; echo "exit=$?"'
+	check_shell_back 2 || return 1
+	grep -qxF "h2o-tui: cannot use terminal type 'no-such-term'; try --headless" "$TMP/pane" ||
+		{ fail "no line about the terminal type"; sed 's/^/# | /' "$TMP/pane"; return 1; }
 }
 
 # The model panel's real drop (the model once per policy over the text) is

@@ -6,7 +6,8 @@
  *
  * Exit status (options.h): 0 success, 1 stdout or --plot's file not
  * written, 2 bad usage, 3 bad scene, 4 out of memory. Nothing touches the
- * terminal before the scene has loaded and the options have been checked.
+ * terminal before the options have been checked; the screen then goes up
+ * at once and shows the scene's loading (tui.h).
  */
 #include <locale.h>
 #include <stdbool.h>
@@ -32,7 +33,6 @@
 #include "h2o/tokenizer.h"
 #include "h2o/trace.h"
 #include "headless.h"
-#include "loading.h"
 #include "options.h"
 #include "output.h"
 #include "plot_write.h"
@@ -63,7 +63,7 @@ struct run {
 	enum report_format format;
 	struct model_pair mp;
 	/* Told of a model scene's run as it loads, which it may stop
-	 * (loading.h); NULL outside the interactive screen. */
+	 * (tui.h, tui_load); NULL outside the interactive screen. */
 	int (*told)(void *ctx, double done, double total);
 	void *told_ctx;
 	/* The policies shown (--policies, else the scene's "policies", else
@@ -232,7 +232,7 @@ static int load_scene(struct run *r)
 	return -1;
 }
 
-/* load_scene for loading_run: told of the model's run, and stopped by it. */
+/* load_scene for tui_load: told of the model's run, and stopped by it. */
 static int load_told(void *ctx, int (*told)(void *, double, double), void *told_ctx)
 {
 	struct run *r = ctx;
@@ -498,12 +498,19 @@ static int run_screens(const struct run *r)
 		             ? output_failed("drawing the frames")
 		             : 0;
 	else
-		rc = tui_run(&app, o->ascii || !r->utf8, !o->no_mouse);
+		rc = tui_end(tui_run(&app)); /* the terminal back before the builds stop */
 	app_done(&app);
 	return rc;
 }
 
 /* ---- main ----------------------------------------------------------------- */
+
+/* What the loading frame names: the scene's file, or --model's, or the
+ * first lesson when there is neither. */
+static const char *screen_file(const struct options *o)
+{
+	return o->model ? o->model : o->scene ? o->scene : "the first lesson";
+}
 
 /* Before the scene: the engine's kernels, a terminal for the screen, the
  * locale. Returns -1, or the exit status. */
@@ -537,12 +544,14 @@ int main(int argc, char **argv)
 	int rc = options_parse(argc, argv, &r.o);
 	if (rc < 0)
 		rc = prepare_process(&r);
-	/* The screen's scene loads while the terminal waits for q (a model
-	 * scene runs its model as it loads); the other modes load here. */
+	/* The screen goes up at once and shows the scene's loading, on a
+	 * thread, which q stops (a model scene runs its model as it loads);
+	 * the other modes load here. */
 	const bool interactive = !r.o.headless && !r.o.trace && !r.o.report && !r.o.sweep;
+	if (rc < 0 && interactive)
+		rc = tui_start(r.o.ascii || !r.utf8, !r.o.no_mouse);
 	if (rc < 0)
-		rc = interactive ? loading_run(load_told, &r, "loading the scene (q quits)")
-		                 : load_scene(&r);
+		rc = interactive ? tui_load(load_told, &r, screen_file(&r.o)) : load_scene(&r);
 	if (rc < 0)
 		rc = prepare_run(&r);
 	if (rc < 0)
@@ -550,6 +559,9 @@ int main(int argc, char **argv)
 		     : r.o.report ? run_report(&r)
 		     : r.o.sweep  ? run_sweep(&r)
 		                  : run_screens(&r);
+	/* Whatever ended the run, the terminal is given back, then what was
+	 * said on stderr meanwhile. */
+	rc = tui_end(rc);
 	run_free(&r);
 	return output_finish(rc);
 }

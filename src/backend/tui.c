@@ -113,8 +113,14 @@ static long long tui_now_ms(void)
 static void tui_close(struct tui *t)
 {
 	tui_fatal_armed = 0;
-	if (tui_active && !isendwin())
+	/* The keys typed and not read were the screen's: none is left for
+	 * the shell, neither those curses holds nor those the terminal does. */
+	if (tui_active && !isendwin()) {
+		flushinp();
 		endwin();
+	}
+	if (tui_active && t->in)
+		tcflush(fileno(t->in), TCIFLUSH);
 	tui_active = false;
 	if (t->screen)
 		delscreen(t->screen);
@@ -207,19 +213,12 @@ static bool tui_open(struct tui *t)
  * wrong, so that quitting after Ctrl-Z and fg kept the alternate screen
  * and the hidden cursor.
  */
-static void tui_resume(void)
+void tui_resume(void)
 {
 	if (!isendwin())
 		endwin();
 	clearok(curscr, TRUE);
 }
-
-enum tui_wait {
-	TUI_KEY,     /* *key holds a key for app_key */
-	TUI_MOUSE,   /* *mouse holds a mouse event for app_mouse */
-	TUI_TIMEOUT, /* no key in time, or an ignored one, or a signal */
-	TUI_GONE,    /* the terminal went away */
-};
 
 /* The next input within an escape sequence, waiting at most WAIT_MS; SPECIAL
  * says it is a key code (KEY_*). False when nothing came. A resize is put
@@ -370,12 +369,6 @@ static void tui_skip_mouse(void)
 	tui_skip_sequence(len && kmous[len - 1] == '<' ? SEQ_CSI : SEQ_X10, NULL);
 }
 
-/*
- * Wait up to TIMEOUT_MS for a key. A terminal that hung up without a
- * SIGHUP (the process outside its session) makes every read fail at once:
- * many failures in a row that did not wait are taken as the terminal gone,
- * rather than spinning the processor for ever.
- */
 /* A mouse report curses decoded, into *M (the place 0-based). False for
  * one of no event the app takes (a release, a button it did not ask for). */
 static bool tui_mouse_event(struct key_mouse *m)
@@ -397,8 +390,13 @@ static bool tui_mouse_event(struct key_mouse *m)
 	return true;
 }
 
-static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key,
-                                  struct key_mouse *mouse)
+/*
+ * Wait up to TIMEOUT_MS for a key. A terminal that hung up without a
+ * SIGHUP (the process outside its session) makes every read fail at once:
+ * many failures in a row that did not wait are taken as the terminal gone,
+ * rather than spinning the processor for ever.
+ */
+enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key, struct key_mouse *mouse)
 {
 	long long start = tui_now_ms();
 	wint_t wch = 0;
@@ -444,29 +442,55 @@ static enum tui_wait tui_wait_key(struct tui *t, int timeout_ms, uint32_t *key,
 	return *key == KEYC_NONE ? TUI_TIMEOUT : TUI_KEY;
 }
 
-int tui_run(struct app *app, bool ascii, bool mouse)
+struct tui tui_screen;
+
+/* The signal dispositions tui_start changed, for tui_end. */
+static struct tui_signals tui_old;
+static bool tui_up;
+
+int tui_start(bool ascii, bool mouse)
 {
-	struct tui_signals old;
-	struct tui t;
-	bool dirty = true;
-	long long next_tick = 0;
-	bool was_playing = false;
-	int status = 0;
+	struct tui *t = &tui_screen;
 
-	memset(&t, 0, sizeof t);
-	t.utf8 = text_locale_is_utf8();
-	t.ascii = ascii || !t.utf8;
-	t.mouse = mouse;
-
+	memset(t, 0, sizeof *t);
+	t->utf8 = text_locale_is_utf8();
+	t->ascii = ascii || !t->utf8;
+	t->mouse = mouse;
 	/* Our handlers go in before newterm, so ncurses keeps its hands off
 	 * SIGINT and SIGTERM (it only installs its own on default ones). */
 	tui_signal = 0;
 	tui_continued = 0;
-	tui_signals_install(&old);
-	if (!tui_open(&t)) {
-		tui_signals_restore(&old);
+	tui_signals_install(&tui_old);
+	if (!tui_open(t)) {
+		tui_signals_restore(&tui_old);
 		return 2;
 	}
+	tui_up = true;
+	/* From here until the terminal is back, stderr would scribble on the
+	 * screen: what is written there is held (tui_hold.c). */
+	tui_hold_start();
+	return -1;
+}
+
+int tui_end(int status)
+{
+	if (!tui_up)
+		return status;
+	tui_up = false;
+	tui_close(&tui_screen);
+	tui_signals_restore(&tui_old);
+	/* Only now, with the terminal given back, may anything else be said. */
+	tui_hold_release();
+	return status;
+}
+
+int tui_run(struct app *app)
+{
+	struct tui *t = &tui_screen;
+	bool dirty = true;
+	long long next_tick = 0;
+	bool was_playing = false;
+	int status = 0;
 
 	for (;;) {
 		int timeout_ms = TUI_POLL_MS;
@@ -475,6 +499,7 @@ int tui_run(struct app *app, bool ascii, bool mouse)
 		unsigned flags;
 		enum tui_wait w;
 
+		tui_hold_drain();
 		if (tui_signal)
 			break;
 		if (tui_continued) {
@@ -483,13 +508,14 @@ int tui_run(struct app *app, bool ascii, bool mouse)
 			dirty = true;
 		}
 		if (dirty) {
-			if (tui_draw(&t, app) < 0) {
-				status = 4; /* out of memory */
+			if (tui_draw(t, app) < 0) {
+				/* Said once the terminal is back (tui_end). */
+				fputs("h2o-tui: out of memory while drawing the screen\n", stderr);
+				status = 4;
 				break;
 			}
 			dirty = false;
 		}
-
 		/* Ticks keep their own clock, so keys pressed while playing
 		 * do not push the next step back. */
 		if (app_ticking(app)) {
@@ -515,16 +541,16 @@ int tui_run(struct app *app, bool ascii, bool mouse)
 			was_playing = false;
 		}
 
-		w = tui_wait_key(&t, timeout_ms, &key, &m);
+		w = tui_wait_key(t, timeout_ms, &key, &m);
 		if (w == TUI_GONE) {
 			status = 128 + SIGHUP; /* as if it had hung up */
 			break;
 		}
 		if (w == TUI_TIMEOUT)
 			continue; /* the loop head sees a signal */
-		if (w == TUI_MOUSE && t.frame) {
+		if (w == TUI_MOUSE && t->frame) {
 			/* What the frame on the screen shows there. */
-			const struct app_spot at = view_pick(app, t.frame, m.row, m.col);
+			const struct app_spot at = view_pick(app, t->frame, m.row, m.col);
 			flags = app_mouse(app, m.what, &at);
 			if (flags & APP_QUIT)
 				break;
@@ -545,11 +571,6 @@ int tui_run(struct app *app, bool ascii, bool mouse)
 			dirty = true;
 	}
 
-	tui_close(&t);
-	tui_signals_restore(&old);
-	/* Only now, with the terminal given back, may anything else be said. */
-	if (status == 4)
-		fputs("h2o-tui: out of memory while drawing the screen\n", stderr);
 	/* 128 + the signal, as a shell reports a process the signal killed. */
 	if (tui_signal)
 		status = 128 + tui_signal;

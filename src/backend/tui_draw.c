@@ -14,6 +14,7 @@
 
 #include "h2o/text.h"
 #include "h2o/view.h"
+#include "h2o/view_loading.h"
 
 /* What a style looks like on an 8-colour and on a 256-colour terminal (a
  * foreground colour, -1 for the terminal's own, and attributes) and without
@@ -207,7 +208,8 @@ static void tui_flush(const struct tui *t, const struct frame *f)
 	}
 }
 
-int tui_draw(struct tui *t, struct app *app)
+/* T's frame at the terminal's size, cleared: NULL when out of memory. */
+static struct frame *tui_sized_frame(struct tui *t)
 {
 	int rows, cols;
 
@@ -220,15 +222,40 @@ int tui_draw(struct tui *t, struct app *app)
 		frame_free(t->frame);
 		t->frame = frame_new(cols, rows, t->ascii);
 		if (!t->frame)
-			return -1;
+			return NULL;
 	}
-	app_set_screen(app, cols, rows, t->ascii);
 	frame_clear(t->frame);
-	view_draw(app, t->frame);
+	return t->frame;
+}
+
+/* The frame out: no erase, as every cell is rewritten, and curses sends
+ * only what changed since the last refresh. */
+static void tui_show(struct tui *t)
+{
 	tui_flush(t, t->frame);
-	/* No erase: every cell is rewritten, and curses sends only what
-	 * changed since the last refresh. */
 	wnoutrefresh(stdscr);
 	doupdate();
+}
+
+int tui_draw(struct tui *t, struct app *app)
+{
+	struct frame *f = tui_sized_frame(t);
+
+	if (!f)
+		return -1;
+	app_set_screen(app, f->cols, f->rows, t->ascii);
+	view_draw(app, f);
+	tui_show(t);
+	return 0;
+}
+
+int tui_draw_loading(struct tui *t, const struct view_loading *l)
+{
+	struct frame *f = tui_sized_frame(t);
+
+	if (!f)
+		return -1;
+	view_loading_draw(l, f);
+	tui_show(t);
 	return 0;
 }

@@ -1,9 +1,11 @@
 /*
- * tui_impl: what the ncurses backend's files share about signals (private
- * to src/backend/): tui.c reads keys and runs the loop (tui_draw.c draws
- * the frames); tui_signals.c owns the signal handlers and the restore that
- * gives the terminal back on every way out of the process, including those
- * where curses cannot run.
+ * tui_impl: what the ncurses backend's files share about signals and
+ * stderr (private to src/backend/): tui.c reads keys and runs the loop
+ * (tui_draw.c draws the frames, tui_load.c the loading frame while the
+ * scene loads); tui_signals.c owns the signal handlers and the restore
+ * that gives the terminal back on every way out of the process, including
+ * those where curses cannot run; tui_hold.c holds stderr while the screen
+ * is up.
  */
 #ifndef H2O_TUI_IMPL_H
 #define H2O_TUI_IMPL_H
@@ -48,5 +50,14 @@ void tui_restore_at_exit(void);
 /* The handlers of tui_run, and putting back what they replaced. */
 void tui_signals_install(struct tui_signals *old);
 void tui_signals_restore(const struct tui_signals *old);
+
+/* stderr held while the screen is up (tui_hold.c): from tui_hold_start
+ * on, what is written there goes to a pipe that tui_hold_drain empties
+ * into memory (call it often: a full pipe drops what is written);
+ * tui_hold_release, once the terminal is back, puts stderr back and
+ * writes there what was held. */
+void tui_hold_start(void);
+void tui_hold_drain(void);
+void tui_hold_release(void);
 
 #endif
