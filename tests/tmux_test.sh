@@ -215,7 +215,7 @@ check_shell_back() {
 	cmp -s "$TMP/stty.before" "$TMP/stty.died" ||
 		{ fail "terminal modes when the TUI ended: $(cat "$TMP/stty.before") -> $(cat "$TMP/stty.died" 2>/dev/null)"; return 1; }
 	wait_line '^\$$' || return 1
-	if grep -q 'step [0-9]' "$TMP/pane"; then
+	if grep -Eq 'step [0-9]|^ +q quits$' "$TMP/pane"; then
 		fail "the TUI's screen is still on the pane after it ended"
 		sed 's/^/# | /' "$TMP/pane"
 		return 1
@@ -326,8 +326,10 @@ EOF
 
 # After the job ended: the shell prints its exit status and records the
 # modes it left (the shell keeps those after a job that exited), then as
-# check_shell_back.
+# check_shell_back. The line is typed at the shell's prompt: what is typed
+# while the screen is still up is the screen's, dropped when it closes.
 check_job_back() {
+	wait_line '^\$$' || return 1
 	type_line 's=$?; stty -g >"$H2O_TMP/stty.died"; echo "exit=$s"'
 	check_shell_back "$1"
 }

@@ -92,8 +92,10 @@ int tui_load(tui_load_fn load, void *ctx, const char *file)
 	pthread_t thread;
 
 	/* The first frame before anything else. */
-	if (tui_draw_loading(t, &v) < 0)
+	if (tui_draw_loading(t, &v) < 0) {
+		fputs("h2o-tui: out of memory while drawing the screen\n", stderr);
 		return 4;
+	}
 	if (!start_thread(&thread, &l)) {
 		run(&l); /* no thread: load here, as every other mode does */
 		return l.status;
