@@ -157,12 +157,13 @@ void tui_fatal_arm(const struct termios *shell_modes, bool mouse)
 }
 
 /* Any exit() while the screen is up (a library calling exit, an assert in
- * a debug build) still gives the terminal back. */
+ * a debug build) still gives the terminal back, then what stderr held. */
 void tui_restore_at_exit(void)
 {
 	if (tui_active && !isendwin())
 		endwin();
 	tui_active = false;
+	tui_hold_release();
 }
 
 /* Give SIGNO the restoring handler SA, and note what it had. A signal the
