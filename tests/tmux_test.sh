@@ -547,7 +547,7 @@ wait_loading() {
 		capture >"$TMP/pane"
 		if grep -Eq '^ +loading .*slow\.json$' "$TMP/pane" &&
 			grep -Eq '^ +running the model over the text$' "$TMP/pane" &&
-			grep -Eq '^ +\[[#.+]+\] +[0-9]+%$' "$TMP/pane" &&
+			grep -Eq '^ +\[.+\] +[0-9]+%$' "$TMP/pane" &&
 			grep -Eq '^ +[0-9]+ (s|min [0-9]+ s) elapsed' "$TMP/pane" &&
 			grep -Eq '^ +q quits$' "$TMP/pane" &&
 			! grep -Eq "${1:-^\\\$}" "$TMP/pane"; then
@@ -583,11 +583,12 @@ case_model_load() {
 	fi
 }
 
-# Ctrl-C during the load: the load stops, the terminal is back, 130.
+# Ctrl-C during the load (the frame in Unicode here, in ASCII above): the
+# load stops, the terminal is back, 130.
 case_model_load_sigint() {
 	start_shell || return 1
 	slow_model "$(printf 'Once upon a time there was a cat. %.0s' $(seq 80))" || return 1
-	type_line 'sh "$H2O_TMP/run" --ascii "$H2O_TMP/m/slow.json"; echo "exit=$?"'
+	type_line 'sh "$H2O_TMP/run" "$H2O_TMP/m/slow.json"; echo "exit=$?"'
 	wait_loading || return 1
 	tm send-keys -t "$PANE" C-c
 	check_shell_back 130
@@ -603,7 +604,7 @@ case_model_load_tstp() {
 echo $$ >"$H2O_TMP/pid"
 exec "$H2O_BIN" "$@"
 EOF
-	type_line 'sh "$H2O_TMP/job" --ascii "$H2O_TMP/m/slow.json"'
+	type_line 'sh "$H2O_TMP/job" "$H2O_TMP/m/slow.json"'
 	wait_loading || return 1
 	tm send-keys -t "$PANE" C-z
 	wait_line '^\[1\]\+ +Stopped' || return 1
