@@ -20,9 +20,11 @@
  * cover those terms; more would mean the prediction counts something the
  * model does not hold.
  *
- * With --write PATH TYPE DIM LAYERS HIDDEN, it writes a GGUF file of that
- * shape (vocabulary 512, stories260K's tokenizer's; TYPE f32, f16 or q8_0)
- * for the measurements of docs/gguf.md, and exits.
+ * With --write PATH TYPE DIM LAYERS HIDDEN [HEADS KV_HEADS VOCAB], it writes
+ * a GGUF file of that shape (TYPE f32, f16 or q8_0; heads of 64 and a
+ * vocabulary of 512, stories260K's tokenizer's, unless given: another
+ * vocabulary is written into the file, byte pieces and fillers) for the
+ * measurements of docs/gguf.md, and exits.
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -139,7 +141,10 @@ static int write_gguf(const char *path, const struct shape *s, int type)
 		}
 	}
 	struct gb g = {0};
-	gb_header(&g, 3, (uint64_t)n, 10);
+	/* Past stories260K's 512 tokens, a SentencePiece-style vocabulary of
+	 * the file's own: the byte pieces and fillers. */
+	const int own_vocab = s->vocab != 512;
+	gb_header(&g, 3, (uint64_t)n, own_vocab ? 11 : 10);
 	gb_kv_str(&g, "general.architecture", "llama");
 	gb_kv_u32(&g, "llama.embedding_length", (uint32_t)s->dim);
 	gb_kv_u32(&g, "llama.feed_forward_length", (uint32_t)s->hidden);
@@ -149,7 +154,32 @@ static int write_gguf(const char *path, const struct shape *s, int type)
 	gb_kv_u32(&g, "llama.context_length", (uint32_t)s->seq);
 	gb_kv_f32(&g, "llama.rope.freq_base", 10000.0f);
 	gb_kv_f32(&g, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-	gb_kv_str(&g, "tokenizer.ggml.model", "no_vocab");
+	if (own_vocab) {
+		char **tok = calloc((size_t)s->vocab, sizeof *tok);
+		if (tok == NULL)
+			abort();
+		for (int i = 0; i < s->vocab; i++) {
+			tok[i] = malloc(16);
+			if (tok[i] == NULL)
+				abort();
+			if (i < 3)
+				snprintf(tok[i], 16, "%s",
+				         i == 0   ? "<unk>"
+				         : i == 1 ? "<s>"
+				                  : "</s>");
+			else if (i < 3 + 256)
+				snprintf(tok[i], 16, "<0x%02X>", i - 3);
+			else
+				snprintf(tok[i], 16, "t%d", i);
+		}
+		gb_kv_str(&g, "tokenizer.ggml.model", "llama");
+		gb_kv_arr_str(&g, "tokenizer.ggml.tokens", (const char *const *)tok, s->vocab);
+		for (int i = 0; i < s->vocab; i++)
+			free(tok[i]);
+		free(tok);
+	} else {
+		gb_kv_str(&g, "tokenizer.ggml.model", "no_vocab");
+	}
 	uint64_t off = 0;
 	for (int i = 0; i < n; i++) {
 		const uint64_t ne[2] = {t[i].ne0, t[i].ne1};
@@ -375,17 +405,18 @@ static void test_limit_is_the_figure(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc == 7 && strcmp(argv[1], "--write") == 0) {
+	if ((argc == 7 || argc == 10) && strcmp(argv[1], "--write") == 0) {
 		const int type = strcmp(argv[3], "f32") == 0   ? T_F32
 		                 : strcmp(argv[3], "f16") == 0 ? T_F16
 		                                               : T_Q8_0;
-		const struct shape s = {atoi(argv[4]),
+		const int dim = atoi(argv[4]);
+		const struct shape s = {dim,
 		                        atoi(argv[5]),
-		                        atoi(argv[4]) / 64,
-		                        atoi(argv[4]) / 64,
+		                        argc == 10 ? atoi(argv[7]) : dim / 64,
+		                        argc == 10 ? atoi(argv[8]) : dim / 64,
 		                        atoi(argv[6]),
-		                        512,
-		                        2048};
+		                        argc == 10 ? atoi(argv[9]) : 512,
+		                        4096};
 		return write_gguf(argv[2], &s, type) == 0 ? 0 : 1;
 	}
 	if (reset_peak() != 0) {
