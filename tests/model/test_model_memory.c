@@ -24,7 +24,10 @@
  * a GGUF file of that shape (TYPE f32, f16 or q8_0; heads of 64 and a
  * vocabulary of 512, stories260K's tokenizer's, unless given: another
  * vocabulary is written into the file, byte pieces and fillers) for the
- * measurements of docs/gguf.md, and exits.
+ * measurements of docs/gguf.md, and exits. With --measure PATH FORM RUNS N
+ * it measures one model as the tests do and prints the figures; with
+ * --predict PATH N it loads PATH and prints what the model and a run per
+ * policy over N positions are predicted to take (drop_predict_memory).
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -40,6 +43,8 @@
 #include <cmocka.h>
 
 #include "gguf_build.h"
+#include "h2o/drop.h"
+#include "h2o/engine.h"
 #include "h2o/llama.h"
 
 /* The prediction may be at most this much above the growth, times it. */
@@ -418,6 +423,32 @@ int main(int argc, char **argv)
 		                        argc == 10 ? atoi(argv[9]) : 512,
 		                        4096};
 		return write_gguf(argv[2], &s, type) == 0 ? 0 : 1;
+	}
+	if (argc == 6 && strcmp(argv[1], "--measure") == 0) {
+		const struct measure r = measure(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
+		const double mb = 1e6;
+		printf("%s (%s, %s runs x %s): model %.1f MB, predicted %.1f MB, peak growth %.1f "
+		       "MB\n",
+		       argv[2], argv[3], argv[4], argv[5], r.model / mb, r.predicted / mb,
+		       r.grown / mb);
+		return r.ok ? 0 : 1;
+	}
+	if (argc == 4 && strcmp(argv[1], "--predict") == 0) {
+		struct llama_model *m;
+		char err[LLAMA_ERR_MAX];
+		if (llama_load(argv[2], &m, err) != 0) {
+			fprintf(stderr, "%s: %s\n", argv[2], err);
+			return 1;
+		}
+		const int n = atoi(argv[3]);
+		const double mb = 1e6, model = (double)llama_model_bytes(m);
+		const double runs = drop_predict_memory(m, n, 0, ENGINE_ALL_POLICIES);
+		printf("%s over %d positions: model %.1f MB, a run %.1f MB, the %d policies' runs "
+		       "%.1f MB, together %.1f MB\n",
+		       argv[2], n, model / mb, (double)llama_run_bytes_len(m, n) / mb, POLICY_COUNT,
+		       runs / mb, (model + runs) / mb);
+		llama_free(m);
+		return 0;
 	}
 	if (reset_peak() != 0) {
 		printf("cannot reset the peak resident memory (/proc/self/clear_refs): skipped\n");
