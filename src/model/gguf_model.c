@@ -399,8 +399,9 @@ static uint64_t mapped_bytes(const struct ctx *x)
 
 /* What loading holds besides the block and the mapped tensors, at its
  * peak: the pages of the largest tensor copied (read, then given back,
- * gguf_release), a window of each before it (model_pages), the panel of WIDEST floats it is read through and a
- * compact form's scratch (model_pack.c: a row's bytes and its scales). */
+ * gguf_release), a window of each before it (model_pages), the panel of
+ * WIDEST floats it is read through and a compact form's scratch
+ * (model_pack.c: a row's bytes and its scales). */
 static uint64_t loading_bytes(const struct ctx *x, size_t widest)
 {
 	uint64_t largest = 0, copied = 0;
