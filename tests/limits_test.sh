@@ -253,14 +253,14 @@ memory() {
 	printf '%s\n' "$want" | diff -u - "$tmp/err" >/dev/null ||
 		fail "$*: stderr is '$(head -c 300 "$tmp/err")', expected '$want'"
 }
-memory "h2o-tui: $tmp/model/big.json: needs about 341 MB of memory (the model big.bin: 85.3 \
+memory "h2o-tui: $tmp/model/big.json: needs about 344 MB of memory (the model big.bin: 85.3 \
 million weights as float32), more than --max-memory 50 MB allows" \
 	--headless --max-memory 50M "$tmp/model/big.json"
-memory "h2o-tui: $tmp/model/big.bin: needs about 341 MB of memory (the model: 85.3 million \
+memory "h2o-tui: $tmp/model/big.bin: needs about 344 MB of memory (the model: 85.3 million \
 weights as float32), more than --max-memory 50 MB allows" \
 	--report --max-memory 50M --model "$tmp/model/big.bin" --tokenizer "$tmp/model/tok512.bin" \
 	--text-string 'Once upon a time'
-memory "h2o-tui: models/stories260K/story_model.json: needs about 4.9 MB of memory (the model \
+memory "h2o-tui: models/stories260K/story_model.json: needs about 7.0 MB of memory (the model \
 stories260K.bin run over 391 tokens: its weights, a run's caches, its tokenizer and every layer's \
 q, k, v), more than --max-memory 4.0 MB allows" \
 	--report --max-memory 4M models/stories260K/story_model.json

@@ -517,6 +517,44 @@ int gguf_open(const char *path, struct gguf_file **out, char err[LLAMA_ERR_MAX])
 	return rc;
 }
 
+/* Whether [P, P + LEN) lies in the LEN bytes of mapping MAP. */
+static bool within(const void *map, uint64_t size, const unsigned char *p, uint64_t len)
+{
+	const unsigned char *b = map;
+	return map != NULL && p >= b && len <= size && (uint64_t)(p - b) <= size - len;
+}
+
+void gguf_release(const struct gguf_file *g, const void *p, uint64_t len)
+{
+	const unsigned char *c = p;
+	bool owned = within(g->map, g->size, c, len);
+	for (int i = 0; i < g->n_maps && !owned; i++)
+		owned = within(g->maps[i].p, g->maps[i].size, c, len);
+	const long page = sysconf(_SC_PAGESIZE);
+	if (!owned || len == 0 || page <= 0)
+		return;
+	const uintptr_t a = (uintptr_t)c / (uintptr_t)page * (uintptr_t)page;
+	const uintptr_t e =
+	        ((uintptr_t)c + len + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+	/* Read-only private pages never written: dropping them loses nothing. */
+	madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+bool gguf_owns_pages(const struct gguf_file *g)
+{
+	return g->map != NULL || g->n_maps > 0;
+}
+
+uint64_t gguf_meta_bytes(const struct gguf_file *g)
+{
+	if (g->map == NULL)
+		return 0; /* tables made in memory, or the caller's bytes */
+	if (g->n_tensors == 0)
+		return g->size;
+	const struct gguf_tensor *t = &g->tensors[0];
+	return (uint64_t)(t->data - t->offset - g->base);
+}
+
 void gguf_close(struct gguf_file *g)
 {
 	if (g == NULL)

@@ -380,6 +380,46 @@ static uint64_t block_floats(const struct ctx *x, const struct gguf_tensor *emb,
 	return block;
 }
 
+/* The bytes of the file the model reads in place, and keeps mapped: the
+ * tensors its kernels read (every page of them touched by the first pass,
+ * and by the load's check that they are finite) and, for a model keeping
+ * its file, the metadata the tokenizer may read from it again. */
+static uint64_t mapped_bytes(const struct ctx *x)
+{
+	if (!gguf_owns_pages(x->g))
+		return 0; /* the caller's bytes */
+	uint64_t bytes = x->keep ? model_pages(gguf_meta_bytes(x->g)) : 0;
+	for (int i = 0; i < gguf_n_tensors(x->g); i++) {
+		const struct gguf_tensor *t = gguf_tensor(x->g, i);
+		if (in_place(x, t))
+			bytes += model_pages(t->bytes);
+	}
+	return bytes;
+}
+
+/* What loading holds besides the block and the mapped tensors, at its
+ * peak: the pages of the largest tensor copied (read, then given back,
+ * gguf_release), a window of each before it (model_pages), the panel of
+ * WIDEST floats it is read through and a compact form's scratch
+ * (model_pack.c: a row's bytes and its scales). */
+static uint64_t loading_bytes(const struct ctx *x, size_t widest)
+{
+	uint64_t largest = 0, copied = 0;
+	for (int i = 0; gguf_owns_pages(x->g) && i < gguf_n_tensors(x->g); i++) {
+		const struct gguf_tensor *t = gguf_tensor(x->g, i);
+		if (in_place(x, t))
+			continue;
+		copied++;
+		if (model_pages(t->bytes) > largest)
+			largest = model_pages(t->bytes);
+	}
+	/* Reading a tensor maps the window before it again, of a tensor
+	 * given back already: one window a tensor until the last sweep. */
+	return largest + copied * MODEL_FAULT_AROUND +
+	       (uint64_t)widest * MODEL_PANEL * sizeof(float) +
+	       3 * (uint64_t)widest * sizeof(float);
+}
+
 /* Floats for the matrices of C (A's widths) and the vectors after them. */
 static uint64_t weight_floats(const struct llama_config *c, const struct model_arch *a,
                               uint64_t vectors)
@@ -460,13 +500,6 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 		                  (unsigned long long)floats,
 		                  (unsigned long long)LLAMA_MAX_WEIGHTS);
 	}
-	/* What the float32 copy and a run will take, refused before any
-	 * weight is read or the block allocated. */
-	const int too_large = model_check_limit(floats, x->limit, x->err);
-	if (too_large != 0) {
-		free(lt);
-		return too_large;
-	}
 	weights_form(x);
 	uint64_t block = block_floats(x, emb, out, lt, c->n_layers, vectors);
 	if (weights_mapped(x, block * sizeof(float))) {
@@ -477,8 +510,24 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 	        (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim) > (size_t)a->q_dim
 	                ? (size_t)(c->hidden_dim > c->dim ? c->hidden_dim : c->dim)
 	                : (size_t)a->q_dim;
+	/* What the model will hold in the form chosen, refused before any
+	 * weight is read or the block allocated (a run is the caller's to
+	 * count). */
+	const size_t held = model_held_bytes((size_t)block * sizeof(float), mapped_bytes(x),
+	                                     loading_bytes(x, widest), c->n_layers);
+	const int too_large =
+	        model_check_limit(floats, (double)held,
+	                          x->mapped         ? "read from the file's mapping"
+	                          : block == floats ? "as float32"
+	                                            : "packed compact (a byte or two a weight)",
+	                          x->limit, x->err);
+	if (too_large != 0) {
+		free(lt);
+		return too_large;
+	}
 	m->mem = model_alloc_weights((size_t)block * sizeof(float));
 	m->mem_bytes = (size_t)block * sizeof(float);
+	m->held_bytes = held;
 	m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
 	float *tmp = malloc(widest * MODEL_PANEL * sizeof(float));
 	if (m->mem == NULL || m->layers == NULL || tmp == NULL) {
@@ -489,18 +538,22 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 	}
 	float *at = m->mem, *vec = m->mem + (block - vectors);
 	int rc = 0;
+	/* Each tensor copied is given back to the file once copied. */
 #define PACK(t, dst)                                                     \
 	do {                                                             \
 		if (rc == 0 && (rc = pack(x, (t), at, (dst), tmp)) == 0) \
 			at += floats_of(x, (t));                         \
+		if (!in_place(x, (t)))                                   \
+			gguf_release(x->g, (t)->data, (t)->bytes);       \
 	} while (0)
-#define VEC(t, dst)                               \
-	do {                                      \
-		if (rc == 0 && (t) != NULL) {     \
-			rc = row(x, (t), 0, vec); \
-			(dst) = vec;              \
-			vec += (t)->ne[0];        \
-		}                                 \
+#define VEC(t, dst)                                                \
+	do {                                                       \
+		if (rc == 0 && (t) != NULL) {                      \
+			rc = row(x, (t), 0, vec);                  \
+			(dst) = vec;                               \
+			vec += (t)->ne[0];                         \
+			gguf_release(x->g, (t)->data, (t)->bytes); \
+		}                                                  \
 	} while (0)
 	PACK(emb, &m->emb);
 	for (int l = 0; l < c->n_layers; l++) {
@@ -528,6 +581,12 @@ static int build(struct ctx *x, enum arch arch, struct llama_model *m)
 		m->cls = m->emb;
 #undef PACK
 #undef VEC
+	/* The windows reading each tensor brought back of the one before. */
+	for (int i = 0; i < gguf_n_tensors(x->g); i++) {
+		const struct gguf_tensor *t = gguf_tensor(x->g, i);
+		if (!in_place(x, t))
+			gguf_release(x->g, t->data, t->bytes);
+	}
 	free(tmp);
 	free(lt);
 	return rc;

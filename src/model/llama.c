@@ -266,20 +266,43 @@ static int read_weights(struct source *s, struct llama_model *m)
 
 /* The weights' block: 64-byte aligned, and in huge pages where the system
  * gives them on request: a step streams every weight, and 4 KiB pages would
- * cost a TLB miss every 4 KiB. */
+ * cost a TLB miss every 4 KiB. A large block is a mapping of its own,
+ * aligned to a huge page and whole huge pages long, so that no allocator's
+ * header shares its first huge page and brings in one more
+ * (model_held_bytes counts exactly those pages); model_free_weights gives
+ * it back. */
+#define HUGE_PAGE ((size_t)2 << 20)
+
 float *model_alloc_weights(size_t bytes)
 {
+	if (bytes >= HUGE_PAGE) {
+		const size_t size = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+		unsigned char *map = mmap(NULL, size + HUGE_PAGE, PROT_READ | PROT_WRITE,
+		                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (map == MAP_FAILED)
+			return NULL;
+		const uintptr_t at = ((uintptr_t)map + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+		unsigned char *p = (unsigned char *)at;
+		if (p > map)
+			munmap(map, (size_t)(p - map));
+		if (map + size + HUGE_PAGE > p + size)
+			munmap(p + size, (size_t)(map + size + HUGE_PAGE - (p + size)));
 #if defined(MADV_HUGEPAGE)
-	const size_t huge = (size_t)2 << 20;
-	if (bytes >= huge) {
-		const size_t size = (bytes + huge - 1) / huge * huge;
-		float *p = aligned_alloc(huge, size);
-		if (p != NULL)
-			madvise(p, size, MADV_HUGEPAGE); /* only a hint: failure is fine */
-		return p;
-	}
+		madvise(p, size, MADV_HUGEPAGE); /* only a hint: failure is fine */
 #endif
+		return (float *)(void *)p;
+	}
 	return aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+void model_free_weights(float *mem, size_t bytes)
+{
+	if (mem == NULL)
+		return;
+	if (bytes >= HUGE_PAGE)
+		munmap(mem, (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+	else
+		free(mem);
 }
 
 static int load(struct source *s, uint64_t len, struct llama_model **out)
@@ -304,15 +327,21 @@ static int load(struct source *s, uint64_t len, struct llama_model **out)
 	m->c = c;
 	m->a = (struct model_arch){
 	        .q_dim = c.dim, .rope_theta = 10000.0f, .rope_scale = 1.0f, .norm_eps = 1e-5f};
-	const int too_large = model_check_limit(model_floats(&c), s->limit, s->err);
+	const size_t bytes = (size_t)model_floats(&c) * sizeof(float);
+	const size_t widest = (size_t)(c.hidden_dim > c.dim ? c.hidden_dim : c.dim);
+	/* Read through a stdio buffer into the block: the file's pages are
+	 * the page cache's, not the process's; the scratch of a panel. */
+	const size_t scratch = widest * MODEL_PANEL * sizeof(float) + BUFSIZ;
+	const size_t held = model_held_bytes(bytes, 0, scratch, c.n_layers);
+	const int too_large =
+	        model_check_limit(model_floats(&c), (double)held, "as float32", s->limit, s->err);
 	if (too_large != 0) {
 		free(m);
 		return too_large;
 	}
-	const size_t bytes = (size_t)model_floats(&c) * sizeof(float);
-	const size_t widest = (size_t)(c.hidden_dim > c.dim ? c.hidden_dim : c.dim);
 	m->mem = model_alloc_weights(bytes);
 	m->mem_bytes = bytes;
+	m->held_bytes = held;
 	m->layers = calloc((size_t)c.n_layers, sizeof *m->layers);
 	s->tmp = malloc(widest * MODEL_PANEL * sizeof(float));
 	if (m->mem == NULL || m->layers == NULL || s->tmp == NULL) {
@@ -334,29 +363,39 @@ static int load(struct source *s, uint64_t len, struct llama_model **out)
 	return 0;
 }
 
-int model_check_limit(uint64_t floats, struct llama_limit *limit, char *err)
+int model_check_limit(uint64_t weights, double bytes, const char *form, struct llama_limit *limit,
+                      char *err)
 {
 	if (limit == NULL || !(limit->max_bytes > 0))
 		return 0;
-	/* The weights alone: a run's caches are the caller's to count, once
+	/* The model alone: a run's caches are the caller's to count, once
 	 * it knows how long the run is (llama_run_bytes). */
-	const double bytes = 4.0 * (double)floats;
 	if (bytes <= limit->max_bytes)
 		return 0;
 	limit->needed = bytes;
-	model_fail(err, "%.1f million weights as float32", (double)floats / 1e6);
+	model_fail(err, "%.1f million weights %s", (double)weights / 1e6, form);
 	return LLAMA_TOO_LARGE;
+}
+
+uint64_t model_pages(uint64_t len)
+{
+	/* A fault maps the pages around it too, up to Linux's fault_around_bytes
+	 * (64 KiB) aligned: a range read may bring in a window more. */
+	const uint64_t window = MODEL_FAULT_AROUND;
+	return len == 0 ? 0 : (len + window - 1) / window * window + window;
+}
+
+size_t model_held_bytes(size_t block, uint64_t mapped, uint64_t loading, int n_layers)
+{
+	const size_t bytes = block >= HUGE_PAGE ? (block + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE
+	                                        : (block + 63) / 64 * 64;
+	return bytes + (size_t)n_layers * sizeof(struct layer_weights) +
+	       sizeof(struct llama_model) + (size_t)mapped + (size_t)loading + MODEL_RUNTIME_BYTES;
 }
 
 size_t llama_model_bytes(const struct llama_model *m)
 {
-	/* The block model_alloc_weights takes (whole huge pages when large),
-	 * and the layers' table. */
-	const size_t huge = (size_t)2 << 20;
-	size_t bytes = m->mem_bytes;
-	if (bytes >= huge)
-		bytes = (bytes + huge - 1) / huge * huge;
-	return bytes + (size_t)m->c.n_layers * sizeof *m->layers + sizeof *m;
+	return m->held_bytes;
 }
 
 void model_finish(struct llama_model *m)
@@ -465,7 +504,7 @@ void llama_free(struct llama_model *m)
 	model_pool_free(m->pool);
 	gguf_close(m->gguf);
 	free(m->layers);
-	free(m->mem);
+	model_free_weights(m->mem, m->mem_bytes);
 	free(m);
 }
 

@@ -137,6 +137,7 @@ struct llama_model {
 	struct gguf_file *gguf; /* the file a GGUF model came from, or NULL */
 	float *mem;             /* every weight, one aligned block */
 	size_t mem_bytes;       /* what was asked for it */
+	size_t held_bytes;      /* all it holds (model_held_bytes) */
 	struct packed emb, cls; /* the same matrix when the classifier is shared */
 	struct layer_weights *layers;
 	const float *rms_final;
@@ -192,15 +193,42 @@ int hf_model_load(const char *dir, struct llama_limit *limit, struct llama_model
  * the model's (its vocabulary) when KEEP, else closed. */
 int gguf_model_load(struct gguf_file *g, int keep, struct llama_limit *limit,
                     struct llama_model **out, char *err);
-/* A model of FLOATS float32 weights against LIMIT (NULL: no
- * bound): 0, or LLAMA_TOO_LARGE with LIMIT->needed and ERR filled. */
-int model_check_limit(uint64_t floats, struct llama_limit *limit, char *err);
+/*
+ * The memory a model holds (llama_model_bytes), the same figure before its
+ * weights are read (to refuse it against a limit) and after: the block of
+ * BLOCK bytes (whole huge pages when large, model_alloc_weights), the
+ * layers' table and the model itself, the MAPPED bytes of the file its
+ * kernels read in place (every page of them is touched by the first pass,
+ * and stays resident), and LOADING: what loading holds besides, at its
+ * peak (the file's pages of the largest tensor being packed, or of its
+ * metadata, before they are given back; the loader's scratch). Loading
+ * comes before the first run, so the sum is an upper bound of the peak.
+ */
+size_t model_held_bytes(size_t block, uint64_t mapped, uint64_t loading, int n_layers);
+/* And what a model running takes besides its block and its runs: the
+ * helper thread's stack and allocator arena, the kernels' scratch on the
+ * stack, the allocator's own pages. Measured at about 1 MiB
+ * (tests/model/test_model_memory.c); twice that is counted. */
+#define MODEL_RUNTIME_BYTES ((size_t)2 << 20)
+/* The bytes of a mapped file's pages that reading LEN bytes of it may make
+ * resident: whole windows of MODEL_FAULT_AROUND (a fault maps its
+ * neighbours too, as far as Linux's fault_around_bytes), one more for a
+ * range that straddles them. */
+#define MODEL_FAULT_AROUND ((uint64_t)64 * 1024)
+uint64_t model_pages(uint64_t len);
+/* A model of WEIGHTS weights that will hold BYTES (model_held_bytes) held
+ * as FORM says ("as float32") against LIMIT (NULL: no bound): 0, or
+ * LLAMA_TOO_LARGE with LIMIT->needed and ERR filled. */
+int model_check_limit(uint64_t weights, double bytes, const char *form, struct llama_limit *limit,
+                      char *err);
 /* The packed floats a ROWS x COLS matrix takes. */
 uint64_t model_packed_floats(int rows, int cols);
 /* What any model needs once its weights are in: kernels, threads, pool. */
 void model_finish(struct llama_model *m);
 /* The weights' block (64-byte aligned, huge pages when large). */
 float *model_alloc_weights(size_t bytes);
+/* MEM, of BYTES, from model_alloc_weights (NULL: nothing). */
+void model_free_weights(float *mem, size_t bytes);
 
 /* Untrusted text (a name from a file) for an error line: printable ASCII
  * as is, every other byte, '"' and '\\' as \xHH, at most 40 bytes of it

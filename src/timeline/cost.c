@@ -118,8 +118,8 @@ struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mo
 		}
 	}
 	if (sc->model) {
-		/* The model the scene holds for the whole run (its float32
-		 * weights: a quantised file's dequantised copy), and the model
+		/* The model the scene holds for the whole run (its weights in
+		 * the form they are held, llama_model_bytes), and the model
 		 * run once per policy (drop.h): once for the report, the trace
 		 * and the screens' model panel, once per budget, one budget at
 		 * a time, for the sweep. */

@@ -87,6 +87,19 @@ int gguf_open_fd(int fd, struct gguf_file **out, char err[LLAMA_ERR_MAX]);
 /* The same over LEN bytes at DATA, which must outlive *OUT. */
 int gguf_open_bytes(const void *data, size_t len, struct gguf_file **out, char err[LLAMA_ERR_MAX]);
 void gguf_close(struct gguf_file *g);
+/* Give back to the system the pages of the LEN bytes at P (whole pages,
+ * rounded outward) when they lie in a mapping G owns (gguf_open's file, a
+ * safetensors file it holds): the pages stay mapped and are read again
+ * from the file if touched, so this costs only time. The bytes of a
+ * caller's memory (gguf_open_bytes) are left alone. */
+void gguf_release(const struct gguf_file *g, const void *p, uint64_t len);
+/* Whether G holds its bytes in mappings of its own (gguf_release gives
+ * their pages back), not in the caller's memory. */
+bool gguf_owns_pages(const struct gguf_file *g);
+/* The bytes of G's own file before its data section (header, metadata,
+ * tensor table: what parsing touched besides the tensors), 0 for tables
+ * made in memory or the caller's bytes. */
+uint64_t gguf_meta_bytes(const struct gguf_file *g);
 
 /* True when the LEN bytes at DATA start as a GGUF file does ("GGUF"). */
 bool gguf_magic(const void *data, size_t len);

@@ -93,10 +93,11 @@ void llama_free(struct llama_model *m);
 /*
  * Loading within a bound on memory: the loaders know from a checkpoint's
  * header (a GGUF file's metadata and tensor table, a Hugging Face folder's
- * config and safetensors headers) what its float32 weights will take (a
- * quantised file's dequantised copy), and refuse a model past MAX_BYTES
- * before allocating or reading any weight: LLAMA_TOO_LARGE, NEEDED the
- * bytes, ERR what they are ("61.2 million weights as float32"). A run's
+ * config and safetensors headers) what the model will hold, in the form
+ * its weights will be held (llama_model_bytes, to the byte), and refuse a
+ * model past MAX_BYTES before allocating or reading any weight:
+ * LLAMA_TOO_LARGE, NEEDED the bytes, ERR what they are ("61.2 million
+ * weights as float32", "... packed compact (a byte or two a weight)"). A run's
  * caches are the caller's to add (llama_run_bytes). MAX_BYTES 0 (or a
  * NULL limit): no bound.
  */
@@ -126,8 +127,11 @@ struct llama_folder {
 };
 int llama_load_folder_within(const struct llama_folder *f, struct llama_limit *limit,
                              struct llama_model **out, char err[LLAMA_ERR_MAX]);
-/* The bytes M holds: its weights (float32, dequantised from a GGUF or
- * safetensors file) and the tables beside them. */
+/* The bytes M holds at most, resident: its weights' block in their form
+ * (float32, compact or, read from the file, none), the file's pages its
+ * kernels read in place, what loading held at its peak and a running
+ * model's own (model_held_bytes, src/model/model_impl.h). A run's are
+ * llama_run_bytes_len's. */
 size_t llama_model_bytes(const struct llama_model *m);
 
 const struct llama_config *llama_model_config(const struct llama_model *m);
