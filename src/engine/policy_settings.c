@@ -44,8 +44,8 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 	}
 	if (policies[p]->observe_window <= 0) {
 		snprintf(err, size,
-		         "'%.60s': %s has no settings (snapkv, snapkv-win, pyramidkv and "
-		         "adakv take %s)",
+		         "'%.60s': %s has no settings (snapkv, snapkv-win, pyramidkv, "
+		         "pyramidkv-win and adakv take %s)",
 		         arg, name, policy_settings_keys);
 		return false;
 	}
