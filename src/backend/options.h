@@ -214,6 +214,10 @@ struct options {
 	double heavy_ratio, recent_ratio;
 	int sinks;                       /* -1: the default */
 	struct policy_settings settings; /* --policy-opt's, 0: the defaults */
+	/* --policy-opt's arguments in order, applied over the scene's
+	 * "policy_settings" (budget_resolve). */
+	const char *policy_opts[POLICY_SETTINGS_MAX];
+	int n_policy_opts;
 	enum policy_id compare;
 	bool compare_given;
 	/* --policies: the policies shown, a bit per policy (ENGINE_POLICY);

@@ -38,6 +38,13 @@ extern const char policy_settings_ada_keys[];
  * name, in ERR. */
 bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, size_t size);
 
+/* One setting of a scene's "policy_settings" (scene_options.check_setting):
+ * POLICY's KEY with VALUE, from a JSON number (NUMBER) or string. window
+ * and kernel take numbers, pool and alloc strings. Returns true, or false
+ * with the reason, one line without the setting's name, in ERR. */
+bool policy_settings_check_one(const char *policy, const char *key, const char *value, bool number,
+                               char *err, size_t size);
+
 /* One setting that differs from its policy's default. */
 struct policy_setting_item {
 	char key[48];   /* "snapkv.window" */
