@@ -122,6 +122,8 @@ static void put_json_held(FILE *out, const struct drop_result *r, enum policy_id
 	        p == POLICY_FULL     ? "null"
 	        : drop_matched(r, p) ? "true"
 	                             : "false");
+	if (p != POLICY_FULL && !drop_matched(r, p) && policy_matched_form(p) >= 0)
+		fprintf(out, ", \"matched_form\": \"%s\"", policies[policy_matched_form(p)]->name);
 }
 
 /* Generating: each policy's own text judged by the model with a full

@@ -242,6 +242,9 @@ static void put_json_summary(FILE *out, const struct report_run *run, enum polic
 	        p == POLICY_FULL         ? "null"
 	        : report_matched(run, p) ? "true"
 	                                 : "false");
+	/* An unmatched row points to its matched form, when there is one. */
+	if (p != POLICY_FULL && !report_matched(run, p) && policy_matched_form(p) >= 0)
+		fprintf(out, ", \"matched_form\": \"%s\"", policies[policy_matched_form(p)]->name);
 	if (sc->v) {
 		put_json_number_key(out, run, "mean_out_err", report_summary_mean(f, REPORT_ERR));
 		put_json_number_key(out, run, "max_out_err", f->err_max);
