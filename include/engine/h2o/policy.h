@@ -132,8 +132,9 @@ struct policy_cache {
 	double *rank;
 	/* A caller may leave key_norm, observed and rank NULL (a model run
 	 * that has none of them): key norm then keeps the B newest, SnapKV and
-	 * PyramidKV keep everything, the bounded SnapKV keeps the B newest and
-	 * ObservedAttention still ranks (without a cut-off value). */
+	 * PyramidKV keep everything, the bounded SnapKV and PyramidKV keep
+	 * their budget's newest and ObservedAttention and its bounded form
+	 * still rank (without a cut-off value). */
 	int layer; /* the cache's layer, from 0 */
 	/* For a policy with per_kv_head: the key/value heads the rule decides
 	 * for at once (0 reads as 1). The observed rows are then those of all
