@@ -92,7 +92,7 @@ for ratio in (None, 1.2):
     text = run("--report", *extra)
     check(f"text names the model's target ppl <= {r:g} x full", f"ppl <= {r:g} x full" in text)
     check("text names the attention target", "(the attention target, recall >= 0.95)" in text)
-    attn = table_rows(text, "policy     budget  peak/kv  mean/kv peak bytes")
+    attn = table_rows(text, "policy        budget  peak/kv  mean/kv peak bytes")
     means = {p["name"]: p["mean_attn_recall_decode"] for p in js["policies"]}
     matched = {p["name"]: p["matched"] for p in js["policies"]}
     order = [p["name"] for p in js["policies"]]
@@ -100,7 +100,7 @@ for ratio in (None, 1.2):
                              key=lambda n: (not matched[n], -means[n], order.index(n)))
     check(f"attention rows {attn} are {want}", attn == want)
     check("some attention rows are not matched", not all(matched[n] for n in order[1:]))
-    rows = table_rows(text, "policy     budget  peak/kv  mean/kv matched   ppl all")
+    rows = table_rows(text, "policy        budget  peak/kv  mean/kv matched   ppl all")
     want = ["full"] + sorted((n for n in pols if n != "full"),
                              key=lambda n: (not pols[n]["matched"], pols[n]["ppl_decode"],
                                             order.index(n)))
@@ -207,7 +207,7 @@ for name, g in gen.items():
     check(f"generating: {name} shares the tokens before it parts",
           g["common_prefix"] == (made if step is None else step - 1 - (js["tokens"] - made)))
 text = run("--report")
-rows = table_rows(text, "policy     budget  peak/kv  mean/kv matched ppl prompt  text ppl")
+rows = table_rows(text, "policy        budget  peak/kv  mean/kv matched ppl prompt  text ppl")
 check(f"generating: a row per policy {rows}", sorted(rows) == sorted(gen))
 sweep = json.loads(run("--budget-sweep=8,16", "--json"))["model"]
 check("generating: the sweep's perplexities are null",

@@ -89,6 +89,14 @@ if "$bin" --quiet --report --smooth 5 --plot "$tmp/smooth.svg" scenes/story.json
 else
 	fail "--smooth 5: exit status $?"
 fi
+# The settings used, when not the defaults, are drawn under the title: a
+# kernel that changes no kept set (cat_sat_qkv's budget is within the
+# window) still changes the figure, and the report's stdout says it too.
+"$bin" --quiet --report --plot "$tmp/plain_set.svg" scenes/cat_sat_qkv.json >/dev/null
+"$bin" --quiet --report --policy-opt snapkv.kernel=7 --plot "$tmp/kernel_set.svg" \
+	scenes/cat_sat_qkv.json >"$tmp/kernel_out"
+cmp -s "$tmp/plain_set.svg" "$tmp/kernel_set.svg" && fail "--policy-opt: the figure does not show it"
+grep -q '^settings: snapkv.kernel=7' "$tmp/kernel_out" || fail "--policy-opt: the report does not say it"
 # --policies: a curve per policy chosen, and no other.
 policies=2
 check chosen.svg --report --policies h2o,window scenes/cat_sat_qkv.json

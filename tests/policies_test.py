@@ -12,7 +12,8 @@ import subprocess
 import sys
 
 ALL = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
-       "snapkv-win", "pyramidkv", "adakv", "observed", "random", "keydiff"]
+       "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "observed",
+       "observed-win", "random", "keydiff"]
 
 # The policies that read keys, and the scenes of the cases below that
 # have none (attention scenes): there, by default, those policies are not
@@ -133,9 +134,10 @@ def main():
     cases = [
         ("scenes/cat_sat.json", ["h2o", "full"], []),
         ("scenes/cat_sat.json", ["window", "tova"], []),
-        ("scenes/cat_sat_qkv.json", ["full", "snapkv", "observed"], ["--prompt", "3"]),
+        ("scenes/cat_sat_qkv.json", ["full", "snapkv", "observed", "observed-win"],
+         ["--prompt", "3"]),
         ("tests/scenes/two_heads.json", ["random", "streaming"], ["--per-head"]),
-        ("tests/scenes/generated_small.json", ["adakv", "pyramidkv", "snapkv-win"],
+        ("tests/scenes/generated_small.json", ["adakv", "pyramidkv-win", "snapkv-win"],
          ["--per-layer"]),
         ("models/stories260K/story_model.json", ["h2o", "full"], []),
         ("models/stories260K/story_model.json", ["tova"], []),

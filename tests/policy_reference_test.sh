@@ -121,7 +121,7 @@ check_with() {
 	fi
 	popts=
 }
-all4() { for p in snapkv snapkv-win pyramidkv adakv; do printf '%s.%s ' "$p" "$1"; done; }
+all4() { for p in snapkv snapkv-win pyramidkv pyramidkv-win adakv; do printf '%s.%s ' "$p" "$1"; done; }
 #          OPTS                 name          sinks  L           H          G             n      d        P           heavy      recent     seed
 check_with "$(all4 window=8)"   set_window_8  -  --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 24 --heavy 8 --recent 6 --seed 41
 check_with "$(all4 kernel=1)"   set_kernel_1  -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 42
@@ -133,6 +133,9 @@ check_with "adakv.alloc=authors" ada_authors_ties - --layers 1 --heads 4 --kv-he
 # A prompt of exactly B: 13 before a window of 8, of which the authors
 # keep round(0.8 x 13 + 2) = 12 in every head; kvpress' split keeps all.
 check_with "adakv.alloc=authors adakv.window=8" ada_authors_b_is_p - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 4 --prompt 21 --heavy 11 --recent 10 --seed 48
+# pyramidkv-win on five layers with a window of 8: the schedule's 165
+# positions trimmed to 5 x 32, one a layer, then held while decoding.
+check_with "pyramidkv.window=8 pyramidkv-win.window=8" pyramid_win_trim - --layers 5 --heads 2 --kv-heads 1 --n 90 --dim 4 --prompt 64 --heavy 16 --recent 16 --seed 49
 # The scene's own "interval" field, read by both without --interval.
 check scene_interval_5 - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 7 --heavy 2 --recent 3 --seed 32 --interval 5
 

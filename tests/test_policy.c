@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "h2o/engine.h"
@@ -284,7 +285,7 @@ static void test_snapkv_engine_by_hand(void **state)
 	for (int q = 6; q < P; q++)
 		o += 1.0 / (q + 1);
 	o /= 64;
-	for (int p = POLICY_SNAPKV; p <= POLICY_SNAPKV_WINDOW; p++) {
+	for (int p = POLICY_SNAPKV; p <= POLICY_PYRAMIDKV_WINDOW; p++) {
 		const struct cache_record *r = &rec.c[p];
 		assert_int_equal(r->n_evicted, 4);
 		const int want[] = {0, 1, 4, 5};
@@ -304,6 +305,13 @@ static void test_snapkv_engine_by_hand(void **state)
 	assert_int_equal(policies[POLICY_SNAPKV_WINDOW]->region(&pb, P + 1, 3), POLICY_REGION_OLD);
 	assert_int_equal(policies[POLICY_SNAPKV_WINDOW]->region(&pb, P + 1, 7),
 	                 POLICY_REGION_RECENT);
+	/* One layer: PyramidKV's schedule is B, and its bounded form holds
+	 * as the bounded SnapKV does. */
+	assert_int_equal(rec.c[POLICY_PYRAMIDKV].n_evicted, 0);
+	expect_evicted(&rec, POLICY_PYRAMIDKV_WINDOW, 6);
+	assert_int_equal(engine_positions(e, POLICY_PYRAMIDKV_WINDOW)[0], 2);
+	assert_int_equal(engine_positions(e, POLICY_PYRAMIDKV_WINDOW)[1], 3);
+	assert_int_equal(engine_len(e, POLICY_PYRAMIDKV_WINDOW), 66);
 	engine_free(e);
 	scene_free(sc);
 	free(rows);
@@ -343,6 +351,65 @@ static void test_pyramid_budget_by_hand(void **state)
 }
 
 /*
+ * pyramidkv-win's budgets: the schedule with its own window, less the
+ * layers' excess over L x B, one a layer from the lowest, round and round.
+ * - B = 32, W = 8, P = 64, five layers: min = 24 / 20 = 1, max = 47,
+ *   steps = 46 / 4 = 11: 47 36 25 14 3 plus 8 = 55 44 33 22 11, 165 in
+ *   all, 5 over 160: each layer one less, 54 43 32 21 10.
+ * - B = 41, W = 8, P = 200, four layers: min = 1, max = 65, steps = 64 / 3
+ *   = 21: 73 52 31 10, 166, 2 over 164: layers 0 and 1 one less.
+ * - The same on six layers: steps = 12: 73 61 49 37 25 13, 258, 12 over
+ *   246: two less each.
+ * - No excess (P < 2 (B - W)): B for every layer. PyramidKV's own schedule
+ *   is untouched.
+ */
+static void test_pyramid_held_by_hand(void **state)
+{
+	(void)state;
+	struct policy_budget b = {16, 16, 4, 400, 64, 5, 0, 0, {{{0}}}};
+	b.set.p[POLICY_PYRAMIDKV_WINDOW].window = 8;
+	b.set.p[POLICY_PYRAMIDKV].window = 8;
+	const int five[] = {54, 43, 32, 21, 10}, four[] = {72, 51, 31, 10};
+	const int six[] = {71, 59, 47, 35, 23, 11};
+	for (int l = 0; l < 5; l++)
+		assert_int_equal(policy_pyramid_held(&b, l), five[l]);
+	assert_int_equal(policy_pyramid_budget(&b, 0), 55);
+	b.heavy = 21;
+	b.recent = 20;
+	b.prompt = 200;
+	b.layers = 4;
+	for (int l = 0; l < 4; l++)
+		assert_int_equal(policy_pyramid_held(&b, l), four[l]);
+	b.layers = 6;
+	for (int l = 0; l < 6; l++)
+		assert_int_equal(policy_pyramid_held(&b, l), six[l]);
+	b.prompt = 60;
+	for (int l = 0; l < 6; l++)
+		assert_int_equal(policy_pyramid_held(&b, l), 41);
+}
+
+/* policy_hold on positions 0 1 2 | 10 11 12 13 with the selected before
+ * 10: B = 5 keeps 0 1 2 and the two newest, 12 13; with everything before
+ * BEFORE more than B (no selection), the 5 newest. */
+static void test_hold_by_hand(void **state)
+{
+	(void)state;
+	const int pos[] = {0, 1, 2, 10, 11, 12, 13};
+	const struct policy_cache c = {.len = 7, .pos = pos};
+	unsigned char gone[7] = {0};
+	policy_hold(&c, 5, 10, gone);
+	const unsigned char want[] = {0, 0, 0, 1, 1, 0, 0};
+	assert_memory_equal(gone, want, sizeof want);
+	unsigned char gone2[7] = {0};
+	policy_hold(&c, 2, 10, gone2);
+	const unsigned char want2[] = {1, 1, 1, 1, 1, 0, 0};
+	assert_memory_equal(gone2, want2, sizeof want2);
+	unsigned char gone3[7] = {0};
+	policy_hold(&c, 7, 10, gone3);
+	assert_null(memchr(gone3, 1, sizeof gone3));
+}
+
+/*
  * ObservedAttention on the explainer's rows with a prompt of 5 and B = 3
  * (heavy 2 + recent 1). At step 5 the column sums are The 1.78, cat 1.58,
  * sat 0.91, because 0.51, it 0.22, seen by 5 4 3 2 1 queries: means .356
@@ -371,6 +438,38 @@ static void test_observed_by_hand(void **state)
 	e = run_to(sc, b, 6, &rec);
 	assert_int_equal(rec.c[POLICY_OBSERVED].n_evicted, 0);
 	expect_kept(e, POLICY_OBSERVED, (const int[]){0, 1, 2, 5}, 4);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/*
+ * observed-win on the same: at step 5 observed's choice (3 and 4 go, sat
+ * the cut-off). At step 6 it holds B = 3: its cache 0 1 2 5 weighs row 5's
+ * .10 .25 .12 .15 over their sum .62, so the sums become The 1.78 + .10 /
+ * .62, cat 1.58 + .25 / .62, sat 0.91 + .12 / .62 and the new token .15 /
+ * .62, seen by 6 5 4 1 queries: means .324 .397 .276 .242. The new token
+ * goes; sat is the cut-off at (0.91 + .12 / .62) / 4.
+ */
+static void test_observed_window_by_hand(void **state)
+{
+	(void)state;
+	struct scene *sc = fixture_attention(7, 2, 2, 1, cat_rows, NULL, NULL);
+	sc->prompt = 5;
+	const struct budget b = {2, 1, 1, 0, 5, {{{0}}}};
+	struct step_record rec;
+	struct engine *e = run_to(sc, b, 5, &rec);
+	const struct cache_record *r = &rec.c[POLICY_OBSERVED_WINDOW];
+	assert_int_equal(r->n_evicted, 2);
+	assert_int_equal(r->evicted[0], 3);
+	assert_int_equal(r->evicted[1], 4);
+	assert_int_equal(r->cutoff_pos, 2);
+	assert_true(fabs(r->cutoff_value - 0.91 / 3) < 1e-12);
+	engine_free(e);
+	e = run_to(sc, b, 6, &rec);
+	expect_evicted(&rec, POLICY_OBSERVED_WINDOW, 5);
+	expect_kept(e, POLICY_OBSERVED_WINDOW, (const int[]){0, 1, 2}, 3);
+	assert_int_equal(r->cutoff_pos, 2);
+	assert_true(fabs(r->cutoff_value - (0.91 + 0.12 / 0.62) / 4) < 1e-12);
 	engine_free(e);
 	scene_free(sc);
 }
@@ -561,7 +660,10 @@ int main(void)
 	        cmocka_unit_test(test_snapkv_select_by_hand),
 	        cmocka_unit_test(test_snapkv_engine_by_hand),
 	        cmocka_unit_test(test_pyramid_budget_by_hand),
+	        cmocka_unit_test(test_pyramid_held_by_hand),
+	        cmocka_unit_test(test_hold_by_hand),
 	        cmocka_unit_test(test_observed_by_hand),
+	        cmocka_unit_test(test_observed_window_by_hand),
 	        cmocka_unit_test(test_streaming_sinks),
 	        cmocka_unit_test(test_default_sinks),
 	        cmocka_unit_test(test_table),

@@ -258,16 +258,25 @@ static void ref_step(struct ref *r)
 			cut = ref_random(0, 0, c, budget, gone, &norm);
 		} else if (id == POLICY_KEYDIFF && c->len > budget) {
 			cut = ref_keydiff(sc, 0, c, budget, gone, &norm);
-		} else if (id == POLICY_SNAPKV_WINDOW) {
+		} else if (id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV_WINDOW) {
 			/* These scenes have no prompt: nothing is ever selected,
-			 * and the bounded SnapKV is a window (SnapKV itself keeps
-			 * everything). */
+			 * and the bounded SnapKV and PyramidKV are a window
+			 * (SnapKV itself keeps everything). */
 			for (int i = 0; i < c->len - budget; i++)
 				gone[i] = 1;
+		} else if (id == POLICY_OBSERVED_WINDOW && c->len > budget) {
+			/* Each score over the p + 1 - pos queries that saw it. */
+			static double mean[4096];
+			for (int i = 0; i < c->len; i++)
+				mean[i] = c->score[i] / (double)(p + 1 - c->pos[i]);
+			cut = keep_strongest(c, mean, c->len, budget, gone);
+			norm = cut >= 0 ? mean[cut] : 0.0;
 		}
 		c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
 		c->cutoff_value = cut >= 0 ? (by_weight ? c->w[cut] : c->score[cut]) : 0.0;
-		if ((id == POLICY_KNORM || id == POLICY_RANDOM || id == POLICY_KEYDIFF) && cut >= 0)
+		if ((id == POLICY_KNORM || id == POLICY_RANDOM || id == POLICY_KEYDIFF ||
+		     id == POLICY_OBSERVED_WINDOW) &&
+		    cut >= 0)
 			c->cutoff_value = norm;
 		int kept = 0;
 		c->n_ev = 0;
@@ -620,6 +629,24 @@ static int ref_pyramid(int budget, int prompt, int layers, int l, int w)
 	return hi - l * ((hi - lo) / (layers - 1)) + w;
 }
 
+/*
+ * pyramidkv-win's budget of layer L: each layer's ref_pyramid with its own
+ * window, then the positions by which they add up to more than LAYERS x B
+ * taken back one at a time, from layer 0 up and round again.
+ */
+static int ref_pyramid_held(const struct ref_model *r, int budget, int prompt, int l)
+{
+	const int w = ref_window(r, POLICY_PYRAMIDKV_WINDOW, prompt);
+	int keep[256], excess = -r->layers * budget;
+	for (int k = 0; k < r->layers; k++) {
+		keep[k] = ref_pyramid(budget, prompt, r->layers, k, w);
+		excess += keep[k];
+	}
+	for (int k = 0; excess > 0; k = (k + 1) % r->layers, excess--)
+		keep[k]--;
+	return keep[l];
+}
+
 static void model_step(struct ref_model *r)
 {
 	const struct scene *sc = r->sc;
@@ -705,6 +732,11 @@ static void model_step(struct ref_model *r)
 				/* The rules run at the prompt's end and every
 				 * INTERVAL steps after it. */
 				const int every = r->b.interval > 1 ? r->b.interval : 1;
+				/* What the bounded forms hold after the prompt. */
+				const int held =
+				        id == POLICY_PYRAMIDKV_WINDOW
+				                ? ref_pyramid_held(r, budget, sc->prompt, l)
+				                : budget;
 				if (ada) {
 					memcpy(gone, ada_gone[g], (size_t)c->len);
 					cut = ada_cut;
@@ -753,13 +785,31 @@ static void model_step(struct ref_model *r)
 						          (double)(sc->prompt - c->pos[i]);
 					cut = keep_strongest(c, mean, c->len, budget, gone);
 					norm = cut >= 0 ? mean[cut] : 0.0;
-				} else if (id == POLICY_SNAPKV_WINDOW && c->len > budget) {
+				} else if (id == POLICY_PYRAMIDKV_WINDOW && s == sc->prompt &&
+				           c->len > ref_pyramid_held(r, budget, sc->prompt, l)) {
+					cut = ref_snap(r, id, l, g, c,
+					               ref_pyramid_held(r, budget, sc->prompt, l),
+					               gone, &norm);
+				} else if (id == POLICY_OBSERVED_WINDOW && c->len > budget) {
+					/* Each score over the p + 1 - pos queries that
+					 * saw it, at the prompt's end and after it. */
+					static double mean[4096];
+					for (int i = 0; i < c->len; i++)
+						mean[i] = c->score[i] / (double)(p + 1 - c->pos[i]);
+					cut = keep_strongest(c, mean, c->len, budget, gone);
+					norm = cut >= 0 ? mean[cut] : 0.0;
+				} else if ((id == POLICY_SNAPKV_WINDOW ||
+				            id == POLICY_PYRAMIDKV_WINDOW) &&
+				           c->len > held) {
+					/* The selected stay, and the newest of the rest. */
 					const int w = ref_window(r, id, sc->prompt);
-					const int before = sc->prompt - (w < budget ? w : budget);
+					const int before = sc->prompt - (w < held ? w : held);
 					int sel = 0;
 					while (sel < c->len && c->pos[sel] < before)
 						sel++;
-					for (int i = sel; i < c->len - (budget - sel); i++)
+					if (sel > held)
+						sel = 0;
+					for (int i = sel; i < c->len - (held - sel); i++)
 						gone[i] = 1;
 				}
 				c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
@@ -768,7 +818,9 @@ static void model_step(struct ref_model *r)
 				if ((id == POLICY_KNORM || id == POLICY_RANDOM ||
 				     id == POLICY_KEYDIFF || id == POLICY_SNAPKV ||
 				     id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV ||
-				     id == POLICY_ADAKV || id == POLICY_OBSERVED) &&
+				     id == POLICY_ADAKV || id == POLICY_OBSERVED ||
+				     id == POLICY_PYRAMIDKV_WINDOW ||
+				     id == POLICY_OBSERVED_WINDOW) &&
 				    cut >= 0)
 					c->cutoff_value = norm;
 				int kept = 0;
@@ -1169,7 +1221,7 @@ static void test_settings_scenes(void **state)
 {
 	(void)state;
 	static const enum policy_id snap[] = {POLICY_SNAPKV, POLICY_SNAPKV_WINDOW, POLICY_PYRAMIDKV,
-	                                      POLICY_ADAKV};
+	                                      POLICY_PYRAMIDKV_WINDOW, POLICY_ADAKV};
 	/* layers, heads, kv heads, n, dim, prompt, heavy, recent, attention,
 	 * window, kernel, max pooling. */
 	const int shapes[][12] = {

@@ -33,6 +33,7 @@
 #include "h2o/generate.h"
 #include "h2o/heads.h"
 #include "h2o/policy.h"
+#include "h2o/policy_settings.h"
 #include "h2o/scene.h"
 #include "../src/scene/jsonloc.h"
 
@@ -360,7 +361,9 @@ static void test_bad_files(void **state)
 		keyed |= policy_reads_keys((enum policy_id)p) ? 1u << p : 0u;
 	}
 	table[POLICY_COUNT] = NULL;
-	const struct scene_options with_table = {.policy_names = table, .policy_keys = keyed};
+	const struct scene_options with_table = {.policy_names = table,
+	                                         .policy_keys = keyed,
+	                                         .check_setting = policy_settings_check_one};
 
 	for (int i = 0; i < n; i++) {
 		char json[600], errpath[600], err[SCENE_ERROR_MAX], line[SCENE_ERROR_MAX + 1];

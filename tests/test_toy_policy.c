@@ -204,7 +204,7 @@ static void test_report(void **state)
 	struct scene *sc = load("scenes/cat_sat.json");
 	const struct budget b = {2, 2, 1, 0, sc->prompt, {{{0}}}};
 	char *text = written(report_text, sc, &b);
-	assert_non_null(strstr(text, "\ntoy             4        4"));
+	assert_non_null(strstr(text, "\ntoy                4        4"));
 	free(text);
 	text = written(report_json, sc, &b);
 	assert_non_null(strstr(text, "{\"name\": \"toy\", \"tokens\": 4"));

@@ -439,10 +439,10 @@ static void frame_row(const struct frame *f, int y, char *out, size_t size)
 static const char *strip_policy(const char *brief)
 {
 	static const char *const pairs[][2] = {
-	        {"win", "window"},   {"strm", "streaming"},  {"knrm", "knorm"},
-	        {"snap", "snapkv"},  {"snpw", "snapkv-win"}, {"pyr", "pyramidkv"},
-	        {"ada", "adakv"},    {"obs", "observed"},    {"rand", "random"},
-	        {"kdif", "keydiff"},
+	        {"win", "window"},         {"strm", "streaming"},  {"knrm", "knorm"},
+	        {"snap", "snapkv"},        {"snpw", "snapkv-win"}, {"pyr", "pyramidkv"},
+	        {"pyrw", "pyramidkv-win"}, {"ada", "adakv"},       {"obs", "observed"},
+	        {"obsw", "observed-win"},  {"rand", "random"},     {"kdif", "keydiff"},
 	};
 	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
 		if (strcmp(pairs[i][0], brief) == 0)

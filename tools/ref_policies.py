@@ -3,7 +3,7 @@
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
 runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win,
-pyramidkv, adakv, observed, random, keydiff) on scenes with layers, query
+pyramidkv, pyramidkv-win, adakv, observed, observed-win, random, keydiff) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -48,7 +48,11 @@ and G key/value heads reads kv head h // (H // G)):
   in all.
 - pyramidkv: snapkv's scores, and layer l keeps pyramid_budget(l) at the
   prompt's end (KVCache-Factory's PyramidKVCluster schedule, beta 20);
-  after the prompt it keeps every token.
+  after the prompt it keeps every token. pyramidkv-win (with its own
+  settings) takes each layer's schedule, then the positions by which the
+  layers add up to more than L x B back one at a time from layer 0, round
+  and round; it makes snapkv's choice down to that at the prompt's end and
+  then holds it as snapkv-win does (before P - min(W, its budget)).
 - adakv (kvpress' AdaKVPress over SnapKVPress), at the prompt's end only
   (P > B): each kv head's snapkv scores (G x (P - W)), the window padded
   with the layer's max + 1; in each kv head the int(0.2 B) highest
@@ -59,7 +63,9 @@ and G key/value heads reads kv head h // (H // G)):
 - observed, at the prompt's end only: each position's accumulated score
   (the column sum of the prompt's group-mean attention) divided by the
   number of prompt queries that saw it, P - j; keep the B highest, no
-  recent window. After the prompt it keeps every token.
+  recent window. After the prompt it keeps every token. observed-win
+  applies the same at the prompt's end and at every step after it that
+  compresses, over the t - j queries that saw position j by step t.
 
 - random (kvpress' RandomPress, seeded): position j of layer l and kv
   head g draws splitmix64 seeded with 42 XOR (l << 48 | g << 32 | j), the
@@ -83,12 +89,13 @@ import sys
 import numpy as np
 
 POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
-            "snapkv-win", "pyramidkv", "adakv", "observed", "random", "keydiff")
+            "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "observed",
+            "observed-win", "random", "keydiff")
 SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
 SNAP_KERNEL = 5  # its pooling kernel (kvpress' kernel_size)
 # h2o-tui's --policy-opt POLICY.KEY=VALUE: {policy: {key: value}}; window,
 # kernel and pool ("mean", "max": max_pool1d, the padding never wins) for
-# snapkv, snapkv-win, pyramidkv and adakv, alloc ("kvpress", "authors")
+# snapkv, snapkv-win, pyramidkv, pyramidkv-win and adakv, alloc ("kvpress", "authors")
 # for adakv.
 SETTINGS = {}
 
@@ -372,6 +379,21 @@ def run(scene, sinks=None, interval=None):
                         plans = [snap_select(scene, l, g, c, keep, p) for g, c in enumerate(cs)]
                     else:
                         plans = [(list(c.pos), None) for c in cs]
+                elif p == "pyramidkv-win":
+                    keep = pyramid_held(scene, l)
+                    if t == scene.prompt and len(cs[0].pos) > keep:
+                        plans = [snap_select(scene, l, g, c, keep, p) for g, c in enumerate(cs)]
+                    elif may_evict and len(cs[0].pos) > keep:
+                        before = scene.prompt - min(snap_window(p, scene.prompt), keep)
+                        plans = [hold(c, keep, before) for c in cs]
+                    else:
+                        plans = [(list(c.pos), None) for c in cs]
+                elif p == "observed-win":
+                    if may_evict and len(cs[0].pos) > B:
+                        plans = [keep_top(c.pos, {j: c.score[j] / (t - j) for j in c.pos}, B)
+                                 for c in cs]
+                    else:
+                        plans = [(list(c.pos), None) for c in cs]
                 elif p == "adakv":
                     # The authors' split compresses a prompt of exactly B
                     # too (it rounds each head's share down with its floor).
@@ -452,23 +474,39 @@ def _rule(policy, scene, caches, rows, S, layer=0, t=0):
     if policy in ("snapkv", "snapkv-win") and t == scene.prompt:
         return [snap_select(scene, layer, g, c, None, policy) for g, c in enumerate(caches)]
     if policy == "snapkv-win":
-        # The selected (before the window) stay; of the rest the newest.
         before = scene.prompt - min(snap_window(policy, scene.prompt), B)
-        plans = []
-        for c in caches:
-            sel = [j for j in c.pos if j < before]
-            rest = [j for j in c.pos if j >= before]
-            plans.append((sel + rest[len(rest) - (B - len(sel)):], None))
-        return plans
+        return [hold(c, B, before) for c in caches]
     raise ValueError(policy)
 
 
-def pyramid_budget(scene, layer):
+def hold(cache, budget, before):
+    """The bounded forms after the prompt: the selected (before BEFORE)
+    stay; of the rest the newest, BUDGET in all."""
+    sel = [j for j in cache.pos if j < before]
+    rest = [j for j in cache.pos if j >= before]
+    return sel + rest[len(rest) - (budget - len(sel)):], None
+
+
+def pyramid_held(scene, layer):
+    """pyramidkv-win's budget of LAYER: the schedule with its own window,
+    the layers' excess over L x B taken back one at a time from layer 0,
+    round and round."""
+    keep = [pyramid_budget(scene, l, "pyramidkv-win") for l in range(scene.layers)]
+    excess = sum(keep) - scene.layers * scene.budget
+    l = 0
+    while excess > 0:
+        keep[l] -= 1
+        excess -= 1
+        l = (l + 1) % scene.layers
+    return keep[layer]
+
+
+def pyramid_budget(scene, layer, policy="pyramidkv"):
     """PyramidKV's positions kept by LAYER at the prompt's end, its window
     included: KVCache-Factory's PyramidKVCluster.update_kv with
-    max_capacity_prompt B, window min(64, P), beta 20."""
+    max_capacity_prompt B, window min(64, P) (POLICY's), beta 20."""
     B, P, L = scene.budget, scene.prompt, scene.layers
-    w = snap_window("pyramidkv", P)
+    w = snap_window(policy, P)
     if B <= w or P < 2 * (B - w) or L < 2:
         return B
     min_num = (B - w) // 20

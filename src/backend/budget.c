@@ -14,6 +14,13 @@
 
 int budget_resolve(const struct options *o, const struct scene *scene, struct budget_choice *c)
 {
+	/* The scene's settings, then --policy-opt's over them. */
+	struct policy_settings set = {0};
+	char msg[256];
+	for (int i = 0; i < scene->n_policy_settings; i++)
+		(void)policy_settings_set(&set, scene->policy_settings[i], msg, sizeof msg);
+	for (int i = 0; i < o->n_policy_opts; i++)
+		(void)policy_settings_set(&set, o->policy_opts[i], msg, sizeof msg);
 	const struct budget_ask ask = {
 	        .heavy = o->heavy,
 	        .recent = o->recent,
@@ -22,7 +29,7 @@ int budget_resolve(const struct options *o, const struct scene *scene, struct bu
 	        .sinks = o->sinks,
 	        .prompt = o->prompt,
 	        .interval = o->interval,
-	        .settings = o->settings,
+	        .settings = set,
 	};
 	switch (budget_make(scene, &ask, &c->budget)) {
 	case BUDGET_OK:

@@ -218,7 +218,8 @@ static int load_scene(struct run *r)
 		                                   .told = r->told,
 		                                   .told_ctx = r->told_ctx,
 		                                   .policy_names = names,
-		                                   .policy_keys = keyed};
+		                                   .policy_keys = keyed,
+		                                   .check_setting = policy_settings_check_one};
 		rc = scene_load_file_opts(o->scene, &load, &r->scene, err);
 	}
 	if (rc == SCENE_TOO_LARGE)

@@ -339,8 +339,13 @@ static int parse_own(enum option_id id, int argc, char **argv, struct options *o
 		}
 		return -1;
 	case OPT_POLICY_OPT:
-		if (policy_settings_set(&o->settings, optarg, msg, sizeof msg))
+		if (o->n_policy_opts >= POLICY_SETTINGS_MAX)
+			return options_usage_error("--policy-opt: too many settings, last '%s'",
+			                           optarg);
+		if (policy_settings_set(&o->settings, optarg, msg, sizeof msg)) {
+			o->policy_opts[o->n_policy_opts++] = optarg;
 			return -1;
+		}
 		return options_usage_error("--policy-opt: %s", msg);
 	case OPT_PLOT:
 		if (plot_format_of(optarg) < 0)

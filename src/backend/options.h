@@ -111,8 +111,9 @@ enum {
 	  "after the prompt, each cache's rule runs every N steps, back to B at once (kvpress' "   \
 	  "DecodingPress; overrides the scene's; default 1)")                                      \
 	X(POLICY_OPT, "policy-opt", REQUIRED, "P.KEY=V", OWN, settings, NULL, 0, 0, NULL,          \
-	  "a setting of policy P (repeatable): snapkv, snapkv-win, pyramidkv and adakv take "      \
-	  "window=N (the observation window, default 64), kernel=K (the pooling kernel, odd, "     \
+	  "a setting of policy P (repeatable): snapkv, snapkv-win, pyramidkv, pyramidkv-win and "  \
+	  "adakv take window=N (the observation window, default 64), kernel=K (the pooling "       \
+	  "kernel, odd, "                                                                          \
 	  "default 5) and pool=mean|max (default mean), kvpress' SnapKVPress defaults "            \
 	  "(kvpress/presses/snapkv_press.py, 8bb29b9; KVCache-Factory's scripts use 8, 7, max); "  \
 	  "adakv also alloc=kvpress|authors (AdaKVPress, or FFY0/AdaKV's split, "                  \
@@ -213,6 +214,10 @@ struct options {
 	double heavy_ratio, recent_ratio;
 	int sinks;                       /* -1: the default */
 	struct policy_settings settings; /* --policy-opt's, 0: the defaults */
+	/* --policy-opt's arguments in order, applied over the scene's
+	 * "policy_settings" (budget_resolve). */
+	const char *policy_opts[POLICY_SETTINGS_MAX];
+	int n_policy_opts;
 	enum policy_id compare;
 	bool compare_given;
 	/* --policies: the policies shown, a bit per policy (ENGINE_POLICY);

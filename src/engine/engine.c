@@ -109,7 +109,16 @@ int engine_cache_cap(const struct scene *sc, const struct budget *b)
 
 int engine_policy_cap(const struct scene *sc, const struct budget *b, enum policy_id p)
 {
-	return policies[p]->grows ? sc->n : engine_cache_cap(sc, b);
+	if (policies[p]->grows)
+		return sc->n;
+	/* A policy whose caches differ by layer (pyramidkv-win) holds up to
+	 * its capacity, the largest layer's, and appends one before it
+	 * evicts. */
+	const struct policy_budget pb = policy_budget_of(sc, b);
+	const int cap = engine_cache_cap(sc, b), own = policy_capacity(p, &pb);
+	if (own < 0 || own + 1 <= cap)
+		return cap;
+	return own + 1 < sc->n ? own + 1 : sc->n;
 }
 
 double engine_caches_cap(const struct scene *sc, const struct budget *b)
@@ -118,7 +127,8 @@ double engine_caches_cap(const struct scene *sc, const struct budget *b)
 	double caps = 0;
 	for (int p = 0; p < POLICY_COUNT; p++)
 		if (p != POLICY_FULL)
-			caps += policies[p]->grows ? (cap + sc->n) / 2 : cap;
+			caps += policies[p]->grows ? (cap + sc->n) / 2
+			                           : engine_policy_cap(sc, b, (enum policy_id)p);
 	return caps;
 }
 

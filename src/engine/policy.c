@@ -33,6 +33,11 @@ int policy_find(const char *name)
 	return -1;
 }
 
+int policy_matched_form(enum policy_id p)
+{
+	return policies[p]->matched_form ? policy_find(policies[p]->matched_form) : -1;
+}
+
 int policy_interval(const struct policy_budget *b)
 {
 	return b->interval > 1 ? b->interval : 1;
@@ -255,10 +260,10 @@ void policy_snap_words(const struct policy_budget *b, const struct policy_loss *
 	}
 }
 
-int policy_pyramid_budget(const struct policy_budget *b, int layer)
+int policy_pyramid_schedule(const struct policy *pol, const struct policy_budget *b, int layer)
 {
 	const int budget = b->heavy + b->recent, prompt = b->prompt;
-	const int w = policy_snap_window(policies[POLICY_PYRAMIDKV], b);
+	const int w = policy_snap_window(pol, b);
 	const int layers = b->layers > 1 ? b->layers : 1;
 	/* KVCache-Factory's PyramidKVCluster.update_kv, with B its
 	 * max_capacity_prompt and beta 20: below twice the selected budget
@@ -273,6 +278,68 @@ int policy_pyramid_budget(const struct policy_budget *b, int layer)
 	}
 	const int steps = (max_num - min_num) / (layers - 1);
 	return max_num - layer * steps + w;
+}
+
+int policy_pyramid_budget(const struct policy_budget *b, int layer)
+{
+	return policy_pyramid_schedule(policies[POLICY_PYRAMIDKV], b, layer);
+}
+
+int policy_pyramid_held(const struct policy_budget *b, int layer)
+{
+	const struct policy *pol = policies[POLICY_PYRAMIDKV_WINDOW];
+	const int layers = b->layers > 1 ? b->layers : 1;
+	long excess = -(long)layers * (b->heavy + b->recent);
+	for (int l = 0; l < layers; l++)
+		excess += policy_pyramid_schedule(pol, b, l);
+	const int own = policy_pyramid_schedule(pol, b, layer);
+	if (excess <= 0)
+		return own;
+	/* One a layer from the lowest, round and round. */
+	const long trim = excess / layers + (layer < excess % layers ? 1 : 0);
+	return own - (int)trim;
+}
+
+void policy_hold(const struct policy_cache *c, int budget, int before, unsigned char *gone)
+{
+	if (c->len <= budget)
+		return;
+	int selected = 0;
+	while (selected < c->len && c->pos[selected] < before)
+		selected++;
+	if (selected > budget)
+		selected = 0;
+	for (int i = selected; i < c->len - (budget - selected); i++)
+		gone[i] = 1;
+}
+
+/* The mean of entry J when N positions have been appended. */
+static double observed_mean(const struct policy_cache *c, int j, int n)
+{
+	return c->score[j] / (double)(n - c->pos[j]);
+}
+
+int policy_observed_select(const struct policy_cache *c, int keep, int n, unsigned char *gone)
+{
+	if (c->rank) {
+		for (int j = 0; j < c->len; j++)
+			c->rank[j] = observed_mean(c, j, n);
+		const struct policy_cache view = {.len = c->len, .pos = c->pos, .score = c->rank};
+		return policy_keep_largest(&view, c->len, keep, false, gone);
+	}
+	/* A caller without the buffer: policy_keep_largest on the means,
+	 * computed as it goes. */
+	int low = -1;
+	for (int r = c->len - keep; r >= 0; r--) {
+		low = -1;
+		for (int j = 0; j < c->len; j++)
+			if (!gone[j] &&
+			    (low < 0 || observed_mean(c, j, n) <= observed_mean(c, low, n)))
+				low = j;
+		if (r > 0)
+			gone[low] = 1;
+	}
+	return keep > 0 ? low : -1;
 }
 
 int policy_ada_safe(int budget)

@@ -81,8 +81,8 @@ static const struct policy_rule rule = {.evict = knorm_rule};
 const struct policy policy_knorm = {
         .name = "knorm",
         .title = "KEY NORM",
-        .about = "keeps the B tokens whose keys have the smallest L2 norm (attention scenes: "
-                 "the B newest)",
+        .about = "keeps the B tokens whose keys have the smallest L2 norm; reads keys, so "
+                 "not run on attention scenes",
         .region_name = {"SMALL KEY NORM", NULL},
         .region_budget = knorm_region_budget,
         .rule = &rule,

@@ -13,27 +13,6 @@
 
 #include <stdio.h>
 
-/* The mean of entry J: its score over the P - pos queries that saw it. */
-static double mean_of(const struct policy_cache *c, int j, int p)
-{
-	return c->score[j] / (double)(p - c->pos[j]);
-}
-
-/* policy_keep_largest on the means, computed as it goes. */
-static int keep_largest_mean(const struct policy_cache *c, int keep, int p, unsigned char *gone)
-{
-	int weakest = -1;
-	for (int r = c->len - keep; r >= 0; r--) {
-		weakest = -1;
-		for (int j = 0; j < c->len; j++)
-			if (!gone[j] && (weakest < 0 || mean_of(c, j, p) <= mean_of(c, weakest, p)))
-				weakest = j;
-		if (r > 0)
-			gone[weakest] = 1;
-	}
-	return keep > 0 ? weakest : -1;
-}
-
 static void observed_rule(const struct policy_budget *b, const struct policy_cache *c,
                           unsigned char *gone, int *cutoff)
 {
@@ -42,14 +21,7 @@ static void observed_rule(const struct policy_budget *b, const struct policy_cac
 	/* Only at the prompt's end: the step that appended position P - 1. */
 	if (p < 1 || c->len <= budget || c->pos[c->len - 1] != p - 1)
 		return;
-	if (!c->rank) /* a caller without the buffer: the means one by one */
-		*cutoff = keep_largest_mean(c, budget, p, gone);
-	else {
-		for (int j = 0; j < c->len; j++)
-			c->rank[j] = c->score[j] / (double)(p - c->pos[j]);
-		const struct policy_cache view = {.len = c->len, .pos = c->pos, .score = c->rank};
-		*cutoff = policy_keep_largest(&view, c->len, budget, false, gone);
-	}
+	*cutoff = policy_observed_select(c, budget, p, gone);
 }
 
 /* The prompt's kept (at most B of it), and every token after it. */
@@ -95,4 +67,5 @@ const struct policy policy_observed = {
         .ranks_own = true,
         .grows = true,
         .word_loss = observed_word_loss,
+        .matched_form = "observed-win",
 };

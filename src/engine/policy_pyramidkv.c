@@ -60,4 +60,5 @@ const struct policy policy_pyramidkv = {
         .ranks_own = true,
         .grows = true,
         .word_loss = policy_snap_words,
+        .matched_form = "pyramidkv-win",
 };

@@ -44,8 +44,8 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 	}
 	if (policies[p]->observe_window <= 0) {
 		snprintf(err, size,
-		         "'%.60s': %s has no settings (snapkv, snapkv-win, pyramidkv and "
-		         "adakv take %s)",
+		         "'%.60s': %s has no settings (snapkv, snapkv-win, pyramidkv, "
+		         "pyramidkv-win and adakv take %s)",
 		         arg, name, policy_settings_keys);
 		return false;
 	}
@@ -91,6 +91,36 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 		return false;
 	}
 	return true;
+}
+
+bool policy_settings_check_one(const char *policy, const char *key, const char *value, bool number,
+                               char *err, size_t size)
+{
+	const bool wants_number = !strcmp(key, "window") || !strcmp(key, "kernel");
+	const bool wants_string = !strcmp(key, "pool") || !strcmp(key, "alloc");
+	if (policy_find(policy) >= 0 && wants_number && !number) {
+		snprintf(err, size, "the %s is a number, got a string", key);
+		return false;
+	}
+	if (policy_find(policy) >= 0 && wants_string && number) {
+		snprintf(err, size, "the %s is a string (%s), got a number", key,
+		         !strcmp(key, "pool") ? "mean or max" : "kvpress or authors");
+		return false;
+	}
+	char arg[128], msg[256];
+	snprintf(arg, sizeof arg, "%.40s.%.20s=%.40s", policy, key, value);
+	struct policy_settings scratch = {0};
+	if (strlen(policy) <= 40 && strlen(key) <= 20 &&
+	    policy_settings_set(&scratch, arg, msg, sizeof msg))
+		return true;
+	if (strlen(policy) > 40 || strlen(key) > 20) {
+		snprintf(err, size, "no such setting");
+		return false;
+	}
+	/* The reason without "'ARG': " before it. */
+	const char *reason = strstr(msg, "': ");
+	snprintf(err, size, "%s", reason ? reason + 3 : msg);
+	return false;
 }
 
 /* Add KEY=VALUE of policy P as ITEMS[*K] when it fits. */

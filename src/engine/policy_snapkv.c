@@ -63,4 +63,5 @@ const struct policy policy_snapkv = {
         .ranks_own = true,
         .grows = true,
         .word_loss = policy_snap_words,
+        .matched_form = "snapkv-win",
 };

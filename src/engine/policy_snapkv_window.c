@@ -32,16 +32,7 @@ static void snapkv_window_rule(const struct policy_budget *b, const struct polic
 		return;
 	}
 	/* The selected lead the cache; of the rest the newest stay. */
-	const int before = b->prompt - snap_window(b);
-	int selected = 0;
-	while (selected < c->len && c->pos[selected] < before)
-		selected++;
-	/* More than B before the window: nothing was selected (a caller
-	 * without the observation, policy.h), so a window. */
-	if (selected > budget)
-		selected = 0;
-	for (int i = selected; i < c->len - (budget - selected); i++)
-		gone[i] = 1;
+	policy_hold(c, budget, b->prompt - snap_window(b), gone);
 }
 
 /* The selected: B - W, or as many positions as the prompt has before the

@@ -83,14 +83,14 @@ static const char *matched_text(const struct drop_result *r, enum policy_id p)
 /* "policy budget peak/kv mean/kv matched" and a row's start. */
 static void put_held_head(FILE *out)
 {
-	fprintf(out, "%-10s %6s %8s %8s %7s", "policy", "budget", "peak/kv", "mean/kv", "matched");
+	fprintf(out, "%-13s %6s %8s %8s %7s", "policy", "budget", "peak/kv", "mean/kv", "matched");
 }
 
 static void put_held_row(FILE *out, const struct drop_result *r, enum policy_id p)
 {
 	char budget[16];
 	budget_text(r, p, budget, sizeof budget);
-	fprintf(out, "%-10s %6s %8.0f %8.1f %7s", policies[p]->name, budget, r->p[p].held_peak,
+	fprintf(out, "%-13s %6s %8.0f %8.1f %7s", policies[p]->name, budget, r->p[p].held_peak,
 	        r->p[p].held_mean, matched_text(r, p));
 }
 
@@ -105,8 +105,9 @@ static void put_unmatched(FILE *out, const struct drop_result *r)
 		        policies[p]->grows ? "keeps every token after the prompt"
 		                           : "holds more than its budget",
 		        r->p[p].held_peak, bound);
-		if (p == POLICY_SNAPKV)
-			fputs(" (snapkv-win is its matched form)", out);
+		if (policy_matched_form((enum policy_id)p) >= 0)
+			fprintf(out, " (matched form: %s)",
+			        policies[policy_matched_form((enum policy_id)p)]->name);
 		fputc('\n', out);
 	}
 }
@@ -121,6 +122,8 @@ static void put_json_held(FILE *out, const struct drop_result *r, enum policy_id
 	        p == POLICY_FULL     ? "null"
 	        : drop_matched(r, p) ? "true"
 	                             : "false");
+	if (p != POLICY_FULL && !drop_matched(r, p) && policy_matched_form(p) >= 0)
+		fprintf(out, ", \"matched_form\": \"%s\"", policies[policy_matched_form(p)]->name);
 }
 
 /* Generating: each policy's own text judged by the model with a full
@@ -421,7 +424,7 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 	        judged ? n - 1 - from : 0, full_text, "budget");
 	for (int p = 1; p < POLICY_COUNT; p++)
 		if (r0->p[p].ran)
-			fprintf(out, " %10s", policies[p]->name);
+			fprintf(out, " %13s", policies[p]->name);
 	fputc('\n', out);
 	for (int i = 0; i < s->count; i++) {
 		fprintf(out, "%-8d", s->budgets[i]);
@@ -429,12 +432,12 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 			/* A run that held more than the budget is marked. */
 			const char *mark = drop_matched(&s->runs[i], (enum policy_id)p) ? " " : "*";
 			if (r0->p[p].ran && judged)
-				fprintf(out, " %9.4f%s",
+				fprintf(out, " %12.4f%s",
 				        drop_perplexity(&s->runs[i], (enum policy_id)p, from,
 				                        n - 1),
 				        mark);
 			else if (r0->p[p].ran)
-				fprintf(out, " %9s%s", "-", mark);
+				fprintf(out, " %12s%s", "-", mark);
 		}
 		fputc('\n', out);
 	}
@@ -485,8 +488,13 @@ int drop_sweep_print(const struct drop_sweep *s, bool json, FILE *out)
 	if (never) {
 		fputs("held more than the budget at every budget (not matched):", out);
 		for (int p = 1, k = 0; p < POLICY_COUNT; p++)
-			if (r0->p[p].ran && !ever[p])
+			if (r0->p[p].ran && !ever[p]) {
 				fprintf(out, "%s%s", k++ ? ", " : " ", policies[p]->name);
+				if (policy_matched_form((enum policy_id)p) >= 0)
+					fprintf(out, " (matched form: %s)",
+					        policies[policy_matched_form((enum policy_id)p)]
+					                ->name);
+			}
 		fputc('\n', out);
 	}
 	return ferror(out) ? -1 : 0;

@@ -19,8 +19,9 @@ static void put_unmatched(FILE *out, const struct report_run *run)
 		        policies[p]->grows ? "keeps every token after the prompt"
 		                           : "holds more than its budget",
 		        report_held_peak(&run->sum[p]), bound);
-		if (p == POLICY_SNAPKV)
-			fputs(" (snapkv-win is its matched form)", out);
+		if (policy_matched_form((enum policy_id)p) >= 0)
+			fprintf(out, " (matched form: %s)",
+			        policies[policy_matched_form((enum policy_id)p)]->name);
 		fputc('\n', out);
 	}
 }

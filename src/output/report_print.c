@@ -40,7 +40,7 @@ static void put_table_head(FILE *out, const struct report_run *run)
 {
 	char miss[48], name[32];
 	report_target_miss_text(&run->target, miss, sizeof miss);
-	fprintf(out, "%-10s %6s %8s %8s %10s %7s", "policy", "budget", "peak/kv", "mean/kv",
+	fprintf(out, "%-13s %6s %8s %8s %10s %7s", "policy", "budget", "peak/kv", "mean/kv",
 	        "peak bytes", "matched");
 	if (run->scene->v) {
 		figure_name(run, "err", true, name, sizeof name);
@@ -89,7 +89,7 @@ static void put_table_row(FILE *out, const struct report_run *run, const char *n
 	else
 		snprintf(loss, sizeof loss, "never");
 	cost_format_bytes(report_bytes_peak(f), bytes, sizeof bytes);
-	fprintf(out, "%-10s %6s %8.0f %8.1f %10s %7s", name, budget, report_held_peak(f),
+	fprintf(out, "%-13s %6s %8.0f %8.1f %10s %7s", name, budget, report_held_peak(f),
 	        report_held_mean(f), bytes, matched_text(run, p));
 	if (sc->v)
 		fprintf(out, " %10.4f %*.4f", report_summary_mean(f, REPORT_ERR),
@@ -242,6 +242,9 @@ static void put_json_summary(FILE *out, const struct report_run *run, enum polic
 	        p == POLICY_FULL         ? "null"
 	        : report_matched(run, p) ? "true"
 	                                 : "false");
+	/* An unmatched row points to its matched form, when there is one. */
+	if (p != POLICY_FULL && !report_matched(run, p) && policy_matched_form(p) >= 0)
+		fprintf(out, ", \"matched_form\": \"%s\"", policies[policy_matched_form(p)]->name);
 	if (sc->v) {
 		put_json_number_key(out, run, "mean_out_err", report_summary_mean(f, REPORT_ERR));
 		put_json_number_key(out, run, "max_out_err", f->err_max);
@@ -656,8 +659,13 @@ int report_sweep_print_model(const struct report_sweep *sw, const struct report_
 	if (never) {
 		fputs("held more than the budget at every budget (not matched):", out);
 		for (int p = 0; p < POLICY_COUNT; p++)
-			if (!sw->unlimited[p] && !sw->ever_matched[p])
+			if (!sw->unlimited[p] && !sw->ever_matched[p]) {
 				fprintf(out, "  %s", policies[p]->name);
+				if (policy_matched_form((enum policy_id)p) >= 0)
+					fprintf(out, " (matched form: %s)",
+					        policies[policy_matched_form((enum policy_id)p)]
+					                ->name);
+			}
 		fputc('\n', out);
 	}
 	if (ds)

@@ -256,7 +256,7 @@ int plot_report(const struct report_run *run, const struct drop_result *model,
 	         "full cache%s",
 	         sc->n, run->budget.heavy + run->budget.recent, run->budget.heavy,
 	         run->budget.recent, run->budget.sinks, smoothed);
-	draw_title(c.cr, sc, subtitle);
+	draw_title(c.cr, sc, subtitle, &run->budget.set);
 	for (int t = 0; t < sc->n; t++)
 		xs[t] = t + 1;
 	for (int k = 0; k < all; k++) {
@@ -501,7 +501,7 @@ int plot_sweep(const struct report_sweep *sw, const struct drop_sweep *model, co
 		         "budget sweep over %d tokens: the mean over all steps at the memory each "
 		         "policy held; H2O keeps %s",
 		         sc->n, split);
-	draw_title(c.cr, sc, subtitle);
+	draw_title(c.cr, sc, subtitle, &sw->runs[0].budget.set);
 	/* Budgets that span powers of two read best on a log axis. */
 	bool powers = true; /* every budget a power of two */
 	for (int i = 0; i < sw->count; i++)

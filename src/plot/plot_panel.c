@@ -6,8 +6,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "h2o/policy.h"
+#include "h2o/policy_settings.h"
 #include "plot_style.h"
 #include "plot_text.h"
 
@@ -190,7 +192,41 @@ double legend_x(const struct panel *pa)
 	return pa->x + pa->w + 18;
 }
 
-void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle)
+/* The settings of SET that differ from the defaults, a policy's together
+ * ("settings: snapkv window=8 kernel=7 pool=max; snapkv-win window=8"),
+ * cut with "..." where the figure ends; nothing with the defaults. */
+static void draw_settings(cairo_t *cr, const struct policy_settings *set)
+{
+	struct policy_setting_item items[POLICY_SETTINGS_MAX];
+	const int n = policy_settings_list(set, items, POLICY_SETTINGS_MAX);
+	if (n <= 0)
+		return;
+	enum { MOST = 150 }; /* characters that fit the figure's width */
+	char text[MOST + 8] = "settings:";
+	size_t at = strlen(text);
+	const char *last = "";
+	size_t last_len = 0;
+	for (int i = 0; i < n && i < POLICY_SETTINGS_MAX && at < MOST; i++) {
+		const char *dot = strchr(items[i].key, '.');
+		const size_t len = dot ? (size_t)(dot - items[i].key) : 0;
+		const bool same = len == last_len && !strncmp(items[i].key, last, len);
+		if (same)
+			at += (size_t)snprintf(text + at, sizeof text - at, " %s=%s", dot + 1,
+			                       items[i].value);
+		else
+			at += (size_t)snprintf(text + at, sizeof text - at, "%s %.*s %s=%s",
+			                       i ? ";" : "", (int)len, items[i].key,
+			                       dot ? dot + 1 : "", items[i].value);
+		last = items[i].key;
+		last_len = len;
+	}
+	if (at >= MOST)
+		snprintf(text + MOST - 3, sizeof text - (MOST - 3), "...");
+	plot_put_text(cr, MARGIN_L, 65, 0, 1, 10, text);
+}
+
+void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle,
+                const struct policy_settings *set)
 {
 	struct buf title;
 	plot_safe_text(sc->title, &title);
@@ -200,4 +236,6 @@ void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle)
 	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
 	set_grey(cr, 0.3);
 	plot_put_text(cr, MARGIN_L, 50, 0, 1, 12, subtitle);
+	if (set)
+		draw_settings(cr, set);
 }

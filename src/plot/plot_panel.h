@@ -56,7 +56,10 @@ double draw_legend(cairo_t *cr, double x, double y, unsigned mask, const int *sa
 /* The legend's place beside panel PA. */
 double legend_x(const struct panel *pa);
 
-/* The scene's title and SUBTITLE at the top of the figure. */
-void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle);
+/* The scene's title and SUBTITLE at the top of the figure, and under them
+ * the settings of SET that differ from the defaults (policy_settings.h),
+ * when any do. */
+void draw_title(cairo_t *cr, const struct scene *sc, const char *subtitle,
+                const struct policy_settings *set);
 
 #endif

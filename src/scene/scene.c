@@ -153,7 +153,8 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 	                    options ? options->told : NULL,
 	                    options ? options->told_ctx : NULL,
 	                    options ? options->policy_names : NULL,
-	                    options ? options->policy_keys : 0};
+	                    options ? options->policy_keys : 0,
+	                    options ? options->check_setting : NULL};
 	struct plan p;
 	const char *end = NULL;
 

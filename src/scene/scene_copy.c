@@ -86,6 +86,8 @@ static struct scene *scene_start(const struct loader *ld, const struct plan *p)
 	sc->prompt = p->prompt;
 	sc->interval = p->interval;
 	sc->policies = p->policies;
+	memcpy(sc->policy_settings, p->settings, sizeof sc->policy_settings);
+	sc->n_policy_settings = p->n_settings;
 
 	const cJSON *title = p->root[R_TITLE].node, *desc = p->root[R_DESCRIPTION].node;
 	const cJSON *watch = p->root[R_WATCH].node;

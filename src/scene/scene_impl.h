@@ -57,6 +57,9 @@ struct loader {
 	void *told_ctx;
 	const char *const *policy_names; /* scene_options: what "policies" may name */
 	unsigned policy_keys;            /* scene_options: those that read keys */
+	/* scene_options: checks a "policy_settings" entry, or NULL. */
+	bool (*check_setting)(const char *policy, const char *key, const char *value, bool number,
+	                      char *err, size_t size);
 };
 
 /* ---- error lines (scene_error.c) -------------------------------------- */
@@ -130,7 +133,8 @@ struct field {
 	X(TEMPERATURE, "temperature") \
 	X(SEED, "seed")               \
 	X(INTERVAL, "interval")       \
-	X(POLICIES, "policies")
+	X(POLICIES, "policies")       \
+	X(POLICY_SETTINGS, "policy_settings")
 
 enum root_field {
 #define X(id, name) R_##id,
@@ -177,6 +181,9 @@ struct npy_source {
 struct plan {
 	struct field root[R_COUNT];
 	unsigned policies; /* "policies": bits of the loader's policy_names */
+	/* "policy_settings", "POLICY.KEY=VALUE" each. */
+	char settings[SCENE_MAX_POLICY_SETTINGS][SCENE_POLICY_SETTING_BYTES];
+	int n_settings;
 	/* The first of them that reads keys (policy_keys), or -1, and where
 	 * it is named. */
 	int keyed;

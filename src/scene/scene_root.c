@@ -272,6 +272,28 @@ int scene_check_head_names(const struct loader *ld, const struct plan *p)
 	return 0;
 }
 
+/* Whether NAME is none of the loader's policy_names. */
+static bool unknown_policy(const struct loader *ld, const char *name)
+{
+	for (int k = 0; ld->policy_names[k]; k++)
+		if (strcmp(ld->policy_names[k], name) == 0)
+			return false;
+	return true;
+}
+
+/* "unknown policy "lru" (the policies: ...)" at W. */
+static int fail_unknown_policy(const struct loader *ld, const struct where *w, const char *name)
+{
+	char q[128], list[512];
+	size_t len = 0;
+	list[0] = '\0';
+	for (int k = 0; ld->policy_names[k] && len < sizeof list; k++)
+		len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "",
+		                        ld->policy_names[k]);
+	jsonloc_quote(q, sizeof q, name, strlen(name), 40);
+	return scene_fail_value(ld, w, "unknown policy %s (the policies: %s)", q, list);
+}
+
 /* "policies": the names of the policies to run, each one of the loader's
  * policy_names (when it has them), into P->policies. */
 static int check_policies(const struct loader *ld, struct plan *p)
@@ -304,14 +326,65 @@ static int check_policies(const struct loader *ld, struct plan *p)
 			}
 			continue;
 		}
-		char q[128], list[512];
-		size_t len = 0;
-		list[0] = '\0';
-		for (k = 0; ld->policy_names[k] && len < sizeof list; k++)
-			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-			                        k ? ", " : "", ld->policy_names[k]);
-		jsonloc_quote(q, sizeof q, e->valuestring, strlen(e->valuestring), 40);
-		return scene_fail_value(ld, &we, "unknown policy %s (the policies: %s)", q, list);
+		return fail_unknown_policy(ld, &we, e->valuestring);
+	}
+	return 0;
+}
+
+/* "policy_settings": {"POLICY": {"KEY": VALUE, ...}, ...}, each VALUE an
+ * integer or a string, each checked by the loader's check_setting, into
+ * P->settings as "POLICY.KEY=VALUE". */
+static int check_policy_settings(const struct loader *ld, struct plan *p)
+{
+	const struct field *f = &p->root[R_POLICY_SETTINGS];
+	const cJSON *all = f->node;
+	p->n_settings = 0;
+	if (all == NULL)
+		return 0;
+	const struct where w = scene_where_field(&p->w_root, f->index, "policy_settings");
+	if (!cJSON_IsObject(all))
+		return scene_fail_got(ld, &w, all,
+		                      "expected an object of settings by policy, e.g. "
+		                      "{\"snapkv\": {\"window\": 8}}");
+	int i = 0;
+	for (const cJSON *pol = all->child; pol != NULL; pol = pol->next, i++) {
+		const struct where wp = scene_where_field(&w, i, pol->string);
+		if (ld->policy_names && unknown_policy(ld, pol->string))
+			return fail_unknown_policy(ld, &wp, pol->string);
+		if (!cJSON_IsObject(pol))
+			return scene_fail_got(
+			        ld, &wp, pol,
+			        "expected an object of settings, e.g. {\"window\": 8}");
+		int k = 0;
+		for (const cJSON *set = pol->child; set != NULL; set = set->next, k++) {
+			const struct where ws = scene_where_field(&wp, k, set->string);
+			char value[24];
+			const bool number = cJSON_IsNumber(set);
+			if (number) {
+				int v;
+				if (scene_check_int(ld, set, &ws, 0, SCENE_MAX_TOKENS, &v) != 0)
+					return -1;
+				snprintf(value, sizeof value, "%d", v);
+			} else if (cJSON_IsString(set) && strlen(set->valuestring) < sizeof value) {
+				snprintf(value, sizeof value, "%s", set->valuestring);
+			} else {
+				return scene_fail_got(ld, &ws, set,
+				                      "expected a number or a short string");
+			}
+			char msg[256];
+			if (ld->check_setting && !ld->check_setting(pol->string, set->string, value,
+			                                            number, msg, sizeof msg))
+				return scene_fail_value(ld, &ws, "%s", msg);
+			if (p->n_settings >= SCENE_MAX_POLICY_SETTINGS)
+				return scene_fail_value(ld, &ws, "expected at most %d settings",
+				                        SCENE_MAX_POLICY_SETTINGS);
+			char *out = p->settings[p->n_settings];
+			const int len = snprintf(out, SCENE_POLICY_SETTING_BYTES, "%s.%s=%s",
+			                         pol->string, set->string, value);
+			if (len < 0 || len >= SCENE_POLICY_SETTING_BYTES)
+				return scene_fail_value(ld, &ws, "expected a shorter setting");
+			p->n_settings++;
+		}
 	}
 	return 0;
 }
@@ -429,7 +502,7 @@ int scene_check_root(const struct loader *ld, const cJSON *root, struct plan *p)
 		return -1;
 	if (p->source != SRC_NPY && p->source != SRC_MODEL && scene_check_head_names(ld, p) != 0)
 		return -1;
-	if (check_policies(ld, p) != 0)
+	if (check_policies(ld, p) != 0 || check_policy_settings(ld, p) != 0)
 		return -1;
 	if (p->source != SRC_TOKENS)
 		return 0;

@@ -24,10 +24,10 @@ static const char *strip_name(enum policy_id p)
 	static const struct {
 		const char *name, *brief;
 	} briefs[] = {
-	        {"window", "win"},   {"streaming", "strm"},  {"knorm", "knrm"},
-	        {"snapkv", "snap"},  {"snapkv-win", "snpw"}, {"pyramidkv", "pyr"},
-	        {"adakv", "ada"},    {"observed", "obs"},    {"random", "rand"},
-	        {"keydiff", "kdif"},
+	        {"window", "win"},         {"streaming", "strm"},  {"knorm", "knrm"},
+	        {"snapkv", "snap"},        {"snapkv-win", "snpw"}, {"pyramidkv", "pyr"},
+	        {"pyramidkv-win", "pyrw"}, {"adakv", "ada"},       {"observed", "obs"},
+	        {"observed-win", "obsw"},  {"random", "rand"},     {"keydiff", "kdif"},
 	};
 	const char *name = policies[p]->name;
 	for (size_t i = 0; i < sizeof briefs / sizeof briefs[0]; i++)

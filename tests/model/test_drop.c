@@ -497,9 +497,10 @@ static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, i
 				obs[i] /= w;
 			for (int l = 0; l < layers; l++) {
 				const double *lo = obs + (size_t)l * (size_t)heads * (size_t)prompt;
-				const int cap = id == POLICY_PYRAMIDKV
-				                        ? policy_pyramid_budget(&b, l)
-				                        : budget;
+				const int cap =
+				        id == POLICY_PYRAMIDKV ? policy_pyramid_budget(&b, l)
+				        : id == POLICY_PYRAMIDKV_WINDOW ? policy_pyramid_held(&b, l)
+				                                        : budget;
 				if (prompt <= cap)
 					continue;
 				for (int g = 0; g < kv; g++) {
@@ -552,23 +553,26 @@ static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, i
 					               keep + (size_t)g * (size_t)prompt);
 			}
 		}
-		if (t >= prompt && id == POLICY_SNAPKV_WINDOW) {
+		if (t >= prompt && (id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV_WINDOW)) {
 			/* The selected lead the cache, of the rest the newest
-			 * stay. */
-			const int ww = w < budget ? w : budget;
+			 * stay: B, or the layer's own for the bounded
+			 * PyramidKV. */
 			for (int l = 0; l < layers; l++)
 				for (int g = 0; g < kv; g++) {
+					const int hold = id == POLICY_PYRAMIDKV_WINDOW
+					                         ? policy_pyramid_held(&b, l)
+					                         : budget;
+					const int ww = w < hold ? w : hold;
 					const int len = llama_run_len(run, l, g);
 					const int *pos = llama_run_positions(run, l, g);
-					if (len <= budget)
+					if (len <= hold)
 						continue;
 					int selected = 0;
 					while (selected < len && pos[selected] < prompt - ww)
 						selected++;
 					unsigned char k[512];
 					for (int j = 0; j < len; j++)
-						k[j] = j < selected ||
-						       j >= len - (budget - selected);
+						k[j] = j < selected || j >= len - (hold - selected);
 					llama_run_keep(run, l, g, k);
 				}
 		}
@@ -591,7 +595,7 @@ static void test_snap_family_plain(void **state)
 	assert_true(prompt > 64 + 16);
 	const int budgets[] = {prompt - 12, 40, prompt + 4};
 	const enum policy_id ids[] = {POLICY_SNAPKV, POLICY_SNAPKV_WINDOW, POLICY_PYRAMIDKV,
-	                              POLICY_ADAKV};
+	                              POLICY_PYRAMIDKV_WINDOW, POLICY_ADAKV};
 	for (size_t c = 0; c < sizeof budgets / sizeof budgets[0]; c++) {
 		const struct budget b = budget(budgets[c] / 2, budgets[c] - budgets[c] / 2);
 		unsigned mask = 1u << POLICY_FULL;
@@ -611,7 +615,8 @@ static void test_snap_family_plain(void **state)
 			                    (size_t)(prompt - 1) * sizeof(double));
 			/* A budget that holds the prompt changes nothing
 			 * after it but the window form's. */
-			if (budgets[c] > prompt && ids[i] != POLICY_SNAPKV_WINDOW)
+			if (budgets[c] > prompt && ids[i] != POLICY_SNAPKV_WINDOW &&
+			    ids[i] != POLICY_PYRAMIDKV_WINDOW)
 				assert_memory_equal(r.p[ids[i]].logprob, r.p[POLICY_FULL].logprob,
 				                    (size_t)(f->n - 1) * sizeof(double));
 			if (budgets[c] < prompt)

@@ -21,20 +21,22 @@
  * struct policy it defines (policy_NAME). The order is the order of the
  * report's rows, of the trace's keys after h2o and full, and of the
  * compare key's cycle. */
-#define POLICIES(X)                     \
-	X(FULL, full)                   \
-	X(H2O, h2o)                     \
-	X(WINDOW, window)               \
-	X(STREAMING, streaming)         \
-	X(TOVA, tova)                   \
-	X(KNORM, knorm)                 \
-	X(SNAPKV, snapkv)               \
-	X(SNAPKV_WINDOW, snapkv_window) \
-	X(PYRAMIDKV, pyramidkv)         \
-	X(ADAKV, adakv)                 \
-	X(OBSERVED, observed)           \
-	X(RANDOM, random)               \
-	X(KEYDIFF, keydiff)             \
+#define POLICIES(X)                           \
+	X(FULL, full)                         \
+	X(H2O, h2o)                           \
+	X(WINDOW, window)                     \
+	X(STREAMING, streaming)               \
+	X(TOVA, tova)                         \
+	X(KNORM, knorm)                       \
+	X(SNAPKV, snapkv)                     \
+	X(SNAPKV_WINDOW, snapkv_window)       \
+	X(PYRAMIDKV, pyramidkv)               \
+	X(PYRAMIDKV_WINDOW, pyramidkv_window) \
+	X(ADAKV, adakv)                       \
+	X(OBSERVED, observed)                 \
+	X(OBSERVED_WINDOW, observed_window)   \
+	X(RANDOM, random)                     \
+	X(KEYDIFF, keydiff)                   \
 	POLICIES_TEST(X)
 
 /* The test build of tests/meson.build adds the toy policy of
@@ -130,8 +132,9 @@ struct policy_cache {
 	double *rank;
 	/* A caller may leave key_norm, observed and rank NULL (a model run
 	 * that has none of them): key norm then keeps the B newest, SnapKV and
-	 * PyramidKV keep everything, the bounded SnapKV keeps the B newest and
-	 * ObservedAttention still ranks (without a cut-off value). */
+	 * PyramidKV keep everything, the bounded SnapKV and PyramidKV keep
+	 * their budget's newest and ObservedAttention and its bounded form
+	 * still rank (without a cut-off value). */
 	int layer; /* the cache's layer, from 0 */
 	/* For a policy with per_kv_head: the key/value heads the rule decides
 	 * for at once (0 reads as 1). The observed rows are then those of all
@@ -239,6 +242,8 @@ struct policy {
 	 * 0 it grows with POS (tokens age in the order they came). NULL:
 	 * nothing is ever promoted. */
 	int (*promoted_at)(const struct policy_budget *b, int pos);
+	/* The name of its matched form (policy_matched_form), or NULL. */
+	const char *matched_form;
 };
 
 extern const struct policy *const policies[POLICY_COUNT];
@@ -249,6 +254,12 @@ bool policy_reads_keys(enum policy_id p);
 
 /* The policy called NAME, or -1. */
 int policy_find(const char *name);
+
+/* The matched form of policy P: the policy that makes P's choice at the
+ * prompt's end and then holds its budget while decoding (snapkv-win for
+ * snapkv, pyramidkv-win for pyramidkv, observed-win for observed), or -1
+ * when there is none (every policy that bounds its cache, and adakv). */
+int policy_matched_form(enum policy_id p);
 
 /* The most positions policy P keeps after a step under B, its regions'
  * budgets (policy_region_budget) added, or -1 when it keeps every token. */
@@ -350,6 +361,31 @@ int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *
  * positions it keeps there, its window's included (design §2,
  * docs/policies.md: KVCache-Factory's schedule). */
 int policy_pyramid_budget(const struct policy_budget *b, int layer);
+
+/* The same schedule with policy POL's window (its setting). */
+int policy_pyramid_schedule(const struct policy *pol, const struct policy_budget *b, int layer);
+
+/* pyramidkv-win's budget for layer LAYER, at the prompt's end and after
+ * it: the schedule with its own window, less the positions by which the
+ * layers' budgets add up to more than L x B (the schedule's steps are
+ * floored), one a layer from the lowest, round and round, so that the
+ * layers hold L x B together. */
+int policy_pyramid_held(const struct policy_budget *b, int layer);
+
+/* Hold BUDGET entries of C after the prompt (the bounded forms of the
+ * prompt-only policies): the entries at positions before BEFORE, which the
+ * prompt's choice selected, stay for good, and of the rest (the window and
+ * every token since) the newest; the oldest of the rest go. More than
+ * BUDGET before BEFORE means nothing was selected (a caller without the
+ * observation): then it keeps the BUDGET newest. Marks GONE; nothing when
+ * C holds no more than BUDGET. */
+void policy_hold(const struct policy_cache *c, int budget, int before, unsigned char *gone);
+
+/* ObservedAttention's choice among C's entries when N positions have been
+ * appended (positions 0 .. N - 1): each entry's score divided by the N -
+ * pos queries that saw it, into c->rank when given; the KEEP largest stay
+ * (a tie keeps the lower position). Returns the cut-off, or -1. */
+int policy_observed_select(const struct policy_cache *c, int keep, int n, unsigned char *gone);
 
 /* SnapKV's words for LOSS at the prompt's end: below the cut-off's pooled
  * attention ("pooled < 0.12 "), or, with a budget no larger than the

@@ -2,7 +2,7 @@
  * policy_settings: the settings researchers vary (struct policy_settings,
  * h2o/policy.h), read from "POLICY.KEY=VALUE" (--policy-opt) and printed
  * beside every table that used them. The SnapKV-scored policies (snapkv,
- * snapkv-win, pyramidkv, adakv) take
+ * snapkv-win, pyramidkv, pyramidkv-win, adakv) take
  *
  *   window=N   the observation window, 1 or more (kvpress: 64)
  *   kernel=K   the pooling kernel, odd, 1 to 255 (kvpress: 5)
@@ -37,6 +37,13 @@ extern const char policy_settings_ada_keys[];
  * Returns true, or false with the reason, one line without the option's
  * name, in ERR. */
 bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, size_t size);
+
+/* One setting of a scene's "policy_settings" (scene_options.check_setting):
+ * POLICY's KEY with VALUE, from a JSON number (NUMBER) or string. window
+ * and kernel take numbers, pool and alloc strings. Returns true, or false
+ * with the reason, one line without the setting's name, in ERR. */
+bool policy_settings_check_one(const char *policy, const char *key, const char *value, bool number,
+                               char *err, size_t size);
 
 /* One setting that differs from its policy's default. */
 struct policy_setting_item {

@@ -69,6 +69,11 @@ enum scene_mode {
 struct llama_model;
 struct llama_tokenizer;
 
+/* The most settings a scene's "policy_settings" holds, and the bytes of
+ * one ("pyramidkv-win.window=1000000"). */
+#define SCENE_MAX_POLICY_SETTINGS  64
+#define SCENE_POLICY_SETTING_BYTES 48
+
 struct scene {
 	char *title;       /* never NULL; the file's base name when absent */
 	char *description; /* never NULL; "" when absent */
@@ -109,6 +114,12 @@ struct scene {
 	 * know), or 0 when the scene names none (or the caller gave no
 	 * names): every policy. */
 	unsigned policies;
+	/* The scene's "policy_settings", one "POLICY.KEY=VALUE" each
+	 * (--policy-opt's form, checked by scene_options.check_setting), in
+	 * the file's order; a run's settings start from them and
+	 * --policy-opt overrides them (budget_resolve). */
+	char policy_settings[SCENE_MAX_POLICY_SETTINGS][SCENE_POLICY_SETTING_BYTES];
+	int n_policy_settings;
 	/* A head view (heads_view): the loaded scene it shows one query head
 	 * of, that head's layer and its index in the layer. NULL and 0 for a
 	 * loaded scene. */
@@ -184,6 +195,12 @@ struct scene_options {
 	/* Bit i: policy_names[i] reads keys, which an attention scene does
 	 * not have; the loader refuses such a scene that names it. */
 	unsigned policy_keys;
+	/* Checks one setting of "policy_settings": policy POLICY's KEY with
+	 * VALUE (a JSON number's integer, NUMBER true, or a string); false
+	 * with the reason, one line, in ERR. NULL: the field is checked to
+	 * be an object of objects and kept as it is. */
+	bool (*check_setting)(const char *policy, const char *key, const char *value, bool number,
+	                      char *err, size_t size);
 };
 
 /* A load's status when a model scene's model would take more memory than
