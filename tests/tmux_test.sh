@@ -27,7 +27,8 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map search building esc onehead
+#   resize small hostile hostile_more ascii clocale map search search_span building esc
+#   onehead
 #   model_load model_drop lesson_memory pager strip vectors mouse mouse_tstp
 #   mouse_segv no_mouse, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
@@ -39,7 +40,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search building lessons overview esc onehead model_load model_drop"
+CASES+=" clocale map search search_span building lessons overview esc onehead model_load model_drop"
 CASES+=" lesson_memory pager strip vectors mouse mouse_tstp mouse_segv no_mouse"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
@@ -498,6 +499,20 @@ case_search() {
 		key_check 5 -l s && key_check 6 -l s && key_check 7 Enter && key_check 8 -l n &&
 		key_check 9 -l '#' && key_check 10 -l 1 && key_check 11 -l 9 && key_check 12 -l 9 &&
 		key_check 13 -l 9 && key_check 14 Enter && key_check 15 PageUp && key_check 16 -l w
+}
+
+# A word the model split into pieces (" b" "o" "at"): / finds it across
+# them and selects the whole match, every one of its rows marked, and the
+# status says how many tokens it spans; n goes to the next match.
+case_search_span() {
+	start_shell && start_tui models/stories260K/story_model.json || return 1
+	headless "${COLS}x$ROWS" end,/,b,o,a,t,enter,n || return 1
+	key_check 1 End && key_check 2 -l / && key_check 3 -l b && key_check 4 -l o &&
+		key_check 5 -l a && key_check 6 -l t && key_check 7 Enter && key_check 8 -l n || return 1
+	grep -q '"boat": match 1 of 8, 3 tokens 250-252 ' "$TMP/exp.7" ||
+		{ fail "no whole match 250-252 said"; return 1; }
+	[ "$(grep -c '^ » 2\(5[012]\) ' "$TMP/exp.7")" -eq 3 ] ||
+		{ fail "the match's three rows are not all marked"; return 1; }
 }
 
 # A long scene of many heads while it builds: the header says how far the

@@ -122,9 +122,10 @@ static int put_text(const struct view *v, struct frame *f, int x, int y, int w, 
 			line++, col = 0;
 		if (draw && line >= first && line - first < h) {
 			const int yy = y + line - first;
-			const enum frame_style st = i == v->t - 1 ? STYLE_NEW
-			                            : marked      ? STYLE_GONE
-			                                          : STYLE_NORMAL;
+			const enum frame_style st = app_selects(v->app, i) ? STYLE_SELECT
+			                            : i == v->t - 1        ? STYLE_NEW
+			                            : marked               ? STYLE_GONE
+			                                                   : STYLE_NORMAL;
 			int used = frame_text(f, x + col, yy, w - col, s, st);
 			if (put_mark && col + used < w)
 				frame_put(f, x + col + used, yy, mark, STYLE_GONE);

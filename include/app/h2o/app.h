@@ -294,6 +294,10 @@ struct app {
 	struct scene *owned;
 	struct app_baseline *baseline; /* NULL until a lesson's budgets change */
 	int selected;                  /* position in the inspector, or -1 */
+	/* A search's match across tokens (" b" "o" "at" for "boat"): it
+	 * selects span_len positions from span_from, while the selection is
+	 * there; every other way of selecting sets span_len to 0. */
+	int span_from, span_len;
 	int heat_anchor;         /* position the heat rows keep in view, or -1 to follow the step */
 	enum app_walk walk;      /* the panel walked, if any */
 	enum app_sort sort;      /* the order of the lists */
@@ -414,6 +418,12 @@ const struct app_binding *app_bindings(size_t *count);
 enum app_action app_action_of(uint32_t key);
 /* The help text of an action, valid until the next call on this thread. */
 const char *app_action_help(enum app_action action);
+
+/* Whether POS is selected: the selected token, or one of the tokens a
+ * search's match across tokens runs over (app_selection_len of them from
+ * app->selected). */
+int app_selection_len(const struct app *app);
+bool app_selects(const struct app *app, int pos);
 
 /* The policy whose list leads the rows of both cache panels: the walked
  * one, else H2O. */
