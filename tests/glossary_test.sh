@@ -20,7 +20,8 @@ glossary=$(frames --keys '?,space,space,space,space,space' scenes/cat_sat.json |
 	awk -v r=$((rows + 1)) 'NR > 3 * r' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+/\n-' '\n' | sort -u)
 # The labels: the header's right part (from "step"), the first two rows of
 # the middle (the cache panels' headings), every rule's label and the
-# status line, in every scene, at the start and the end, beside each policy.
+# status line, in every scene, at the start and the end, beside each policy
+# (the policy strip, at 120 columns, in its tight form on lesson 8).
 labels=$({ for s in scenes/*.json; do
 	frames --keys 'right,end,c,c,c,M' "$s" | awk -v r=$((rows + 1)) '
 		{ i = (NR - 1) % r }
@@ -39,7 +40,10 @@ frames --keys 't,6,6,enter,right,end,c,c,c' models/stories260K/story_model.json 
 	i == 4 || i == 5 || i == r - 2 { print }
 	/^ *(─|-)(─|-)/ { print }
 	/^ (perplexity so far|next): / { print }'
-} | sed 's/│/ /g; s/|/ /g; s/[^ ]*…//g; s/“[^”]*”//g' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+\n-' '\n' |
+} | sed 's/│/ /g; s/|/ /g; s/[^ ]*…//g; s/“[^”]*”//g' | tr 'A-Z' 'a-z' |
+	# The strip's tight form: a short name and a percent ("wi90"), the
+	# name the label.
+	sed -E 's/(^| |\[)(h2o|[a-z][a-z])[0-9]+/\1\2 /g' | tr -c 'a-z0-9+\n-' '\n' |
 	grep '[a-z]' | grep -v '^-' | sort -u)
 # Words of the sentences around the labels, not labels themselves.
 plain=" a of the to its and with per for is at all one what s e hides sliding map lists cell "

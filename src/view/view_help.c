@@ -87,10 +87,13 @@ static const struct word words_figures[] = {
         {"cos", "cosine of H2O's output against the full cache's; 1: same direction."},
         {"recall", "the full cache's attention that falls on tokens H2O holds (1: none lost); "
                    "short: rec."},
-        {"strip", "(a) on the rule under the header, each policy's recall at this step, "
-                  "/ppl its perplexity so far; [ ] the policy c compares; +N policies not "
-                  "shown; win window, strm streaming, knrm knorm, snap snapkv, snpw "
-                  "snapkv-win, pyr pyramidkv, ada adakv, obs observed, rand random, kdif keydiff."},
+        {"strip", "(a) each policy's recall at this step, /ppl its perplexity so far; [ ] the "
+                  "one c compares; +N not shown. win window, strm streaming, knrm knorm, snap "
+                  "snapkv, snpw snapkv-win, pyr pyramidkv, ada adakv, obs observed, rand random, "
+                  "kdif keydiff."},
+        {"rec%", "the strip when tight: recall in percent; fu full, wi window, st streaming, "
+                 "tv tova, kn knorm, sn snapkv, sw snapkv-win, py pyramidkv, ad adakv, ob "
+                 "observed, rn random, kd keydiff."},
         {"attention", "the heat rows: a row per step, a column per position."},
         {"log scale", "heat glyphs step by tenfold weights: <.003, <.03, <.3, and >=.3."},
         {"head", "a query head: its own attention and H2O cache; Tab picks one."},
