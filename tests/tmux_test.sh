@@ -27,8 +27,8 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map search search_span building esc
-#   onehead
+#   resize small hostile hostile_more ascii clocale map search search_span help_cycle building
+#   esc onehead
 #   model_load model_drop lesson_memory pager strip vectors mouse mouse_tstp
 #   mouse_segv no_mouse, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
@@ -40,7 +40,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search search_span building lessons overview esc onehead model_load model_drop"
+CASES+=" clocale map search search_span help_cycle building lessons overview esc onehead model_load model_drop"
 CASES+=" lesson_memory pager strip vectors mouse mouse_tstp mouse_segv no_mouse"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
@@ -663,6 +663,18 @@ case_pager() {
 	grep -q 'lines 19.40 of 40' "$TMP/exp.4" || { fail "no 'lines 19-40 of 40' at the end"; return 1; }
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
+}
+
+# The help names the policies c cycles through on this scene: an attention
+# scene's cycle has none of those that read keys.
+case_help_cycle() {
+	start_shell && start_tui || return 1
+	headless "${COLS}x$ROWS" '?,c,c' || return 1
+	key_check 1 -l '?' || return 1
+	grep -q 'c compares H2O with each in turn: full, window, streaming, tova, snapkv, snapkv-win,' \
+		"$TMP/exp.1" || { fail "no cycle line of the scene's policies"; return 1; }
+	grep -q 'knorm\|keydiff' "$TMP/exp.1" && { fail "the cycle names a policy c skips"; return 1; }
+	key_check 2 -l c && key_check 3 -l c
 }
 
 # The policy strip on the rule under the header: every policy's recall at

@@ -170,11 +170,12 @@ static int put_wrapped(struct frame *f, bool ascii, int x, int y, int bottom, in
 	return any ? y : y + 1;
 }
 
-/* The policies c goes through, in a sentence (PREFIX, then every name). */
-static void cycle_text(const char *prefix, char *buf, size_t size)
+/* The policies c goes through on this scene, in a sentence (PREFIX, then
+ * every name). */
+static void cycle_text(const struct app *app, const char *prefix, char *buf, size_t size)
 {
 	char names[256];
-	snprintf(buf, size, "%s%s", prefix, app_comparable_names(names, sizeof names));
+	snprintf(buf, size, "%s%s", prefix, app_cycle_names(app, names, sizeof names));
 }
 
 static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int page, int x, int y,
@@ -185,7 +186,7 @@ static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int p
 			y = put_wrapped(f, ascii, x, y, bottom, w, NULL, legend[i], STYLE_DIM);
 		/* The whole cycle, wrapped: the keys' page may have no room. */
 		char cycle[320];
-		cycle_text("c puts each policy beside H2O in turn: ", cycle, sizeof cycle);
+		cycle_text(v->app, "c puts each policy beside H2O in turn: ", cycle, sizeof cycle);
 		y = put_wrapped(f, ascii, x, y, bottom, w, NULL, cycle, STYLE_DIM);
 		if (f && y < bottom)
 			draw_marks(f, x, y, x + w);
@@ -299,8 +300,12 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		const char *help;
 	} entry[ACT_COUNT];
 	int n = 0;
+	char compare[320];
 	for (int a = 1; a < ACT_COUNT; a++) {
-		const char *help = app_action_help((enum app_action)a);
+		/* c's words name the policies it cycles through here. */
+		const char *help = a == ACT_COMPARE
+		                           ? app_compare_help(v->app, compare, sizeof compare)
+		                           : app_action_help((enum app_action)a);
 		bool second = false;
 		char more[32] = "";
 		for (size_t i = 0; cols > 1 && i < sizeof pairs / sizeof pairs[0]; i++) {
@@ -324,12 +329,12 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 	 * the screen has no room for all of its lines, one line that says how
 	 * many there are and where they are listed (page 2). */
 	char cycle[320];
-	cycle_text("c compares H2O with each in turn: ", cycle, sizeof cycle);
+	cycle_text(v->app, "c compares H2O with each in turn: ", cycle, sizeof cycle);
 	int cycle_rows = view_wrap_count(cycle, w - 4, f->ascii);
 	if (key_rows + 2 + cycle_rows > r.h) {
 		char names[256];
 		int count = 1;
-		for (const char *c = app_comparable_names(names, sizeof names); *c; c++)
+		for (const char *c = app_cycle_names(v->app, names, sizeof names); *c; c++)
 			count += *c == ',';
 		snprintf(cycle, sizeof cycle,
 		         "c compares H2O with each of %d policies in turn (help page 2 lists them)",

@@ -441,6 +441,12 @@ bool app_comparable(enum policy_id p);
  * through, ", "-separated ("full, window, streaming, tova"), in BUF.
  * Returns BUF. */
 const char *app_comparable_names(char *buf, size_t size);
+/* The names of the policies c cycles through on APP's scene, in the order
+ * it visits them: the comparable ones the scene runs (app_set_policies,
+ * engine_policies_for), into BUF ("full, window, streaming"). Returns BUF. */
+const char *app_cycle_names(const struct app *app, char *buf, size_t size);
+/* COMPARE's help on APP's scene: its words and app_cycle_names. */
+const char *app_compare_help(const struct app *app, char *buf, size_t size);
 
 /* Apply one key. Returns APP_ flags. */
 unsigned app_key(struct app *app, uint32_t key);
