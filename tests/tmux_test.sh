@@ -27,8 +27,8 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map search search_span help_cycle building
-#   esc onehead
+#   resize small hostile hostile_more ascii clocale map search search_span help_cycle
+#   lesson_table building esc onehead
 #   model_load model_drop lesson_memory pager strip vectors mouse mouse_tstp
 #   mouse_segv no_mouse, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
@@ -40,7 +40,7 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search search_span help_cycle building lessons overview esc onehead model_load model_drop"
+CASES+=" clocale map search search_span help_cycle lesson_table building lessons overview esc onehead model_load model_drop"
 CASES+=" lesson_memory pager strip vectors mouse mouse_tstp mouse_segv no_mouse"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
@@ -663,6 +663,19 @@ case_pager() {
 	grep -q 'lines 19.40 of 40' "$TMP/exp.4" || { fail "no 'lines 19-40 of 40' at the end"; return 1; }
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
+}
+
+# Lesson 2's step 5 is the explainer's table: at 80x24 its three rows
+# (The, cat, sat: old score + attention = new score) are all on screen.
+case_lesson_table() {
+	COLS=80 ROWS=24
+	start_shell && start_tui scenes/lesson_02_scores.json || return 1
+	headless 80x24 5,enter || return 1
+	key_check 1 -l 5 && key_check 2 Enter || return 1
+	local row
+	for row in '1 The .* 1\.00+0\.20=1\.20' '2 cat .* 0\.70+0\.50=1\.20' '3 sat .* 0\.20+0\.30=0\.50'; do
+		grep -q "$row" "$TMP/exp.2" || { fail "no row /$row/ at 80x24"; return 1; }
+	done
 }
 
 # The help names the policies c cycles through on this scene: an attention
