@@ -45,6 +45,17 @@ static unsigned click(struct app *app, const struct app_spot *at)
 			app->span_len = 0;
 		}
 		return APP_REDRAW;
+	case SPOT_HEAD:
+		/* The overview's cursor to that head, as the arrows move it;
+		 * on its row by position, that position selected too. */
+		if (!app->overview || at->head < 0 || at->head >= app->heads)
+			return 0;
+		app->cursor = at->head;
+		if (at->pos >= 0 && at->pos < app->step) {
+			app->selected = at->pos;
+			app->span_len = 0;
+		}
+		return APP_REDRAW;
 	default:
 		return 0;
 	}

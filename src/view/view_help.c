@@ -50,6 +50,8 @@ static const char *const legend[] = {
         "HEAVY: old tokens kept for their accumulated attention (score)",
         "RECENT: the newest tokens, always kept; EVICTED: removed for good",
         "+attn: attention this step; score = old score + attention",
+        "Mouse: a click selects what is under it (a cache row, a map cell, a word of the "
+        "model's text, an overview's head) or goes to a heat cell's step; the wheel steps.",
 };
 
 /* The words of pages 3 and 4: every label and figure the screen shows. */

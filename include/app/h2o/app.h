@@ -452,15 +452,19 @@ const char *app_compare_help(const struct app *app, char *buf, size_t size);
 unsigned app_key(struct app *app, uint32_t key);
 
 /* What is at a cell of the screen, as the view drew it (view_pick): a
- * token's row in a cache panel (the side of policy P; POS the token), any
- * other cell of a cache panel (the list under the mouse: P), a cell of the
- * heat rows (STEP's row; POS the column's position, or -1 on the row's
- * label), the help overlay, or nothing the mouse acts on. */
-enum app_spot_kind { SPOT_NONE, SPOT_TOKEN, SPOT_PANEL, SPOT_HEAT, SPOT_HELP };
+ * token's row in a cache panel (the side of policy P; POS the token), or
+ * a token's cell in the cache map or the model panel's text (SPOT_TOKEN
+ * too), any other cell of a cache panel (the list under the mouse: P), a
+ * cell of the heat rows (STEP's row; POS the column's position, or -1 on
+ * the row's label), a head of the heads overview (HEAD; POS the position
+ * of its by-position row's column, or -1), the help overlay, or nothing
+ * the mouse acts on. */
+enum app_spot_kind { SPOT_NONE, SPOT_TOKEN, SPOT_PANEL, SPOT_HEAT, SPOT_HEAD, SPOT_HELP };
 struct app_spot {
 	enum app_spot_kind kind;
 	enum policy_id p;
 	int pos, step;
+	int head; /* SPOT_HEAD: a head of the overview (POS a position, or -1) */
 };
 
 /* Apply a mouse event WHAT over the spot AT (app_mouse.c), as the keys it
