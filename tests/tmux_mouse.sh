@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2034 # PREFIX and OPTS are read by tmux_test.sh
 # tmux_mouse.sh: the mouse's cases of tests/tmux_test.sh, which sources it
 # (its helpers, tm, start_shell, start_tui, start_job, send_bytes,
-# wait_screen, check_shell_back, are that file's).
+# wait_screen, check_shell_back, are that file's; restart_tui is
+# tests/tmux_screen.sh's).
 
 # Poll until tmux's record of the pane's mouse modes, "standard sgr" (1 on,
 # 0 off: what the program asked the terminal for), is $1; $2 says when.
@@ -109,9 +110,7 @@ case_mouse_panels() {
 	grep -q '» 1 cat' "$TMP/exp.7" || { fail "the map's click selected no cat"; return 1; }
 	send_bytes '\e[<0;15;29M\e[<0;15;29m' && wait_screen "$TMP/exp.8" "a click on full's row" ||
 		return 1
-	tm send-keys -t "$PANE" -l q && check_shell_back 0 || return 1
-
-	start_tui scenes/heads_8.json || return 1
+	restart_tui scenes/heads_8.json || return 1
 	# (The last step typed: this terminal's End is not the one tmux sends.)
 	headless "${COLS}x$ROWS" 4,0,0,enter,o,click:6:22,click:15:40 || return 1
 	key_check 1 -l 4 && key_check 2 -l 0 && key_check 3 -l 0 && key_check 4 Enter &&
@@ -122,9 +121,7 @@ case_mouse_panels() {
 	send_bytes '\e[<0;40;15M\e[<0;40;15m' && wait_screen "$TMP/exp.7" "a click by position" ||
 		return 1
 	grep -q '; token [0-9]*: ' "$TMP/exp.7" || { fail "the click selected no token"; return 1; }
-	tm send-keys -t "$PANE" -l q && check_shell_back 0 || return 1
-
-	start_tui models/stories260K/story_model.json || return 1
+	restart_tui models/stories260K/story_model.json || return 1
 	headless "${COLS}x$ROWS" 3,9,1,enter,t,click:22:10 || return 1
 	key_check 1 -l 3 && key_check 2 -l 9 && key_check 3 -l 1 && key_check 4 Enter &&
 		key_check 5 -l t || return 1

@@ -4,6 +4,20 @@
 # policy strip), which that file sources (its helpers, tm, start_shell,
 # start_tui, headless, key_check, wait_screen, check_shell_back, are its).
 
+# Quit the TUI (q), check the shell got its terminal back, clear the pane
+# (so that the next run's "exit=" is not the last one's) and start the TUI
+# again on scene $1.
+restart_tui() {
+	tm send-keys -t "$PANE" -l q && check_shell_back 0 || return 1
+	type_line clear
+	local end=$((SECONDS + TIMEOUT))
+	while capture >"$TMP/pane" && grep -q '^exit=' "$TMP/pane"; do
+		[ "$SECONDS" -lt "$end" ] || { fail "the pane was not cleared"; return 1; }
+		sleep 0.05
+	done
+	start_tui "$1"
+}
+
 # A word the model split into pieces (" b" "o" "at"): / finds it across
 # them and selects the whole match, every one of its rows marked, and the
 # status says how many tokens it spans; n goes to the next match.
@@ -64,8 +78,7 @@ case_strip() {
 		{ fail "the tight strip does not hold every policy at 80x24"; return 1; }
 	# Lesson 8 adds each policy's perplexity: what does not fit is counted.
 	COLS=80 ROWS=24
-	tm send-keys -t "$PANE" -l q && check_shell_back 0 &&
-		start_tui models/stories260K/story_model.json || return 1
+	restart_tui models/stories260K/story_model.json || return 1
 	headless 80x24 end || return 1
 	key_check 1 End || return 1
 	grep -q '── rec%/ppl \[fu/2\.8\] h2o10/3\.1 .* +[0-9] ─*$' "$TMP/exp.1" ||
