@@ -1,6 +1,6 @@
 #!/bin/bash
 # Every word the screen uses as a label or a figure's name is defined in
-# the help's pages of words (pages 3 to 6): the labels are collected from
+# the help's pages of words (pages 3 to 7): the labels are collected from
 # the frames of every shipped scene (its first and last step, each policy
 # beside H2O, the cache map), from the header's figures, the cache panels'
 # headings, the rules over the panels and the status line.
@@ -13,10 +13,10 @@ bin=$1
 cd "$2"
 rows=36
 frames() { "$bin" --headless --size "120x$rows" "$@"; }
-# The words pages: what the frames after the third to the sixth page turns
-# show (the caches, the figures, the marks, the policies), lower-cased, a
+# The words pages: what the frames after the third to the seventh page
+# turns show (the caches, the figures, the marks, the policies), lower-cased, a
 # word a line.
-glossary=$(frames --keys '?,space,space,space,space,space' scenes/cat_sat.json |
+glossary=$(frames --keys '?,space,space,space,space,space,space' scenes/cat_sat.json |
 	awk -v r=$((rows + 1)) 'NR > 3 * r' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+/\n-' '\n' | sort -u)
 # The labels: the header's right part (from "step"), the first two rows of
 # the middle (the cache panels' headings), every rule's label and the
@@ -58,7 +58,7 @@ for w in $labels; do
 done
 # The marks: every mark the model scene's frames show (▼ on the model's
 # text, the heat rows' ◂ and ▸ sums, ✗, ↑, », …) is on the help's pages.
-pages=$(frames --keys '?,space,space,space,space,space' scenes/cat_sat.json | awk -v r=$((rows + 1)) 'NR > 3 * r')
+pages=$(frames --keys '?,space,space,space,space,space,space' scenes/cat_sat.json | awk -v r=$((rows + 1)) 'NR > 3 * r')
 shown=$(frames --keys 't,6,6,enter,right,end,c' models/stories260K/story_model.json)
 for m in ▼ ◂ ▸ ✗ ↑ » …; do
 	if grep -qF -- "$m" <<<"$shown" && ! grep -qF -- "$m" <<<"$pages"; then

@@ -133,6 +133,9 @@ static void test_help_is_modal_and_quit(void **state)
 	press(&app, "k,k,k,k,up");
 	assert_int_equal(app.help_page, 0);
 	press(&app, "right,right,right,right,right,right");
+	assert_true(app.help); /* the last of APP_HELP_PAGES */
+	assert_int_equal(app.help_page, APP_HELP_PAGES - 1);
+	press(&app, "right");
 	assert_false(app.help);
 	assert_int_equal(app.step, 0);
 	press(&app, "?");

@@ -54,7 +54,7 @@ static const char *const legend[] = {
         "model's text, an overview's head) or goes to a heat cell's step; the wheel steps.",
 };
 
-/* The words of pages 3 and 4: every label and figure the screen shows. */
+/* The words of pages 3 to 5: every label and figure the screen shows. */
 struct word {
 	const char *term, *meaning;
 };
@@ -89,6 +89,10 @@ static const struct word words_figures[] = {
         {"cos", "cosine of H2O's output against the full cache's; 1: same direction."},
         {"recall", "the full cache's attention that falls on tokens H2O holds (1: none lost); "
                    "short: rec."},
+};
+
+/* The strip on the rule, the heat rows, heads and the lesson's words. */
+static const struct word words_rows[] = {
         {"strip", "(a) each policy's recall at this step, /ppl its perplexity so far; [ ] the "
                   "one c compares; +N not shown. win window, strm streaming, knrm knorm, snap "
                   "snapkv, snpw snapkv-win, pyr pyramidkv, ada adakv, obs observed, rand random, "
@@ -200,7 +204,7 @@ static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int p
 		return put_wrapped(f, ascii, x, y, bottom, w, NULL,
 		                   *watch ? watch : "This scene has no lesson text.", STYLE_NORMAL);
 	}
-	if (page == 5) {
+	if (page == 6) {
 		/* Every policy, from the table: its name and what it keeps. */
 		for (int p = 0; p < POLICY_COUNT; p++)
 			y = put_wrapped(f, ascii, x, y, bottom, w, policies[p]->name,
@@ -209,9 +213,11 @@ static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int p
 	}
 	const struct word *words = page == 2   ? words_caches
 	                           : page == 3 ? words_figures
+	                           : page == 4 ? words_rows
 	                                       : words_marks;
 	const size_t count = page == 2   ? sizeof words_caches / sizeof words_caches[0]
 	                     : page == 3 ? sizeof words_figures / sizeof words_figures[0]
+	                     : page == 4 ? sizeof words_rows / sizeof words_rows[0]
 	                                 : sizeof words_marks / sizeof words_marks[0];
 	for (size_t i = 0; i < count; i++) {
 		/* A mark's term has its ASCII form after a NUL. */
@@ -244,6 +250,7 @@ static const char *const page_names[APP_HELP_PAGES] = {"keys",
                                                        "reading the screen",
                                                        "words: the caches",
                                                        "words: the figures",
+                                                       "words: rows, heads",
                                                        "words: the marks",
                                                        "words: policies"};
 

@@ -164,10 +164,10 @@ enum {
 };
 
 /* The help overlay's pages: the keys, how to read the screen (with the
- * scene's lesson text), and four of words, every label, figure, mark and
+ * scene's lesson text), and five of words, every label, figure, mark and
  * policy the screen shows defined in a sentence (view_help.c holds their
  * text). */
-#define APP_HELP_PAGES 6
+#define APP_HELP_PAGES 7
 
 /* Playing speeds, in milliseconds between steps. */
 #define APP_SPEEDS                               \
