@@ -1,6 +1,6 @@
 #!/bin/bash
 # Every word the screen uses as a label or a figure's name is defined in
-# the help's pages of words (pages 3 to 6): the labels are collected from
+# the help's pages of words (pages 3 to 7): the labels are collected from
 # the frames of every shipped scene (its first and last step, each policy
 # beside H2O, the cache map), from the header's figures, the cache panels'
 # headings, the rules over the panels and the status line.
@@ -13,14 +13,15 @@ bin=$1
 cd "$2"
 rows=36
 frames() { "$bin" --headless --size "120x$rows" "$@"; }
-# The words pages: what the frames after the third to the sixth page turns
-# show (the caches, the figures, the marks, the policies), lower-cased, a
+# The words pages: what the frames after the third to the seventh page
+# turns show (the caches, the figures, the marks, the policies), lower-cased, a
 # word a line.
-glossary=$(frames --keys '?,space,space,space,space,space' scenes/cat_sat.json |
+glossary=$(frames --keys '?,space,space,space,space,space,space' scenes/cat_sat.json |
 	awk -v r=$((rows + 1)) 'NR > 3 * r' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+/\n-' '\n' | sort -u)
 # The labels: the header's right part (from "step"), the first two rows of
 # the middle (the cache panels' headings), every rule's label and the
-# status line, in every scene, at the start and the end, beside each policy.
+# status line, in every scene, at the start and the end, beside each policy
+# (the policy strip, at 120 columns, in its tight form on lesson 8).
 labels=$({ for s in scenes/*.json; do
 	frames --keys 'right,end,c,c,c,M' "$s" | awk -v r=$((rows + 1)) '
 		{ i = (NR - 1) % r }
@@ -39,7 +40,10 @@ frames --keys 't,6,6,enter,right,end,c,c,c' models/stories260K/story_model.json 
 	i == 4 || i == 5 || i == r - 2 { print }
 	/^ *(─|-)(─|-)/ { print }
 	/^ (perplexity so far|next): / { print }'
-} | sed 's/│/ /g; s/|/ /g; s/[^ ]*…//g; s/“[^”]*”//g' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+\n-' '\n' |
+} | sed 's/│/ /g; s/|/ /g; s/[^ ]*…//g; s/“[^”]*”//g' | tr 'A-Z' 'a-z' |
+	# The strip's tight form: a short name and a percent ("wi90"), the
+	# name the label.
+	sed -E 's/(^| |\[)(h2o|[a-z][a-z])[0-9]+/\1\2 /g' | tr -c 'a-z0-9+\n-' '\n' |
 	grep '[a-z]' | grep -v '^-' | sort -u)
 # Words of the sentences around the labels, not labels themselves.
 plain=" a of the to its and with per for is at all one what s e hides sliding map lists cell "
@@ -54,7 +58,7 @@ for w in $labels; do
 done
 # The marks: every mark the model scene's frames show (▼ on the model's
 # text, the heat rows' ◂ and ▸ sums, ✗, ↑, », …) is on the help's pages.
-pages=$(frames --keys '?,space,space,space,space,space' scenes/cat_sat.json | awk -v r=$((rows + 1)) 'NR > 3 * r')
+pages=$(frames --keys '?,space,space,space,space,space,space' scenes/cat_sat.json | awk -v r=$((rows + 1)) 'NR > 3 * r')
 shown=$(frames --keys 't,6,6,enter,right,end,c' models/stories260K/story_model.json)
 for m in ▼ ◂ ▸ ✗ ↑ » …; do
 	if grep -qF -- "$m" <<<"$shown" && ! grep -qF -- "$m" <<<"$pages"; then

@@ -86,9 +86,9 @@ EXPLAINER = ("scenes/lesson_02_scores.json", 5,
               ("sat", "0.20 + 0.30 = 0.50")])
 
 
-def frames(binary, root, path, keys):
-    """The headless frames (120x36) after each of KEYS, the first at step 0."""
-    run = subprocess.run([binary, "--headless", "--size", "120x36", "--keys", ",".join(keys), path],
+def frames(binary, root, path, keys, size="120x36"):
+    """The headless frames (SIZE) after each of KEYS, the first at step 0."""
+    run = subprocess.run([binary, "--headless", "--size", size, "--keys", ",".join(keys), path],
                          cwd=root, capture_output=True, text=True, check=True)
     return re.split(r"(?m)^--- step [^\n]*---\n", run.stdout)[1:]
 
@@ -99,14 +99,19 @@ def to_step(step, model):
 
 
 def check_explainer(binary, root):
+    """The explainer's table is whole, every row of it in both panels, at
+    80x24 (where the sums lose their spaces, "1.00+0.20=1.20") and 120x36."""
     path, step, rows = EXPLAINER
-    screen = frames(binary, root, path, to_step(step, False))[-1]
     bad = 0
-    for token, sum_ in rows:
-        # The H2O panel's row (left of the rule) and the full cache's.
-        if not re.search(r"\d " + re.escape(token) + r" +" + LIVE + r"+ +" + re.escape(sum_) + r" +│", screen):
-            print(f"{path}: step {step} does not show the explainer's {token} {sum_}")
-            bad += 1
+    for size in ("80x24", "120x36"):
+        screen = frames(binary, root, path, to_step(step, False), size)[-1]
+        for token, sum_ in rows:
+            # The H2O panel's row (left of the rule) and the full cache's.
+            want = re.escape(sum_).replace(r"\ ", " ?")
+            found = re.findall(r"\d " + re.escape(token) + r" +" + LIVE + r"+ +" + want + r" +│", screen)
+            if len(found) < 1 or not re.search(r"│ +\d " + re.escape(token) + r" +" + LIVE + r"+ +" + want, screen):
+                print(f"{path}: {size}: step {step} does not show the explainer's {token} {sum_} in both panels")
+                bad += 1
     return bad
 
 

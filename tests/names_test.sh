@@ -53,7 +53,9 @@ for p in $(echo "$comparable" | tr -d ,); do
 	"$bin" --headless --compare "$p" --keys end scenes/cat_sat_qkv.json >/dev/null ||
 		fail "--compare $p failed"
 done
-"$bin" --headless --size 120x40 --keys '?' scenes/lesson_01_heavy_recent.json >"$tmp/frames" ||
+# The help names the policies c cycles through on the scene shown: on one
+# with keys, every comparable policy.
+"$bin" --headless --size 120x40 --keys '?' scenes/cat_sat_qkv.json >"$tmp/frames" ||
 	fail "the help overlay failed"
 # The overlay's text inside its borders, its wrapped lines joined.
 overlay=$(sed -n 's/.*│ \(.*[^ ]\) *│.*/\1/p' "$tmp/frames" | flat)

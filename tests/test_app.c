@@ -133,6 +133,9 @@ static void test_help_is_modal_and_quit(void **state)
 	press(&app, "k,k,k,k,up");
 	assert_int_equal(app.help_page, 0);
 	press(&app, "right,right,right,right,right,right");
+	assert_true(app.help); /* the last of APP_HELP_PAGES */
+	assert_int_equal(app.help_page, APP_HELP_PAGES - 1);
+	press(&app, "right");
 	assert_false(app.help);
 	assert_int_equal(app.step, 0);
 	press(&app, "?");
@@ -461,95 +464,6 @@ static void test_walk_lists(void **state)
 	scene_free(sc);
 }
 
-static void set_text(struct scene *sc, int pos, const char *text)
-{
-	free(sc->text[pos]);
-	sc->text[pos] = fixture_strdup(text);
-}
-
-static void test_search_and_position(void **state)
-{
-	(void)state;
-	struct scene *sc = scene30();
-	set_text(sc, 3, "Password");
-	set_text(sc, 20, " pass");
-	set_text(sc, 25, "word");
-	struct app app;
-	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
-	press(&app, "/,p,a,s,s,enter");
-	assert_int_equal(app.selected, -1); /* nothing has arrived */
-	assert_non_null(strstr(app.notice, "position 3"));
-	assert_string_equal(app.query, "pass");
-
-	press(&app, "end,/,enter"); /* Enter alone: the last search again */
-	assert_int_equal(app.walk, WALK_H2O);
-	const int first = app.selected;
-	assert_true(first == 3 || first == 20);
-	assert_non_null(strstr(app.notice, "match 1 of 2"));
-	press(&app, "n");
-	assert_int_equal(app.selected, first == 3 ? 20 : 3);
-	press(&app, "n"); /* round again */
-	assert_int_equal(app.selected, first);
-	press(&app, "N");
-	assert_int_equal(app.selected, first == 3 ? 20 : 3);
-	assert_true(app_matches(&app, 3, "PASS"));
-	assert_true(app_matches(&app, 3, "WORDt")); /* on into position 4 */
-	assert_false(app_matches(&app, 25, "pass"));
-	press(&app, "/,x,y,z,enter");
-	assert_non_null(strstr(app.notice, "matches no token"));
-
-	/* Typing: Backspace takes a character back, Esc drops the text. */
-	press(&app, "/,w,o,backspace,esc");
-	assert_int_equal(app.entering, ENTRY_NONE);
-	assert_string_equal(app.query, "xyz");
-
-	press(&app, "#,2,5,enter");
-	assert_int_equal(app.selected, 25);
-	press(&app, "#,3,0,enter");
-	assert_int_equal(app.selected, 25); /* no such position */
-	assert_true(app.notice[0] != '\0');
-	press(&app, "esc,esc,1,0,enter,#,2,0,enter");
-	assert_int_equal(app.step, 10);
-	assert_int_equal(app.selected, -1); /* position 20 arrives at step 21 */
-	assert_non_null(strstr(app.notice, "step 21"));
-	/* Letters typed into a search are not keys. */
-	press(&app, "/,q,enter");
-	assert_int_equal(app.step, 10);
-	app_done(&app);
-	scene_free(sc);
-}
-
-/* A word the model split into pieces is found whole, at the piece it
- * starts in, and the notice names the positions it runs over. */
-static void test_search_across_tokens(void **state)
-{
-	(void)state;
-	struct scene *sc = scene30();
-	set_text(sc, 5, " b");
-	set_text(sc, 6, "o");
-	set_text(sc, 7, "at");
-	struct app app;
-	app_init(&app, sc, 2, 2, -1, POLICY_FULL);
-	assert_true(app_matches(&app, 5, "boat"));
-	assert_true(app_matches(&app, 5, "B"));
-	assert_false(app_matches(&app, 6, "boat"));
-	assert_true(app_matches(&app, 6, "OAT"));
-	assert_true(app_matches(&app, 4, "t b")); /* "t" " b" */
-	assert_false(app_matches(&app, 4, "tb"));
-	assert_true(app_matches(&app, 7, "att"));  /* into the last "t"s */
-	assert_false(app_matches(&app, 29, "tt")); /* nothing after the last */
-	press(&app, "end,/,b,o,a,t,enter");
-	assert_int_equal(app.selected, 5);
-	assert_non_null(strstr(app.notice, "match 1 of 1"));
-	assert_non_null(strstr(app.notice, "across positions 5-7"));
-	/* Before its last piece arrives, a match is still found where it
-	 * starts. */
-	press(&app, "esc,esc,7,enter,/,o,a,t,enter");
-	assert_int_equal(app.selected, 6);
-	app_done(&app);
-	scene_free(sc);
-}
-
 static void test_heat_scroll(void **state)
 {
 	(void)state;
@@ -760,9 +674,7 @@ int main(void)
 	        cmocka_unit_test(test_playing),
 	        cmocka_unit_test(test_selection),
 	        cmocka_unit_test(test_walk_lists),
-	        cmocka_unit_test(test_search_and_position),
 	        cmocka_unit_test(test_heat_scroll),
-	        cmocka_unit_test(test_search_across_tokens),
 	        cmocka_unit_test(test_reset_budgets),
 	        cmocka_unit_test(test_every_binding_has_help),
 	        cmocka_unit_test(test_lesson_text),

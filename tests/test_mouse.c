@@ -312,12 +312,91 @@ static void test_mouse_names(void **state)
 	assert_int_equal(keys_parse("click:1:1"), KEYC_NONE);
 }
 
+/* Clicks beyond the main panels: a cell of the cache map picks the first
+ * of its positions, on H2O's band or the compared one's; a head of the
+ * overview's grid moves its cursor, and a column of a head's row by
+ * position selects that column's first position too. */
+static void test_click_panels(void **state)
+{
+	(void)state;
+	struct scene *sc = load("scenes/cat_sat.json");
+	struct app app;
+	assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
+	press(&app, "right,right,right,right,right,M");
+	struct frame *f = draw(&app, 80, 24);
+	char text[96];
+	row_text(f, 14, 0, 16, text, sizeof text);
+	assert_string_equal(text, " h2o       HH?RR");
+	for (int x = 11; x < 16; x++) {
+		struct app_spot s = view_pick(&app, f, 14, x);
+		assert_int_equal(s.kind, SPOT_TOKEN);
+		assert_int_equal(s.pos, x - 11);
+		s = view_pick(&app, f, 16, x); /* the full cache's band */
+		assert_int_equal(s.kind, SPOT_TOKEN);
+		assert_int_equal(s.p, POLICY_FULL);
+		assert_int_equal(s.pos, x - 11);
+	}
+	assert_int_equal(view_pick(&app, f, 14, 18).kind, SPOT_NONE); /* past the scene */
+	/* A position not arrived yet is picked, and a click on it does
+	 * nothing. */
+	struct app_spot later = view_pick(&app, f, 14, 16);
+	assert_int_equal(later.pos, 5);
+	assert_int_equal(app_mouse(&app, APP_MOUSE_CLICK, &later), 0);
+	assert_int_equal(view_pick(&app, f, 14, 5).kind, SPOT_NONE); /* the label */
+	struct app_spot at = view_pick(&app, f, 14, 12);
+	assert_true(app_mouse(&app, APP_MOUSE_CLICK, &at) & APP_REDRAW);
+	assert_int_equal(app.selected, 1);
+	frame_free(f);
+	app_done(&app);
+	scene_free(sc);
+
+	sc = load("scenes/heads_8.json");
+	assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
+	press(&app, "end,o");
+	f = draw(&app, 80, 24);
+	row_text(f, 5, 0, 6, text, sizeof text);
+	assert_string_equal(text, " ? L1 ");
+	/* The grid's cells: a glyph and the recall, a gap between. */
+	for (int h = 0; h < 8; h++)
+		for (int x = 8 + 6 * h; x < 13 + 6 * h; x++) {
+			const struct app_spot s = view_pick(&app, f, 5, x);
+			assert_int_equal(s.kind, SPOT_HEAD);
+			assert_int_equal(s.head, h);
+		}
+	assert_int_equal(view_pick(&app, f, 5, 13).kind, SPOT_NONE);
+	at = view_pick(&app, f, 5, 21);
+	assert_true(app_mouse(&app, APP_MOUSE_CLICK, &at) & APP_REDRAW);
+	assert_int_equal(app.cursor, 2);
+	assert_int_equal(app.selected, -1);
+	frame_free(f);
+	/* The rows by position: head 3's row, a column of it. */
+	f = draw(&app, 80, 24);
+	row_text(f, 14, 0, 10, text, sizeof text);
+	assert_string_equal(text, "  3 topic ");
+	at = view_pick(&app, f, 14, 29);
+	assert_int_equal(at.kind, SPOT_HEAD);
+	assert_int_equal(at.head, 2);
+	assert_true(at.pos > 0 && at.pos < 400);
+	assert_true(app_mouse(&app, APP_MOUSE_CLICK, &at) & APP_REDRAW);
+	assert_int_equal(app.selected, at.pos);
+	/* Outside the overview, no head is moved to. */
+	press(&app, "o");
+	at = (struct app_spot){
+	        .kind = SPOT_HEAD, .p = POLICY_H2O, .pos = -1, .step = -1, .head = 5};
+	const int cursor = app.cursor;
+	assert_int_equal(app_mouse(&app, APP_MOUSE_CLICK, &at), 0);
+	assert_int_equal(app.cursor, cursor);
+	frame_free(f);
+	app_done(&app);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_pick_matches_frame), cmocka_unit_test(test_click_selects),
 	        cmocka_unit_test(test_click_heat),         cmocka_unit_test(test_wheel),
-	        cmocka_unit_test(test_mouse_names),
+	        cmocka_unit_test(test_mouse_names),        cmocka_unit_test(test_click_panels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -156,11 +156,11 @@ static void test_panel(void **state)
 	assert_non_null(strstr(text, "in the middle at step 7"));
 	assert_non_null(strstr(text, "   toy 4/16 KV"));
 	free(text);
-	/* The help overlay lists it with the others (a scene with a "what
-	 * to watch" paragraph gets the wider box). */
+	/* The help overlay lists it with the others, on a scene with keys
+	 * (where c cycles through every policy). */
 	app_done(&app);
 	scene_free(sc);
-	sc = load("scenes/lesson_01_heavy_recent.json");
+	sc = load("scenes/cat_sat_qkv.json");
 	assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
 	press(&app, "?");
 	text = drawn(&app, 120, 40);

@@ -27,9 +27,10 @@
 # Usage: tests/tmux_test.sh H2O_TUI_BINARY SOURCE_ROOT CASE
 #   CASE: keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm
 #   sigxcpu sigsys sigrtmin sigquit sigstop sigtstp escapes escapes_xterm
-#   resize small hostile hostile_more ascii clocale map search building esc onehead
+#   resize small hostile hostile_more ascii clocale map search search_span help_cycle
+#   lesson_table building esc onehead
 #   model_load model_load_sigint model_load_tstp model_load_error unknown_term
-#   model_drop lesson_memory pager strip vectors mouse mouse_tstp
+#   model_drop lesson_memory pager strip vectors mouse mouse_tstp mouse_panels
 #   mouse_segv no_mouse, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
@@ -40,9 +41,9 @@ set -u
 
 CASES="keys quit sigint sigterm sighup sigsegv sigpipe sigusr1 sigalrm sigxcpu sigsys sigrtmin"
 CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile hostile_more ascii"
-CASES+=" clocale map search building lessons overview esc onehead model_load model_load_sigint"
-CASES+=" model_load_tstp model_load_error unknown_term model_drop"
-CASES+=" lesson_memory pager strip vectors mouse mouse_tstp mouse_segv no_mouse"
+CASES+=" clocale map search search_span help_cycle lesson_table building lessons overview esc"
+CASES+=" onehead model_load model_load_sigint model_load_tstp model_load_error unknown_term model_drop"
+CASES+=" lesson_memory pager strip vectors mouse mouse_tstp mouse_segv no_mouse mouse_panels"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
@@ -733,25 +734,6 @@ case_pager() {
 	check_shell_back 0
 }
 
-# The policy strip on the rule under the header: every policy's recall at
-# the step, the compared one in brackets, a hiding and showing it; at
-# 80x24 the policies that do not fit are counted ("+4").
-case_strip() {
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,right,right,right,right,right,c,a,a || return 1
-	local n
-	for n in 1 2 3 4 5 6; do
-		key_check $n Right || return 1
-	done
-	key_check 7 -l c && key_check 8 -l a && key_check 9 -l a || return 1
-	grep -q '── recall  h2o \.88  \[win \.90\]  strm \.82' "$TMP/exp.9" ||
-		{ fail "no strip with window marked at step 6"; return 1; }
-	grep -q 'recall  h2o' "$TMP/exp.8" && { fail "a did not hide the strip"; return 1; }
-	headless 80x24 right,right,right,right,right,right,c || return 1
-	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.7" "resized to 80x24" || return 1
-	grep -q ' +[0-9] ─*$' "$TMP/exp.7" || { fail "no count of the policies left out"; return 1; }
-}
-
 # The vectors of lesson 5's last step (v): the query, the keys and values,
 # q.k, the weights and the output; stepping back keeps them open, at
 # 120x36 and at 80x24; Esc closes them. On a scene of weights alone v says
@@ -772,7 +754,10 @@ case_vectors() {
 	grep -q 'no q, k or v rows here' "$TMP/exp.1" || { fail "v gave no reason"; return 1; }
 }
 
-# The mouse's cases (mouse, mouse_tstp, mouse_segv, no_mouse).
+# The screen's cases (search_span, lesson_table, help_cycle, strip).
+# shellcheck source=tests/tmux_screen.sh
+. "${BASH_SOURCE[0]%/*}/tmux_screen.sh"
+# The mouse's cases (mouse, mouse_tstp, mouse_segv, no_mouse, mouse_panels).
 # shellcheck source=tests/tmux_mouse.sh
 . "${BASH_SOURCE[0]%/*}/tmux_mouse.sh"
 

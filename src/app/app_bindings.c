@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "h2o/engine.h"
 #include "h2o/keys.h"
 
 static const struct app_binding bindings[] = {
@@ -60,5 +61,24 @@ const char *app_comparable_names(char *buf, size_t size)
 		if (app_comparable((enum policy_id)p))
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
 			                        policies[p]->name);
+	return buf;
+}
+
+const char *app_cycle_names(const struct app *app, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int p = 0; p < POLICY_COUNT && len < size; p++)
+		if (app_comparable((enum policy_id)p) && (app->policies & ENGINE_POLICY(p)))
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+			                        policies[p]->name);
+	return buf;
+}
+
+const char *app_compare_help(const struct app *app, char *buf, size_t size)
+{
+	char names[256];
+	snprintf(buf, size, "%s: %s", action_help[ACT_COMPARE],
+	         app_cycle_names(app, names, sizeof names));
 	return buf;
 }

@@ -36,6 +36,7 @@ static void select_by(struct app *app, int delta)
 	else
 		at += delta;
 	app->selected = list->pos[app_clamp(at, 0, list->len - 1)];
+	app->span_len = 0;
 }
 
 /* --- The actions of APP_BINDINGS, one handler each. --- */

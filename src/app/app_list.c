@@ -216,6 +216,11 @@ void app_search(struct app *app, int dir)
 			break;
 	}
 	app->selected = list->pos[at];
+	/* The whole match is selected, as far as it has arrived. */
+	int span = match_span(app->scene, app->selected, q);
+	span = span < app->step - app->selected ? span : app->step - app->selected;
+	app->span_from = app->selected;
+	app->span_len = span;
 	/* The match is shown in its whole list (H2O's leads both unwalked
 	 * and walked, so the list stays the one just searched). */
 	if (app->walk == WALK_NONE)
@@ -223,8 +228,13 @@ void app_search(struct app *app, int dir)
 	int rank = 0;
 	for (int i = 0; i <= at; i++)
 		rank += app_matches(app, list->pos[i], q);
-	int len = snprintf(app->notice, sizeof app->notice, "\"%s\": match %d of %d (%s:", q, rank,
-	                   total, policies[list->p]->name);
+	/* A match across tokens: how many, and the positions it runs over. */
+	char across[64] = "";
+	if (span > 1)
+		snprintf(across, sizeof across, ", %d tokens %d-%d", span, app->selected,
+		         app->selected + span - 1);
+	int len = snprintf(app->notice, sizeof app->notice, "\"%s\": match %d of %d%s (%s:", q,
+	                   rank, total, across, policies[list->p]->name);
 	const char *sep = " ";
 	for (int s = 0; s < APP_SEC_COUNT && len < (int)sizeof app->notice; s++) {
 		/* The sections the panel shows: EVICTED unless nothing is. */
@@ -236,12 +246,19 @@ void app_search(struct app *app, int dir)
 		sep = ", ";
 	}
 	if (len < (int)sizeof app->notice)
-		len += snprintf(app->notice + len, sizeof app->notice - (size_t)len, ")");
-	/* A match across tokens: the positions it runs over. */
-	const int span = match_span(app->scene, app->selected, q);
-	if (span > 1 && len < (int)sizeof app->notice)
-		snprintf(app->notice + len, sizeof app->notice - (size_t)len,
-		         ", across positions %d-%d", app->selected, app->selected + span - 1);
+		snprintf(app->notice + len, sizeof app->notice - (size_t)len, ")");
+}
+
+int app_selection_len(const struct app *app)
+{
+	if (app->selected < 0)
+		return 0;
+	return app->span_len > 1 && app->span_from == app->selected ? app->span_len : 1;
+}
+
+bool app_selects(const struct app *app, int pos)
+{
+	return pos >= app->selected && pos < app->selected + app_selection_len(app);
 }
 
 /* Select position POS and walk its list there. */
@@ -258,6 +275,7 @@ void app_go_position(struct app *app, long pos)
 		return;
 	}
 	app->selected = (int)pos;
+	app->span_len = 0;
 	if (app->walk == WALK_NONE)
 		app->walk = WALK_H2O;
 }

@@ -32,6 +32,7 @@ static unsigned click(struct app *app, const struct app_spot *at)
 		if (at->pos < 0 || at->pos >= app->step)
 			return 0;
 		app->selected = at->pos;
+		app->span_len = 0;
 		return APP_REDRAW;
 	case SPOT_HEAT:
 		if (at->step < 0)
@@ -39,8 +40,21 @@ static unsigned click(struct app *app, const struct app_spot *at)
 		app_go(app, at->step);
 		/* The cell's position, once the step has it (a gap right of
 		 * the step's own column has not arrived). */
-		if (at->pos >= 0 && at->pos < app->step)
+		if (at->pos >= 0 && at->pos < app->step) {
 			app->selected = at->pos;
+			app->span_len = 0;
+		}
+		return APP_REDRAW;
+	case SPOT_HEAD:
+		/* The overview's cursor to that head, as the arrows move it;
+		 * on its row by position, that position selected too. */
+		if (!app->overview || at->head < 0 || at->head >= app->heads)
+			return 0;
+		app->cursor = at->head;
+		if (at->pos >= 0 && at->pos < app->step) {
+			app->selected = at->pos;
+			app->span_len = 0;
+		}
 		return APP_REDRAW;
 	default:
 		return 0;

@@ -146,12 +146,13 @@ static int draw_why(const struct view *v, struct frame *f, bool draw, const stru
 	return width;
 }
 
-/* Mark the selected token's row on the leading side: a glyph for the
- * text, reverse video for the terminal. */
+/* Mark the selected token's row on the leading side (every row of a
+ * search's match across tokens): a glyph for the text, reverse video for
+ * the terminal. */
 static void mark_selected(const struct view *v, struct frame *f, const struct side *sd, int y,
                           int pos)
 {
-	if (!sd->lead || pos != v->app->selected)
+	if (!sd->lead || !app_selects(v->app, pos))
 		return;
 	frame_style(f, sd->c.mark, y, sd->c.attn + ATTN_W - sd->c.mark, STYLE_SELECT);
 	frame_put(f, sd->c.mark, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);

@@ -139,14 +139,25 @@ int view_cache_summary_rows(const struct view *v, struct row *rows, int h, int *
 	const struct app_list *l = &v->app->list;
 	const enum policy_id p = l->p;
 
+	/* The sections shown: an empty EVICTED gives its header's row up
+	 * when the others would otherwise hide tokens (it hides none). */
+	bool shown_sec[SEC_COUNT];
+	int avail = h, want = 0, give[SEC_COUNT] = {0};
+	for (int s = 0; s < SEC_COUNT; s++) {
+		shown_sec[s] = section_shown(v, p, s);
+		avail -= shown_sec[s];
+		want += shown_sec[s] ? view_cache_section_count(l, s) : 0;
+	}
+	if (shown_sec[SEC_EVICTED] && view_cache_section_count(l, SEC_EVICTED) == 0 &&
+	    want > avail) {
+		shown_sec[SEC_EVICTED] = false;
+		avail++;
+	}
 	/* Share the rows out one at a time, round robin, after the headers. */
-	int avail = h, give[SEC_COUNT] = {0};
-	for (int s = 0; s < SEC_COUNT; s++)
-		avail -= section_shown(v, p, s);
 	for (bool more = true; more && avail > 0;) {
 		more = false;
 		for (int s = 0; s < SEC_COUNT && avail > 0; s++) {
-			if (section_shown(v, p, s) && give[s] < view_cache_section_count(l, s)) {
+			if (shown_sec[s] && give[s] < view_cache_section_count(l, s)) {
 				give[s]++;
 				avail--;
 				more = true;
@@ -156,7 +167,7 @@ int view_cache_summary_rows(const struct view *v, struct row *rows, int h, int *
 
 	int nrows = 0;
 	for (int s = 0; s < SEC_COUNT && nrows < h; s++) {
-		if (!section_shown(v, p, s))
+		if (!shown_sec[s])
 			continue;
 		/* A cut section gives one of its rows to a "more" line, unless
 		 * it has only one: then a token says more than a line of count,

@@ -56,10 +56,19 @@ static void draw_positions(const struct view *v, struct frame *f, struct rect r,
 	         cols < shown ? "  (a column holds several positions)" : "");
 	frame_text(f, r.x + 1, y, r.w - 2, label, STYLE_LABEL);
 	y++;
-	/* Every ten columns, the first position of that column. */
-	for (int c = 0; c < cols; c += 10)
-		frame_printf(f, x0 + c, y, cols - c, STYLE_DIM, "%d",
-		             (int)((long)c * shown / cols));
+	/* Every ten columns, the first position of that column; the
+	 * selected token's column marked (the numbers keep clear of it). */
+	const int sel = app->selected >= 0 && app->selected < v->t
+	                        ? (int)((long)app->selected * cols / shown)
+	                        : -1;
+	for (int c = 0; c < cols; c += 10) {
+		char num[16];
+		const int len = snprintf(num, sizeof num, "%d", (int)((long)c * shown / cols));
+		if (sel < c || sel > c + len)
+			frame_text(f, x0 + c, y, cols - c, num, STYLE_DIM);
+	}
+	if (sel >= 0)
+		frame_put(f, x0 + sel, y, frame_glyph(f, GLYPH_MARKER), STYLE_SELECT);
 	frame_text(f, x0 + cols + 1, y, RECALL_W, "recall", STYLE_DIM);
 	y++;
 
@@ -169,36 +178,61 @@ static void draw_totals(const struct view *v, struct frame *f, int x, int y, int
 	frame_text(f, x, y + 1, w, buf, STYLE_DIM);
 }
 
-void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
+/* Where the overview drawn in R puts things: the grid's cells and rows
+ * (the columns LEFT .. LEFT + NCOLS - 1 of a layer's heads, CELL_W wide,
+ * and the layers TOP .. TOP + NROWS - 1), and the cursor's layer by
+ * position below them (POSITIONS; no rows when there is no room). */
+struct overview_geom {
+	int per, layers, cell_w, ncols, left, nrows, top;
+	struct rect positions;
+};
+
+static bool overview_geom(const struct view *v, struct rect r, struct overview_geom *g)
 {
 	const struct app *app = v->app;
-	const struct scene *sc = app->scene;
-	const int per = heads_per_layer(sc), layers = app->heads / per, group = heads_group(sc);
-	const int x0 = r.x + 1, w = r.w - 2;
+	const int w = r.w - 2;
 	if (r.h < 6 || w < 40)
-		return;
+		return false;
+	g->per = heads_per_layer(app->scene);
+	g->layers = app->heads / g->per;
+	const int per = g->per, layers = g->layers;
 	const int cur_layer = app->cursor / per, cur_head = app->cursor % per;
-
 	/* Cells with the recall while every head of a layer fits so, else a
 	 * glyph each; past that, the columns around the cursor. */
 	const int room = w - LABEL_W;
-	const int cell_w = per * 6 <= room ? 5 : 1;
-	int ncols = room / (cell_w + 1);
-	ncols = ncols < per ? ncols : per;
-	int left = 0;
-	if (ncols < per) {
-		left = cur_head - ncols / 2;
-		left = left < 0 ? 0 : left > per - ncols ? per - ncols : left;
+	g->cell_w = per * 6 <= room ? 5 : 1;
+	g->ncols = room / (g->cell_w + 1);
+	g->ncols = g->ncols < per ? g->ncols : per;
+	g->left = 0;
+	if (g->ncols < per) {
+		g->left = cur_head - g->ncols / 2;
+		g->left = g->left < 0 ? 0 : g->left > per - g->ncols ? per - g->ncols : g->left;
 	}
 	/* Title, column numbers, the layers, two rows of totals, the cursor's
 	 * line; below, when there is room, the cursor's layer by position. */
 	const int grid_rows = r.h - 5;
-	int nrows = layers < grid_rows ? layers : grid_rows;
-	int top = 0;
-	if (nrows < layers) {
-		top = cur_layer - nrows / 2;
-		top = top < 0 ? 0 : top > layers - nrows ? layers - nrows : top;
+	g->nrows = layers < grid_rows ? layers : grid_rows;
+	g->top = 0;
+	if (g->nrows < layers) {
+		g->top = cur_layer - g->nrows / 2;
+		g->top = g->top < 0 ? 0 : g->top > layers - g->nrows ? layers - g->nrows : g->top;
 	}
+	const int y = r.y + 2 + g->nrows + 2 + 2;
+	g->positions = (struct rect){r.x, y, r.w, r.y + r.h - y >= 4 ? r.y + r.h - y : 0};
+	return true;
+}
+
+void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
+{
+	const struct app *app = v->app;
+	const struct scene *sc = app->scene;
+	const int x0 = r.x + 1, w = r.w - 2;
+	struct overview_geom g;
+	if (!overview_geom(v, r, &g))
+		return;
+	const int per = g.per, layers = g.layers, group = heads_group(sc);
+	const int cur_layer = app->cursor / per, cur_head = app->cursor % per;
+	const int cell_w = g.cell_w, ncols = g.ncols, left = g.left, nrows = g.nrows, top = g.top;
 
 	int y = r.y;
 	char buf[256];
@@ -292,13 +326,73 @@ void panel_overview_draw(const struct view *v, struct frame *f, struct rect r)
 			                m->out_err);
 		len += snprintf(buf + len, sizeof buf - (size_t)len, ", recall %.4f",
 		                m->attn_recall);
+		/* The selected token (a click on a row by position selects
+		 * one), as this head's H2O holds it. */
+		const int pos = app->selected;
+		if (pos >= 0 && pos < v->t) {
+			const enum region reg =
+			        timeline_region(app->tls[app->cursor], POLICY_H2O, v->t, pos);
+			snprintf(buf + len, sizeof buf - (size_t)len, "; token %d: %s", pos,
+			         reg == REGION_OLD      ? "heavy"
+			         : reg == REGION_RECENT ? "recent"
+			                                : "evicted");
+		}
 	}
 	frame_put(f, x0, y, frame_glyph(f, GLYPH_SELECTED), STYLE_SELECT);
 	frame_text(f, x0 + 2, y, w - 2, buf, STYLE_NORMAL);
 	y += 2;
 
 	/* The cursor's layer, head by head and position by position. */
-	if (r.y + r.h - y >= 4)
-		draw_positions(v, f, (struct rect){r.x, y, r.w, r.y + r.h - y}, cur_layer * per,
-		               per);
+	if (g.positions.h > 0)
+		draw_positions(v, f, g.positions, cur_layer * per, per);
+}
+
+/* The columns of the by-position rows (draw_positions) in R: the first's
+ * x, and how many; 0 when they are not drawn. */
+static int position_cols(const struct view *v, struct rect r, int *x0)
+{
+	const int avail = r.w - 2 - NAME_W - RECALL_W - 1;
+	*x0 = r.x + 1 + NAME_W;
+	if (r.h < 4 || avail < 4)
+		return 0;
+	const int shown = v->t > 0 ? v->t : 1;
+	return avail < shown ? avail : shown;
+}
+
+struct app_spot view_overview_pick(const struct view *v, struct rect r, int row, int col)
+{
+	struct app_spot spot = {.kind = SPOT_NONE, .p = POLICY_H2O, .pos = -1, .step = -1};
+	const struct app *app = v->app;
+	struct overview_geom g;
+	if (!overview_geom(v, r, &g))
+		return spot;
+	const int x0 = r.x + 1;
+	/* A cell of the grid: that layer's head. */
+	if (row >= r.y + 2 && row < r.y + 2 + g.nrows) {
+		const int c = (col - (x0 + LABEL_W + 1)) / (g.cell_w + 1);
+		const int in = (col - (x0 + LABEL_W + 1)) % (g.cell_w + 1);
+		if (col < x0 + LABEL_W + 1 || c >= g.ncols || in >= g.cell_w)
+			return spot;
+		spot.kind = SPOT_HEAD;
+		spot.head = (g.top + row - (r.y + 2)) * g.per + g.left + c;
+		return spot;
+	}
+	/* A head's row by position: that head, and the column's first
+	 * position. */
+	const struct rect pr = g.positions;
+	const int first = (app->cursor / g.per) * g.per;
+	const int rows = pr.h - 3, at = app->cursor - first;
+	const int top = first + (at >= rows ? at - rows + 1 : 0);
+	int px;
+	const int cols = position_cols(v, pr, &px);
+	if (pr.h == 0 || cols == 0 || row < pr.y + 2 || row >= pr.y + 2 + rows)
+		return spot;
+	const int h = top + row - (pr.y + 2);
+	if (h >= first + g.per)
+		return spot;
+	spot.kind = SPOT_HEAD;
+	spot.head = h;
+	if (col >= px && col < px + cols && v->t > 0)
+		spot.pos = (int)((long)(col - px) * v->t / cols);
+	return spot;
 }

@@ -50,9 +50,11 @@ static const char *const legend[] = {
         "HEAVY: old tokens kept for their accumulated attention (score)",
         "RECENT: the newest tokens, always kept; EVICTED: removed for good",
         "+attn: attention this step; score = old score + attention",
+        "Mouse: a click selects what is under it (a cache row, a map cell, a word of the "
+        "model's text, an overview's head) or goes to a heat cell's step; the wheel steps.",
 };
 
-/* The words of pages 3 and 4: every label and figure the screen shows. */
+/* The words of pages 3 to 5: every label and figure the screen shows. */
 struct word {
 	const char *term, *meaning;
 };
@@ -87,11 +89,17 @@ static const struct word words_figures[] = {
         {"cos", "cosine of H2O's output against the full cache's; 1: same direction."},
         {"recall", "the full cache's attention that falls on tokens H2O holds (1: none lost); "
                    "short: rec."},
-        {"strip", "(a) on the rule under the header, each policy's recall at this step, "
-                  "/ppl its perplexity so far; [ ] the policy c compares; +N policies not "
-                  "shown; win window, strm streaming, knrm knorm, snap snapkv, snpw "
-                  "snapkv-win, pyr pyramidkv, pyrw pyramidkv-win, ada adakv, obs observed, obsw "
-                  "observed-win, rand random, kdif keydiff."},
+};
+
+/* The strip on the rule, the heat rows, heads and the lesson's words. */
+static const struct word words_rows[] = {
+        {"strip", "(a) each policy's recall at this step, /ppl its perplexity so far; [ ] the "
+                  "one c compares; +N not shown. win window, strm streaming, knrm knorm, snap "
+                  "snapkv, snpw snapkv-win, pyr pyramidkv, pyrw pyramidkv-win, ada adakv, obs "
+                  "observed, obsw observed-win, rand random, kdif keydiff."},
+        {"rec%", "the strip when tight: recall in percent; fu full, wi window, st streaming, "
+                 "tv tova, kn knorm, sn snapkv, sw snapkv-win, py pyramidkv, pw pyramidkv-win, "
+                 "ad adakv, ob observed, ow observed-win, rn random, kd keydiff."},
         {"attention", "the heat rows: a row per step, a column per position."},
         {"log scale", "heat glyphs step by tenfold weights: <.003, <.03, <.3, and >=.3."},
         {"head", "a query head: its own attention and H2O cache; Tab picks one."},
@@ -168,11 +176,12 @@ static int put_wrapped(struct frame *f, bool ascii, int x, int y, int bottom, in
 	return any ? y : y + 1;
 }
 
-/* The policies c goes through, in a sentence (PREFIX, then every name). */
-static void cycle_text(const char *prefix, char *buf, size_t size)
+/* The policies c goes through on this scene, in a sentence (PREFIX, then
+ * every name). */
+static void cycle_text(const struct app *app, const char *prefix, char *buf, size_t size)
 {
 	char names[256];
-	snprintf(buf, size, "%s%s", prefix, app_comparable_names(names, sizeof names));
+	snprintf(buf, size, "%s%s", prefix, app_cycle_names(app, names, sizeof names));
 }
 
 static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int page, int x, int y,
@@ -183,7 +192,7 @@ static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int p
 			y = put_wrapped(f, ascii, x, y, bottom, w, NULL, legend[i], STYLE_DIM);
 		/* The whole cycle, wrapped: the keys' page may have no room. */
 		char cycle[320];
-		cycle_text("c puts each policy beside H2O in turn: ", cycle, sizeof cycle);
+		cycle_text(v->app, "c puts each policy beside H2O in turn: ", cycle, sizeof cycle);
 		y = put_wrapped(f, ascii, x, y, bottom, w, NULL, cycle, STYLE_DIM);
 		if (f && y < bottom)
 			draw_marks(f, x, y, x + w);
@@ -195,7 +204,7 @@ static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int p
 		return put_wrapped(f, ascii, x, y, bottom, w, NULL,
 		                   *watch ? watch : "This scene has no lesson text.", STYLE_NORMAL);
 	}
-	if (page == 5) {
+	if (page == 6) {
 		/* Every policy, from the table: its name and what it keeps. */
 		for (int p = 0; p < POLICY_COUNT; p++)
 			y = put_wrapped(f, ascii, x, y, bottom, w, policies[p]->name,
@@ -204,9 +213,11 @@ static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int p
 	}
 	const struct word *words = page == 2   ? words_caches
 	                           : page == 3 ? words_figures
+	                           : page == 4 ? words_rows
 	                                       : words_marks;
 	const size_t count = page == 2   ? sizeof words_caches / sizeof words_caches[0]
 	                     : page == 3 ? sizeof words_figures / sizeof words_figures[0]
+	                     : page == 4 ? sizeof words_rows / sizeof words_rows[0]
 	                                 : sizeof words_marks / sizeof words_marks[0];
 	for (size_t i = 0; i < count; i++) {
 		/* A mark's term has its ASCII form after a NUL. */
@@ -239,6 +250,7 @@ static const char *const page_names[APP_HELP_PAGES] = {"keys",
                                                        "reading the screen",
                                                        "words: the caches",
                                                        "words: the figures",
+                                                       "words: rows, heads",
                                                        "words: the marks",
                                                        "words: policies"};
 
@@ -297,8 +309,12 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 		const char *help;
 	} entry[ACT_COUNT];
 	int n = 0;
+	char compare[320];
 	for (int a = 1; a < ACT_COUNT; a++) {
-		const char *help = app_action_help((enum app_action)a);
+		/* c's words name the policies it cycles through here. */
+		const char *help = a == ACT_COMPARE
+		                           ? app_compare_help(v->app, compare, sizeof compare)
+		                           : app_action_help((enum app_action)a);
 		bool second = false;
 		char more[32] = "";
 		for (size_t i = 0; cols > 1 && i < sizeof pairs / sizeof pairs[0]; i++) {
@@ -322,12 +338,12 @@ void panel_help_draw(const struct view *v, struct frame *f, struct rect r)
 	 * the screen has no room for all of its lines, one line that says how
 	 * many there are and where they are listed (page 2). */
 	char cycle[320];
-	cycle_text("c compares H2O with each in turn: ", cycle, sizeof cycle);
+	cycle_text(v->app, "c compares H2O with each in turn: ", cycle, sizeof cycle);
 	int cycle_rows = view_wrap_count(cycle, w - 4, f->ascii);
 	if (key_rows + 2 + cycle_rows > r.h) {
 		char names[256];
 		int count = 1;
-		for (const char *c = app_comparable_names(names, sizeof names); *c; c++)
+		for (const char *c = app_cycle_names(v->app, names, sizeof names); *c; c++)
 			count += *c == ',';
 		snprintf(cycle, sizeof cycle,
 		         "c compares H2O with each of %d policies in turn (help page 2 lists them)",

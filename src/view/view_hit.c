@@ -2,8 +2,9 @@
  * view_hit: what the screen shows at a cell, for the mouse.
  *
  * view_pick answers with the layout view_draw used (view_layout) and the
- * panels' own layouts (view_cache_pick, view_heat_pick), so a click means
- * what the user saw under it. Like view_draw it only reads the app.
+ * panels' own layouts (view_cache_pick, view_heat_pick, view_map_pick,
+ * view_model_pick, view_overview_pick), so a click means what the user
+ * saw under it. Like view_draw it only reads the app.
  */
 #include "h2o/view.h"
 
@@ -27,12 +28,21 @@ struct app_spot view_pick(const struct app *app, const struct frame *f, int row,
 		return none;
 	struct view_layout lay;
 	view_layout(app, f, &lay);
-	/* The overview and the vectors cover the middle. */
-	if ((app->overview || app->vectors) && inside(lay.middle, row, col))
+	/* The overview and the vectors cover the middle: the overview's
+	 * heads are picked, nothing under the vectors. */
+	if (app->overview && inside(lay.middle, row, col))
+		return view_overview_pick(&lay.v, lay.middle, row, col);
+	if (app->vectors && inside(lay.middle, row, col))
 		return none;
 	if (lay.cache.h > 0 && inside(lay.cache, row, col))
 		return view_cache_pick(&lay.v, lay.cache, row, col);
-	if (lay.heat_draw == panel_heat_draw && lay.heat.h > 0 && inside(lay.heat, row, col))
-		return view_heat_pick(&lay.v, lay.heat, row, col);
+	if (lay.heat.h > 0 && inside(lay.heat, row, col)) {
+		if (lay.heat_draw == panel_heat_draw)
+			return view_heat_pick(&lay.v, lay.heat, row, col);
+		if (lay.heat_draw == panel_map_draw)
+			return view_map_pick(&lay.v, lay.heat, row, col);
+		if (lay.heat_draw == panel_model_draw)
+			return view_model_pick(&lay.v, f, lay.heat, row, col);
+	}
 	return none;
 }

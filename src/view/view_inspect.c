@@ -92,6 +92,11 @@ void panel_inspect_draw(const struct view *v, struct frame *f, struct rect r)
 	int used = frame_text(f, x, y, w, "INSPECT ", STYLE_LABEL);
 	used += frame_printf(f, x + used, y, w - used, STYLE_SELECT, "%d ", pos);
 	used += frame_text(f, x + used, y, w - used, v->sc->text[pos], STYLE_SELECT);
+	/* A search's match across tokens: the inspector tells its first. */
+	const int span = app_selection_len(v->app);
+	if (span > 1)
+		used += frame_printf(f, x + used, y, w - used, STYLE_DIM, "  (first of %d: %d-%d)",
+		                     span, pos, pos + span - 1);
 	/* The keys when they fit whole. */
 	static const char *const keys[] = {"  (esc closes, f shows it in the heat)",
 	                                   "  (esc closes)"};

@@ -283,3 +283,21 @@ void panel_map_draw(const struct view *v, struct frame *f, struct rect r)
 	if (two)
 		draw_legend(v, f, r.x + 1, y + 1, r.w - 2, m.per, false, true);
 }
+
+struct app_spot view_map_pick(const struct view *v, struct rect r, int row, int col)
+{
+	struct app_spot spot = {.kind = SPOT_NONE, .p = POLICY_H2O, .pos = -1, .step = -1};
+	const struct map_layout m = map_layout(v, r.x, r.w, r.h - 1);
+	const int dy = row - (r.y + 1), c = col - m.x0;
+	if (m.lines < 1 || dy < 0 || dy >= m.lines * BAND_ROWS || c < 0 || c >= m.cells)
+		return spot;
+	/* Any row of a band, over a cell: its first position. */
+	const long pos = ((long)(dy / BAND_ROWS) * m.cells + c) * m.per;
+	if (pos >= v->n)
+		return spot;
+	const int in_band = dy % BAND_ROWS;
+	spot.kind = SPOT_TOKEN;
+	spot.p = in_band >= 3 ? v->app->compare : POLICY_H2O;
+	spot.pos = (int)pos;
+	return spot;
+}

@@ -92,10 +92,11 @@ static int word_width(const struct view *v, int i, bool ascii)
  * break between words (inside one only when it is wider than W), the space
  * before a word that starts a line dropped. A word with a token H2O made e
  * times less likely is marked after its end. */
-static int put_text(const struct view *v, struct frame *f, int x, int y, int w, int h, int first,
-                    bool draw)
+static int put_text(const struct view *v, struct frame *f, bool ascii, int x, int y, int w, int h,
+                    int first, const int *pick, int *picked)
 {
-	const uint32_t mark = f->ascii ? 'v' : 0x25BC; /* ▼ */
+	const bool draw = f != NULL;
+	const uint32_t mark = ascii ? 'v' : 0x25BC; /* ▼ */
 	int line = 0, col = 0;
 	bool word_marked = false;
 	for (int i = 0; i < v->t; i++) {
@@ -109,22 +110,26 @@ static int put_text(const struct view *v, struct frame *f, int x, int y, int w, 
 		word_marked = word_marked || marked;
 		const bool put_mark = word_marked && word_ends(v, i);
 		if (col > 0 && (i == 0 || word_ends(v, i - 1))) {
-			const int ww = word_width(v, i, f->ascii);
+			const int ww = word_width(v, i, ascii);
 			if (ww <= w && col + ww > w)
 				line++, col = 0;
 		}
 		if (col == 0 && i > 0 && s[0] == ' ' && s[1] != '\0' &&
 		    strcmp(token_text(v, i - 1), "\n") != 0)
 			s++; /* the space the line break stands for */
-		int tw = frame_text_width(s, f->ascii) + (put_mark ? 1 : 0);
+		int tw = frame_text_width(s, ascii) + (put_mark ? 1 : 0);
 		tw = tw < w ? tw : w;
 		if (col > 0 && col + tw > w)
 			line++, col = 0;
+		/* PICK (a line, a column of the text): the token drawn there. */
+		if (pick && line == pick[0] && pick[1] >= col && pick[1] < col + tw)
+			*picked = i;
 		if (draw && line >= first && line - first < h) {
 			const int yy = y + line - first;
-			const enum frame_style st = i == v->t - 1 ? STYLE_NEW
-			                            : marked      ? STYLE_GONE
-			                                          : STYLE_NORMAL;
+			const enum frame_style st = app_selects(v->app, i) ? STYLE_SELECT
+			                            : i == v->t - 1        ? STYLE_NEW
+			                            : marked               ? STYLE_GONE
+			                                                   : STYLE_NORMAL;
 			int used = frame_text(f, x + col, yy, w - col, s, st);
 			if (put_mark && col + used < w)
 				frame_put(f, x + col + used, yy, mark, STYLE_GONE);
@@ -223,10 +228,31 @@ void panel_model_draw(const struct view *v, struct frame *f, struct rect r)
 	}
 	const int text_h = r.h - 3;
 	if (text_h > 0) {
-		const int lines = put_text(v, f, x, r.y + 2, w, text_h, 0, false);
+		const int lines = put_text(v, NULL, f->ascii, x, r.y + 2, w, text_h, 0, NULL, NULL);
 		const int first = lines > text_h ? lines - text_h : 0;
-		put_text(v, f, x, r.y + 2, w, text_h, first, true);
+		put_text(v, f, f->ascii, x, r.y + 2, w, text_h, first, NULL, NULL);
 	}
 	if (r.h >= 3)
 		put_next(v, f, x, r.y + r.h - 1, w);
+}
+
+struct app_spot view_model_pick(const struct view *v, const struct frame *f, struct rect r, int row,
+                                int col)
+{
+	struct app_spot spot = {.kind = SPOT_NONE, .p = POLICY_H2O, .pos = -1, .step = -1};
+	const int x = r.x + 1, w = r.w - 2, text_h = r.h - 3;
+	if (!v->app->drop || text_h <= 0 || row < r.y + 2 || row >= r.y + 2 + text_h)
+		return spot;
+	/* The text's lines as panel_model_draw lays them out: its last
+	 * TEXT_H. */
+	const int lines = put_text(v, NULL, f->ascii, x, r.y + 2, w, text_h, 0, NULL, NULL);
+	const int first = lines > text_h ? lines - text_h : 0;
+	const int at[2] = {row - (r.y + 2) + first, col - x};
+	int picked = -1;
+	put_text(v, NULL, f->ascii, x, r.y + 2, w, text_h, first, at, &picked);
+	if (picked >= 0) {
+		spot.kind = SPOT_TOKEN;
+		spot.pos = picked;
+	}
+	return spot;
 }

@@ -77,6 +77,12 @@ void view_layout(const struct app *app, const struct frame *f, struct view_layou
  * (view_hit.c asks them): a spot of the kind app_mouse takes. */
 struct app_spot view_cache_pick(const struct view *v, struct rect r, int row, int col);
 struct app_spot view_heat_pick(const struct view *v, struct rect r, int row, int col);
+/* The token under a cell of the cache map, the model panel's text or the
+ * heads overview, drawn in R as their panels draw them. */
+struct app_spot view_map_pick(const struct view *v, struct rect r, int row, int col);
+struct app_spot view_model_pick(const struct view *v, const struct frame *f, struct rect r, int row,
+                                int col);
+struct app_spot view_overview_pick(const struct view *v, struct rect r, int row, int col);
 
 /* The heat scale every panel shares (view_heat.c): absolute and
  * logarithmic, VIEW_HEAT_LEVELS levels of half a decade each, so that a

@@ -164,10 +164,10 @@ enum {
 };
 
 /* The help overlay's pages: the keys, how to read the screen (with the
- * scene's lesson text), and four of words, every label, figure, mark and
+ * scene's lesson text), and five of words, every label, figure, mark and
  * policy the screen shows defined in a sentence (view_help.c holds their
  * text). */
-#define APP_HELP_PAGES 6
+#define APP_HELP_PAGES 7
 
 /* Playing speeds, in milliseconds between steps. */
 #define APP_SPEEDS                               \
@@ -294,6 +294,10 @@ struct app {
 	struct scene *owned;
 	struct app_baseline *baseline; /* NULL until a lesson's budgets change */
 	int selected;                  /* position in the inspector, or -1 */
+	/* A search's match across tokens (" b" "o" "at" for "boat"): it
+	 * selects span_len positions from span_from, while the selection is
+	 * there; every other way of selecting sets span_len to 0. */
+	int span_from, span_len;
 	int heat_anchor;         /* position the heat rows keep in view, or -1 to follow the step */
 	enum app_walk walk;      /* the panel walked, if any */
 	enum app_sort sort;      /* the order of the lists */
@@ -415,6 +419,12 @@ enum app_action app_action_of(uint32_t key);
 /* The help text of an action, valid until the next call on this thread. */
 const char *app_action_help(enum app_action action);
 
+/* Whether POS is selected: the selected token, or one of the tokens a
+ * search's match across tokens runs over (app_selection_len of them from
+ * app->selected). */
+int app_selection_len(const struct app *app);
+bool app_selects(const struct app *app, int pos);
+
 /* The policy whose list leads the rows of both cache panels: the walked
  * one, else H2O. */
 enum policy_id app_lead(const struct app *app);
@@ -431,20 +441,30 @@ bool app_comparable(enum policy_id p);
  * through, ", "-separated ("full, window, streaming, tova"), in BUF.
  * Returns BUF. */
 const char *app_comparable_names(char *buf, size_t size);
+/* The names of the policies c cycles through on APP's scene, in the order
+ * it visits them: the comparable ones the scene runs (app_set_policies,
+ * engine_policies_for), into BUF ("full, window, streaming"). Returns BUF. */
+const char *app_cycle_names(const struct app *app, char *buf, size_t size);
+/* COMPARE's help on APP's scene: its words and app_cycle_names. */
+const char *app_compare_help(const struct app *app, char *buf, size_t size);
 
 /* Apply one key. Returns APP_ flags. */
 unsigned app_key(struct app *app, uint32_t key);
 
 /* What is at a cell of the screen, as the view drew it (view_pick): a
- * token's row in a cache panel (the side of policy P; POS the token), any
- * other cell of a cache panel (the list under the mouse: P), a cell of the
- * heat rows (STEP's row; POS the column's position, or -1 on the row's
- * label), the help overlay, or nothing the mouse acts on. */
-enum app_spot_kind { SPOT_NONE, SPOT_TOKEN, SPOT_PANEL, SPOT_HEAT, SPOT_HELP };
+ * token's row in a cache panel (the side of policy P; POS the token), or
+ * a token's cell in the cache map or the model panel's text (SPOT_TOKEN
+ * too), any other cell of a cache panel (the list under the mouse: P), a
+ * cell of the heat rows (STEP's row; POS the column's position, or -1 on
+ * the row's label), a head of the heads overview (HEAD; POS the position
+ * of its by-position row's column, or -1), the help overlay, or nothing
+ * the mouse acts on. */
+enum app_spot_kind { SPOT_NONE, SPOT_TOKEN, SPOT_PANEL, SPOT_HEAT, SPOT_HEAD, SPOT_HELP };
 struct app_spot {
 	enum app_spot_kind kind;
 	enum policy_id p;
 	int pos, step;
+	int head; /* SPOT_HEAD: a head of the overview (POS a position, or -1) */
 };
 
 /* Apply a mouse event WHAT over the spot AT (app_mouse.c), as the keys it
