@@ -590,8 +590,8 @@ static void test_strip(void **state)
 	frame_free(f);
 	assert_null(strstr(row, " +"));
 	assert_non_null(strstr(row, " rec% h2o88 [wi90] "));
-	/* At 120 columns the wide form holds every one. */
-	f = draw(&app, 120, 36, false);
+	/* At 160 columns the wide form holds every one. */
+	f = draw(&app, 160, 36, false);
 	frame_row(f, 2, row, sizeof row);
 	frame_free(f);
 	assert_non_null(strstr(row, "── recall  h2o .88  [win .90]  strm .82"));
@@ -603,7 +603,7 @@ static void test_strip(void **state)
 	f = draw(&app, 80, 24, false);
 	frame_row(f, 2, row, sizeof row);
 	frame_free(f);
-	assert_non_null(strstr(row, " rec% h2o88 wi90 st82 tv90 sn100 sw90 py100 ad100 [ob"));
+	assert_non_null(strstr(row, " rec% h2o88 wi90 st82 tv90 sn100 sw90 py100 pw90 ad100 [ob"));
 	press(&app, "a");
 	f = draw(&app, 120, 36, false);
 	frame_row(f, 2, row, sizeof row);
