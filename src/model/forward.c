@@ -150,6 +150,22 @@ void llama_run_reset(struct llama_run *r)
 	r->pos = -1;
 }
 
+int llama_run_copy(struct llama_run *dst, const struct llama_run *src)
+{
+	if (dst == src)
+		return 0;
+	if (dst->m != src->m || dst->cap != src->cap)
+		return -1;
+	const struct llama_model *m = src->m;
+	const size_t caches = (size_t)m->c.n_layers * (size_t)m->c.n_kv_heads;
+	memcpy(dst->mem, src->mem, run_floats(m, (size_t)src->cap) * sizeof *dst->mem);
+	memcpy(dst->ipos, src->ipos, caches * (size_t)src->cap * sizeof *dst->ipos);
+	for (size_t i = 0; i < caches; i++)
+		dst->cache[i].n = src->cache[i].n;
+	dst->pos = src->pos;
+	return 0;
+}
+
 /* Slot S's key K into the tiles. */
 static void put_tile(struct cache *ca, int s, const float *k, size_t hs)
 {

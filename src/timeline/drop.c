@@ -17,7 +17,13 @@
  * the prompt's last queries, their attention. */
 struct run_state {
 	enum policy_id id;
-	struct llama_run *run;
+	/* The model run this policy's caches are: its own, or one it shares
+	 * with the runs whose caches have held the same as its every step
+	 * (run_split); OWN is the run it brought, freed with it. */
+	struct llama_run *run, *own;
+	/* This step's cuts, applied after every rule has decided (cuts_apply):
+	 * per cache whether its rule cut it, and then which slots stay. */
+	unsigned char *cut, *keep;
 	double **score; /* [layer * kv + g]: aligned with the cache's slots */
 	/* The observation window (policy_run_window at the prompt's end), 0
 	 * for none, and per layer and query head the sum of the window's
@@ -75,6 +81,17 @@ static void divergences(const struct llama_config *cfg, const struct run_state *
 	for (int i = 0; i < count; i++) {
 		if (i == full)
 			continue;
+		/* A run shared with the full cache's differs from it by nothing:
+		 * every term is 0; one shared with an earlier policy's has its
+		 * divergence. */
+		int same = st[i].run == st[full].run ? full : -1;
+		for (int j = 0; j < i && same < 0; j++)
+			if (j != full && st[j].run == st[i].run)
+				same = j;
+		if (same >= 0) {
+			out->p[st[i].id].kl[t] = same == full ? 0.0 : out->p[st[same].id].kl[t];
+			continue;
+		}
 		const float *logits = llama_logits(st[i].run);
 		double kl = 0.0;
 		for (int v = 0; v < vocab; v++)
@@ -83,28 +100,99 @@ static void divergences(const struct llama_config *cfg, const struct run_state *
 	}
 }
 
-/* Keep in layer L's kv head G of ST's run (of KV kv heads a layer) the
- * LEN entries KEEP marks, and their scores with them. */
-static void keep_cache(struct run_state *st, int l, int g, int kv, int len,
-                       const unsigned char *keep)
+/* Whether A and B decided the same cuts this step (their caches, the same
+ * run's, hold the same slots). */
+static bool same_cuts(const struct llama_config *cfg, const struct run_state *a,
+                      const struct run_state *b, size_t cap)
 {
-	double *score = st->score[l * kv + g];
-	int kept = 0;
-	for (int j = 0; j < len; j++)
-		if (keep[j])
-			score[kept++] = score[j];
-	llama_run_keep(st->run, l, g, keep);
+	const int kv = cfg->n_kv_heads;
+	for (int c = 0; c < cfg->n_layers * kv; c++) {
+		if (a->cut[c] != b->cut[c])
+			return false;
+		if (a->cut[c] && memcmp(a->keep + (size_t)c * cap, b->keep + (size_t)c * cap,
+		                        (size_t)llama_run_len(a->run, c / kv, c % kv)) != 0)
+			return false;
+	}
+	return true;
 }
 
-/* Keep what the rule did not mark GONE (LEN entries) in kv head G. */
+/*
+ * The step's cuts of the COUNT states of ST: each state's scores lose the
+ * slots its rule cut, and each run its slots once for all the states that
+ * share it and cut the same. States that share a run but cut differently
+ * part: each group after the first takes a spare run (from SPARE, *NSPARE
+ * of them) copied from the shared one before any cut, and from then on
+ * steps on its own. So a run is shared exactly while its policies' caches
+ * hold the same slots, and every figure is what separate runs would give:
+ * the same inputs, the same operations.
+ */
+static void cuts_apply(const struct llama_config *cfg, struct run_state *st, int count, size_t cap,
+                       struct llama_run **spare, int *nspare)
+{
+	const int kv = cfg->n_kv_heads, caches = cfg->n_layers * kv;
+	struct llama_run *before[POLICY_COUNT];
+	int leader[POLICY_COUNT];
+	for (int i = 0; i < count; i++)
+		before[i] = st[i].run;
+	/* Each state's group: the first earlier state of its run that cut the
+	 * same, or itself. */
+	for (int i = 0; i < count; i++) {
+		leader[i] = i;
+		for (int j = 0; j < i; j++)
+			if (leader[j] == j && before[j] == before[i] &&
+			    same_cuts(cfg, &st[j], &st[i], cap)) {
+				leader[i] = j;
+				break;
+			}
+	}
+	/* A group that is not its run's first takes a copy of it. */
+	for (int i = 0; i < count; i++) {
+		if (leader[i] != i)
+			continue;
+		bool first = true;
+		for (int j = 0; j < i && first; j++)
+			if (leader[j] == j && before[j] == before[i])
+				first = false;
+		if (!first) {
+			struct llama_run *r = spare[--*nspare];
+			llama_run_copy(r, before[i]);
+			st[i].run = r;
+		}
+	}
+	for (int i = 0; i < count; i++)
+		st[i].run = st[leader[i]].run;
+	for (int i = 0; i < count; i++) {
+		for (int c = 0; c < caches; c++) {
+			if (!st[i].cut[c])
+				continue;
+			const unsigned char *keep = st[i].keep + (size_t)c * cap;
+			const int len = llama_run_len(st[i].run, c / kv, c % kv);
+			double *score = st[i].score[c];
+			int kept = 0;
+			for (int j = 0; j < len; j++)
+				if (keep[j])
+					score[kept++] = score[j];
+		}
+	}
+	for (int i = 0; i < count; i++)
+		for (int c = 0; leader[i] == i && c < caches; c++)
+			if (st[i].cut[c])
+				llama_run_keep(st[i].run, c / kv, c % kv,
+				               st[i].keep + (size_t)c * cap);
+}
+
+/* Mark for keeping what the rule did not mark GONE (LEN entries) in kv
+ * head G; cuts_apply keeps it once every rule of the step has decided,
+ * none of them reading a cache that another's cut changed. */
 static void keep_unmarked(struct run_state *st, int l, int g, int kv, int len,
-                          const unsigned char *gone, unsigned char *keep)
+                          const unsigned char *gone, size_t cap)
 {
 	if (!memchr(gone, 1, (size_t)len))
 		return;
+	unsigned char *keep = st->keep + (size_t)(l * kv + g) * cap;
 	for (int j = 0; j < len; j++)
 		keep[j] = !gone[j];
-	keep_cache(st, l, g, kv, len, keep);
+	st->cut[l * kv + g] = 1;
 }
 
 /* Into MEAN the weights of query heads FIRST .. FIRST + COUNT - 1 of layer
@@ -186,7 +274,7 @@ static void observe(const struct llama_config *cfg, struct run_state *st, int s,
  * kv head at once, from the observation of all the layer's query heads.
  */
 static void evict_step(const struct llama_config *cfg, struct run_state *st, int s,
-                       const struct policy_budget *b, struct drop_scratch *x)
+                       const struct policy_budget *b, struct drop_scratch *x, size_t cap)
 {
 	const struct policy *pol = policies[st->id];
 	const int kv = cfg->n_kv_heads, group = cfg->n_heads / kv;
@@ -231,7 +319,7 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 			}
 			double value;
 			policy_run(st->id, b, s, &view, x->gone, &value);
-			keep_unmarked(st, l, g, kv, glen, x->gone, x->keep);
+			keep_unmarked(st, l, g, kv, glen, x->gone, cap);
 		}
 		if (layer_wide) {
 			/* Every kv head of the layer holds the same positions. */
@@ -244,7 +332,7 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 			double value;
 			policy_run(st->id, b, s, &view, x->gone, &value);
 			for (int g = 0; g < kv; g++)
-				keep_unmarked(st, l, g, kv, len, x->gone, x->keep);
+				keep_unmarked(st, l, g, kv, len, x->gone, cap);
 		} else if (pol->per_kv_head) {
 			/* Until the rule has run every kv head holds the same
 			 * positions; after it, the rule keeps every new one. */
@@ -263,7 +351,7 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 			policy_run(st->id, b, s, &view, x->gone, &value);
 			for (int g = 0; g < kv; g++)
 				keep_unmarked(st, l, g, kv, len, x->gone + (size_t)g * (size_t)len,
-				              x->keep);
+				              cap);
 		}
 	}
 }
@@ -271,7 +359,9 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 static void states_free(struct run_state *st, int count, const struct llama_config *cfg)
 {
 	for (int i = 0; i < count; i++) {
-		llama_run_free(st[i].run);
+		llama_run_free(st[i].own);
+		free(st[i].cut);
+		free(st[i].keep);
 		for (int c = 0; st[i].score && c < cfg->n_layers * cfg->n_kv_heads; c++)
 			free(st[i].score[c]);
 		free(st[i].score);
@@ -331,9 +421,12 @@ static bool state_new(struct run_state *st, enum policy_id p, const struct llama
 {
 	const struct llama_config *cfg = llama_model_config(m);
 	const size_t caches = (size_t)cfg->n_layers * (size_t)cfg->n_kv_heads;
-	*st = (struct run_state){.id = p, .run = llama_run_new_len(m, n)};
+	*st = (struct run_state){.id = p, .own = llama_run_new_len(m, n)};
+	st->run = st->own;
 	st->score = calloc(caches, sizeof *st->score);
-	bool ok = st->run && st->score;
+	st->cut = calloc(caches, 1);
+	st->keep = malloc(caches * (size_t)n);
+	bool ok = st->run && st->score && st->cut && st->keep;
 	for (size_t c = 0; ok && c < caches; c++)
 		ok = (st->score[c] = calloc((size_t)n, sizeof **st->score)) != NULL;
 	st->window = policy_run_window(p, b, b->prompt);
@@ -432,7 +525,8 @@ static int judge_texts(const struct llama_model *m, struct drop_result *out)
 		if (rc == 0)
 			who[count++] = p;
 	}
-	for (int t = 0; rc == 0 && t + 1 < n; t++) {
+	/* The full cache alone has judged its own text already. */
+	for (int t = 0; rc == 0 && count > 0 && t + 1 < n; t++) {
 		for (int i = 0; i < count; i++)
 			feed[i] = out->p[who[i]].fed[t];
 		/* Every token was taken once already, by the policy's run. */
@@ -479,7 +573,6 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 		if (!(mask & (1u << p)))
 			continue;
 		ok = state_new(&st[count], (enum policy_id)p, m, b, n);
-		runs[count] = st[count].run;
 		count++;
 		struct drop_policy *dp = &out->p[p];
 		dp->ran = true;
@@ -497,6 +590,14 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	double *full_lp = full_runs ? malloc(2 * vocab * sizeof *full_lp) : NULL;
 	double lse[POLICY_COUNT];
 	ok = ok && (!full_runs || full_lp);
+	/* Nothing is cut before the prompt's end: every policy starts on the
+	 * first's run, the others spare until their caches part. */
+	struct llama_run *spare[POLICY_COUNT];
+	int nspare = 0;
+	for (int i = 1; ok && i < count; i++) {
+		spare[nspare++] = st[i].own;
+		st[i].run = st[0].own;
+	}
 	for (int t = 0; ok && t < n; t++) {
 		if (progress_stopped(progress)) {
 			snprintf(err, DROP_ERR_MAX, "stopped at step %d of %d", t, n);
@@ -506,13 +607,26 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 			drop_result_free(out);
 			return DROP_STOPPED;
 		}
+		/* The distinct runs, each stepped once for the states sharing it
+		 * (their caches the same, so fed the same token: the text's, or
+		 * the top of the same logits). */
+		int nrun = 0, which[POLICY_COUNT];
 		for (int i = 0; i < count; i++) {
 			const struct drop_policy *dp = &out->p[st[i].id];
-			feed[i] = t < given ? tokens[t] : dp->top[t - 1];
+			const int token = t < given ? tokens[t] : dp->top[t - 1];
 			if (dp->fed)
-				dp->fed[t] = feed[i];
+				dp->fed[t] = token;
+			which[i] = -1;
+			for (int k = 0; k < nrun && which[i] < 0; k++)
+				if (runs[k] == st[i].run)
+					which[i] = k;
+			if (which[i] < 0) {
+				which[i] = nrun;
+				runs[nrun] = st[i].run;
+				feed[nrun++] = token;
+			}
 		}
-		if (llama_step_batch(m, runs, count, feed, t) != 0) {
+		if (llama_step_batch(m, runs, nrun, feed, t) != 0) {
 			snprintf(err, DROP_ERR_MAX,
 			         "the model cannot take token %d at position %d (its vocabulary "
 			         "has %d, its context %d)",
@@ -526,6 +640,19 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 		for (int i = 0; i < count; i++) {
 			struct drop_policy *dp = &out->p[st[i].id];
 			const int next = t + 1 < given ? tokens[t + 1] : -1;
+			int first = 0;
+			while (which[first] != which[i])
+				first++;
+			if (first < i) {
+				/* The same logits: the same figures. */
+				const struct drop_policy *same = &out->p[st[first].id];
+				dp->top[t] = same->top[t];
+				dp->top_logprob[t] = same->top_logprob[t];
+				lse[i] = lse[first];
+				if (t + 1 < n)
+					dp->logprob[t] = same->logprob[t];
+				continue;
+			}
 			const double lp = log_prob(llama_logits(st[i].run), cfg->vocab_size, next,
 			                           &dp->top[t], &dp->top_logprob[t], &lse[i]);
 			if (t + 1 < n)
@@ -533,9 +660,12 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 		}
 		if (full_runs)
 			divergences(cfg, st, count, lse, out, t, full_lp, full_lp + vocab);
-		for (int i = 0; i < count; i++)
+		for (int i = 0; i < count; i++) {
+			memset(st[i].cut, 0, (size_t)cfg->n_layers * (size_t)cfg->n_kv_heads);
 			if (st[i].id != POLICY_FULL)
-				evict_step(cfg, &st[i], t + 1, b, &x);
+				evict_step(cfg, &st[i], t + 1, b, &x, (size_t)n);
+		}
+		cuts_apply(cfg, st, count, (size_t)n, spare, &nspare);
 		if (t + 1 >= held_from)
 			for (int i = 0; i < count; i++)
 				held_add(cfg, &st[i], &out->p[st[i].id], caches);

@@ -168,6 +168,11 @@ size_t llama_run_bytes_len(const struct llama_model *m, int positions);
 void llama_run_free(struct llama_run *r);
 /* Empty every cache: the next step may start again at any position. */
 void llama_run_reset(struct llama_run *r);
+/* Make DST (a run of the same model and length as SRC) what SRC is: its
+ * caches, last step's position, weights, queries and logits, so that the
+ * next steps of the two give the same bits. 0, or -1 (DST unchanged) when
+ * the two differ in model or length. */
+int llama_run_copy(struct llama_run *dst, const struct llama_run *src);
 
 /*
  * Feed TOKEN at position POS to R (a run of M): 0 on success, -1 (and
