@@ -191,6 +191,21 @@ int llama_step(const struct llama_model *m, struct llama_run *r, int token, int 
 int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs, int n,
                      const int *tokens, int pos);
 
+/*
+ * COUNT (1 to LLAMA_MAX_BATCH) llama_step calls on R at once: TOKENS[i] at
+ * position POS + i, each weight matrix passed once for all of them, each
+ * position attending over the cache as its own step would (the positions
+ * before it and itself), with the same bits. QUERY, when not NULL, gets
+ * each position's queries after RoPE (n_layers * n_heads * head_size
+ * floats a position, llama_run_query's rows in layer and head order);
+ * LOGITS, when not NULL, each position's vocab_size logits. R is then what
+ * the last position's step leaves: its logits, queries and weights. 0 on
+ * success; -1 (and nothing changed) when a llama_step would fail or memory
+ * ran out.
+ */
+int llama_step_span(const struct llama_model *m, struct llama_run *r, const int *tokens, int count,
+                    int pos, float *query, float *logits);
+
 /* After a step: the vocab_size logits. */
 const float *llama_logits(const struct llama_run *r);
 /* The position of the last step, -1 before the first. */
