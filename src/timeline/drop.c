@@ -59,47 +59,6 @@ static double log_prob(const float *logits, int vocab, int token, int *top, doub
 	return token >= 0 ? (double)logits[token] - m - log(sum) : 0.0;
 }
 
-/* After step T + 1: each run's KL(full || run) of its next-token
- * distribution, sum over the vocabulary of p_full (ln p_full - ln p_run),
- * summed in id order from 0.0 (llama.cpp's --kl-divergence figure); 0 for
- * the full cache itself. LSE[i] is run i's log-normaliser (log_prob's);
- * FULL_LP and FULL_P are room for the vocabulary. */
-static void divergences(const struct llama_config *cfg, const struct run_state *st, int count,
-                        const double *lse, struct drop_result *out, int t, double *full_lp,
-                        double *full_p)
-{
-	const int vocab = cfg->vocab_size;
-	int full = -1;
-	for (int i = 0; i < count; i++)
-		if (st[i].id == POLICY_FULL)
-			full = i;
-	const float *fl = llama_logits(st[full].run);
-	for (int v = 0; v < vocab; v++) {
-		full_lp[v] = (double)fl[v] - lse[full];
-		full_p[v] = exp(full_lp[v]);
-	}
-	for (int i = 0; i < count; i++) {
-		if (i == full)
-			continue;
-		/* A run shared with the full cache's differs from it by nothing:
-		 * every term is 0; one shared with an earlier policy's has its
-		 * divergence. */
-		int same = st[i].run == st[full].run ? full : -1;
-		for (int j = 0; j < i && same < 0; j++)
-			if (j != full && st[j].run == st[i].run)
-				same = j;
-		if (same >= 0) {
-			out->p[st[i].id].kl[t] = same == full ? 0.0 : out->p[st[same].id].kl[t];
-			continue;
-		}
-		const float *logits = llama_logits(st[i].run);
-		double kl = 0.0;
-		for (int v = 0; v < vocab; v++)
-			kl += full_p[v] * (full_lp[v] - ((double)logits[v] - lse[i]));
-		out->p[st[i].id].kl[t] = kl;
-	}
-}
-
 /* Whether A and B decided the same cuts this step (their caches, the same
  * run's, hold the same slots). */
 static bool same_cuts(const struct llama_config *cfg, const struct run_state *a,
@@ -545,6 +504,86 @@ static int judge_texts(const struct llama_model *m, struct drop_result *out)
 	return rc;
 }
 
+/* The index of the first state on the same run as state I. */
+static int first_of(const int *which, int i)
+{
+	int first = 0;
+	while (which[first] != which[i])
+		first++;
+	return first;
+}
+
+/*
+ * What a step computes after the model's: each distinct run's figures
+ * (STAGE_FIGURES, the runs split in two), the full cache's next-token
+ * distribution (STAGE_FULL, the vocabulary split in two), and each run's
+ * divergence from it and each rule's cuts (STAGE_DIVERGE_CUT, the
+ * policies split in two, each half with its own scratch). The halves write
+ * apart and each figure is computed as on one thread: two cores, the same
+ * bits.
+ */
+enum step_stage { STAGE_FIGURES, STAGE_FULL, STAGE_DIVERGE_CUT };
+
+struct step_work {
+	enum step_stage stage;
+	const struct llama_config *cfg;
+	struct run_state *st;
+	int count;
+	struct drop_result *out;
+	const int *which; /* per state, its run's index among the step's */
+	int t, next;      /* the step, and the text's next token or -1 */
+	double *lse;      /* per state, its logits' log-normaliser */
+	int full;         /* the full cache's state, or -1 */
+	double *full_lp, *full_p;
+	const struct policy_budget *b;
+	struct drop_scratch *x; /* one per part */
+	size_t cap;
+};
+
+static void step_part(void *arg, int part)
+{
+	struct step_work *w = arg;
+	const int vocab = w->cfg->vocab_size;
+	if (w->stage == STAGE_FULL) {
+		const float *fl = llama_logits(w->st[w->full].run);
+		const int half = vocab / 2;
+		for (int v = part ? half : 0; v < (part ? vocab : half); v++) {
+			w->full_lp[v] = (double)fl[v] - w->lse[w->full];
+			w->full_p[v] = exp(w->full_lp[v]);
+		}
+		return;
+	}
+	for (int i = part; i < w->count; i += 2) {
+		struct run_state *st = &w->st[i];
+		struct drop_policy *dp = &w->out->p[st->id];
+		const bool first = first_of(w->which, i) == i;
+		if (w->stage == STAGE_FIGURES) {
+			if (!first)
+				continue;
+			const double lp =
+			        log_prob(llama_logits(st->run), vocab, w->next, &dp->top[w->t],
+			                 &dp->top_logprob[w->t], &w->lse[i]);
+			if (w->t + 1 < w->out->n)
+				dp->logprob[w->t] = lp;
+			continue;
+		}
+		/* KL(full || run), summed over the vocabulary in id order from
+		 * 0.0 (llama.cpp's --kl-divergence figure); 0 for the full cache
+		 * itself (the kl its calloc left). */
+		if (w->full >= 0 && first && i != w->full && w->which[i] != w->which[w->full]) {
+			const float *logits = llama_logits(st->run);
+			double kl = 0.0;
+			for (int v = 0; v < vocab; v++)
+				kl += w->full_p[v] *
+				      (w->full_lp[v] - ((double)logits[v] - w->lse[i]));
+			dp->kl[w->t] = kl;
+		}
+		memset(st->cut, 0, (size_t)w->cfg->n_layers * (size_t)w->cfg->n_kv_heads);
+		if (st->id != POLICY_FULL)
+			evict_step(w->cfg, st, w->t + 1, w->b, &w->x[part], w->cap);
+	}
+}
+
 /* drop_measure, telling PROGRESS of each step as DONE + t of TOTAL. */
 static int measure(const struct llama_model *m, const int *tokens, int n, int given,
                    const struct budget *want, unsigned mask, struct drop_result *out,
@@ -567,8 +606,9 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	struct llama_run *runs[POLICY_COUNT];
 	int count = 0, feed[POLICY_COUNT];
 	const bool full_runs = (mask & (1u << POLICY_FULL)) != 0;
-	struct drop_scratch x;
-	bool ok = scratch_new(&x, (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size);
+	struct drop_scratch x[2];
+	bool ok = scratch_new(&x[0], (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size);
+	ok = scratch_new(&x[1], (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size) && ok;
 	for (int p = 0; p < POLICY_COUNT && ok; p++) {
 		if (!(mask & (1u << p)))
 			continue;
@@ -590,6 +630,10 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	double *full_lp = full_runs ? malloc(2 * vocab * sizeof *full_lp) : NULL;
 	double lse[POLICY_COUNT];
 	ok = ok && (!full_runs || full_lp);
+	int full = -1;
+	for (int i = 0; i < count; i++)
+		if (st[i].id == POLICY_FULL)
+			full = i;
 	/* Nothing is cut before the prompt's end: every policy starts on the
 	 * first's run, the others spare until their caches part. */
 	struct llama_run *spare[POLICY_COUNT];
@@ -603,7 +647,8 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 			snprintf(err, DROP_ERR_MAX, "stopped at step %d of %d", t, n);
 			free(full_lp);
 			states_free(st, count, cfg);
-			scratch_free(&x);
+			scratch_free(&x[0]);
+			scratch_free(&x[1]);
 			drop_result_free(out);
 			return DROP_STOPPED;
 		}
@@ -633,37 +678,55 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 			         feed[0], t, cfg->vocab_size, cfg->seq_len);
 			free(full_lp);
 			states_free(st, count, cfg);
-			scratch_free(&x);
+			scratch_free(&x[0]);
+			scratch_free(&x[1]);
 			drop_result_free(out);
 			return -1;
 		}
+		struct step_work w = {.cfg = cfg,
+		                      .st = st,
+		                      .count = count,
+		                      .out = out,
+		                      .which = which,
+		                      .t = t,
+		                      .next = t + 1 < given ? tokens[t + 1] : -1,
+		                      .lse = lse,
+		                      .full = full,
+		                      .full_lp = full_lp,
+		                      .full_p = full_lp + vocab,
+		                      .b = b,
+		                      .x = x,
+		                      .cap = (size_t)n};
+		w.stage = STAGE_FIGURES;
+		llama_run_two(m, step_part, &w);
+		/* The same logits: the same figures. */
 		for (int i = 0; i < count; i++) {
-			struct drop_policy *dp = &out->p[st[i].id];
-			const int next = t + 1 < given ? tokens[t + 1] : -1;
-			int first = 0;
-			while (which[first] != which[i])
-				first++;
-			if (first < i) {
-				/* The same logits: the same figures. */
-				const struct drop_policy *same = &out->p[st[first].id];
-				dp->top[t] = same->top[t];
-				dp->top_logprob[t] = same->top_logprob[t];
-				lse[i] = lse[first];
-				if (t + 1 < n)
-					dp->logprob[t] = same->logprob[t];
+			const int first = first_of(which, i);
+			if (first == i)
 				continue;
-			}
-			const double lp = log_prob(llama_logits(st[i].run), cfg->vocab_size, next,
-			                           &dp->top[t], &dp->top_logprob[t], &lse[i]);
+			struct drop_policy *dp = &out->p[st[i].id];
+			const struct drop_policy *same = &out->p[st[first].id];
+			dp->top[t] = same->top[t];
+			dp->top_logprob[t] = same->top_logprob[t];
+			lse[i] = lse[first];
 			if (t + 1 < n)
-				dp->logprob[t] = lp;
+				dp->logprob[t] = same->logprob[t];
 		}
-		if (full_runs)
-			divergences(cfg, st, count, lse, out, t, full_lp, full_lp + vocab);
-		for (int i = 0; i < count; i++) {
-			memset(st[i].cut, 0, (size_t)cfg->n_layers * (size_t)cfg->n_kv_heads);
-			if (st[i].id != POLICY_FULL)
-				evict_step(cfg, &st[i], t + 1, b, &x, (size_t)n);
+		if (full_runs) {
+			w.stage = STAGE_FULL;
+			llama_run_two(m, step_part, &w);
+		}
+		w.stage = STAGE_DIVERGE_CUT;
+		llama_run_two(m, step_part, &w);
+		/* A run shared with the full cache's differs from it by nothing:
+		 * every term is 0; one shared with an earlier policy's has its
+		 * divergence. */
+		for (int i = 0; full_runs && i < count; i++) {
+			const int first = first_of(which, i);
+			if (i == full || (first == i && which[i] != which[full]))
+				continue;
+			out->p[st[i].id].kl[t] =
+			        which[i] == which[full] ? 0.0 : out->p[st[first].id].kl[t];
 		}
 		cuts_apply(cfg, st, count, (size_t)n, spare, &nspare);
 		if (t + 1 >= held_from)
@@ -673,7 +736,8 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	}
 	free(full_lp);
 	states_free(st, count, cfg);
-	scratch_free(&x);
+	scratch_free(&x[0]);
+	scratch_free(&x[1]);
 	for (int p = 0; ok && p < POLICY_COUNT; p++)
 		if (out->p[p].ran && out->p[p].held_mean > 0)
 			out->p[p].held_mean /= n - held_from + 1;

@@ -152,6 +152,13 @@ const char *llama_kernel_name(void);
 enum llama_threads { LLAMA_THREADS_AUTO, LLAMA_THREADS_ONE, LLAMA_THREADS_TWO };
 void llama_set_threads(struct llama_model *m, enum llama_threads mode);
 
+/* PART(ARG, 0) and PART(ARG, 1): the second on M's helper thread when M
+ * may use two (llama_set_threads) and the helper is free, else both here;
+ * both have run when this returns. For work beside the model's steps
+ * whose two parts write apart: which thread runs a part changes nothing
+ * it computes. */
+void llama_run_two(const struct llama_model *m, void (*part)(void *arg, int part), void *arg);
+
 /* A run of M with empty caches, M to outlive it; NULL when out of memory.
  * Its caches hold up to seq_len slots per layer and key/value head. */
 struct llama_run *llama_run_new(const struct llama_model *m);
