@@ -48,12 +48,26 @@ struct lane {
 	float *x, *xb, *xb2, *q, *k, *v, *hb, *hb2, *logits;
 	float *fcr, *fci; /* the position's RoPE cos and sin */
 	float *query;     /* n_layers * q_dim: the queries after RoPE */
+	/* A span's copy of the position's weights, or NULL: n_layers *
+	 * n_heads rows of ATT_STRIDE floats. */
+	float *att;
+	size_t att_stride;
 };
 
 static struct lane run_lane(struct llama_run *r)
 {
-	return (struct lane){r->x,  r->xb,  r->xb2,    r->q,   r->k,   r->v,
-	                     r->hb, r->hb2, r->logits, r->fcr, r->fci, r->query};
+	return (struct lane){.x = r->x,
+	                     .xb = r->xb,
+	                     .xb2 = r->xb2,
+	                     .q = r->q,
+	                     .k = r->k,
+	                     .v = r->v,
+	                     .hb = r->hb,
+	                     .hb2 = r->hb2,
+	                     .logits = r->logits,
+	                     .fcr = r->fcr,
+	                     .fci = r->fci,
+	                     .query = r->query};
 }
 
 /* ---- runs --------------------------------------------------------------- */
@@ -375,6 +389,10 @@ static void attend(struct llama_run *r, const struct lane *ln, int layer, int g,
 		 * xb[i] = sum over t of att[t] * v[t][i]; the kernels do just that. */
 		r->m->k.scores(ca->kt, ca->n, q, hs, att);
 		softmax(att, ca->n);
+		if (ln->att != NULL)
+			memcpy(ln->att + ((size_t)layer * (size_t)c->n_heads + (size_t)h) *
+			                         ln->att_stride,
+			       att, (size_t)ca->n * sizeof *att);
 		r->m->k.values(att, ca->v, ca->n, hs, ln->xb + h * hs);
 	}
 }
@@ -721,7 +739,7 @@ int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs,
 }
 
 int llama_step_span(const struct llama_model *m, struct llama_run *r, const int *tokens, int count,
-                    int pos, float *query, float *logits)
+                    int pos, float *query, float *logits, float *weights)
 {
 	const struct llama_config *c = &m->c;
 	if (count < 1 || count > LLAMA_MAX_BATCH)
@@ -766,6 +784,10 @@ int llama_step_span(const struct llama_model *m, struct llama_run *r, const int 
 			ln->query = query + (size_t)i * QL;
 		else
 			TAKE(query, QL);
+		ln->att_stride = (size_t)r->cap;
+		ln->att = weights != NULL ? weights + (size_t)i * (size_t)c->n_layers *
+		                                              (size_t)c->n_heads * ln->att_stride
+		                          : NULL;
 #undef TAKE
 		embed(m, tokens[i], ln->x);
 		rope_table(m, ln, pos + i);

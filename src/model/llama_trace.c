@@ -191,7 +191,7 @@ int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int 
 		 * llama_step a position (the tests hold them equal). */
 		int count = n_given - i;
 		count = count > LLAMA_TRACE_SPAN ? LLAMA_TRACE_SPAN : count < 1 ? 1 : count;
-		if (llama_step_span(m, r, &tokens[i], count, i, qs, lg) != 0) {
+		if (llama_step_span(m, r, &tokens[i], count, i, qs, lg, NULL) != 0) {
 			rc = model_fail(err, "step %d failed", i); /* checked above */
 			break;
 		}

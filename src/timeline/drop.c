@@ -13,6 +13,28 @@
 #include "h2o/llama.h"
 #include "h2o/report.h"
 
+/* The given tokens the runs step at once while they are one run, and the
+ * most their positions' weights may take. */
+#define DROP_SPAN       16
+#define DROP_SPAN_BYTES (32.0 * 1024 * 1024)
+
+/* A position of a span before its last: its weights (per layer and query
+ * head a row of STRIDE floats) and the LEN slots every cache held after
+ * its step. */
+struct span_view {
+	const float *w;
+	size_t stride;
+	int len, heads;
+};
+
+/* H2O_DROP_SPAN=1: one position a step throughout (the tests' plain
+ * path). */
+static bool span_off(void)
+{
+	const char *e = getenv("H2O_DROP_SPAN");
+	return e != NULL && strcmp(e, "1") == 0;
+}
+
 /* One policy's run, the scores of its caches and, for a rule that reads
  * the prompt's last queries, their attention. */
 struct run_state {
@@ -24,6 +46,8 @@ struct run_state {
 	/* This step's cuts, applied after every rule has decided (cuts_apply):
 	 * per cache whether its rule cut it, and then which slots stay. */
 	unsigned char *cut, *keep;
+	/* Within a span, the position's view of the run, else NULL. */
+	const struct span_view *view;
 	double **score; /* [layer * kv + g]: aligned with the cache's slots */
 	/* The observation window (policy_run_window at the prompt's end), 0
 	 * for none, and per layer and query head the sum of the window's
@@ -59,6 +83,21 @@ static double log_prob(const float *logits, int vocab, int token, int *top, doub
 	return token >= 0 ? (double)logits[token] - m - log(sum) : 0.0;
 }
 
+/* The weights of query head H of layer L at ST's step, and the slots of
+ * its kv head G's cache. */
+static const float *weights_of(const struct run_state *st, int l, int h)
+{
+	if (st->view != NULL)
+		return st->view->w +
+		       ((size_t)l * (size_t)st->view->heads + (size_t)h) * st->view->stride;
+	return llama_run_weights(st->run, l, h);
+}
+
+static int len_of(const struct run_state *st, int l, int g)
+{
+	return st->view != NULL ? st->view->len : llama_run_len(st->run, l, g);
+}
+
 /* Whether A and B decided the same cuts this step (their caches, the same
  * run's, hold the same slots). */
 static bool same_cuts(const struct llama_config *cfg, const struct run_state *a,
@@ -69,7 +108,7 @@ static bool same_cuts(const struct llama_config *cfg, const struct run_state *a,
 		if (a->cut[c] != b->cut[c])
 			return false;
 		if (a->cut[c] && memcmp(a->keep + (size_t)c * cap, b->keep + (size_t)c * cap,
-		                        (size_t)llama_run_len(a->run, c / kv, c % kv)) != 0)
+		                        (size_t)len_of(a, c / kv, c % kv)) != 0)
 			return false;
 	}
 	return true;
@@ -157,13 +196,13 @@ static void keep_unmarked(struct run_state *st, int l, int g, int kv, int len,
 /* Into MEAN the weights of query heads FIRST .. FIRST + COUNT - 1 of layer
  * L on the LEN positions their cache holds, summed in head order from 0.0
  * and divided by COUNT: design §2's group mean. */
-static void head_mean(const struct llama_run *run, int l, int first, int count, int len,
+static void head_mean(const struct run_state *st, int l, int first, int count, int len,
                       double *mean)
 {
 	for (int j = 0; j < len; j++)
 		mean[j] = 0.0;
 	for (int h = first; h < first + count; h++) {
-		const float *w = llama_run_weights(run, l, h);
+		const float *w = weights_of(st, l, h);
 		for (int j = 0; j < len; j++)
 			mean[j] += (double)w[j];
 	}
@@ -213,7 +252,7 @@ static void observe(const struct llama_config *cfg, struct run_state *st, int s,
 	const size_t rows = (size_t)cfg->n_layers * (size_t)cfg->n_heads, len = (size_t)prompt;
 	for (int l = 0; l < cfg->n_layers; l++)
 		for (int h = 0; h < cfg->n_heads; h++) {
-			const float *w = llama_run_weights(st->run, l, h);
+			const float *w = weights_of(st, l, h);
 			double *o =
 			        st->observed + ((size_t)l * (size_t)cfg->n_heads + (size_t)h) * len;
 			for (int j = 0; j <= q; j++)
@@ -242,13 +281,13 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 	const int window = policy_run_window(st->id, b, s);
 	const size_t plen = (size_t)b->prompt;
 	for (int l = 0; l < cfg->n_layers; l++) {
-		const int len = llama_run_len(st->run, l, 0);
+		const int len = len_of(st, l, 0);
 		const double *lobs =
 		        window > 0 ? st->observed + (size_t)l * (size_t)cfg->n_heads * plen : NULL;
 		for (int g = 0; g < kv; g++) {
 			double *score = st->score[l * kv + g];
-			const int glen = llama_run_len(st->run, l, g);
-			head_mean(st->run, l, g * group, group, glen, x->mean);
+			const int glen = len_of(st, l, g);
+			head_mean(st, l, g * group, group, glen, x->mean);
 			score[glen - 1] = 0.0;
 			for (int j = 0; j < glen; j++)
 				score[j] += x->mean[j];
@@ -282,7 +321,7 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 		}
 		if (layer_wide) {
 			/* Every kv head of the layer holds the same positions. */
-			head_mean(st->run, l, 0, cfg->n_heads, len, x->lmean);
+			head_mean(st, l, 0, cfg->n_heads, len, x->lmean);
 			const struct policy_cache view = {.len = len,
 			                                  .pos = llama_run_positions(st->run, l, 0),
 			                                  .score = st->score[l * kv],
@@ -408,15 +447,23 @@ double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsig
 	/* Every run and scratch is sized to the text's N positions. */
 	const double cap = n, kv = cfg->n_kv_heads;
 	const double caches = (double)cfg->n_layers * kv;
-	/* The scratch, then per policy its run, its caches' scores, its
-	 * window's rows and its figures. */
-	double bytes = cap * (3.0 * sizeof(double) + 1.0) +
-	               cap * kv * (sizeof(double) + sizeof(int) + 1.0);
+	/* The scratch (one for each of the two cores), then per policy its
+	 * run, its caches' scores and cuts, its window's rows and its
+	 * figures. */
+	double bytes = 2.0 * (cap * (3.0 * sizeof(double) + 1.0) +
+	                      cap * kv * (sizeof(double) + sizeof(int) + 1.0));
+	/* The span's logits and weights (measure), at most. */
+	const double lh = (double)cfg->n_layers * cfg->n_heads;
+	int span = DROP_SPAN;
+	while (span > 1 && span * lh * cap * sizeof(float) > DROP_SPAN_BYTES)
+		span /= 2;
+	if (span > 1 && prompt > 1)
+		bytes += span * ((double)cfg->vocab_size + lh * cap) * sizeof(float);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(mask & (1u << p)))
 			continue;
 		bytes += (double)llama_run_bytes_len(m, n) +
-		         caches * (cap * sizeof(double) + sizeof(void *));
+		         caches * (cap * sizeof(double) + sizeof(void *)) + caches * (cap + 1.0);
 		if (policies[p]->observe_window > 0 && prompt > 0)
 			bytes += (double)cfg->n_layers * cfg->n_heads * prompt * sizeof(double);
 		bytes += (double)n * (2.0 * sizeof(double) + 2.0 * sizeof(int));
@@ -450,7 +497,7 @@ static void held_add(const struct llama_config *cfg, const struct run_state *st,
 	long held = 0;
 	for (int l = 0; l < cfg->n_layers; l++)
 		for (int g = 0; g < cfg->n_kv_heads; g++)
-			held += llama_run_len(st->run, l, g);
+			held += len_of(st, l, g);
 	const double per = (double)held / caches;
 	dp->held_peak = per > dp->held_peak ? per : dp->held_peak;
 	dp->held_mean += per;
@@ -538,14 +585,21 @@ struct step_work {
 	const struct policy_budget *b;
 	struct drop_scratch *x; /* one per part */
 	size_t cap;
+	/* Within a span (every state on one run), the position's logits. */
+	const float *logits;
 };
+
+static const float *logits_of(const struct step_work *w, int i)
+{
+	return w->logits != NULL ? w->logits : llama_logits(w->st[i].run);
+}
 
 static void step_part(void *arg, int part)
 {
 	struct step_work *w = arg;
 	const int vocab = w->cfg->vocab_size;
 	if (w->stage == STAGE_FULL) {
-		const float *fl = llama_logits(w->st[w->full].run);
+		const float *fl = logits_of(w, w->full);
 		const int half = vocab / 2;
 		for (int v = part ? half : 0; v < (part ? vocab : half); v++) {
 			w->full_lp[v] = (double)fl[v] - w->lse[w->full];
@@ -560,9 +614,8 @@ static void step_part(void *arg, int part)
 		if (w->stage == STAGE_FIGURES) {
 			if (!first)
 				continue;
-			const double lp =
-			        log_prob(llama_logits(st->run), vocab, w->next, &dp->top[w->t],
-			                 &dp->top_logprob[w->t], &w->lse[i]);
+			const double lp = log_prob(logits_of(w, i), vocab, w->next, &dp->top[w->t],
+			                           &dp->top_logprob[w->t], &w->lse[i]);
 			if (w->t + 1 < w->out->n)
 				dp->logprob[w->t] = lp;
 			continue;
@@ -571,7 +624,7 @@ static void step_part(void *arg, int part)
 		 * 0.0 (llama.cpp's --kl-divergence figure); 0 for the full cache
 		 * itself (the kl its calloc left). */
 		if (w->full >= 0 && first && i != w->full && w->which[i] != w->which[w->full]) {
-			const float *logits = llama_logits(st->run);
+			const float *logits = logits_of(w, i);
 			double kl = 0.0;
 			for (int v = 0; v < vocab; v++)
 				kl += w->full_p[v] *
@@ -642,25 +695,48 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 		spare[nspare++] = st[i].own;
 		st[i].run = st[0].own;
 	}
-	for (int t = 0; ok && t < n; t++) {
+	/* While every policy is on one run (nothing is cut before the
+	 * prompt's end) the given tokens go a span at a time: every weight
+	 * read once for all of them, each position's figures and rules then
+	 * from its own logits and weights, as its own step would leave them. */
+	const size_t lh = (size_t)cfg->n_layers * (size_t)cfg->n_heads;
+	const int span_end = b->prompt < given ? b->prompt : given;
+	int span_max = span_off() ? 1 : DROP_SPAN;
+	while (span_max > 1 && (double)span_max * (double)lh * n * sizeof(float) > DROP_SPAN_BYTES)
+		span_max /= 2;
+	float *span_lg = NULL, *span_w = NULL;
+	if (ok && span_max > 1 && span_end > 1) {
+		span_lg = malloc((size_t)span_max * vocab * sizeof *span_lg);
+		span_w = malloc((size_t)span_max * lh * (size_t)n * sizeof *span_w);
+		ok = span_lg && span_w;
+	}
+	for (int t0 = 0; ok && t0 < n;) {
 		if (progress_stopped(progress)) {
-			snprintf(err, DROP_ERR_MAX, "stopped at step %d of %d", t, n);
+			snprintf(err, DROP_ERR_MAX, "stopped at step %d of %d", t0, n);
 			free(full_lp);
+			free(span_lg);
+			free(span_w);
 			states_free(st, count, cfg);
 			scratch_free(&x[0]);
 			scratch_free(&x[1]);
 			drop_result_free(out);
 			return DROP_STOPPED;
 		}
+		bool one = true;
+		for (int i = 1; i < count; i++)
+			one = one && st[i].run == st[0].run;
+		int span = span_end - t0 < span_max ? span_end - t0 : span_max;
+		if (!one || span < 2)
+			span = 1;
 		/* The distinct runs, each stepped once for the states sharing it
 		 * (their caches the same, so fed the same token: the text's, or
 		 * the top of the same logits). */
 		int nrun = 0, which[POLICY_COUNT];
 		for (int i = 0; i < count; i++) {
 			const struct drop_policy *dp = &out->p[st[i].id];
-			const int token = t < given ? tokens[t] : dp->top[t - 1];
-			if (dp->fed)
-				dp->fed[t] = token;
+			const int token = t0 < given ? tokens[t0] : dp->top[t0 - 1];
+			for (int j = 0; dp->fed && j < span; j++)
+				dp->fed[t0 + j] = j == 0 ? token : tokens[t0 + j];
 			which[i] = -1;
 			for (int k = 0; k < nrun && which[i] < 0; k++)
 				if (runs[k] == st[i].run)
@@ -671,69 +747,91 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 				feed[nrun++] = token;
 			}
 		}
-		if (llama_step_batch(m, runs, nrun, feed, t) != 0) {
+		const int rc = span > 1 ? llama_step_span(m, runs[0], &tokens[t0], span, t0, NULL,
+		                                          span_lg, span_w)
+		                        : llama_step_batch(m, runs, nrun, feed, t0);
+		if (rc != 0) {
 			snprintf(err, DROP_ERR_MAX,
 			         "the model cannot take token %d at position %d (its vocabulary "
 			         "has %d, its context %d)",
-			         feed[0], t, cfg->vocab_size, cfg->seq_len);
+			         feed[0], t0, cfg->vocab_size, cfg->seq_len);
 			free(full_lp);
+			free(span_lg);
+			free(span_w);
 			states_free(st, count, cfg);
 			scratch_free(&x[0]);
 			scratch_free(&x[1]);
 			drop_result_free(out);
 			return -1;
 		}
-		struct step_work w = {.cfg = cfg,
-		                      .st = st,
-		                      .count = count,
-		                      .out = out,
-		                      .which = which,
-		                      .t = t,
-		                      .next = t + 1 < given ? tokens[t + 1] : -1,
-		                      .lse = lse,
-		                      .full = full,
-		                      .full_lp = full_lp,
-		                      .full_p = full_lp + vocab,
-		                      .b = b,
-		                      .x = x,
-		                      .cap = (size_t)n};
-		w.stage = STAGE_FIGURES;
-		llama_run_two(m, step_part, &w);
-		/* The same logits: the same figures. */
-		for (int i = 0; i < count; i++) {
-			const int first = first_of(which, i);
-			if (first == i)
-				continue;
-			struct drop_policy *dp = &out->p[st[i].id];
-			const struct drop_policy *same = &out->p[st[first].id];
-			dp->top[t] = same->top[t];
-			dp->top_logprob[t] = same->top_logprob[t];
-			lse[i] = lse[first];
-			if (t + 1 < n)
-				dp->logprob[t] = same->logprob[t];
-		}
-		if (full_runs) {
-			w.stage = STAGE_FULL;
-			llama_run_two(m, step_part, &w);
-		}
-		w.stage = STAGE_DIVERGE_CUT;
-		llama_run_two(m, step_part, &w);
-		/* A run shared with the full cache's differs from it by nothing:
-		 * every term is 0; one shared with an earlier policy's has its
-		 * divergence. */
-		for (int i = 0; full_runs && i < count; i++) {
-			const int first = first_of(which, i);
-			if (i == full || (first == i && which[i] != which[full]))
-				continue;
-			out->p[st[i].id].kl[t] =
-			        which[i] == which[full] ? 0.0 : out->p[st[first].id].kl[t];
-		}
-		cuts_apply(cfg, st, count, (size_t)n, spare, &nspare);
-		if (t + 1 >= held_from)
+		for (int j = 0; j < span; j++) {
+			const int t = t0 + j;
+			/* A span's earlier positions: their logits and weights, and
+			 * the caches as their step left them (slots 0 .. t). */
+			const bool lane = j + 1 < span;
+			const struct span_view view = {lane ? span_w + (size_t)j * lh * (size_t)n
+			                                    : NULL,
+			                               (size_t)n, t + 1, cfg->n_heads};
 			for (int i = 0; i < count; i++)
-				held_add(cfg, &st[i], &out->p[st[i].id], caches);
-		progress_tell(progress, done + t + 1, total);
+				st[i].view = lane ? &view : NULL;
+			struct step_work w = {.cfg = cfg,
+			                      .st = st,
+			                      .count = count,
+			                      .out = out,
+			                      .which = which,
+			                      .t = t,
+			                      .next = t + 1 < given ? tokens[t + 1] : -1,
+			                      .lse = lse,
+			                      .full = full,
+			                      .full_lp = full_lp,
+			                      .full_p = full_lp + vocab,
+			                      .b = b,
+			                      .x = x,
+			                      .cap = (size_t)n,
+			                      .logits = lane ? span_lg + (size_t)j * vocab : NULL};
+			w.stage = STAGE_FIGURES;
+			llama_run_two(m, step_part, &w);
+			/* The same logits: the same figures. */
+			for (int i = 0; i < count; i++) {
+				const int first = first_of(which, i);
+				if (first == i)
+					continue;
+				struct drop_policy *dp = &out->p[st[i].id];
+				const struct drop_policy *same = &out->p[st[first].id];
+				dp->top[t] = same->top[t];
+				dp->top_logprob[t] = same->top_logprob[t];
+				lse[i] = lse[first];
+				if (t + 1 < n)
+					dp->logprob[t] = same->logprob[t];
+			}
+			if (full_runs) {
+				w.stage = STAGE_FULL;
+				llama_run_two(m, step_part, &w);
+			}
+			w.stage = STAGE_DIVERGE_CUT;
+			llama_run_two(m, step_part, &w);
+			/* A run shared with the full cache's differs from it by nothing:
+			 * every term is 0; one shared with an earlier policy's has its
+			 * divergence. */
+			for (int i = 0; full_runs && i < count; i++) {
+				const int first = first_of(which, i);
+				if (i == full || (first == i && which[i] != which[full]))
+					continue;
+				out->p[st[i].id].kl[t] =
+				        which[i] == which[full] ? 0.0 : out->p[st[first].id].kl[t];
+			}
+			cuts_apply(cfg, st, count, (size_t)n, spare, &nspare);
+			if (t + 1 >= held_from)
+				for (int i = 0; i < count; i++)
+					held_add(cfg, &st[i], &out->p[st[i].id], caches);
+			progress_tell(progress, done + t + 1, total);
+		}
+		for (int i = 0; i < count; i++)
+			st[i].view = NULL;
+		t0 += span;
 	}
+	free(span_lg);
+	free(span_w);
 	free(full_lp);
 	states_free(st, count, cfg);
 	scratch_free(&x[0]);

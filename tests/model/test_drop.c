@@ -177,12 +177,13 @@ static void assert_same_run(const struct drop_result *a, const struct drop_resul
 }
 
 /*
- * Every policy run together shares the prompt's steps, and the steps of
- * runs whose caches hold the same slots (window and snapkv-win, the SnapKV
- * family that keeps every token after the prompt): each policy's figures
- * are still those of its run alone (nothing shared), and its divergence
- * that of its run beside the full cache's alone, bit for bit, teacher-
- * forced and generating.
+ * Every policy run together shares the prompt's steps, given a span at a
+ * time, and the steps of runs whose caches hold the same slots (window and
+ * snapkv-win, the SnapKV family that keeps every token after the prompt):
+ * each policy's figures are still those of its run alone, one position a
+ * step (H2O_DROP_SPAN=1: nothing shared), and its divergence that of its
+ * run beside the full cache's alone, bit for bit, teacher-forced and
+ * generating.
  */
 static void test_shared_runs_equal_alone(void **state)
 {
@@ -195,9 +196,11 @@ static void test_shared_runs_equal_alone(void **state)
 		assert_int_equal(measure(f->m, f->tokens, n, given, 16, &b, all, &r, err), 0);
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			struct drop_result alone, pair;
+			setenv("H2O_DROP_SPAN", "1", 1);
 			assert_int_equal(
 			        measure(f->m, f->tokens, n, given, 16, &b, 1u << p, &alone, err),
 			        0);
+			unsetenv("H2O_DROP_SPAN");
 			assert_same_run(&r, &alone, (enum policy_id)p, false);
 			drop_result_free(&alone);
 			assert_int_equal(measure(f->m, f->tokens, n, given, 16, &b,

@@ -614,8 +614,9 @@ static void batch_against_plain(enum llama_threads threads)
 
 /*
  * llama_step_span: a story's tokens a span at a time (1, 3, 16 and 64 a
- * span) give every position the queries and logits, and the caches the
- * keys and values, that one llama_step a position gives, bit for bit; and
+ * span) give every position the queries, weights and logits, and the
+ * caches the keys and values, that one llama_step a position gives, bit
+ * for bit; and
  * the run after the span is the last step's (its logits and weights), on
  * one thread and two.
  */
@@ -630,7 +631,9 @@ static void span_against_plain(enum llama_threads threads)
 	const size_t QL = (size_t)c->n_layers * c->n_heads * hs;
 	float *lg = malloc(LLAMA_MAX_BATCH * V * sizeof *lg);
 	float *qs = malloc(LLAMA_MAX_BATCH * QL * sizeof *qs);
-	assert_true(lg && qs && n > 100);
+	float *ws =
+	        malloc(LLAMA_MAX_BATCH * (size_t)c->n_layers * c->n_heads * (size_t)n * sizeof *ws);
+	assert_true(lg && qs && ws && n > 100);
 	const int spans[] = {1, 3, 16, LLAMA_MAX_BATCH};
 	for (size_t k = 0; k < sizeof spans / sizeof *spans; k++) {
 		struct llama_run *a = llama_run_new_len(m, n), *b = llama_run_new_len(m, n);
@@ -638,13 +641,21 @@ static void span_against_plain(enum llama_threads threads)
 		for (int p = 0; p < n;) {
 			const int count = n - p < spans[k] ? n - p : spans[k];
 			assert_int_equal(llama_step_span(m, a, fx->story_ids + p, count, p,
-			                                 k % 2 ? qs : NULL, lg),
+			                                 k % 2 ? qs : NULL, lg, k % 2 ? NULL : ws),
 			                 0);
 			for (int j = 0; j < count; j++, p++) {
 				assert_int_equal(llama_step(m, b, fx->story_ids[p], p), 0);
 				if (memcmp(lg + (size_t)j * V, llama_logits(b), V * sizeof(float)))
 					fail_msg("span %d, position %d: the logits differ",
 					         spans[k], p);
+				for (int l = 0; k % 2 == 0 && l < c->n_layers; l++)
+					for (int h = 0; h < c->n_heads; h++)
+						assert_memory_equal(
+						        ws + ((size_t)j * c->n_layers * c->n_heads +
+						              (size_t)l * c->n_heads + h) *
+						                        (size_t)n,
+						        llama_run_weights(b, l, h),
+						        (size_t)(p + 1) * sizeof(float));
 				for (int l = 0; k % 2 && l < c->n_layers; l++)
 					for (int h = 0; h < c->n_heads; h++)
 						assert_memory_equal(
@@ -676,13 +687,14 @@ static void span_against_plain(enum llama_threads threads)
 			}
 		}
 		/* A span past the context, or of no tokens, changes nothing. */
-		assert_int_equal(llama_step_span(m, a, fx->story_ids, 1, n, NULL, NULL), -1);
-		assert_int_equal(llama_step_span(m, a, fx->story_ids, 0, 0, NULL, NULL), -1);
+		assert_int_equal(llama_step_span(m, a, fx->story_ids, 1, n, NULL, NULL, NULL), -1);
+		assert_int_equal(llama_step_span(m, a, fx->story_ids, 0, 0, NULL, NULL, NULL), -1);
 		llama_run_free(a);
 		llama_run_free(b);
 	}
 	free(lg);
 	free(qs);
+	free(ws);
 	llama_free(m);
 	free(fx);
 }

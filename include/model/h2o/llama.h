@@ -205,13 +205,17 @@ int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs,
  * before it and itself), with the same bits. QUERY, when not NULL, gets
  * each position's queries after RoPE (n_layers * n_heads * head_size
  * floats a position, llama_run_query's rows in layer and head order);
- * LOGITS, when not NULL, each position's vocab_size logits. R is then what
+ * LOGITS, when not NULL, each position's vocab_size logits; WEIGHTS, when
+ * not NULL, each position's attention weights (llama_run_weights after its
+ * step): n_layers * n_heads rows of C floats a position, C the slots R's
+ * caches hold (llama_run_new_len's POSITIONS), of which the first are the
+ * row's slots. R is then what
  * the last position's step leaves: its logits, queries and weights. 0 on
  * success; -1 (and nothing changed) when a llama_step would fail or memory
  * ran out.
  */
 int llama_step_span(const struct llama_model *m, struct llama_run *r, const int *tokens, int count,
-                    int pos, float *query, float *logits);
+                    int pos, float *query, float *logits, float *weights);
 
 /* After a step: the vocab_size logits. */
 const float *llama_logits(const struct llama_run *r);
