@@ -27,13 +27,15 @@
  * files, two threads, interleaved with the compact cases, and the ratios
  * are printed. --only-gguf leaves out the other models.
  *
- * With --scene H2O_TUI, `H2O_TUI --report` of a model scene on the 15M
- * checkpoint (205 tokens, every policy run on the model) is timed whole
- * process against each --scene-peer RUN_C (llama2.c's run.c generating
- * 205 tokens from the same checkpoint), and the ratio printed.
+ * With --scene H2O_TUI (up to four, e.g. two builds to compare),
+ * `H2O_TUI --report` of a model scene on the 15M checkpoint (205 tokens,
+ * every policy run on the model) is timed whole process against each
+ * --scene-peer RUN_C (up to four: llama2.c's run.c generating 205 tokens
+ * from the same checkpoint), all interleaved, and the ratios printed in
+ * one table.
  *
  * Usage: model-bench [--peer PATH] [--gguf] [--all-forms] [--only-gguf]
- *                    [--llama-cpp DIR] [--scene H2O_TUI [--scene-peer RUN_C]...]
+ *                    [--llama-cpp DIR] [--scene H2O_TUI]... [--scene-peer RUN_C]...
  *                    [--tokens N] [--reps N] [SOURCE_ROOT]
  */
 #include <errno.h>
@@ -42,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -447,20 +450,66 @@ static double timed(const char *cmd)
 	return rc == 0 ? dt : -1;
 }
 
+/* The CPU seconds (user and system) of the children waited for so far. */
+static double children_cpu(void)
+{
+	struct rusage u;
+	if (getrusage(RUSAGE_CHILDREN, &u) != 0)
+		return 0;
+	return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+	       (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
+
+/* timed, and into *CPU the CPU seconds of CMD's processes. */
+static double timed_cpu(const char *cmd, double *cpu)
+{
+	const double c0 = children_cpu();
+	const double t = timed(cmd);
+	*cpu = children_cpu() - c0;
+	return t;
+}
+
+/* The runs on the model a report of SCENE by H2O makes: the scene's
+ * full-cache trace and one per row of the model's table (every policy
+ * run); 0 when the report fails. Untimed: it also brings the files into
+ * the page cache. */
+static int scene_runs(const char *h2o, const char *scene)
+{
+	char cmd[9000], line[1024];
+	snprintf(cmd, sizeof cmd, "'%s' --report '%s' 2>/dev/null", h2o, scene);
+	FILE *p = popen(cmd, "r");
+	if (p == NULL)
+		return 0;
+	int rows = -1;
+	while (fgets(line, sizeof line, p) != NULL) {
+		if (strncmp(line, "policy ", 7) == 0 && strstr(line, "ppl all") != NULL)
+			rows = 0;
+		else if (rows >= 0 && (line[0] == '\n' || strncmp(line, "not matched", 11) == 0))
+			break;
+		else if (rows >= 0)
+			rows++;
+	}
+	const int rc = pclose(p);
+	return rc == 0 && rows > 0 ? rows + 1 : 0;
+}
+
 /*
  * The model end to end (issue 26): `H2O --report` of a model scene on the
  * 15M checkpoint CKPT (text of 204 bytes: 205 tokens with BOS, heavy 16,
- * recent 16, prompt 64, every policy run on the model) against each run.c
- * of PEERS generating 205 tokens from the same checkpoint, whole process
- * against whole process, each the best of REPS, interleaved.
+ * recent 16, prompt 64, every policy run on the model), for each build of
+ * H2OS, against each run.c of PEERS generating 205 tokens from the same
+ * checkpoint, whole process against whole process, each the best of REPS,
+ * all interleaved in one run. A report's forward passes are 205 tokens
+ * times its runs on the model (the trace and one per policy, however many
+ * of their steps it shares); run.c's are its 205 tokens.
  */
-static void scene_case(const char *h2o, const char *const *peers, int npeers, const char *dir,
-                       const char *ckpt, const char *tok, int reps)
+static void scene_case(const char *const *h2os, int nh2o, const char *const *peers, int npeers,
+                       const char *dir, const char *ckpt, const char *tok, int reps)
 {
 	char scene[4200], cmd[13000];
 	snprintf(scene, sizeof scene, "%s/scene.json", dir);
 	FILE *f = fopen(scene, "w");
-	if (f == NULL || strchr(h2o, '\'') || strchr(dir, '\'')) {
+	if (f == NULL || strchr(dir, '\'')) {
 		if (f != NULL)
 			fclose(f);
 		fprintf(stderr, "model-bench: cannot write %s\n", scene);
@@ -476,43 +525,73 @@ static void scene_case(const char *h2o, const char *const *peers, int npeers, co
 	        "\"%s\"}\n",
 	        text);
 	fclose(f);
-	double best = 0, pbest[4] = {0};
+	double best[4] = {0}, pbest[4] = {0}, cpu[4] = {0}, pcpu[4] = {0};
+	int runs[4] = {0};
+	for (int k = 0; k < nh2o; k++)
+		runs[k] = strchr(h2os[k], '\'') ? 0 : scene_runs(h2os[k], scene);
 	for (int rep = 0; rep < reps; rep++) {
-		snprintf(cmd, sizeof cmd, "'%s' --report '%s' >/dev/null", h2o, scene);
-		const double t = timed(cmd);
-		if (t > 0 && (best == 0 || t < best))
-			best = t;
+		for (int k = 0; k < nh2o; k++) {
+			if (runs[k] == 0)
+				continue;
+			snprintf(cmd, sizeof cmd, "'%s' --report '%s' >/dev/null", h2os[k], scene);
+			double c;
+			const double t = timed_cpu(cmd, &c);
+			if (t > 0 && (best[k] == 0 || t < best[k]))
+				best[k] = t;
+			if (t > 0 && (cpu[k] == 0 || c < cpu[k]))
+				cpu[k] = c;
+		}
 		for (int k = 0; k < npeers; k++) {
 			if (strchr(peers[k], '\''))
 				continue;
 			snprintf(cmd, sizeof cmd,
 			         "'%s' '%s' -z '%s' -n 205 -t 0 -s 1 >/dev/null 2>&1", peers[k],
 			         ckpt, tok);
-			const double p = timed(cmd);
+			double c;
+			const double p = timed_cpu(cmd, &c);
 			if (p > 0 && (pbest[k] == 0 || p < pbest[k]))
 				pbest[k] = p;
+			if (p > 0 && (pcpu[k] == 0 || c < pcpu[k]))
+				pcpu[k] = c;
 		}
 	}
 	printf("\nmodel scene end to end: random 15M shape, 205 tokens, --report (every policy "
-	       "on the model), whole process, best of %d\n",
+	       "on the model), whole process, best of %d, interleaved\n",
 	       reps);
-	if (best <= 0) {
-		printf("  %s --report failed\n", h2o);
-		return;
+	printf("| program | runs | seconds | CPU seconds | tokens/s | forward passes/s |");
+	for (int j = 0; j < npeers; j++)
+		printf(" vs peer %d |", j + 1);
+	printf("\n|---|---:|---:|---:|---:|---:|");
+	for (int j = 0; j < npeers; j++)
+		printf("---:|");
+	printf("\n");
+	for (int k = 0; k < nh2o; k++) {
+		if (best[k] <= 0) {
+			printf("| %s --report | failed | | | | |\n", h2os[k]);
+			continue;
+		}
+		printf("| %s --report | %d | %.3f | %.3f | %.1f | %.0f |", h2os[k], runs[k],
+		       best[k], cpu[k], 205 / best[k], 205.0 * runs[k] / best[k]);
+		for (int j = 0; j < npeers; j++)
+			if (pbest[j] > 0)
+				printf(" %.2fx |", pbest[j] * runs[k] / best[k]);
+			else
+				printf(" - |");
+		printf("\n");
 	}
-	/* Runs of the model: the scene's full-cache trace, then one per
-	 * policy (all eleven, in one batch). */
-	const int runs = 12;
-	printf("  h2o-tui --report: %.3f s, %.1f tok/s, %.0f passes/s (205 tokens x %d runs: "
-	       "the trace and every policy)\n",
-	       best, 205 / best, 205.0 * runs / best, runs);
-	for (int k = 0; k < npeers; k++)
-		if (pbest[k] > 0)
-			printf("  run.c (%s) -n 205: %.3f s, %.1f tok/s: h2o-tui %.2fx its "
-			       "tokens/s, "
-			       "%.2fx its passes/s\n",
-			       peers[k], pbest[k], 205 / pbest[k], pbest[k] / best,
-			       pbest[k] * runs / best);
+	for (int j = 0; j < npeers; j++) {
+		if (pbest[j] <= 0)
+			continue;
+		printf("| peer %d: %s -n 205 | 1 | %.3f | %.3f | %.1f | %.0f |", j + 1, peers[j],
+		       pbest[j], pcpu[j], 205 / pbest[j], 205 / pbest[j]);
+		for (int i = 0; i < npeers; i++)
+			printf(" %s |", i == j ? "1x" : "");
+		printf("\n");
+	}
+	printf("(vs peer: a report's forward passes per second over the peer's, by the wall "
+	       "clock; the report does runs times the peer's work. CPU seconds: the least of "
+	       "the reps, every thread's, spinning included; on a loaded machine the wall "
+	       "clock includes waiting for a core)\n");
 	unlink(scene);
 }
 
@@ -679,7 +758,8 @@ int main(int argc, char **argv)
 {
 	const char *peer = NULL, *root = ".", *llama_cpp = NULL;
 	int tokens = 256, reps = 3, gguf = 0, all_forms = 0, only_gguf = 0, npeers = 0;
-	const char *h2o = NULL, *peers[4];
+	const char *h2o = NULL, *h2os[4], *peers[4];
+	int nh2o = 0;
 	char err[LLAMA_ERR_MAX];
 
 	for (int i = 1; i < argc; i++) {
@@ -691,8 +771,8 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--gguf") == 0)
 			gguf = 1;
-		else if (strcmp(argv[i], "--scene") == 0 && i + 1 < argc)
-			h2o = argv[++i];
+		else if (strcmp(argv[i], "--scene") == 0 && i + 1 < argc && nh2o < 4)
+			h2o = h2os[nh2o++] = argv[++i];
 		else if (strcmp(argv[i], "--scene-peer") == 0 && i + 1 < argc && npeers < 4)
 			peers[npeers++] = argv[++i];
 		else if (strcmp(argv[i], "--all-forms") == 0)
@@ -707,7 +787,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 			        "usage: model-bench [--peer PATH] [--gguf] [--all-forms] "
 			        "[--only-gguf] "
-			        "[--llama-cpp DIR] [--scene H2O_TUI [--scene-peer RUN_C]...] "
+			        "[--llama-cpp DIR] [--scene H2O_TUI]... [--scene-peer RUN_C]... "
 			        "[--tokens N] [--reps N] [SOURCE_ROOT]\n");
 			return 2;
 		}
@@ -749,7 +829,7 @@ int main(int argc, char **argv)
 	} else if (only_gguf || h2o != NULL) {
 		llama_free(m);
 		if (h2o != NULL)
-			scene_case(h2o, peers, npeers, dir, ckpt, tok, reps);
+			scene_case(h2os, nh2o, peers, npeers, dir, ckpt, tok, reps);
 	} else {
 		const struct peer p = {peer, ckpt, tok, NULL, NULL};
 		report("random 15M shape", m, tokens, reps, bw, peer != NULL ? &p : NULL);

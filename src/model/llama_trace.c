@@ -16,6 +16,9 @@
 
 #include "model_impl.h"
 
+/* The given tokens a trace steps at once. */
+#define LLAMA_TRACE_SPAN 16
+
 float llama_rng_coin(uint64_t *state)
 {
 	uint64_t s = *state;
@@ -90,13 +93,14 @@ static int first_nonfinite(const float *x, int n)
  * FLT_MAX), and a NaN or infinity must stop here, at its position, rather
  * than reach the engine's figures as NaN. */
 static int check_finite(const struct llama_model *m, const struct llama_run *r, int i,
-                        const int *tokens, char err[LLAMA_ERR_MAX])
+                        const int *tokens, const float *query, const float *logits,
+                        char err[LLAMA_ERR_MAX])
 {
 	const struct llama_config *c = llama_model_config(m);
 	const int hs = c->head_size;
 	for (int l = 0; l < c->n_layers; l++) {
 		for (int h = 0; h < c->n_heads; h++) {
-			const float *row = llama_run_query(r, l, h);
+			const float *row = query + ((size_t)l * c->n_heads + h) * hs;
 			const int j = first_nonfinite(row, hs);
 			if (j >= 0)
 				return model_fail(err,
@@ -106,7 +110,8 @@ static int check_finite(const struct llama_model *m, const struct llama_run *r, 
 				                  i, tokens[i], l, h, nonfinite_name(row[j]), j);
 		}
 		for (int g = 0; g < c->n_kv_heads; g++) {
-			const size_t last = (size_t)(llama_run_len(r, l, g) - 1) * (size_t)hs;
+			/* Nothing is evicted: position i is slot i. */
+			const size_t last = (size_t)i * (size_t)hs;
 			const float *key = llama_run_keys(r, l, g) + last;
 			const float *value = llama_run_values(r, l, g) + last;
 			int j = first_nonfinite(key, hs);
@@ -125,7 +130,6 @@ static int check_finite(const struct llama_model *m, const struct llama_run *r, 
 				                  j);
 		}
 	}
-	const float *logits = llama_logits(r);
 	const int j = first_nonfinite(logits, c->vocab_size);
 	if (j >= 0)
 		return model_fail(err,
@@ -161,54 +165,71 @@ int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int 
 			                  tokens[i], i, c->vocab_size);
 	const float t = sampling ? sampling->temperature : 0.0f;
 	uint64_t state = sampling ? sampling->seed : 0;
-	float *work = t > 0.0f ? malloc((size_t)c->vocab_size * sizeof *work) : NULL;
+	const size_t V = (size_t)c->vocab_size, QL = (size_t)L * H * hs;
+	float *work = t > 0.0f ? malloc(V * sizeof *work) : NULL;
+	float *lg = malloc(LLAMA_TRACE_SPAN * V * sizeof *lg);
+	float *qs = malloc(LLAMA_TRACE_SPAN * QL * sizeof *qs);
 	struct llama_run *r = llama_run_new_len(m, n);
-	if (r == NULL || (t > 0.0f && work == NULL)) {
+	if (r == NULL || (t > 0.0f && work == NULL) || lg == NULL || qs == NULL) {
 		llama_run_free(r);
 		free(work);
+		free(lg);
+		free(qs);
 		return model_fail(err, "out of memory for a run of the model");
 	}
 	const size_t row = (size_t)hs * sizeof(float), block = (size_t)n * (size_t)hs;
-	for (int i = 0; i < n; i++) {
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0;) {
 		if (told != NULL && told->tell != NULL && told->tell(told->ctx, i, n) != 0) {
-			llama_run_free(r);
-			free(work);
 			model_fail(err, "stopped at position %d of %d", i, n);
-			return LLAMA_STOPPED;
+			rc = LLAMA_STOPPED;
+			break;
 		}
-		/* A batch of one: the panel kernels on two threads, the bits of
-		 * llama_step (the tests hold the two equal). */
-		if (llama_step_batch(m, &r, 1, &tokens[i], i) != 0) { /* checked above */
-			llama_run_free(r);
-			free(work);
-			return model_fail(err, "step %d failed", i);
+		/* The given tokens a span at a time (every weight read once for
+		 * all of them, on two threads); after them one position a step,
+		 * each the choice of the logits before it. The same bits as one
+		 * llama_step a position (the tests hold them equal). */
+		int count = n_given - i;
+		count = count > LLAMA_TRACE_SPAN ? LLAMA_TRACE_SPAN : count < 1 ? 1 : count;
+		if (llama_step_span(m, r, &tokens[i], count, i, qs, lg, NULL) != 0) {
+			rc = model_fail(err, "step %d failed", i); /* checked above */
+			break;
 		}
-		if (check_finite(m, r, i, tokens, err) != 0) {
-			llama_run_free(r);
-			free(work);
-			return -1;
-		}
-		for (int l = 0; l < L; l++) {
-			for (int h = 0; q != NULL && h < H; h++)
-				memcpy(q + ((size_t)l * H + h) * block + (size_t)i * hs,
-				       llama_run_query(r, l, h), row);
-			for (int g = 0; g < G; g++) {
-				const size_t at = ((size_t)l * G + g) * block + (size_t)i * hs;
-				const size_t last = (size_t)(llama_run_len(r, l, g) - 1) * hs;
-				if (k != NULL)
-					memcpy(k + at, llama_run_keys(r, l, g) + last, row);
-				if (v != NULL)
-					memcpy(v + at, llama_run_values(r, l, g) + last, row);
+		for (int j = 0; j < count && rc == 0; j++, i++) {
+			const float *query = qs + (size_t)j * QL, *logits = lg + (size_t)j * V;
+			if (check_finite(m, r, i, tokens, query, logits, err) != 0) {
+				rc = -1;
+				break;
 			}
-		}
-		if (i + 1 < n && i + 1 >= n_given) {
-			const float *logits = llama_logits(r);
-			tokens[i + 1] = t > 0.0f ? draw(logits, c->vocab_size, t, &state, work)
-			                         : argmax(logits, c->vocab_size);
+			for (int l = 0; l < L; l++) {
+				for (int h = 0; q != NULL && h < H; h++)
+					memcpy(q + ((size_t)l * H + h) * block + (size_t)i * hs,
+					       query + ((size_t)l * H + h) * hs, row);
+				for (int g = 0; g < G; g++) {
+					const size_t at =
+					        ((size_t)l * G + g) * block + (size_t)i * hs;
+					if (k != NULL)
+						memcpy(k + at,
+						       llama_run_keys(r, l, g) + (size_t)i * hs,
+						       row);
+					if (v != NULL)
+						memcpy(v + at,
+						       llama_run_values(r, l, g) + (size_t)i * hs,
+						       row);
+				}
+			}
+			if (i + 1 < n && i + 1 >= n_given)
+				tokens[i + 1] =
+				        t > 0.0f ? draw(logits, c->vocab_size, t, &state, work)
+				                 : argmax(logits, c->vocab_size);
 		}
 	}
 	llama_run_free(r);
 	free(work);
+	free(lg);
+	free(qs);
+	if (rc != 0)
+		return rc;
 	if (told != NULL && told->tell != NULL)
 		told->tell(told->ctx, n, n);
 	return 0;

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 
+#include "h2o/llama.h"
 #include "h2o/pool.h"
 
 #define MODEL_SPIN_NS 200000L
@@ -65,4 +66,18 @@ void model_pool_run(struct model_pool *p, void (*fn)(void *arg, int part), void 
 int model_pool_started(struct model_pool *p)
 {
 	return p != NULL && p->pool.started;
+}
+
+void llama_run_two(const struct llama_model *m, void (*part)(void *arg, int part), void *arg)
+{
+	struct model_pool *pool = NULL;
+	if (m->threads != LLAMA_THREADS_ONE && model_pool_acquire(m->pool))
+		pool = m->pool;
+	if (pool == NULL) {
+		part(arg, 0);
+		part(arg, 1);
+		return;
+	}
+	model_pool_run(pool, part, arg);
+	model_pool_release(pool);
 }

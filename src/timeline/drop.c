@@ -13,11 +13,41 @@
 #include "h2o/llama.h"
 #include "h2o/report.h"
 
+/* The given tokens the runs step at once while they are one run, and the
+ * most their positions' weights may take. */
+#define DROP_SPAN       16
+#define DROP_SPAN_BYTES (32.0 * 1024 * 1024)
+
+/* A position of a span before its last: its weights (per layer and query
+ * head a row of STRIDE floats) and the LEN slots every cache held after
+ * its step. */
+struct span_view {
+	const float *w;
+	size_t stride;
+	int len, heads;
+};
+
+/* H2O_DROP_SPAN=1: one position a step throughout (the tests' plain
+ * path). */
+static bool span_off(void)
+{
+	const char *e = getenv("H2O_DROP_SPAN");
+	return e != NULL && strcmp(e, "1") == 0;
+}
+
 /* One policy's run, the scores of its caches and, for a rule that reads
  * the prompt's last queries, their attention. */
 struct run_state {
 	enum policy_id id;
-	struct llama_run *run;
+	/* The model run this policy's caches are: its own, or one it shares
+	 * with the runs whose caches have held the same as its every step
+	 * (run_split); OWN is the run it brought, freed with it. */
+	struct llama_run *run, *own;
+	/* This step's cuts, applied after every rule has decided (cuts_apply):
+	 * per cache whether its rule cut it, and then which slots stay. */
+	unsigned char *cut, *keep;
+	/* Within a span, the position's view of the run, else NULL. */
+	const struct span_view *view;
 	double **score; /* [layer * kv + g]: aligned with the cache's slots */
 	/* The observation window (policy_run_window at the prompt's end), 0
 	 * for none, and per layer and query head the sum of the window's
@@ -53,70 +83,126 @@ static double log_prob(const float *logits, int vocab, int token, int *top, doub
 	return token >= 0 ? (double)logits[token] - m - log(sum) : 0.0;
 }
 
-/* After step T + 1: each run's KL(full || run) of its next-token
- * distribution, sum over the vocabulary of p_full (ln p_full - ln p_run),
- * summed in id order from 0.0 (llama.cpp's --kl-divergence figure); 0 for
- * the full cache itself. LSE[i] is run i's log-normaliser (log_prob's);
- * FULL_LP and FULL_P are room for the vocabulary. */
-static void divergences(const struct llama_config *cfg, const struct run_state *st, int count,
-                        const double *lse, struct drop_result *out, int t, double *full_lp,
-                        double *full_p)
+/* The weights of query head H of layer L at ST's step, and the slots of
+ * its kv head G's cache. */
+static const float *weights_of(const struct run_state *st, int l, int h)
 {
-	const int vocab = cfg->vocab_size;
-	int full = -1;
+	if (st->view != NULL)
+		return st->view->w +
+		       ((size_t)l * (size_t)st->view->heads + (size_t)h) * st->view->stride;
+	return llama_run_weights(st->run, l, h);
+}
+
+static int len_of(const struct run_state *st, int l, int g)
+{
+	return st->view != NULL ? st->view->len : llama_run_len(st->run, l, g);
+}
+
+/* Whether A and B decided the same cuts this step (their caches, the same
+ * run's, hold the same slots). */
+static bool same_cuts(const struct llama_config *cfg, const struct run_state *a,
+                      const struct run_state *b, size_t cap)
+{
+	const int kv = cfg->n_kv_heads;
+	for (int c = 0; c < cfg->n_layers * kv; c++) {
+		if (a->cut[c] != b->cut[c])
+			return false;
+		if (a->cut[c] && memcmp(a->keep + (size_t)c * cap, b->keep + (size_t)c * cap,
+		                        (size_t)len_of(a, c / kv, c % kv)) != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The step's cuts of the COUNT states of ST: each state's scores lose the
+ * slots its rule cut, and each run its slots once for all the states that
+ * share it and cut the same. States that share a run but cut differently
+ * part: each group after the first takes a spare run (from SPARE, *NSPARE
+ * of them) copied from the shared one before any cut, and from then on
+ * steps on its own. So a run is shared exactly while its policies' caches
+ * hold the same slots, and every figure is what separate runs would give:
+ * the same inputs, the same operations.
+ */
+static void cuts_apply(const struct llama_config *cfg, struct run_state *st, int count, size_t cap,
+                       struct llama_run **spare, int *nspare)
+{
+	const int kv = cfg->n_kv_heads, caches = cfg->n_layers * kv;
+	struct llama_run *before[POLICY_COUNT];
+	int leader[POLICY_COUNT];
 	for (int i = 0; i < count; i++)
-		if (st[i].id == POLICY_FULL)
-			full = i;
-	const float *fl = llama_logits(st[full].run);
-	for (int v = 0; v < vocab; v++) {
-		full_lp[v] = (double)fl[v] - lse[full];
-		full_p[v] = exp(full_lp[v]);
-	}
+		before[i] = st[i].run;
+	/* Each state's group: the first earlier state of its run that cut the
+	 * same, or itself. */
 	for (int i = 0; i < count; i++) {
-		if (i == full)
-			continue;
-		const float *logits = llama_logits(st[i].run);
-		double kl = 0.0;
-		for (int v = 0; v < vocab; v++)
-			kl += full_p[v] * (full_lp[v] - ((double)logits[v] - lse[i]));
-		out->p[st[i].id].kl[t] = kl;
+		leader[i] = i;
+		for (int j = 0; j < i; j++)
+			if (leader[j] == j && before[j] == before[i] &&
+			    same_cuts(cfg, &st[j], &st[i], cap)) {
+				leader[i] = j;
+				break;
+			}
 	}
+	/* A group that is not its run's first takes a copy of it. */
+	for (int i = 0; i < count; i++) {
+		if (leader[i] != i)
+			continue;
+		bool first = true;
+		for (int j = 0; j < i && first; j++)
+			if (leader[j] == j && before[j] == before[i])
+				first = false;
+		if (!first) {
+			struct llama_run *r = spare[--*nspare];
+			llama_run_copy(r, before[i]);
+			st[i].run = r;
+		}
+	}
+	for (int i = 0; i < count; i++)
+		st[i].run = st[leader[i]].run;
+	for (int i = 0; i < count; i++) {
+		for (int c = 0; c < caches; c++) {
+			if (!st[i].cut[c])
+				continue;
+			const unsigned char *keep = st[i].keep + (size_t)c * cap;
+			const int len = llama_run_len(st[i].run, c / kv, c % kv);
+			double *score = st[i].score[c];
+			int kept = 0;
+			for (int j = 0; j < len; j++)
+				if (keep[j])
+					score[kept++] = score[j];
+		}
+	}
+	for (int i = 0; i < count; i++)
+		for (int c = 0; leader[i] == i && c < caches; c++)
+			if (st[i].cut[c])
+				llama_run_keep(st[i].run, c / kv, c % kv,
+				               st[i].keep + (size_t)c * cap);
 }
 
-/* Keep in layer L's kv head G of ST's run (of KV kv heads a layer) the
- * LEN entries KEEP marks, and their scores with them. */
-static void keep_cache(struct run_state *st, int l, int g, int kv, int len,
-                       const unsigned char *keep)
-{
-	double *score = st->score[l * kv + g];
-	int kept = 0;
-	for (int j = 0; j < len; j++)
-		if (keep[j])
-			score[kept++] = score[j];
-	llama_run_keep(st->run, l, g, keep);
-}
-
-/* Keep what the rule did not mark GONE (LEN entries) in kv head G. */
+/* Mark for keeping what the rule did not mark GONE (LEN entries) in kv
+ * head G; cuts_apply keeps it once every rule of the step has decided,
+ * none of them reading a cache that another's cut changed. */
 static void keep_unmarked(struct run_state *st, int l, int g, int kv, int len,
-                          const unsigned char *gone, unsigned char *keep)
+                          const unsigned char *gone, size_t cap)
 {
 	if (!memchr(gone, 1, (size_t)len))
 		return;
+	unsigned char *keep = st->keep + (size_t)(l * kv + g) * cap;
 	for (int j = 0; j < len; j++)
 		keep[j] = !gone[j];
-	keep_cache(st, l, g, kv, len, keep);
+	st->cut[l * kv + g] = 1;
 }
 
 /* Into MEAN the weights of query heads FIRST .. FIRST + COUNT - 1 of layer
  * L on the LEN positions their cache holds, summed in head order from 0.0
  * and divided by COUNT: design §2's group mean. */
-static void head_mean(const struct llama_run *run, int l, int first, int count, int len,
+static void head_mean(const struct run_state *st, int l, int first, int count, int len,
                       double *mean)
 {
 	for (int j = 0; j < len; j++)
 		mean[j] = 0.0;
 	for (int h = first; h < first + count; h++) {
-		const float *w = llama_run_weights(run, l, h);
+		const float *w = weights_of(st, l, h);
 		for (int j = 0; j < len; j++)
 			mean[j] += (double)w[j];
 	}
@@ -166,7 +252,7 @@ static void observe(const struct llama_config *cfg, struct run_state *st, int s,
 	const size_t rows = (size_t)cfg->n_layers * (size_t)cfg->n_heads, len = (size_t)prompt;
 	for (int l = 0; l < cfg->n_layers; l++)
 		for (int h = 0; h < cfg->n_heads; h++) {
-			const float *w = llama_run_weights(st->run, l, h);
+			const float *w = weights_of(st, l, h);
 			double *o =
 			        st->observed + ((size_t)l * (size_t)cfg->n_heads + (size_t)h) * len;
 			for (int j = 0; j <= q; j++)
@@ -186,7 +272,7 @@ static void observe(const struct llama_config *cfg, struct run_state *st, int s,
  * kv head at once, from the observation of all the layer's query heads.
  */
 static void evict_step(const struct llama_config *cfg, struct run_state *st, int s,
-                       const struct policy_budget *b, struct drop_scratch *x)
+                       const struct policy_budget *b, struct drop_scratch *x, size_t cap)
 {
 	const struct policy *pol = policies[st->id];
 	const int kv = cfg->n_kv_heads, group = cfg->n_heads / kv;
@@ -195,13 +281,13 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 	const int window = policy_run_window(st->id, b, s);
 	const size_t plen = (size_t)b->prompt;
 	for (int l = 0; l < cfg->n_layers; l++) {
-		const int len = llama_run_len(st->run, l, 0);
+		const int len = len_of(st, l, 0);
 		const double *lobs =
 		        window > 0 ? st->observed + (size_t)l * (size_t)cfg->n_heads * plen : NULL;
 		for (int g = 0; g < kv; g++) {
 			double *score = st->score[l * kv + g];
-			const int glen = llama_run_len(st->run, l, g);
-			head_mean(st->run, l, g * group, group, glen, x->mean);
+			const int glen = len_of(st, l, g);
+			head_mean(st, l, g * group, group, glen, x->mean);
 			score[glen - 1] = 0.0;
 			for (int j = 0; j < glen; j++)
 				score[j] += x->mean[j];
@@ -231,11 +317,11 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 			}
 			double value;
 			policy_run(st->id, b, s, &view, x->gone, &value);
-			keep_unmarked(st, l, g, kv, glen, x->gone, x->keep);
+			keep_unmarked(st, l, g, kv, glen, x->gone, cap);
 		}
 		if (layer_wide) {
 			/* Every kv head of the layer holds the same positions. */
-			head_mean(st->run, l, 0, cfg->n_heads, len, x->lmean);
+			head_mean(st, l, 0, cfg->n_heads, len, x->lmean);
 			const struct policy_cache view = {.len = len,
 			                                  .pos = llama_run_positions(st->run, l, 0),
 			                                  .score = st->score[l * kv],
@@ -244,7 +330,7 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 			double value;
 			policy_run(st->id, b, s, &view, x->gone, &value);
 			for (int g = 0; g < kv; g++)
-				keep_unmarked(st, l, g, kv, len, x->gone, x->keep);
+				keep_unmarked(st, l, g, kv, len, x->gone, cap);
 		} else if (pol->per_kv_head) {
 			/* Until the rule has run every kv head holds the same
 			 * positions; after it, the rule keeps every new one. */
@@ -263,7 +349,7 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 			policy_run(st->id, b, s, &view, x->gone, &value);
 			for (int g = 0; g < kv; g++)
 				keep_unmarked(st, l, g, kv, len, x->gone + (size_t)g * (size_t)len,
-				              x->keep);
+				              cap);
 		}
 	}
 }
@@ -271,7 +357,9 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 static void states_free(struct run_state *st, int count, const struct llama_config *cfg)
 {
 	for (int i = 0; i < count; i++) {
-		llama_run_free(st[i].run);
+		llama_run_free(st[i].own);
+		free(st[i].cut);
+		free(st[i].keep);
 		for (int c = 0; st[i].score && c < cfg->n_layers * cfg->n_kv_heads; c++)
 			free(st[i].score[c]);
 		free(st[i].score);
@@ -331,9 +419,12 @@ static bool state_new(struct run_state *st, enum policy_id p, const struct llama
 {
 	const struct llama_config *cfg = llama_model_config(m);
 	const size_t caches = (size_t)cfg->n_layers * (size_t)cfg->n_kv_heads;
-	*st = (struct run_state){.id = p, .run = llama_run_new_len(m, n)};
+	*st = (struct run_state){.id = p, .own = llama_run_new_len(m, n)};
+	st->run = st->own;
 	st->score = calloc(caches, sizeof *st->score);
-	bool ok = st->run && st->score;
+	st->cut = calloc(caches, 1);
+	st->keep = malloc(caches * (size_t)n);
+	bool ok = st->run && st->score && st->cut && st->keep;
 	for (size_t c = 0; ok && c < caches; c++)
 		ok = (st->score[c] = calloc((size_t)n, sizeof **st->score)) != NULL;
 	st->window = policy_run_window(p, b, b->prompt);
@@ -356,15 +447,23 @@ double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsig
 	/* Every run and scratch is sized to the text's N positions. */
 	const double cap = n, kv = cfg->n_kv_heads;
 	const double caches = (double)cfg->n_layers * kv;
-	/* The scratch, then per policy its run, its caches' scores, its
-	 * window's rows and its figures. */
-	double bytes = cap * (3.0 * sizeof(double) + 1.0) +
-	               cap * kv * (sizeof(double) + sizeof(int) + 1.0);
+	/* The scratch (one for each of the two cores), then per policy its
+	 * run, its caches' scores and cuts, its window's rows and its
+	 * figures. */
+	double bytes = 2.0 * (cap * (3.0 * sizeof(double) + 1.0) +
+	                      cap * kv * (sizeof(double) + sizeof(int) + 1.0));
+	/* The span's logits and weights (measure), at most. */
+	const double lh = (double)cfg->n_layers * cfg->n_heads;
+	int span = DROP_SPAN;
+	while (span > 1 && span * lh * cap * sizeof(float) > DROP_SPAN_BYTES)
+		span /= 2;
+	if (span > 1 && prompt > 1)
+		bytes += span * ((double)cfg->vocab_size + lh * cap) * sizeof(float);
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		if (!(mask & (1u << p)))
 			continue;
 		bytes += (double)llama_run_bytes_len(m, n) +
-		         caches * (cap * sizeof(double) + sizeof(void *));
+		         caches * (cap * sizeof(double) + sizeof(void *)) + caches * (cap + 1.0);
 		if (policies[p]->observe_window > 0 && prompt > 0)
 			bytes += (double)cfg->n_layers * cfg->n_heads * prompt * sizeof(double);
 		bytes += (double)n * (2.0 * sizeof(double) + 2.0 * sizeof(int));
@@ -398,7 +497,7 @@ static void held_add(const struct llama_config *cfg, const struct run_state *st,
 	long held = 0;
 	for (int l = 0; l < cfg->n_layers; l++)
 		for (int g = 0; g < cfg->n_kv_heads; g++)
-			held += llama_run_len(st->run, l, g);
+			held += len_of(st, l, g);
 	const double per = (double)held / caches;
 	dp->held_peak = per > dp->held_peak ? per : dp->held_peak;
 	dp->held_mean += per;
@@ -432,7 +531,8 @@ static int judge_texts(const struct llama_model *m, struct drop_result *out)
 		if (rc == 0)
 			who[count++] = p;
 	}
-	for (int t = 0; rc == 0 && t + 1 < n; t++) {
+	/* The full cache alone has judged its own text already. */
+	for (int t = 0; rc == 0 && count > 0 && t + 1 < n; t++) {
 		for (int i = 0; i < count; i++)
 			feed[i] = out->p[who[i]].fed[t];
 		/* Every token was taken once already, by the policy's run. */
@@ -449,6 +549,92 @@ static int judge_texts(const struct llama_model *m, struct drop_result *out)
 	for (int i = 0; i < count; i++)
 		llama_run_free(runs[i]);
 	return rc;
+}
+
+/* The index of the first state on the same run as state I. */
+static int first_of(const int *which, int i)
+{
+	int first = 0;
+	while (which[first] != which[i])
+		first++;
+	return first;
+}
+
+/*
+ * What a step computes after the model's: each distinct run's figures
+ * (STAGE_FIGURES, the runs split in two), the full cache's next-token
+ * distribution (STAGE_FULL, the vocabulary split in two), and each run's
+ * divergence from it and each rule's cuts (STAGE_DIVERGE_CUT, the
+ * policies split in two, each half with its own scratch). The halves write
+ * apart and each figure is computed as on one thread: two cores, the same
+ * bits.
+ */
+enum step_stage { STAGE_FIGURES, STAGE_FULL, STAGE_DIVERGE_CUT };
+
+struct step_work {
+	enum step_stage stage;
+	const struct llama_config *cfg;
+	struct run_state *st;
+	int count;
+	struct drop_result *out;
+	const int *which; /* per state, its run's index among the step's */
+	int t, next;      /* the step, and the text's next token or -1 */
+	double *lse;      /* per state, its logits' log-normaliser */
+	int full;         /* the full cache's state, or -1 */
+	double *full_lp, *full_p;
+	const struct policy_budget *b;
+	struct drop_scratch *x; /* one per part */
+	size_t cap;
+	/* Within a span (every state on one run), the position's logits. */
+	const float *logits;
+};
+
+static const float *logits_of(const struct step_work *w, int i)
+{
+	return w->logits != NULL ? w->logits : llama_logits(w->st[i].run);
+}
+
+static void step_part(void *arg, int part)
+{
+	struct step_work *w = arg;
+	const int vocab = w->cfg->vocab_size;
+	if (w->stage == STAGE_FULL) {
+		const float *fl = logits_of(w, w->full);
+		const int half = vocab / 2;
+		for (int v = part ? half : 0; v < (part ? vocab : half); v++) {
+			w->full_lp[v] = (double)fl[v] - w->lse[w->full];
+			w->full_p[v] = exp(w->full_lp[v]);
+		}
+		return;
+	}
+	for (int i = part; i < w->count; i += 2) {
+		struct run_state *st = &w->st[i];
+		struct drop_policy *dp = &w->out->p[st->id];
+		const bool first = first_of(w->which, i) == i;
+		if (w->stage == STAGE_FIGURES) {
+			if (!first)
+				continue;
+			const double lp = log_prob(logits_of(w, i), vocab, w->next, &dp->top[w->t],
+			                           &dp->top_logprob[w->t], &w->lse[i]);
+			if (w->t + 1 < w->out->n)
+				dp->logprob[w->t] = lp;
+			continue;
+		}
+		/* KL(full || run), summed over the vocabulary in id order from
+		 * 0.0 (llama.cpp's --kl-divergence figure); 0 for the full cache
+		 * itself (the kl its calloc left). */
+		if (w->full >= 0 && first && i != w->full && w->which[i] != w->which[w->full]) {
+			const float *logits = logits_of(w, i);
+			double kl = 0.0;
+			for (int v = 0; v < vocab; v++)
+				kl += w->full_p[v] *
+				      (w->full_lp[v] - ((double)logits[v] - w->lse[i]));
+			dp->kl[w->t] = kl;
+		}
+		memset(st->cut, 0, (size_t)w->cfg->n_layers * (size_t)w->cfg->n_kv_heads);
+		if (st->id != POLICY_FULL)
+			evict_step(w->cfg, st, w->t + 1, w->b, &w->x[part], w->cap);
+	}
 }
 
 /* drop_measure, telling PROGRESS of each step as DONE + t of TOTAL. */
@@ -473,13 +659,13 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	struct llama_run *runs[POLICY_COUNT];
 	int count = 0, feed[POLICY_COUNT];
 	const bool full_runs = (mask & (1u << POLICY_FULL)) != 0;
-	struct drop_scratch x;
-	bool ok = scratch_new(&x, (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size);
+	struct drop_scratch x[2];
+	bool ok = scratch_new(&x[0], (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size);
+	ok = scratch_new(&x[1], (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size) && ok;
 	for (int p = 0; p < POLICY_COUNT && ok; p++) {
 		if (!(mask & (1u << p)))
 			continue;
 		ok = state_new(&st[count], (enum policy_id)p, m, b, n);
-		runs[count] = st[count].run;
 		count++;
 		struct drop_policy *dp = &out->p[p];
 		dp->ran = true;
@@ -497,53 +683,159 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	double *full_lp = full_runs ? malloc(2 * vocab * sizeof *full_lp) : NULL;
 	double lse[POLICY_COUNT];
 	ok = ok && (!full_runs || full_lp);
-	for (int t = 0; ok && t < n; t++) {
+	int full = -1;
+	for (int i = 0; i < count; i++)
+		if (st[i].id == POLICY_FULL)
+			full = i;
+	/* Nothing is cut before the prompt's end: every policy starts on the
+	 * first's run, the others spare until their caches part. */
+	struct llama_run *spare[POLICY_COUNT];
+	int nspare = 0;
+	for (int i = 1; ok && i < count; i++) {
+		spare[nspare++] = st[i].own;
+		st[i].run = st[0].own;
+	}
+	/* While every policy is on one run (nothing is cut before the
+	 * prompt's end) the given tokens go a span at a time: every weight
+	 * read once for all of them, each position's figures and rules then
+	 * from its own logits and weights, as its own step would leave them. */
+	const size_t lh = (size_t)cfg->n_layers * (size_t)cfg->n_heads;
+	const int span_end = b->prompt < given ? b->prompt : given;
+	int span_max = span_off() ? 1 : DROP_SPAN;
+	while (span_max > 1 && (double)span_max * (double)lh * n * sizeof(float) > DROP_SPAN_BYTES)
+		span_max /= 2;
+	float *span_lg = NULL, *span_w = NULL;
+	if (ok && span_max > 1 && span_end > 1) {
+		span_lg = malloc((size_t)span_max * vocab * sizeof *span_lg);
+		span_w = malloc((size_t)span_max * lh * (size_t)n * sizeof *span_w);
+		ok = span_lg && span_w;
+	}
+	for (int t0 = 0; ok && t0 < n;) {
 		if (progress_stopped(progress)) {
-			snprintf(err, DROP_ERR_MAX, "stopped at step %d of %d", t, n);
+			snprintf(err, DROP_ERR_MAX, "stopped at step %d of %d", t0, n);
 			free(full_lp);
+			free(span_lg);
+			free(span_w);
 			states_free(st, count, cfg);
-			scratch_free(&x);
+			scratch_free(&x[0]);
+			scratch_free(&x[1]);
 			drop_result_free(out);
 			return DROP_STOPPED;
 		}
+		bool one = true;
+		for (int i = 1; i < count; i++)
+			one = one && st[i].run == st[0].run;
+		int span = span_end - t0 < span_max ? span_end - t0 : span_max;
+		if (!one || span < 2)
+			span = 1;
+		/* The distinct runs, each stepped once for the states sharing it
+		 * (their caches the same, so fed the same token: the text's, or
+		 * the top of the same logits). */
+		int nrun = 0, which[POLICY_COUNT];
 		for (int i = 0; i < count; i++) {
 			const struct drop_policy *dp = &out->p[st[i].id];
-			feed[i] = t < given ? tokens[t] : dp->top[t - 1];
-			if (dp->fed)
-				dp->fed[t] = feed[i];
+			const int token = t0 < given ? tokens[t0] : dp->top[t0 - 1];
+			for (int j = 0; dp->fed && j < span; j++)
+				dp->fed[t0 + j] = j == 0 ? token : tokens[t0 + j];
+			which[i] = -1;
+			for (int k = 0; k < nrun && which[i] < 0; k++)
+				if (runs[k] == st[i].run)
+					which[i] = k;
+			if (which[i] < 0) {
+				which[i] = nrun;
+				runs[nrun] = st[i].run;
+				feed[nrun++] = token;
+			}
 		}
-		if (llama_step_batch(m, runs, count, feed, t) != 0) {
+		const int rc = span > 1 ? llama_step_span(m, runs[0], &tokens[t0], span, t0, NULL,
+		                                          span_lg, span_w)
+		                        : llama_step_batch(m, runs, nrun, feed, t0);
+		if (rc != 0) {
 			snprintf(err, DROP_ERR_MAX,
 			         "the model cannot take token %d at position %d (its vocabulary "
 			         "has %d, its context %d)",
-			         feed[0], t, cfg->vocab_size, cfg->seq_len);
+			         feed[0], t0, cfg->vocab_size, cfg->seq_len);
 			free(full_lp);
+			free(span_lg);
+			free(span_w);
 			states_free(st, count, cfg);
-			scratch_free(&x);
+			scratch_free(&x[0]);
+			scratch_free(&x[1]);
 			drop_result_free(out);
 			return -1;
 		}
-		for (int i = 0; i < count; i++) {
-			struct drop_policy *dp = &out->p[st[i].id];
-			const int next = t + 1 < given ? tokens[t + 1] : -1;
-			const double lp = log_prob(llama_logits(st[i].run), cfg->vocab_size, next,
-			                           &dp->top[t], &dp->top_logprob[t], &lse[i]);
-			if (t + 1 < n)
-				dp->logprob[t] = lp;
-		}
-		if (full_runs)
-			divergences(cfg, st, count, lse, out, t, full_lp, full_lp + vocab);
-		for (int i = 0; i < count; i++)
-			if (st[i].id != POLICY_FULL)
-				evict_step(cfg, &st[i], t + 1, b, &x);
-		if (t + 1 >= held_from)
+		for (int j = 0; j < span; j++) {
+			const int t = t0 + j;
+			/* A span's earlier positions: their logits and weights, and
+			 * the caches as their step left them (slots 0 .. t). */
+			const bool lane = j + 1 < span;
+			const struct span_view view = {lane ? span_w + (size_t)j * lh * (size_t)n
+			                                    : NULL,
+			                               (size_t)n, t + 1, cfg->n_heads};
 			for (int i = 0; i < count; i++)
-				held_add(cfg, &st[i], &out->p[st[i].id], caches);
-		progress_tell(progress, done + t + 1, total);
+				st[i].view = lane ? &view : NULL;
+			struct step_work w = {.cfg = cfg,
+			                      .st = st,
+			                      .count = count,
+			                      .out = out,
+			                      .which = which,
+			                      .t = t,
+			                      .next = t + 1 < given ? tokens[t + 1] : -1,
+			                      .lse = lse,
+			                      .full = full,
+			                      .full_lp = full_lp,
+			                      .full_p = full_lp + vocab,
+			                      .b = b,
+			                      .x = x,
+			                      .cap = (size_t)n,
+			                      .logits = lane ? span_lg + (size_t)j * vocab : NULL};
+			w.stage = STAGE_FIGURES;
+			llama_run_two(m, step_part, &w);
+			/* The same logits: the same figures. */
+			for (int i = 0; i < count; i++) {
+				const int first = first_of(which, i);
+				if (first == i)
+					continue;
+				struct drop_policy *dp = &out->p[st[i].id];
+				const struct drop_policy *same = &out->p[st[first].id];
+				dp->top[t] = same->top[t];
+				dp->top_logprob[t] = same->top_logprob[t];
+				lse[i] = lse[first];
+				if (t + 1 < n)
+					dp->logprob[t] = same->logprob[t];
+			}
+			if (full_runs) {
+				w.stage = STAGE_FULL;
+				llama_run_two(m, step_part, &w);
+			}
+			w.stage = STAGE_DIVERGE_CUT;
+			llama_run_two(m, step_part, &w);
+			/* A run shared with the full cache's differs from it by nothing:
+			 * every term is 0; one shared with an earlier policy's has its
+			 * divergence. */
+			for (int i = 0; full_runs && i < count; i++) {
+				const int first = first_of(which, i);
+				if (i == full || (first == i && which[i] != which[full]))
+					continue;
+				out->p[st[i].id].kl[t] =
+				        which[i] == which[full] ? 0.0 : out->p[st[first].id].kl[t];
+			}
+			cuts_apply(cfg, st, count, (size_t)n, spare, &nspare);
+			if (t + 1 >= held_from)
+				for (int i = 0; i < count; i++)
+					held_add(cfg, &st[i], &out->p[st[i].id], caches);
+			progress_tell(progress, done + t + 1, total);
+		}
+		for (int i = 0; i < count; i++)
+			st[i].view = NULL;
+		t0 += span;
 	}
+	free(span_lg);
+	free(span_w);
 	free(full_lp);
 	states_free(st, count, cfg);
-	scratch_free(&x);
+	scratch_free(&x[0]);
+	scratch_free(&x[1]);
 	for (int p = 0; ok && p < POLICY_COUNT; p++)
 		if (out->p[p].ran && out->p[p].held_mean > 0)
 			out->p[p].held_mean /= n - held_from + 1;

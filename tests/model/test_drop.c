@@ -155,6 +155,64 @@ static void test_prompt_read_whole(void **state)
 	drop_result_free(&r);
 }
 
+/* The figures of policy P in A and B are the same bits (KL only when both
+ * ran the full cache). */
+static void assert_same_run(const struct drop_result *a, const struct drop_result *b,
+                            enum policy_id p, bool kl)
+{
+	const size_t n = (size_t)a->n;
+	assert_true(a->p[p].ran && b->p[p].ran);
+	assert_memory_equal(a->p[p].logprob, b->p[p].logprob, (n - 1) * sizeof(double));
+	assert_memory_equal(a->p[p].top, b->p[p].top, n * sizeof(int));
+	assert_memory_equal(a->p[p].top_logprob, b->p[p].top_logprob, n * sizeof(double));
+	assert_memory_equal(&a->p[p].held_peak, &b->p[p].held_peak, sizeof(double));
+	assert_memory_equal(&a->p[p].held_mean, &b->p[p].held_mean, sizeof(double));
+	if (a->p[p].fed != NULL || b->p[p].fed != NULL)
+		assert_memory_equal(a->p[p].fed, b->p[p].fed, n * sizeof(int));
+	if (kl)
+		assert_memory_equal(a->p[p].kl, b->p[p].kl, n * sizeof(double));
+	if (a->p[p].full_logprob != NULL && b->p[p].full_logprob != NULL)
+		assert_memory_equal(a->p[p].full_logprob, b->p[p].full_logprob,
+		                    (n - 1) * sizeof(double));
+}
+
+/*
+ * Every policy run together shares the prompt's steps, given a span at a
+ * time, and the steps of runs whose caches hold the same slots (window and
+ * snapkv-win, the SnapKV family that keeps every token after the prompt):
+ * each policy's figures are still those of its run alone, one position a
+ * step (H2O_DROP_SPAN=1: nothing shared), and its divergence that of its
+ * run beside the full cache's alone, bit for bit, teacher-forced and
+ * generating.
+ */
+static void test_shared_runs_equal_alone(void **state)
+{
+	const struct fixture *f = *state;
+	const struct budget b = budget(4, 4);
+	char err[DROP_ERR_MAX];
+	for (int gen = 0; gen < 2; gen++) {
+		const int given = gen ? 30 : f->n, n = gen ? 60 : f->n;
+		struct drop_result r;
+		assert_int_equal(measure(f->m, f->tokens, n, given, 16, &b, all, &r, err), 0);
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			struct drop_result alone, pair;
+			setenv("H2O_DROP_SPAN", "1", 1);
+			assert_int_equal(
+			        measure(f->m, f->tokens, n, given, 16, &b, 1u << p, &alone, err),
+			        0);
+			unsetenv("H2O_DROP_SPAN");
+			assert_same_run(&r, &alone, (enum policy_id)p, false);
+			drop_result_free(&alone);
+			assert_int_equal(measure(f->m, f->tokens, n, given, 16, &b,
+			                         1u << p | 1u << POLICY_FULL, &pair, err),
+			                 0);
+			assert_same_run(&r, &pair, (enum policy_id)p, true);
+			drop_result_free(&pair);
+		}
+		drop_result_free(&r);
+	}
+}
+
 /* Generating: after the prompt each run is fed its own greedy choice. */
 static void test_generate(void **state)
 {
@@ -640,6 +698,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_small_budget_hurts),
 	        cmocka_unit_test(test_prompt_read_whole),
 	        cmocka_unit_test(test_generate),
+	        cmocka_unit_test(test_shared_runs_equal_alone),
 	        cmocka_unit_test(test_h2o_plain),
 	        cmocka_unit_test(test_interval),
 	        cmocka_unit_test(test_snap_family_plain),

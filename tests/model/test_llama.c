@@ -612,6 +612,105 @@ static void batch_against_plain(enum llama_threads threads)
 	free(fx);
 }
 
+/*
+ * llama_step_span: a story's tokens a span at a time (1, 3, 16 and 64 a
+ * span) give every position the queries, weights and logits, and the
+ * caches the keys and values, that one llama_step a position gives, bit
+ * for bit; and
+ * the run after the span is the last step's (its logits and weights), on
+ * one thread and two.
+ */
+static void span_against_plain(enum llama_threads threads)
+{
+	struct fixture *fx = load_fixture();
+	struct llama_model *m = stories();
+	llama_set_threads(m, threads);
+	const struct llama_config *c = llama_model_config(m);
+	const int n = fx->story_n < 200 ? fx->story_n : 200;
+	const size_t V = (size_t)c->vocab_size, hs = (size_t)c->head_size;
+	const size_t QL = (size_t)c->n_layers * c->n_heads * hs;
+	float *lg = malloc(LLAMA_MAX_BATCH * V * sizeof *lg);
+	float *qs = malloc(LLAMA_MAX_BATCH * QL * sizeof *qs);
+	float *ws =
+	        malloc(LLAMA_MAX_BATCH * (size_t)c->n_layers * c->n_heads * (size_t)n * sizeof *ws);
+	assert_true(lg && qs && ws && n > 100);
+	const int spans[] = {1, 3, 16, LLAMA_MAX_BATCH};
+	for (size_t k = 0; k < sizeof spans / sizeof *spans; k++) {
+		struct llama_run *a = llama_run_new_len(m, n), *b = llama_run_new_len(m, n);
+		assert_true(a && b);
+		for (int p = 0; p < n;) {
+			const int count = n - p < spans[k] ? n - p : spans[k];
+			assert_int_equal(llama_step_span(m, a, fx->story_ids + p, count, p,
+			                                 k % 2 ? qs : NULL, lg, k % 2 ? NULL : ws),
+			                 0);
+			for (int j = 0; j < count; j++, p++) {
+				assert_int_equal(llama_step(m, b, fx->story_ids[p], p), 0);
+				if (memcmp(lg + (size_t)j * V, llama_logits(b), V * sizeof(float)))
+					fail_msg("span %d, position %d: the logits differ",
+					         spans[k], p);
+				for (int l = 0; k % 2 == 0 && l < c->n_layers; l++)
+					for (int h = 0; h < c->n_heads; h++)
+						assert_memory_equal(
+						        ws + ((size_t)j * c->n_layers * c->n_heads +
+						              (size_t)l * c->n_heads + h) *
+						                        (size_t)n,
+						        llama_run_weights(b, l, h),
+						        (size_t)(p + 1) * sizeof(float));
+				for (int l = 0; k % 2 && l < c->n_layers; l++)
+					for (int h = 0; h < c->n_heads; h++)
+						assert_memory_equal(
+						        qs + (size_t)j * QL +
+						                ((size_t)l * c->n_heads + h) * hs,
+						        llama_run_query(b, l, h),
+						        hs * sizeof(float));
+			}
+			assert_int_equal(llama_run_pos(a), p - 1);
+			assert_memory_equal(llama_logits(a), llama_logits(b), V * sizeof(float));
+			for (int l = 0; l < c->n_layers; l++) {
+				for (int h = 0; h < c->n_heads; h++) {
+					assert_memory_equal(llama_run_query(a, l, h),
+					                    llama_run_query(b, l, h),
+					                    hs * sizeof(float));
+					assert_memory_equal(llama_run_weights(a, l, h),
+					                    llama_run_weights(b, l, h),
+					                    (size_t)p * sizeof(float));
+				}
+				for (int g = 0; g < c->n_kv_heads; g++) {
+					assert_int_equal(llama_run_len(a, l, g), p);
+					assert_memory_equal(llama_run_keys(a, l, g),
+					                    llama_run_keys(b, l, g),
+					                    (size_t)p * hs * sizeof(float));
+					assert_memory_equal(llama_run_values(a, l, g),
+					                    llama_run_values(b, l, g),
+					                    (size_t)p * hs * sizeof(float));
+				}
+			}
+		}
+		/* A span past the context, or of no tokens, changes nothing. */
+		assert_int_equal(llama_step_span(m, a, fx->story_ids, 1, n, NULL, NULL, NULL), -1);
+		assert_int_equal(llama_step_span(m, a, fx->story_ids, 0, 0, NULL, NULL, NULL), -1);
+		llama_run_free(a);
+		llama_run_free(b);
+	}
+	free(lg);
+	free(qs);
+	free(ws);
+	llama_free(m);
+	free(fx);
+}
+
+static void test_span_one_thread(void **state)
+{
+	(void)state;
+	span_against_plain(LLAMA_THREADS_ONE);
+}
+
+static void test_span_two_threads(void **state)
+{
+	(void)state;
+	span_against_plain(LLAMA_THREADS_TWO);
+}
+
 static void test_batch_auto(void **state)
 {
 	(void)state;
@@ -969,8 +1068,12 @@ static void test_trace(void **state)
 
 	struct llama_model *m = stories();
 	const struct llama_config *c = llama_model_config(m);
-	enum { N = 12, GIVEN = 4 };
+	/* More given tokens than a span of the trace takes (16), then its
+	 * own choices. */
+	enum { N = 40, GIVEN = 35 };
 	int tokens[N] = {1, 403, 407, 261};
+	for (int i = 4; i < GIVEN; i++)
+		tokens[i] = (tokens[i - 1] * 7 + i) % c->vocab_size;
 	const size_t hs = (size_t)c->head_size;
 	float *q = malloc((size_t)c->n_layers * c->n_heads * N * hs * sizeof *q);
 	float *k = malloc((size_t)c->n_layers * c->n_kv_heads * N * hs * sizeof *k);
@@ -1034,6 +1137,8 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_batch_auto),
 	        cmocka_unit_test(test_batch_one_thread),
 	        cmocka_unit_test(test_batch_two_threads),
+	        cmocka_unit_test(test_span_one_thread),
+	        cmocka_unit_test(test_span_two_threads),
 	        cmocka_unit_test(test_tokenizer_fixture),
 	        cmocka_unit_test(test_tokenizer_round_trip),
 	        cmocka_unit_test(test_bad_checkpoints),

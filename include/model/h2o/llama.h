@@ -156,6 +156,13 @@ const char *llama_kernel_name(void);
 enum llama_threads { LLAMA_THREADS_AUTO, LLAMA_THREADS_ONE, LLAMA_THREADS_TWO };
 void llama_set_threads(struct llama_model *m, enum llama_threads mode);
 
+/* PART(ARG, 0) and PART(ARG, 1): the second on M's helper thread when M
+ * may use two (llama_set_threads) and the helper is free, else both here;
+ * both have run when this returns. For work beside the model's steps
+ * whose two parts write apart: which thread runs a part changes nothing
+ * it computes. */
+void llama_run_two(const struct llama_model *m, void (*part)(void *arg, int part), void *arg);
+
 /* A run of M with empty caches, M to outlive it; NULL when out of memory.
  * Its caches hold up to seq_len slots per layer and key/value head. */
 struct llama_run *llama_run_new(const struct llama_model *m);
@@ -172,6 +179,11 @@ size_t llama_run_bytes_len(const struct llama_model *m, int positions);
 void llama_run_free(struct llama_run *r);
 /* Empty every cache: the next step may start again at any position. */
 void llama_run_reset(struct llama_run *r);
+/* Make DST (a run of the same model and length as SRC) what SRC is: its
+ * caches, last step's position, weights, queries and logits, so that the
+ * next steps of the two give the same bits. 0, or -1 (DST unchanged) when
+ * the two differ in model or length. */
+int llama_run_copy(struct llama_run *dst, const struct llama_run *src);
 
 /*
  * Feed TOKEN at position POS to R (a run of M): 0 on success, -1 (and
@@ -189,6 +201,25 @@ int llama_step(const struct llama_model *m, struct llama_run *r, int token, int 
  */
 int llama_step_batch(const struct llama_model *m, struct llama_run *const *runs, int n,
                      const int *tokens, int pos);
+
+/*
+ * COUNT (1 to LLAMA_MAX_BATCH) llama_step calls on R at once: TOKENS[i] at
+ * position POS + i, each weight matrix passed once for all of them, each
+ * position attending over the cache as its own step would (the positions
+ * before it and itself), with the same bits. QUERY, when not NULL, gets
+ * each position's queries after RoPE (n_layers * n_heads * head_size
+ * floats a position, llama_run_query's rows in layer and head order);
+ * LOGITS, when not NULL, each position's vocab_size logits; WEIGHTS, when
+ * not NULL, each position's attention weights (llama_run_weights after its
+ * step): n_layers * n_heads rows of C floats a position, C the slots R's
+ * caches hold (llama_run_new_len's POSITIONS), of which the first are the
+ * row's slots. R is then what
+ * the last position's step leaves: its logits, queries and weights. 0 on
+ * success; -1 (and nothing changed) when a llama_step would fail or memory
+ * ran out.
+ */
+int llama_step_span(const struct llama_model *m, struct llama_run *r, const int *tokens, int count,
+                    int pos, float *query, float *logits, float *weights);
 
 /* After a step: the vocab_size logits. */
 const float *llama_logits(const struct llama_run *r);
