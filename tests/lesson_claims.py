@@ -41,7 +41,8 @@ TRY = re.compile(r"Try ((?:[\[\]{}](?: |(?=[^ ])))+)")
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]*\d)")
 # The policies, by the names --policies takes (h2o-tui --help).
 POLICIES = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
-            "snapkv-win", "pyramidkv", "adakv", "observed", "random", "keydiff"]
+            "snapkv-win", "pyramidkv", "adakv", "observed", "random", "keydiff",
+            "expected"]
 
 
 # What each suggested experiment shows, by lesson and step: (the keys

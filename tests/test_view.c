@@ -442,7 +442,7 @@ static const char *strip_policy(const char *brief)
 	        {"win", "window"},   {"strm", "streaming"},  {"knrm", "knorm"},
 	        {"snap", "snapkv"},  {"snpw", "snapkv-win"}, {"pyr", "pyramidkv"},
 	        {"ada", "adakv"},    {"obs", "observed"},    {"rand", "random"},
-	        {"kdif", "keydiff"},
+	        {"kdif", "keydiff"}, {"exp", "expected"},
 	};
 	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
 		if (strcmp(pairs[i][0], brief) == 0)

@@ -249,18 +249,19 @@ static int load_told(void *ctx, int (*told)(void *, double, double), void *told_
 static int choose_policies(struct run *r)
 {
 	struct options *o = &r->o;
-	/* A policy that reads keys, chosen on the command line for a scene
-	 * without them: refused, not run as a window. */
-	for (int p = 0; r->scene->mode == SCENE_ATTENTION && p < POLICY_COUNT; p++) {
+	/* A policy the scene cannot run as it is meant (one that reads keys
+	 * on an attention scene, one that reads the queries before RoPE on a
+	 * model scene), chosen on the command line: refused, not run as a
+	 * window. */
+	for (int p = 0; p < POLICY_COUNT; p++) {
 		const bool chosen = (o->policies & ENGINE_POLICY(p)) ||
 		                    (o->compare_given && o->compare == (enum policy_id)p);
-		if (chosen && policy_reads_keys((enum policy_id)p)) {
-			fprintf(stderr,
-			        "h2o-tui: %s %s: %s is an attention scene, which has no keys for "
-			        "it to read\n",
+		const char *why = engine_policy_refused(r->scene, (enum policy_id)p);
+		if (chosen && why) {
+			fprintf(stderr, "h2o-tui: %s %s: %s is %s\n",
 			        o->compare_given && o->compare == (enum policy_id)p ? "--compare"
 			                                                            : "--policies",
-			        policies[p]->name, o->scene);
+			        policies[p]->name, o->scene, why);
 			return EXIT_USAGE;
 		}
 	}

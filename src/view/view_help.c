@@ -90,7 +90,8 @@ static const struct word words_figures[] = {
         {"strip", "(a) on the rule under the header, each policy's recall at this step, "
                   "/ppl its perplexity so far; [ ] the policy c compares; +N policies not "
                   "shown; win window, strm streaming, knrm knorm, snap snapkv, snpw "
-                  "snapkv-win, pyr pyramidkv, ada adakv, obs observed, rand random, kdif keydiff."},
+                  "snapkv-win, pyr pyramidkv, ada adakv, obs observed, rand random, kdif keydiff, "
+                  "exp expected."},
         {"attention", "the heat rows: a row per step, a column per position."},
         {"log scale", "heat glyphs step by tenfold weights: <.003, <.03, <.3, and >=.3."},
         {"head", "a query head: its own attention and H2O cache; Tab picks one."},

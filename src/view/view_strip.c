@@ -27,7 +27,7 @@ static const char *strip_name(enum policy_id p)
 	        {"window", "win"},   {"streaming", "strm"},  {"knorm", "knrm"},
 	        {"snapkv", "snap"},  {"snapkv-win", "snpw"}, {"pyramidkv", "pyr"},
 	        {"adakv", "ada"},    {"observed", "obs"},    {"random", "rand"},
-	        {"keydiff", "kdif"},
+	        {"keydiff", "kdif"}, {"expected", "exp"},
 	};
 	const char *name = policies[p]->name;
 	for (size_t i = 0; i < sizeof briefs / sizeof briefs[0]; i++)

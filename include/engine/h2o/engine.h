@@ -108,9 +108,15 @@ _Static_assert(POLICY_COUNT < 32, "policy masks are unsigned ints: at most 31 po
  */
 struct engine *engine_new_only(const struct scene *scene, const struct budget *b,
                                unsigned policies);
-/* MASK (0: every policy) less the policies SCENE cannot run: on an
- * attention scene, which has no keys, those that read keys
- * (policy_reads_keys). */
+/* Why SCENE cannot run policy P as it is meant, the end of a sentence
+ * "SCENE is ..." ("an attention scene, which has no keys for it to
+ * read"), or NULL when it can: an attention scene has no keys
+ * (policy_reads_keys), a model scene keeps its queries after RoPE only
+ * (policy_reads_queries). */
+const char *engine_policy_refused(const struct scene *scene, enum policy_id p);
+
+/* MASK (0: every policy) less the policies SCENE cannot run
+ * (engine_policy_refused). */
 unsigned engine_policies_for(const struct scene *scene, unsigned mask);
 
 /* The policies E runs (ENGINE_ALL_POLICIES for engine_new). */
