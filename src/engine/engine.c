@@ -112,12 +112,12 @@ int engine_policy_cap(const struct scene *sc, const struct budget *b, enum polic
 	return policies[p]->grows ? sc->n : engine_cache_cap(sc, b);
 }
 
-double engine_caches_cap(const struct scene *sc, const struct budget *b)
+double engine_caches_cap(const struct scene *sc, const struct budget *b, unsigned mask)
 {
 	const double cap = engine_cache_cap(sc, b);
 	double caps = 0;
 	for (int p = 0; p < POLICY_COUNT; p++)
-		if (p != POLICY_FULL)
+		if (p != POLICY_FULL && (mask & ENGINE_POLICY(p)))
 			caps += policies[p]->grows ? (cap + sc->n) / 2 : cap;
 	return caps;
 }

@@ -145,11 +145,11 @@ int engine_cache_cap(const struct scene *scene, const struct budget *b);
  * after the prompt's end (policy.grows). */
 int engine_policy_cap(const struct scene *scene, const struct budget *b, enum policy_id p);
 
-/* What the caches of every policy but the full cache hold at most, added,
- * taken over the scene's steps: engine_cache_cap for those that evict, and
- * for one that grows its mean, halfway from engine_cache_cap to the whole
- * scene (the size of their snapshots, on average). */
-double engine_caches_cap(const struct scene *scene, const struct budget *b);
+/* What the caches of the policies of MASK but the full cache hold at most,
+ * added, taken over the scene's steps: engine_cache_cap for those that
+ * evict, and for one that grows its mean, halfway from engine_cache_cap to
+ * the whole scene (the size of their snapshots, on average). */
+double engine_caches_cap(const struct scene *scene, const struct budget *b, unsigned mask);
 
 /* The logit of query position Q against key position J under the scene's
  * mode (scale * q.k, or ln of the given attention). The timeline uses it
