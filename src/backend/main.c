@@ -186,10 +186,11 @@ static int load_scene(struct run *r)
 	/* The names a scene's "policies" may list, in the order of the bits
 	 * of scene.policies: the table's. */
 	const char *names[POLICY_COUNT + 1];
-	unsigned keyed = 0;
+	unsigned keyed = 0, queried = 0;
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		names[p] = policies[p]->name;
 		keyed |= policy_reads_keys((enum policy_id)p) ? 1u << p : 0u;
+		queried |= policy_reads_queries((enum policy_id)p) ? 1u << p : 0u;
 	}
 	names[POLICY_COUNT] = NULL;
 	if (o->model) {
@@ -218,7 +219,8 @@ static int load_scene(struct run *r)
 		                                   .told = r->told,
 		                                   .told_ctx = r->told_ctx,
 		                                   .policy_names = names,
-		                                   .policy_keys = keyed};
+		                                   .policy_keys = keyed,
+		                                   .policy_queries = queried};
 		rc = scene_load_file_opts(o->scene, &load, &r->scene, err);
 	}
 	if (rc == SCENE_TOO_LARGE)

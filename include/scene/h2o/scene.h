@@ -184,6 +184,10 @@ struct scene_options {
 	/* Bit i: policy_names[i] reads keys, which an attention scene does
 	 * not have; the loader refuses such a scene that names it. */
 	unsigned policy_keys;
+	/* Bit i: policy_names[i] reads the queries before RoPE, which a
+	 * model scene does not keep; the loader refuses such a model scene
+	 * that names it, before it runs the model. */
+	unsigned policy_queries;
 };
 
 /* A load's status when a model scene's model would take more memory than
