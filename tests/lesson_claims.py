@@ -42,7 +42,8 @@ NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]*\d)")
 # The policies, by the names --policies takes (h2o-tui --help).
 POLICIES = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
             "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "observed",
-            "observed-win", "random", "keydiff"]
+            "observed-win", "random", "keydiff",
+            "expected"]
 
 
 # What each suggested experiment shows, by lesson and step: (the keys

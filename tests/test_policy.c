@@ -214,6 +214,58 @@ static void test_keydiff_by_hand(void **state)
 }
 
 /*
+ * Expected Attention worked by hand: 7 tokens of dimension 2, logit scale 1
+ * (so z = mu . k + k' S k / 2), B = 5, no prompt. Positions 0-3 are the
+ * sinks: they stay, and their queries (5, 5) are left out of the
+ * statistics. Values 0-3 are (1, 0); the rest:
+ *   pos  query    key     value   |v|
+ *   4    (1,  1)  (1, 0)  (3, 4)  5
+ *   5    (1, -1)  (0, 2)  (1, 0)  1
+ *   6    (1,  0)  (2, 0)  (0, 2)  2
+ * Step 6 holds 0-5, one goes. The queries of 4 and 5: mu = (1, 0), the
+ * deviations (0, 1) and (0, -1), S = diag(0, 1). z4 = 1 + 0 = 1;
+ * z5 = 0 + (2 * 1 * 2) / 2 = 2: by the mean alone 4 would win, by the
+ * covariance 5 does. The softmax: 1 / (1 + e) = .268941 and
+ * e / (1 + e) = .731059; times |v|: 4 scores 5 / (1 + e) = 1.344707,
+ * 5 scores .731059, so 5 goes: the value norm turns it round. The sinks
+ * score 1.344707 + 1; the cut-off is 4 at 5 / (1 + e).
+ * Step 7 holds 0-4 and 6. The queries of 4, 5 and 6: mu = (1, 0), the
+ * deviations (0, 1), (0, -1), (0, 0), S = diag(0, 2/3). z4 = 1, z6 = 2
+ * (k6's second component is 0, the covariance adds nothing): 4 scores
+ * 5 / (1 + e) = 1.344707, 6 scores 2e / (1 + e) = 1.462117; 4 goes, the
+ * cut-off is 6 at 2e / (1 + e).
+ * With B = 2, at step 3 the three held are all sinks: they tie, and the
+ * two oldest stay (2 goes), without a cut-off.
+ */
+static void test_expected_by_hand(void **state)
+{
+	(void)state;
+	const double q[] = {5, 5, 5, 5, 5, 5, 5, 5, 1, 1, 1, -1, 1, 0};
+	const double k[] = {-1, 0, -1, 0, -1, 0, -1, 0, 1, 0, 0, 2, 2, 0};
+	const double v[] = {1, 0, 1, 0, 1, 0, 1, 0, 3, 4, 1, 0, 0, 2};
+	struct scene *sc = fixture_vector(7, 2, 3, 2, 1.0, q, k, v);
+	const struct budget b = {3, 2, 1, 0, 0, {{{0}}}};
+	const double e1 = exp(1.0);
+	struct step_record rec;
+	struct engine *e = run_to(sc, b, 6, &rec);
+	expect_evicted(&rec, POLICY_EXPECTED, 5);
+	assert_int_equal(rec.c[POLICY_EXPECTED].cutoff_pos, 4);
+	assert_true(fabs(rec.c[POLICY_EXPECTED].cutoff_value - 5.0 / (1.0 + e1)) < 1e-12);
+	engine_free(e);
+	e = run_to(sc, b, 7, &rec);
+	expect_evicted(&rec, POLICY_EXPECTED, 4);
+	expect_kept(e, POLICY_EXPECTED, (const int[]){0, 1, 2, 3, 6}, 5);
+	assert_int_equal(rec.c[POLICY_EXPECTED].cutoff_pos, 6);
+	assert_true(fabs(rec.c[POLICY_EXPECTED].cutoff_value - 2.0 * e1 / (1.0 + e1)) < 1e-12);
+	engine_free(e);
+	e = run_to(sc, (struct budget){1, 1, 1, 0, 0, {{{0}}}}, 3, &rec);
+	expect_evicted(&rec, POLICY_EXPECTED, 2);
+	assert_int_equal(rec.c[POLICY_EXPECTED].cutoff_pos, -1);
+	engine_free(e);
+	scene_free(sc);
+}
+
+/*
  * SnapKV's choice at the prompt's end, worked by hand on its rule
  * (policy_snap_select): 7 entries, a window of the last 2 (positions 5
  * and 6), two query heads whose observed weights before the window are
@@ -657,6 +709,7 @@ int main(void)
 	        cmocka_unit_test(test_knorm_by_hand),
 	        cmocka_unit_test(test_random_by_hand),
 	        cmocka_unit_test(test_keydiff_by_hand),
+	        cmocka_unit_test(test_expected_by_hand),
 	        cmocka_unit_test(test_snapkv_select_by_hand),
 	        cmocka_unit_test(test_snapkv_engine_by_hand),
 	        cmocka_unit_test(test_pyramid_budget_by_hand),

@@ -191,6 +191,91 @@ static int ref_keydiff(const struct scene *sc, int kvh, const struct ref_cache *
 	return cut;
 }
 
+/* Expected Attention's rule over kv head KVH's cache at step SEEN (the
+ * queries of positions 0 .. SEEN - 1 asked), the query heads QH0 ..
+ * QH0 + HEADS - 1 its group: the first four entries are sinks; each head's
+ * mean and covariance of the last 64 queries from position 4 on, each later
+ * entry's mu . k s + k' S k s s / 2, their softmax, the heads' mean, times
+ * the value's norm; the sinks one more than the best; the largest kept.
+ * An attention scene keeps the newest. */
+static int ref_expected(const struct scene *sc, int kvh, int qh0, int heads, int seen,
+                        const struct ref_cache *c, int budget, unsigned char *gone, double *value)
+{
+	const int ns = 4, dim = sc->dim;
+	const size_t n = (size_t)sc->n;
+	if (sc->mode == SCENE_ATTENTION || c->len <= ns) {
+		if (sc->mode == SCENE_ATTENTION)
+			for (int i = 0; i < c->len - budget; i++)
+				gone[i] = 1;
+		else
+			for (int i = budget; i < c->len; i++)
+				gone[i] = 1;
+		return -1;
+	}
+	static double score[4096], z[4096], mu[256], cov[256 * 256];
+	for (int i = 0; i < c->len; i++)
+		score[i] = 0.0;
+	for (int h = 0; h < heads; h++) {
+		const double *q = sc->q + (size_t)(qh0 + h) * n * (size_t)dim;
+		const int from = seen - 64 > ns ? seen - 64 : ns, m = seen - from;
+		for (int a = 0; a < dim; a++) {
+			double sum = 0.0;
+			for (int p = from; p < seen; p++)
+				sum += q[(size_t)p * (size_t)dim + (size_t)a];
+			mu[a] = sum / m;
+		}
+		for (int a = 0; a < dim; a++)
+			for (int b = 0; b < dim; b++) {
+				double sum = 0.0;
+				for (int p = from; p < seen; p++)
+					sum += (q[(size_t)p * (size_t)dim + (size_t)a] - mu[a]) *
+					       (q[(size_t)p * (size_t)dim + (size_t)b] - mu[b]);
+				cov[a * dim + b] = sum / m;
+			}
+		double top = -INFINITY, total = 0.0;
+		for (int i = ns; i < c->len; i++) {
+			const double *k =
+			        sc->k + ((size_t)kvh * n + (size_t)c->pos[i]) * (size_t)dim;
+			double lin = 0.0, quad = 0.0;
+			for (int a = 0; a < dim; a++)
+				lin += mu[a] * k[a];
+			for (int a = 0; a < dim; a++) {
+				double row = 0.0;
+				for (int b = 0; b < dim; b++)
+					row += cov[a * dim + b] * k[b];
+				quad += k[a] * row;
+			}
+			z[i] = lin * sc->scale + quad * (sc->scale * sc->scale) / 2.0;
+			top = fmax(top, z[i]);
+		}
+		for (int i = ns; i < c->len; i++) {
+			z[i] = exp(z[i] - top);
+			total += z[i];
+		}
+		for (int i = ns; i < c->len; i++)
+			score[i] += z[i] / total;
+	}
+	double best = -INFINITY;
+	for (int i = ns; i < c->len; i++) {
+		score[i] /= heads;
+		if (sc->v) {
+			const double *v =
+			        sc->v + ((size_t)kvh * n + (size_t)c->pos[i]) * (size_t)dim;
+			double sq = 0.0;
+			for (int a = 0; a < dim; a++)
+				sq += v[a] * v[a];
+			score[i] = (score[i] + 0.0) * sqrt(sq);
+		}
+		best = fmax(best, score[i]);
+	}
+	for (int i = 0; i < ns; i++)
+		score[i] = best + 1.0;
+	const int cut = keep_strongest(c, score, c->len, budget, gone);
+	if (cut >= 0)
+		*value = score[cut];
+	return cut;
+}
+
 static void ref_step(struct ref *r)
 {
 	const struct scene *sc = r->sc;
@@ -258,6 +343,8 @@ static void ref_step(struct ref *r)
 			cut = ref_random(0, 0, c, budget, gone, &norm);
 		} else if (id == POLICY_KEYDIFF && c->len > budget) {
 			cut = ref_keydiff(sc, 0, c, budget, gone, &norm);
+		} else if (id == POLICY_EXPECTED && c->len > budget) {
+			cut = ref_expected(sc, 0, 0, 1, p + 1, c, budget, gone, &norm);
 		} else if (id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV_WINDOW) {
 			/* These scenes have no prompt: nothing is ever selected,
 			 * and the bounded SnapKV and PyramidKV are a window
@@ -275,7 +362,7 @@ static void ref_step(struct ref *r)
 		c->cutoff_pos = cut >= 0 ? c->pos[cut] : -1;
 		c->cutoff_value = cut >= 0 ? (by_weight ? c->w[cut] : c->score[cut]) : 0.0;
 		if ((id == POLICY_KNORM || id == POLICY_RANDOM || id == POLICY_KEYDIFF ||
-		     id == POLICY_OBSERVED_WINDOW) &&
+		     id == POLICY_OBSERVED_WINDOW || id == POLICY_EXPECTED) &&
 		    cut >= 0)
 			c->cutoff_value = norm;
 		int kept = 0;
@@ -766,6 +853,10 @@ static void model_step(struct ref_model *r)
 				} else if (id == POLICY_KEYDIFF && c->len > budget) {
 					cut = ref_keydiff(sc, l * r->kv + g, c, budget, gone,
 					                  &norm);
+				} else if (id == POLICY_EXPECTED && c->len > budget) {
+					cut = ref_expected(sc, l * r->kv + g,
+					                   l * r->heads + g * r->group, r->group, s,
+					                   c, budget, gone, &norm);
 				} else if ((id == POLICY_SNAPKV || id == POLICY_SNAPKV_WINDOW) &&
 				           s == sc->prompt && c->len > budget) {
 					cut = ref_snap(r, id, l, g, c, budget, gone, &norm);
@@ -816,10 +907,10 @@ static void model_step(struct ref_model *r)
 				c->cutoff_value =
 				        cut >= 0 ? (by_weight ? key[cut] : c->score[cut]) : 0.0;
 				if ((id == POLICY_KNORM || id == POLICY_RANDOM ||
-				     id == POLICY_KEYDIFF || id == POLICY_SNAPKV ||
-				     id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV ||
-				     id == POLICY_ADAKV || id == POLICY_OBSERVED ||
-				     id == POLICY_PYRAMIDKV_WINDOW ||
+				     id == POLICY_KEYDIFF || id == POLICY_EXPECTED ||
+				     id == POLICY_SNAPKV || id == POLICY_SNAPKV_WINDOW ||
+				     id == POLICY_PYRAMIDKV || id == POLICY_ADAKV ||
+				     id == POLICY_OBSERVED || id == POLICY_PYRAMIDKV_WINDOW ||
 				     id == POLICY_OBSERVED_WINDOW) &&
 				    cut >= 0)
 					c->cutoff_value = norm;

@@ -355,15 +355,17 @@ static void test_bad_files(void **state)
 	assert_true(n >= 60);
 	/* A scene's "policies" checked against the table, as h2o-tui does. */
 	const char *table[POLICY_COUNT + 1];
-	unsigned keyed = 0;
+	unsigned keyed = 0, queried = 0;
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		table[p] = policies[p]->name;
 		keyed |= policy_reads_keys((enum policy_id)p) ? 1u << p : 0u;
+		queried |= policy_reads_queries((enum policy_id)p) ? 1u << p : 0u;
 	}
 	table[POLICY_COUNT] = NULL;
 	const struct scene_options with_table = {.policy_names = table,
 	                                         .policy_keys = keyed,
-	                                         .check_setting = policy_settings_check_one};
+	                                         .check_setting = policy_settings_check_one,
+	                                         .policy_queries = queried};
 
 	for (int i = 0; i < n; i++) {
 		char json[600], errpath[600], err[SCENE_ERROR_MAX], line[SCENE_ERROR_MAX + 1];

@@ -487,6 +487,8 @@ static const char *strip_policy(const char *brief)
 	        {"ow", "observed-win"},
 	        {"rn", "random"},
 	        {"kd", "keydiff"},
+	        {"exp", "expected"},
+	        {"ex", "expected"},
 	};
 	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
 		if (strcmp(pairs[i][0], brief) == 0)

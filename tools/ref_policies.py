@@ -3,7 +3,7 @@
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
 runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win,
-pyramidkv, pyramidkv-win, adakv, observed, observed-win, random, keydiff) on scenes with layers, query
+pyramidkv, pyramidkv-win, adakv, observed, observed-win, random, keydiff, expected) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -75,6 +75,18 @@ and G key/value heads reads kv head h // (H // G)):
   each divided by its L2 norm; keep the B keys of lowest cosine similarity
   to it (kvpress' score is minus the cosine), applied as knorm is. An
   attention scene has no keys: it keeps the B newest.
+- expected (kvpress' ExpectedAttentionPress, n_sink 4, use_covariance,
+  use_vnorm, epsilon 0; RoPE's average over the future positions is the
+  identity, a scene's positions carrying no rotation): the first 4 held
+  positions are sinks. For each query head of the kv head's group, the
+  mean mu and covariance S (divided by the count m) of its queries of
+  positions max(4, t - 64) .. t - 1 at step t; each other held position
+  j scores z = scale (mu . k_j) + scale^2 (k_j' S k_j) / 2, softmaxed
+  over them; the heads' mean times the L2 norm of v_j; the sinks score
+  one more than the best. Keep the B highest, applied as knorm is. Every
+  sum runs in order from 0.0 (positions, then indices), as plain loops,
+  so that ties between equal scores stay exact. A cache of at most 4
+  (all sinks) keeps its B oldest; an attention scene the B newest.
 
 A tie in a score, a weight or a norm keeps the lower position.
 
@@ -90,7 +102,8 @@ import numpy as np
 
 POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
             "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "observed",
-            "observed-win", "random", "keydiff")
+            "observed-win", "random", "keydiff",
+            "expected")
 SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
 SNAP_KERNEL = 5  # its pooling kernel (kvpress' kernel_size)
 # h2o-tui's --policy-opt POLICY.KEY=VALUE: {policy: {key: value}}; window,
@@ -471,12 +484,79 @@ def _rule(policy, scene, caches, rows, S, layer=0, t=0):
             cos = keys @ anchor / np.maximum(norms * np.linalg.norm(anchor), 1e-8)
             plans.append(keep_top(c.pos, {j: -float(x) for j, x in zip(c.pos, cos)}, B))
         return plans
+    if policy == "expected":
+        if scene.mode == "attention":
+            return [(c.pos[-B:], None) for c in caches]
+        rep = scene.heads // scene.kv_heads
+        return [expected_select(scene, layer, g, c, range(g * rep, (g + 1) * rep), t)
+                for g, c in enumerate(caches)]
     if policy in ("snapkv", "snapkv-win") and t == scene.prompt:
         return [snap_select(scene, layer, g, c, None, policy) for g, c in enumerate(caches)]
     if policy == "snapkv-win":
         before = scene.prompt - min(snap_window(policy, scene.prompt), B)
         return [hold(c, B, before) for c in caches]
     raise ValueError(policy)
+
+
+EXPECTED_SINKS = 4  # kvpress' ExpectedAttentionPress.n_sink
+EXPECTED_QUERIES = 64  # the last queries its statistics are of
+
+
+def expected_select(scene, layer, g, cache, heads, t):
+    """Expected Attention's kept positions of kv head G's cache at step T
+    (the queries of positions 0 .. T - 1 asked), and the margin."""
+    B, ns, d = scene.budget, EXPECTED_SINKS, scene.k.shape[-1]
+    pos = cache.pos
+    if len(pos) <= ns:
+        return pos[:B], None
+    first = max(ns, t - EXPECTED_QUERIES)
+    s = float(scene.scale)
+    rest = pos[ns:]
+    keys = [[float(x) for x in scene.k[layer, g, j]] for j in rest]
+    score = [0.0] * len(rest)
+    for h in heads:
+        qs = [[float(x) for x in scene.q[layer, h, p]] for p in range(first, t)]
+        m = len(qs)
+        mu = []
+        for a in range(d):
+            total = 0.0
+            for q in qs:
+                total += q[a]
+            mu.append(total / m)
+        cov = [[0.0] * d for _ in range(d)]
+        for a in range(d):
+            for b in range(d):
+                total = 0.0
+                for q in qs:
+                    total += (q[a] - mu[a]) * (q[b] - mu[b])
+                cov[a][b] = total / m
+        z = []
+        for k in keys:
+            lin = 0.0
+            for a in range(d):
+                lin += mu[a] * k[a]
+            quad = 0.0
+            for a in range(d):
+                row = 0.0
+                for b in range(d):
+                    row += cov[a][b] * k[b]
+                quad += k[a] * row
+            z.append(lin * s + quad * (s * s) / 2.0)
+        top = max(z)
+        e = [math.exp(x - top) for x in z]
+        total = 0.0
+        for x in e:
+            total += x
+        for i, x in enumerate(e):
+            score[i] += x / total
+    for i, j in enumerate(rest):
+        score[i] /= len(heads)
+        if scene.v is not None:
+            score[i] = (score[i] + 0.0) * key_norm(scene.v[layer, g, j])
+    best = max(score)
+    ranked = {j: best + 1.0 for j in pos[:ns]}
+    ranked.update(zip(rest, score))
+    return keep_top(pos, ranked, B)
 
 
 def hold(cache, budget, before):

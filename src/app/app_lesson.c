@@ -190,8 +190,10 @@ static void open_lesson(struct app *app, int index)
 		return;
 	}
 	const struct budget b = app_lesson_budget(sc);
+	/* What the lesson will run: the policies chosen that its scene can
+	 * (app_lesson_swap), not those the scene shown runs. */
 	const double bytes =
-	        cost_of(sc, &b, COST_SCREENS, app->policies, NULL, 0, build_threads(app)).bytes;
+	        cost_of(sc, &b, COST_SCREENS, app->chosen, NULL, 0, build_threads(app)).bytes;
 	if (bound > 0 && bytes > bound) {
 		app_lesson_cost_words(sc, err, sizeof err);
 		app_lesson_refuse(app, index, bytes, held, err);

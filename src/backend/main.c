@@ -186,10 +186,11 @@ static int load_scene(struct run *r)
 	/* The names a scene's "policies" may list, in the order of the bits
 	 * of scene.policies: the table's. */
 	const char *names[POLICY_COUNT + 1];
-	unsigned keyed = 0;
+	unsigned keyed = 0, queried = 0;
 	for (int p = 0; p < POLICY_COUNT; p++) {
 		names[p] = policies[p]->name;
 		keyed |= policy_reads_keys((enum policy_id)p) ? 1u << p : 0u;
+		queried |= policy_reads_queries((enum policy_id)p) ? 1u << p : 0u;
 	}
 	names[POLICY_COUNT] = NULL;
 	if (o->model) {
@@ -219,7 +220,8 @@ static int load_scene(struct run *r)
 		                                   .told_ctx = r->told_ctx,
 		                                   .policy_names = names,
 		                                   .policy_keys = keyed,
-		                                   .check_setting = policy_settings_check_one};
+		                                   .check_setting = policy_settings_check_one,
+		                                   .policy_queries = queried};
 		rc = scene_load_file_opts(o->scene, &load, &r->scene, err);
 	}
 	if (rc == SCENE_TOO_LARGE)
@@ -250,18 +252,19 @@ static int load_told(void *ctx, int (*told)(void *, double, double), void *told_
 static int choose_policies(struct run *r)
 {
 	struct options *o = &r->o;
-	/* A policy that reads keys, chosen on the command line for a scene
-	 * without them: refused, not run as a window. */
-	for (int p = 0; r->scene->mode == SCENE_ATTENTION && p < POLICY_COUNT; p++) {
+	/* A policy the scene cannot run as it is meant (one that reads keys
+	 * on an attention scene, one that reads the queries before RoPE on a
+	 * model scene), chosen on the command line: refused, not run as a
+	 * window. */
+	for (int p = 0; p < POLICY_COUNT; p++) {
 		const bool chosen = (o->policies & ENGINE_POLICY(p)) ||
 		                    (o->compare_given && o->compare == (enum policy_id)p);
-		if (chosen && policy_reads_keys((enum policy_id)p)) {
-			fprintf(stderr,
-			        "h2o-tui: %s %s: %s is an attention scene, which has no keys for "
-			        "it to read\n",
+		const char *why = engine_policy_refused(r->scene, (enum policy_id)p);
+		if (chosen && why) {
+			fprintf(stderr, "h2o-tui: %s %s: %s is %s\n",
 			        o->compare_given && o->compare == (enum policy_id)p ? "--compare"
 			                                                            : "--policies",
-			        policies[p]->name, o->scene);
+			        policies[p]->name, o->scene, why);
 			return EXIT_USAGE;
 		}
 	}

@@ -121,12 +121,12 @@ int engine_policy_cap(const struct scene *sc, const struct budget *b, enum polic
 	return own + 1 < sc->n ? own + 1 : sc->n;
 }
 
-double engine_caches_cap(const struct scene *sc, const struct budget *b)
+double engine_caches_cap(const struct scene *sc, const struct budget *b, unsigned mask)
 {
 	const double cap = engine_cache_cap(sc, b);
 	double caps = 0;
 	for (int p = 0; p < POLICY_COUNT; p++)
-		if (p != POLICY_FULL)
+		if (p != POLICY_FULL && (mask & ENGINE_POLICY(p)))
 			caps += policies[p]->grows ? (cap + sc->n) / 2
 			                           : engine_policy_cap(sc, b, (enum policy_id)p);
 	return caps;
@@ -164,11 +164,21 @@ void engine_free(struct engine *e)
 	free(e);
 }
 
+const char *engine_policy_refused(const struct scene *scene, enum policy_id p)
+{
+	if (scene->mode == SCENE_ATTENTION && policy_reads_keys(p))
+		return "an attention scene, which has no keys for it to read";
+	if (scene->model_path && policy_reads_queries(p))
+		return "a model scene, which keeps its queries after RoPE only, not before as it "
+		       "reads them";
+	return NULL;
+}
+
 unsigned engine_policies_for(const struct scene *scene, unsigned mask)
 {
 	mask = mask ? mask & ENGINE_ALL_POLICIES : ENGINE_ALL_POLICIES;
-	for (int p = 0; scene->mode == SCENE_ATTENTION && p < POLICY_COUNT; p++)
-		if (policy_reads_keys((enum policy_id)p))
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if (engine_policy_refused(scene, (enum policy_id)p))
 			mask &= ~ENGINE_POLICY(p);
 	return mask;
 }
@@ -483,6 +493,10 @@ static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned
 		/* Its key rows and anchor (vector scenes). */
 		if (pol->by_keys && sc->mode == SCENE_VECTOR)
 			bytes += (cap + 1) * dim * sizeof(double);
+		/* Its query rows' pointers and room (vector scenes). */
+		if (pol->by_queries && sc->mode == SCENE_VECTOR)
+			bytes += (size_t)group_of_view(sc) * sizeof(double *) +
+			         (dim * (dim + 1) + cap) * sizeof(double);
 		/* Step states; marks; outputs; a batch's positions and weights. */
 		bytes += states * (sizeof(struct step_state) +
 		                   cap * (3 * sizeof(int) + 5 * sizeof(double))) +

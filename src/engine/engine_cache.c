@@ -48,6 +48,8 @@ void cache_done(struct cache *c)
 	free(c->order);
 	free(c->krows);
 	free(c->anchor);
+	free(c->qrows);
+	free(c->work);
 	for (int i = 0; c->la && i < c->group; i++) {
 		free(c->la[i].qt);
 		free(c->la[i].logit);
@@ -177,6 +179,15 @@ bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc)
 		c->anchor = malloc((size_t)sc->dim * sizeof *c->anchor);
 		if (!c->krows || !c->anchor)
 			return false;
+	}
+	if (pol->by_queries && c->la) {
+		const size_t dim = (size_t)sc->dim;
+		c->qrows = malloc((size_t)c->group * sizeof *c->qrows);
+		c->work = malloc((dim * (dim + 1) + n) * sizeof *c->work);
+		if (!c->qrows || !c->work)
+			return false;
+		for (int i = 0; i < c->group; i++)
+			c->qrows[i] = c->la[i].q;
 	}
 	if (pol->observe_window > 0) {
 		c->obs = malloc((size_t)c->group * n * sizeof *c->obs);
@@ -496,6 +507,14 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 			view.keys = c->krows;
 			view.dim = sc->dim;
 			view.anchor = c->anchor;
+		}
+		if (pol->by_queries && c->qrows && view.keys) {
+			view.queries = c->qrows;
+			view.heads = c->group;
+			view.seen = s;
+			view.values = sc->v;
+			view.scale = sc->scale;
+			view.work = c->work;
 		}
 		view.window = policy_run_window(id, &e->b, s);
 		if (view.window > 0) {

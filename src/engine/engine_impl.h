@@ -130,6 +130,11 @@ struct cache {
 	/* A policy with by_keys: entry i's key row at krows + i * dim
 	 * (policy_cache.keys, cap x dim), and room for its anchor (dim). */
 	double *krows, *anchor;
+	/* A policy with by_queries: the query rows of each head of the group
+	 * (group pointers, policy_cache.queries) and the rule's room
+	 * (dim * (dim + 1) + cap, policy_cache.work). */
+	const double **qrows;
+	double *work;
 	/* Grouped scores (design §2): the GROUP query heads that share this
 	 * cache's key/value head, the view's own at index OWN, each with its
 	 * lookahead (vector scenes) or its attention rows (ATTN, attention

@@ -25,6 +25,11 @@ bool policy_reads_keys(enum policy_id p)
 	return policies[p]->by_key_norm || policies[p]->by_keys;
 }
 
+bool policy_reads_queries(enum policy_id p)
+{
+	return policies[p]->by_queries;
+}
+
 int policy_find(const char *name)
 {
 	for (int i = 0; i < POLICY_COUNT; i++)

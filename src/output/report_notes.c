@@ -4,6 +4,7 @@
  */
 #include "report_notes.h"
 
+#include "h2o/engine.h"
 #include "h2o/policy.h"
 #include "h2o/scene.h"
 
@@ -26,25 +27,35 @@ static void put_unmatched(FILE *out, const struct report_run *run)
 	}
 }
 
-/* On an attention scene that runs every other policy, a line naming the
- * policies left out because they read keys. */
+/* On a scene that runs every other policy, a line naming the policies left
+ * out because the scene cannot run them (engine_policy_refused): on an
+ * attention scene those that read keys, on a model scene those that read
+ * the queries before RoPE. */
 static void put_not_run(FILE *out, const struct report_run *run)
 {
-	if (run->scene->mode != SCENE_ATTENTION)
-		return;
 	char names[128] = "";
 	size_t len = 0;
+	int count = 0;
 	for (int p = 0; p < POLICY_COUNT; p++) {
-		const bool keys = policy_reads_keys((enum policy_id)p);
-		if (!keys && !(run->policies >> p & 1u))
+		const bool refused = engine_policy_refused(run->scene, (enum policy_id)p) != NULL;
+		if (!refused && !(run->policies >> p & 1u))
 			return; /* a choice of policies: it says what it runs */
-		if (keys && !(run->policies >> p & 1u) && len < sizeof names)
+		if (refused && !(run->policies >> p & 1u) && len < sizeof names) {
 			len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
 			                        len ? ", " : "", policies[p]->name);
+			count++;
+		}
 	}
-	if (len)
-		fprintf(out, "not run: %s (they read keys, which an attention scene has none of)\n",
-		        names);
+	if (!len)
+		return;
+	if (run->scene->mode == SCENE_ATTENTION)
+		fprintf(out, "not run: %s (%s keys, which an attention scene has none of)\n", names,
+		        count > 1 ? "they read" : "it reads");
+	else
+		fprintf(out,
+		        "not run: %s (%s the queries before RoPE, which a model scene does not "
+		        "keep)\n",
+		        names, count > 1 ? "they read" : "it reads");
 }
 
 void report_print_notes(FILE *out, const struct report_run *run)

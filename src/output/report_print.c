@@ -659,7 +659,7 @@ int report_sweep_print_model(const struct report_sweep *sw, const struct report_
 	if (never) {
 		fputs("held more than the budget at every budget (not matched):", out);
 		for (int p = 0; p < POLICY_COUNT; p++)
-			if (!sw->unlimited[p] && !sw->ever_matched[p]) {
+			if (!sw->unlimited[p] && shown(sw->policies, p) && !sw->ever_matched[p]) {
 				fprintf(out, "  %s", policies[p]->name);
 				if (policy_matched_form((enum policy_id)p) >= 0)
 					fprintf(out, " (matched form: %s)",

@@ -43,6 +43,7 @@ static void plan_init(struct plan *p)
 {
 	memset(p, 0, sizeof *p);
 	p->keyed = -1;
+	p->queried = -1;
 	for (int i = 0; i < 3; i++)
 		p->npy[i].file.fd = -1;
 }
@@ -154,7 +155,8 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 	                    options ? options->told_ctx : NULL,
 	                    options ? options->policy_names : NULL,
 	                    options ? options->policy_keys : 0,
-	                    options ? options->check_setting : NULL};
+	                    options ? options->check_setting : NULL,
+	                    options ? options->policy_queries : 0};
 	struct plan p;
 	const char *end = NULL;
 
@@ -209,7 +211,11 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 		if (rc == 0)
 			rc = scene_check_scale(&ld, &p);
 	} else if (rc == 0 && p.source == SRC_MODEL) {
-		rc = scene_check_model(&ld, &p);
+		/* Before the model runs: a policy it cannot run is named at
+		 * once. */
+		rc = scene_check_policy_keys(&ld, &p);
+		if (rc == 0)
+			rc = scene_check_model(&ld, &p);
 		if (rc == 0)
 			rc = scene_check_head_names(&ld, &p);
 		if (rc == 0)

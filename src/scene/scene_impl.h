@@ -60,6 +60,7 @@ struct loader {
 	/* scene_options: checks a "policy_settings" entry, or NULL. */
 	bool (*check_setting)(const char *policy, const char *key, const char *value, bool number,
 	                      char *err, size_t size);
+	unsigned policy_queries; /* scene_options: those that read queries */
 };
 
 /* ---- error lines (scene_error.c) -------------------------------------- */
@@ -188,6 +189,10 @@ struct plan {
 	 * it is named. */
 	int keyed;
 	struct where w_keyed;
+	/* The first of them that reads the queries before RoPE
+	 * (policy_queries), or -1, and where it is named. */
+	int queried;
+	struct where w_queried;
 	struct where w_root, w_tokens;
 	enum source source;
 	int heavy, recent, dim, n;
@@ -249,7 +254,8 @@ int scene_check_text(const struct loader *ld, const struct field *f, const struc
  * files for a .npy scene), and "prompt", once the tokens are. */
 int scene_check_head_names(const struct loader *ld, const struct plan *p);
 /* A "policies" that names one reading keys (scene_options.policy_keys) in
- * an attention scene: refused. */
+ * an attention scene, or one reading the queries before RoPE
+ * (scene_options.policy_queries) in a model scene: refused. */
 int scene_check_policy_keys(const struct loader *ld, const struct plan *p);
 int scene_check_prompt(const struct loader *ld, struct plan *p);
 /* Whether the numbers the scene's arrays will hold are within

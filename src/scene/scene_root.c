@@ -324,6 +324,10 @@ static int check_policies(const struct loader *ld, struct plan *p)
 				p->keyed = k;
 				p->w_keyed = we;
 			}
+			if (p->queried < 0 && (ld->policy_queries & 1u << k)) {
+				p->queried = k;
+				p->w_queried = we;
+			}
 			continue;
 		}
 		return fail_unknown_policy(ld, &we, e->valuestring);
@@ -391,6 +395,11 @@ static int check_policy_settings(const struct loader *ld, struct plan *p)
 
 int scene_check_policy_keys(const struct loader *ld, const struct plan *p)
 {
+	if (p->queried >= 0 && p->source == SRC_MODEL)
+		return scene_fail_value(ld, &p->w_queried,
+		                        "policy \"%s\" reads the queries before RoPE, and a model "
+		                        "scene keeps them after RoPE only",
+		                        ld->policy_names[p->queried]);
 	if (p->keyed < 0 || p->mode != SCENE_ATTENTION)
 		return 0;
 	return scene_fail_value(ld, &p->w_keyed,

@@ -71,8 +71,10 @@ struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mo
                     unsigned shown, const int *budgets, int count, int threads)
 {
 	struct cost c = {0};
-	/* What the modes compute for the policies shown (report.h), the
-	 * screens' timelines as the report. */
+	/* What the modes compute for the policies shown that the scene can
+	 * run (engine_policies_for: not those an attention scene or a model
+	 * scene refuses), the screens' timelines as the report. */
+	shown = engine_policies_for(sc, shown);
 	const unsigned mask = report_policies_run(shown);
 	const int heads = heads_count(sc);
 	const int at_once = threads < 1 ? 1 : threads < heads ? threads : heads;
@@ -124,8 +126,9 @@ struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mo
 		 * and the screens' model panel, once per budget, one budget at
 		 * a time, for the sweep. */
 		c.bytes += (double)llama_model_bytes(sc->model);
-		const unsigned all =
-		        mode == COST_SCREENS ? ENGINE_ALL_POLICIES : drop_policies_run(shown);
+		const unsigned all = mode == COST_SCREENS
+		                             ? engine_policies_for(sc, ENGINE_ALL_POLICIES)
+		                             : drop_policies_run(shown);
 		const int runs = mode == COST_SWEEP ? count : 1;
 		c.madds += runs * drop_predict_madds(sc->model, sc->n, all);
 		c.bytes += drop_predict_memory(sc->model, sc->n, b->prompt, all);

@@ -88,7 +88,7 @@ static void choose_intervals(struct timeline *tl, double fixed)
 	budget = budget > MIN_SNAPSHOT_BYTES ? budget : MIN_SNAPSHOT_BYTES;
 	/* A snapshot of the caches that evict: B + 1 positions and scores
 	 * each (fewer while they fill; the scene for one that grows). */
-	const double caps = engine_caches_cap(sc, &tl->want);
+	const double caps = engine_caches_cap(sc, &tl->want, tl->mask);
 	const double snap = caps * (sizeof(int) + sizeof(double)) + (POLICY_COUNT - 1) * 64;
 	double every = ceil(n * snap / (budget * EVICTING_SHARE));
 	every = every < 1 ? 1 : every > n ? n : every;
@@ -309,12 +309,12 @@ double timeline_predict_memory_only(const struct scene *sc, const struct budget 
 		         (n + 1) * sizeof(int) + n * sizeof(atomic_int);
 	fixed += engine_predict_memory(sc, b, mask, SEEK_BLOCK_ROWS) +
 	         engine_predict_memory(sc, b, lite_mask, 0);
-	struct timeline tl = {.sc = sc, .want = *b};
+	struct timeline tl = {.sc = sc, .want = *b, .mask = mask};
 	choose_intervals(&tl, fixed);
 	/* The snapshots the intervals give: the caches that evict every
 	 * `every` steps (at most B + 1 entries each, the scene for one that grows), the full cache's t
 	 * scores every `full_every` steps. */
-	const double caps = engine_caches_cap(sc, b);
+	const double caps = engine_caches_cap(sc, b, mask);
 	const double snaps = floor(n / tl.every) + 1, full = floor(n / tl.full_every);
 	double bytes = fixed + 2 * (snaps + 1) * sizeof(void *);
 	bytes += snaps * (caps * (sizeof(int) + sizeof(double)) + (POLICY_COUNT - 1) * 64);

@@ -108,9 +108,15 @@ _Static_assert(POLICY_COUNT < 32, "policy masks are unsigned ints: at most 31 po
  */
 struct engine *engine_new_only(const struct scene *scene, const struct budget *b,
                                unsigned policies);
-/* MASK (0: every policy) less the policies SCENE cannot run: on an
- * attention scene, which has no keys, those that read keys
- * (policy_reads_keys). */
+/* Why SCENE cannot run policy P as it is meant, the end of a sentence
+ * "SCENE is ..." ("an attention scene, which has no keys for it to
+ * read"), or NULL when it can: an attention scene has no keys
+ * (policy_reads_keys), a model scene keeps its queries after RoPE only
+ * (policy_reads_queries). */
+const char *engine_policy_refused(const struct scene *scene, enum policy_id p);
+
+/* MASK (0: every policy) less the policies SCENE cannot run
+ * (engine_policy_refused). */
 unsigned engine_policies_for(const struct scene *scene, unsigned mask);
 
 /* The policies E runs (ENGINE_ALL_POLICIES for engine_new). */
@@ -139,11 +145,11 @@ int engine_cache_cap(const struct scene *scene, const struct budget *b);
  * after the prompt's end (policy.grows). */
 int engine_policy_cap(const struct scene *scene, const struct budget *b, enum policy_id p);
 
-/* What the caches of every policy but the full cache hold at most, added,
- * taken over the scene's steps: engine_cache_cap for those that evict, and
- * for one that grows its mean, halfway from engine_cache_cap to the whole
- * scene (the size of their snapshots, on average). */
-double engine_caches_cap(const struct scene *scene, const struct budget *b);
+/* What the caches of the policies of MASK but the full cache hold at most,
+ * added, taken over the scene's steps: engine_cache_cap for those that
+ * evict, and for one that grows its mean, halfway from engine_cache_cap to
+ * the whole scene (the size of their snapshots, on average). */
+double engine_caches_cap(const struct scene *scene, const struct budget *b, unsigned mask);
 
 /* The logit of query position Q against key position J under the scene's
  * mode (scale * q.k, or ln of the given attention). The timeline uses it

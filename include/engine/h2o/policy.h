@@ -37,6 +37,7 @@
 	X(OBSERVED_WINDOW, observed_window)   \
 	X(RANDOM, random)                     \
 	X(KEYDIFF, keydiff)                   \
+	X(EXPECTED, expected)                 \
 	POLICIES_TEST(X)
 
 /* The test build of tests/meson.build adds the toy policy of
@@ -159,6 +160,19 @@ struct policy_cache {
 	/* The cache's key/value head within its layer, from 0 (the random
 	 * policy draws per layer, key/value head and position). */
 	int kv_head;
+	/* For a policy with by_queries (and by_keys), or NULL: QUERIES[h],
+	 * for each of the HEADS query heads of the cache's group in order,
+	 * the query rows of that head by position (row p, DIM numbers, at
+	 * queries[h] + p * dim), of which positions 0 .. SEEN - 1 have been
+	 * asked (SEEN is the step); VALUES the value rows of the cache's
+	 * key/value head by position the same way, or NULL when the scene
+	 * has none; SCALE the logit scale; and WORK, room for
+	 * dim * (dim + 1) + len numbers of the rule's own. */
+	const double *const *queries;
+	int seen;
+	const double *values;
+	double scale;
+	double *work;
 };
 
 /* Where a kept position sits: a policy has up to two regions, drawn as
@@ -208,6 +222,10 @@ struct policy {
 	bool by_key_norm;
 	/* The rule reads the key rows (policy_cache.keys, dim, anchor). */
 	bool by_keys;
+	/* The rule reads the queries asked so far and the value rows
+	 * (policy_cache.queries, seen, values, scale, work), as a vector
+	 * scene has them: a model scene keeps its queries after RoPE only. */
+	bool by_queries;
 	/* How many of the prompt's last queries the rule reads at the
 	 * prompt's end (policy_cache.observed), capped by the prompt; 0 for
 	 * none. */
@@ -251,6 +269,10 @@ extern const struct policy *const policies[POLICY_COUNT];
 /* Whether policy P reads the keys (by_key_norm or by_keys): an attention
  * scene, which has none, cannot run it as it is meant. */
 bool policy_reads_keys(enum policy_id p);
+
+/* Whether policy P reads the queries before RoPE (by_queries): a model
+ * scene, whose queries are kept after RoPE, cannot run it as it is meant. */
+bool policy_reads_queries(enum policy_id p);
 
 /* The policy called NAME, or -1. */
 int policy_find(const char *name);

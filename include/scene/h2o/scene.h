@@ -201,6 +201,10 @@ struct scene_options {
 	 * be an object of objects and kept as it is. */
 	bool (*check_setting)(const char *policy, const char *key, const char *value, bool number,
 	                      char *err, size_t size);
+	/* Bit i: policy_names[i] reads the queries before RoPE, which a
+	 * model scene does not keep; the loader refuses such a model scene
+	 * that names it, before it runs the model. */
+	unsigned policy_queries;
 };
 
 /* A load's status when a model scene's model would take more memory than

@@ -1,0 +1,199 @@
+/*
+ * policy_expected: Expected Attention (Devoto et al., "Expected Attention:
+ * KV Cache Compression by Estimating Attention from Future Queries
+ * Distribution", arXiv 2510.00636), as kvpress' ExpectedAttentionPress
+ * (kvpress/presses/expected_attention_press.py) scores it with its
+ * defaults (n_sink 4, use_covariance, use_vnorm, epsilon 0). The queries
+ * still to come are taken to be Gaussian, with the mean and covariance of
+ * the last 64 queries asked after the first four; a key k is then expected
+ * to get exp(mu . k s + k' S k s^2 / 2) of attention (s the logit scale),
+ * normalised over the keys after the first four (a softmax), averaged over
+ * the query heads of the key/value group, times the L2 norm of the key's
+ * value row. The first four entries (the sinks) score one more than the
+ * largest, so they stay; the B best scored stay, a tie keeping the lower
+ * position. kvpress rotates the mean and covariance by RoPE averaged over
+ * the next n_future_positions (512) positions; a vector scene's positions
+ * carry no rotation, so that average is the identity and is left out.
+ *
+ * h2o-tui applies it as it does key norm and KeyDiff: at the prompt's end,
+ * with the prompt's last queries, and at every step after it, over the
+ * keys held then, with the last queries asked by then. kvpress' prefill
+ * takes every query of the prompt after the sinks: the same for a prompt
+ * of up to 68 tokens; the window keeps each step's cost bounded (64 x
+ * dim x dim per head) where the whole run's would grow with the square of
+ * its length. An attention scene has no keys and a model scene keeps its
+ * queries after RoPE only: it is refused on both (engine.h); a caller
+ * without keys or queries gets the B newest.
+ *
+ * The numbers, per query head h of the group in order, over the queries of
+ * positions max(4, seen - 64) .. seen - 1: the mean mu_d, the queries'
+ * component d summed in position order from 0.0 and divided by their
+ * count m; the covariance S_ab, (q_a - mu_a)(q_b - mu_b) summed the
+ * same way, divided by m; for each entry j after the sinks,
+ * z_j = (mu . k_j) s + (sum_a k_ja (sum_b S_ab k_jb)) (s s) / 2, every sum
+ * in index order from 0.0; the softmax of the z_j (their largest taken
+ * away, exp, summed in cache order from 0.0, each divided by the sum),
+ * added to the entry's score. Then each score divided by the heads'
+ * count and multiplied by its value's norm (its squares summed in index
+ * order from 0.0, the square root).
+ */
+#include "h2o/policy.h"
+#include "policy_rule.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* kvpress' n_sink. */
+#define EXPECTED_SINKS 4
+/* The queries the statistics are of: the last 64 asked after the sinks. */
+#define EXPECTED_QUERIES 64
+
+static double dot_of(const double *x, const double *y, int dim)
+{
+	double s = 0.0;
+	for (int i = 0; i < dim; i++)
+		s += x[i] * y[i];
+	return s;
+}
+
+/* Query head H's statistics into MU (dim) and COV (dim x dim): the
+ * queries of positions FIRST .. C->seen - 1. */
+static void query_stats(const struct policy_cache *c, int h, int first, double *mu, double *cov)
+{
+	const int dim = c->dim, m = c->seen - first;
+	const double *q = c->queries[h];
+	for (int d = 0; d < dim; d++) {
+		double s = 0.0;
+		for (int p = first; p < c->seen; p++)
+			s += q[(size_t)p * (size_t)dim + (size_t)d];
+		mu[d] = s / m;
+	}
+	for (int a = 0; a < dim; a++)
+		for (int b = 0; b < dim; b++) {
+			double s = 0.0;
+			for (int p = first; p < c->seen; p++) {
+				const double *row = q + (size_t)p * (size_t)dim;
+				s += (row[a] - mu[a]) * (row[b] - mu[b]);
+			}
+			cov[(size_t)a * (size_t)dim + (size_t)b] = s / m;
+		}
+}
+
+/* Into C->rank, each entry's score (C->len > EXPECTED_SINKS). */
+static void expected_scores(const struct policy_cache *c)
+{
+	const int dim = c->dim, heads = c->heads > 0 ? c->heads : 1, ns = EXPECTED_SINKS;
+	double *mu = c->work, *cov = mu + dim, *z = cov + (size_t)dim * (size_t)dim;
+	double *score = c->rank;
+	const int first = c->seen - EXPECTED_QUERIES > ns ? c->seen - EXPECTED_QUERIES : ns;
+	for (int j = ns; j < c->len; j++)
+		score[j] = 0.0;
+	for (int h = 0; h < heads; h++) {
+		query_stats(c, h, first, mu, cov);
+		double top = -INFINITY;
+		for (int j = ns; j < c->len; j++) {
+			const double *k = c->keys + (size_t)j * (size_t)dim;
+			double quad = 0.0;
+			for (int a = 0; a < dim; a++)
+				quad += k[a] * dot_of(cov + (size_t)a * (size_t)dim, k, dim);
+			z[j] = dot_of(mu, k, dim) * c->scale + quad * (c->scale * c->scale) / 2.0;
+			top = z[j] > top ? z[j] : top;
+		}
+		double sum = 0.0;
+		for (int j = ns; j < c->len; j++) {
+			z[j] = exp(z[j] - top);
+			sum += z[j];
+		}
+		for (int j = ns; j < c->len; j++)
+			score[j] += z[j] / sum;
+	}
+	double top = -INFINITY;
+	for (int j = ns; j < c->len; j++) {
+		score[j] /= heads;
+		if (c->values) {
+			const double *v = c->values + (size_t)c->pos[j] * (size_t)dim;
+			score[j] = (score[j] + 0.0) * sqrt(dot_of(v, v, dim));
+		}
+		top = score[j] > top ? score[j] : top;
+	}
+	for (int j = 0; j < ns; j++)
+		score[j] = top + 1.0;
+}
+
+static void expected_rule(const struct policy_budget *b, const struct policy_cache *c,
+                          unsigned char *gone, int *cutoff)
+{
+	*cutoff = -1;
+	const int budget = b->heavy + b->recent;
+	if (c->len <= budget)
+		return;
+	if (!c->keys || !c->queries || !c->rank || !c->work || c->dim < 1 ||
+	    c->len <= EXPECTED_SINKS || c->seen <= EXPECTED_SINKS) {
+		/* No keys or queries to read, or nothing but sinks (which
+		 * tie): the B oldest of the sinks, else the B newest. */
+		if (c->len <= EXPECTED_SINKS && c->keys && c->queries)
+			for (int i = budget; i < c->len; i++)
+				gone[i] = 1;
+		else
+			for (int i = 0; i < c->len - budget; i++)
+				gone[i] = 1;
+		return;
+	}
+	expected_scores(c);
+	const struct policy_cache view = {.len = c->len, .pos = c->pos, .score = c->rank};
+	*cutoff = policy_keep_largest(&view, c->len, budget, false, gone);
+}
+
+static int expected_region_budget(const struct policy_budget *b, enum policy_region r)
+{
+	return r == POLICY_REGION_OLD ? b->heavy + b->recent : 0;
+}
+
+static enum policy_region expected_region(const struct policy_budget *b, int t, int pos)
+{
+	(void)b, (void)t, (void)pos;
+	return POLICY_REGION_OLD;
+}
+
+/* The cut-off value is the lowest kept score: the evicted entry's
+ * expected attention (times its value's norm) was lower (or equal, from a
+ * higher position). */
+static void expected_word_loss(const struct policy_budget *b, const struct policy_loss *loss,
+                               enum policy_voice voice, struct policy_words *words)
+{
+	if (loss->cutoff_pos >= 0) {
+		words->cutoff_pos = loss->cutoff_pos;
+		if (voice == POLICY_VOICE_BRIEF) {
+			snprintf(words->before, sizeof words->before, "exp < %.2f ",
+			         loss->cutoff_value);
+			return;
+		}
+		snprintf(words->before, sizeof words->before,
+		         "expected attention times |v| below the least kept, %.2f (",
+		         loss->cutoff_value);
+		snprintf(words->after, sizeof words->after, ")");
+	} else if (voice == POLICY_VOICE_BRIEF) {
+		snprintf(words->before, sizeof words->before, "left the window");
+	} else {
+		snprintf(words->before, sizeof words->before,
+		         "no keys or queries to read: only the %d newest tokens stay",
+		         b->heavy + b->recent);
+	}
+}
+
+static const struct policy_rule rule = {.evict = expected_rule};
+
+const struct policy policy_expected = {
+        .name = "expected",
+        .title = "EXPECTED ATTN",
+        .about = "keeps 4 sinks and the tokens a Gaussian of the last 64 queries expects "
+                 "attended most, times |v|",
+        .region_name = {"EXPECTED", NULL},
+        .region_budget = expected_region_budget,
+        .rule = &rule,
+        .region = expected_region,
+        .by_keys = true,
+        .by_queries = true,
+        .ranks_own = true,
+        .word_loss = expected_word_loss,
+};
