@@ -132,7 +132,7 @@ static void test_help_is_modal_and_quit(void **state)
 	assert_int_equal(app.help_page, 3);
 	press(&app, "k,k,k,k,up");
 	assert_int_equal(app.help_page, 0);
-	press(&app, "right,right,right,right,right,right");
+	press(&app, "right,right,right,right,right,right,right");
 	assert_true(app.help); /* the last of APP_HELP_PAGES */
 	assert_int_equal(app.help_page, APP_HELP_PAGES - 1);
 	press(&app, "right");

@@ -158,16 +158,18 @@ static void draw_marks(struct frame *f, int x, int y, int right)
 /* Rows of the text pages: a word and its meaning with a hanging indent,
  * or (TERM NULL) a line of text wrapped by words. Counts rows from Y when
  * F is NULL; else draws them above BOTTOM, and returns a row past BOTTOM
- * when something did not fit. */
-#define TERM_W 11
+ * when something did not fit. TERM_W is the words' column; the policy
+ * pages' is as wide as the longest policy name, so none is cut. */
+#define TERM_W        11
+#define POLICY_TERM_W 13
 
-static int put_wrapped(struct frame *f, bool ascii, int x, int y, int bottom, int w,
-                       const char *term, const char *text, enum frame_style style)
+static int put_term(struct frame *f, bool ascii, int x, int y, int bottom, int w, int term_w,
+                    const char *term, const char *text, enum frame_style style)
 {
 	char line[SCENE_MAX_WATCH_BYTES + 1];
-	const int tx = term ? x + TERM_W + 1 : x, tw = term ? w - TERM_W - 1 : w;
+	const int tx = term ? x + term_w + 1 : x, tw = term ? w - term_w - 1 : w;
 	if (f && term && y < bottom)
-		frame_text(f, x, y, TERM_W, term, STYLE_KEY);
+		frame_text(f, x, y, term_w, term, STYLE_KEY);
 	bool any = false;
 	while (view_wrap_next(&text, tw, ascii, line, sizeof line)) {
 		if (f && y < bottom)
@@ -176,6 +178,12 @@ static int put_wrapped(struct frame *f, bool ascii, int x, int y, int bottom, in
 		any = true;
 	}
 	return any ? y : y + 1;
+}
+
+static int put_wrapped(struct frame *f, bool ascii, int x, int y, int bottom, int w,
+                       const char *term, const char *text, enum frame_style style)
+{
+	return put_term(f, ascii, x, y, bottom, w, TERM_W, term, text, style);
 }
 
 /* The policies c goes through on this scene, in a sentence (PREFIX, then
@@ -206,11 +214,15 @@ static int lay_out_page(const struct view *v, struct frame *f, bool ascii, int p
 		return put_wrapped(f, ascii, x, y, bottom, w, NULL,
 		                   *watch ? watch : "This scene has no lesson text.", STYLE_NORMAL);
 	}
-	if (page == 6) {
-		/* Every policy, from the table: its name and what it keeps. */
-		for (int p = 0; p < POLICY_COUNT; p++)
-			y = put_wrapped(f, ascii, x, y, bottom, w, policies[p]->name,
-			                policies[p]->about, STYLE_NORMAL);
+	if (page >= 6) {
+		/* Every policy, from the table: its name and what it keeps, on
+		 * two pages (the second from PyramidKV on) so that each fits
+		 * 80x24. */
+		const int first = page == 6 ? 0 : POLICY_PYRAMIDKV;
+		const int end = page == 6 ? POLICY_PYRAMIDKV : POLICY_COUNT;
+		for (int p = first; p < end; p++)
+			y = put_term(f, ascii, x, y, bottom, w, POLICY_TERM_W, policies[p]->name,
+			             policies[p]->about, STYLE_NORMAL);
 		return y;
 	}
 	const struct word *words = page == 2   ? words_caches
@@ -254,7 +266,8 @@ static const char *const page_names[APP_HELP_PAGES] = {"keys",
                                                        "words: the figures",
                                                        "words: rows, heads",
                                                        "words: the marks",
-                                                       "words: policies"};
+                                                       "words: policies",
+                                                       "words: more policies"};
 
 /* The box's title: the page, and the keys that turn pages. */
 static void page_title(int page, char *buf, size_t size)

@@ -167,7 +167,7 @@ enum {
  * scene's lesson text), and five of words, every label, figure, mark and
  * policy the screen shows defined in a sentence (view_help.c holds their
  * text). */
-#define APP_HELP_PAGES 7
+#define APP_HELP_PAGES 8
 
 /* Playing speeds, in milliseconds between steps. */
 #define APP_SPEEDS                               \
