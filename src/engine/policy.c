@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine_kernel.h"
+#include "policy_rule.h"
 
 #define X(id, name) extern const struct policy policy_##name;
 POLICIES(X)
@@ -242,20 +243,25 @@ int policy_snap_select(const struct policy_cache *c, int budget, unsigned char *
 	return policy_keep_largest(&view, older, budget - win, false, gone);
 }
 
+void policy_cutoff_words(int pos, double value, enum policy_voice voice, const char *brief,
+                         const char *full, struct policy_words *words)
+{
+	words->cutoff_pos = pos;
+	if (voice == POLICY_VOICE_BRIEF) {
+		snprintf(words->before, sizeof words->before, "%s %.2f ", brief, value);
+		return;
+	}
+	snprintf(words->before, sizeof words->before, "%s %.2f (", full, value);
+	snprintf(words->after, sizeof words->after, ")");
+}
+
 void policy_snap_words(const struct policy_budget *b, const struct policy_loss *loss,
                        enum policy_voice voice, struct policy_words *words)
 {
 	if (loss->cutoff_pos >= 0) {
-		words->cutoff_pos = loss->cutoff_pos;
-		if (voice == POLICY_VOICE_BRIEF) {
-			snprintf(words->before, sizeof words->before, "pooled < %.2f ",
-			         loss->cutoff_value);
-			return;
-		}
-		snprintf(words->before, sizeof words->before,
-		         "the prompt's last queries gave it less than the cut-off, %.2f (",
-		         loss->cutoff_value);
-		snprintf(words->after, sizeof words->after, ")");
+		policy_cutoff_words(loss->cutoff_pos, loss->cutoff_value, voice, "pooled <",
+		                    "the prompt's last queries gave it less than the cut-off,",
+		                    words);
 	} else if (voice == POLICY_VOICE_BRIEF) {
 		snprintf(words->before, sizeof words->before, "left the window");
 	} else {

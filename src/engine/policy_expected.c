@@ -162,16 +162,8 @@ static void expected_word_loss(const struct policy_budget *b, const struct polic
                                enum policy_voice voice, struct policy_words *words)
 {
 	if (loss->cutoff_pos >= 0) {
-		words->cutoff_pos = loss->cutoff_pos;
-		if (voice == POLICY_VOICE_BRIEF) {
-			snprintf(words->before, sizeof words->before, "exp < %.2f ",
-			         loss->cutoff_value);
-			return;
-		}
-		snprintf(words->before, sizeof words->before,
-		         "expected attention times |v| below the least kept, %.2f (",
-		         loss->cutoff_value);
-		snprintf(words->after, sizeof words->after, ")");
+		policy_cutoff_words(loss->cutoff_pos, loss->cutoff_value, voice, "exp <",
+		                    "expected attention times |v| below the least kept,", words);
 	} else if (voice == POLICY_VOICE_BRIEF) {
 		snprintf(words->before, sizeof words->before, "left the window");
 	} else {

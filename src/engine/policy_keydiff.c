@@ -95,16 +95,9 @@ static void keydiff_word_loss(const struct policy_budget *b, const struct policy
                               enum policy_voice voice, struct policy_words *words)
 {
 	if (loss->cutoff_pos >= 0) {
-		words->cutoff_pos = loss->cutoff_pos;
-		if (voice == POLICY_VOICE_BRIEF) {
-			snprintf(words->before, sizeof words->before, "cos > %.2f ",
-			         -loss->cutoff_value);
-			return;
-		}
-		snprintf(words->before, sizeof words->before,
-		         "its key is more like the mean key than the least like kept, cos %.2f (",
-		         -loss->cutoff_value);
-		snprintf(words->after, sizeof words->after, ")");
+		policy_cutoff_words(
+		        loss->cutoff_pos, -loss->cutoff_value, voice, "cos >",
+		        "its key is more like the mean key than the least like kept, cos", words);
 	} else if (voice == POLICY_VOICE_BRIEF) {
 		snprintf(words->before, sizeof words->before, "left the window");
 	} else {

@@ -58,15 +58,8 @@ static void knorm_word_loss(const struct policy_budget *b, const struct policy_l
                             enum policy_voice voice, struct policy_words *words)
 {
 	if (loss->cutoff_pos >= 0) {
-		words->cutoff_pos = loss->cutoff_pos;
-		if (voice == POLICY_VOICE_BRIEF) {
-			snprintf(words->before, sizeof words->before, "key norm > %.2f ",
-			         loss->cutoff_value);
-			return;
-		}
-		snprintf(words->before, sizeof words->before,
-		         "its key's norm is above the largest kept, %.2f (", loss->cutoff_value);
-		snprintf(words->after, sizeof words->after, ")");
+		policy_cutoff_words(loss->cutoff_pos, loss->cutoff_value, voice, "key norm >",
+		                    "its key's norm is above the largest kept,", words);
 	} else if (voice == POLICY_VOICE_BRIEF) {
 		snprintf(words->before, sizeof words->before, "left the window");
 	} else {

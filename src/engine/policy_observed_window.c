@@ -42,15 +42,9 @@ static void observed_window_word_loss(const struct policy_budget *b, const struc
                                       enum policy_voice voice, struct policy_words *words)
 {
 	(void)b;
-	words->cutoff_pos = loss->cutoff_pos;
-	if (voice == POLICY_VOICE_BRIEF) {
-		snprintf(words->before, sizeof words->before, "mean < %.2f ", loss->cutoff_value);
-		return;
-	}
-	snprintf(words->before, sizeof words->before,
-	         "its mean attention over the queries that saw it is below the cut-off, %.2f (",
-	         loss->cutoff_value);
-	snprintf(words->after, sizeof words->after, ")");
+	policy_cutoff_words(loss->cutoff_pos, loss->cutoff_value, voice, "mean <",
+	                    "its mean attention over the queries that saw it is below the cut-off,",
+	                    words);
 }
 
 static const struct policy_rule rule = {.evict = observed_window_rule};

@@ -90,14 +90,8 @@ static void random_word_loss(const struct policy_budget *b, const struct policy_
 		         voice == POLICY_VOICE_BRIEF ? "random draw" : "its random draw was low");
 		return;
 	}
-	words->cutoff_pos = loss->cutoff_pos;
-	if (voice == POLICY_VOICE_BRIEF) {
-		snprintf(words->before, sizeof words->before, "draw < %.2f ", loss->cutoff_value);
-		return;
-	}
-	snprintf(words->before, sizeof words->before,
-	         "its random draw is below the lowest kept, %.2f (", loss->cutoff_value);
-	snprintf(words->after, sizeof words->after, ")");
+	policy_cutoff_words(loss->cutoff_pos, loss->cutoff_value, voice, "draw <",
+	                    "its random draw is below the lowest kept,", words);
 }
 
 static const struct policy_rule rule = {.evict = random_rule};

@@ -19,4 +19,11 @@ struct policy_rule {
 	              unsigned char *gone, int *cutoff);
 };
 
+/* The words of an eviction below (or above) a kept entry's value VALUE:
+ * the brief "BRIEF 0.12 " ("pooled <"), or the sentence "FULL 0.12 (" with
+ * ")" after the cut-off's token ("... below the cut-off,"); POS is the
+ * cut-off's position. Every rule that ranks by one value speaks so. */
+void policy_cutoff_words(int pos, double value, enum policy_voice voice, const char *brief,
+                         const char *full, struct policy_words *words);
+
 #endif
