@@ -50,8 +50,9 @@ static const char *const legend[] = {
         "HEAVY: old tokens kept for their accumulated attention (score)",
         "RECENT: the newest tokens, always kept; EVICTED: removed for good",
         "+attn: attention this step; score = old score + attention",
-        "Mouse: a click selects what is under it (a cache row, a map cell, a word of the "
-        "model's text, an overview's head) or goes to a heat cell's step; the wheel steps.",
+        /* One sentence, in parentheses so that its two literals read as one. */
+        ("Mouse: a click selects what is under it (a cache row, a map cell, a word of the "
+         "model's text, an overview's head) or goes to a heat cell's step; the wheel steps."),
 };
 
 /* The words of pages 3 to 5: every label and figure the screen shows. */
