@@ -84,3 +84,34 @@ case_strip() {
 	grep -q '── rec%/ppl \[fu/2\.8\] h2o10/3\.1 .* +[0-9] ─*$' "$TMP/exp.1" ||
 		{ fail "no count of the policies left out on lesson 8"; return 1; }
 }
+
+# A list that hides rows says how many (issue: "RECENT 2 of 2" with one
+# row shown), and the newest eviction's reason is whole at 80x24.
+case_lists_80x24() {
+	COLS=80 ROWS=24
+	start_shell && start_tui scenes/lesson_01_heavy_recent.json || return 1
+	headless 80x24 5,enter || return 1
+	key_check 1 -l 5 && key_check 2 Enter || return 1
+	grep -q 'RECENT  2 of 2  … 1 older' "$TMP/exp.2" ||
+		{ fail "RECENT does not say what it hides at 80x24"; return 1; }
+	grep -q '✗ 2 sat    < 1\.71 cat now' "$TMP/exp.2" ||
+		{ fail "the newest eviction's reason is cut at 80x24"; return 1; }
+}
+
+# On grouped heads the inspector and the panel tell one number: the kv
+# group's mean, named so in both.
+case_inspect_kv() {
+	COLS=80 ROWS=24
+	start_shell && start_tui models/stories260K/story_model.json || return 1
+	headless 80x24 6,3,enter,#,6,2,enter || return 1
+	local n=1 k
+	for k in 6 3; do
+		key_check $n -l $k || return 1
+		n=$((n + 1))
+	done
+	key_check 3 Enter && key_check 4 -l '#' && key_check 5 -l 6 && key_check 6 -l 2 &&
+		key_check 7 Enter || return 1
+	grep -q 'attn 0\.14 (kv mean 0\.57) in H2O' "$TMP/exp.7" &&
+		grep -q 'old+mean=score' "$TMP/exp.7" ||
+		{ fail "the inspector and the panel do not both name the kv mean"; return 1; }
+}

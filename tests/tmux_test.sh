@@ -31,6 +31,7 @@
 #   lesson_table building esc onehead
 #   model_load model_load_sigint model_load_tstp model_load_error unknown_term
 #   model_drop lesson_memory pager strip vectors mouse mouse_tstp mouse_panels
+#   lists_80x24 inspect_kv
 #   mouse_segv no_mouse, or
 #   all (runs every case and prints a TAP summary). Each case starts its own
 #   tmux server, so cases can run in parallel. Exit status 0 pass, 1 fail,
@@ -44,6 +45,7 @@ CASES+=" sigquit sigstop sigtstp escapes escapes_xterm resize small hostile host
 CASES+=" clocale map search search_span help_cycle lesson_table building lessons overview esc"
 CASES+=" onehead model_load model_load_sigint model_load_tstp model_load_error unknown_term model_drop"
 CASES+=" lesson_memory pager strip vectors mouse mouse_tstp mouse_segv no_mouse mouse_panels"
+CASES+=" lists_80x24 inspect_kv"
 DEFAULT_SCENE=scenes/cat_sat.json
 SCENE=$DEFAULT_SCENE
 OPTS=''   # an option for both the TUI and the headless reference (--ascii)
