@@ -11,18 +11,7 @@
 # on screen that H2O never evicts.
 #
 # Usage: tests/limits_test.sh H2O_TUI   (from the source root, as Meson runs it)
-set -u
-export LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1
-[ $# -eq 1 ] || { echo "usage: $0 H2O_TUI" >&2; exit 99; }
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-
-fail() {
-	echo "FAIL: $*"
-	failed=1
-}
+. "$(dirname "$0")/lib.sh"
 
 # refused FILE EXPECTED_STDERR_LINE: exit 3, nothing on stdout, that line,
 # within $limit seconds (a hang is a failure, not a stuck test).

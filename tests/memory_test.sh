@@ -12,18 +12,7 @@
 # scene allows is refused before it runs.
 #
 # Usage: tests/memory_test.sh H2O_TUI   (from the source root, as Meson runs it)
-set -u
-export LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1
-[ $# -eq 1 ] || { echo "usage: $0 H2O_TUI" >&2; exit 99; }
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-
-fail() {
-	echo "FAIL: $*"
-	failed=1
-}
+. "$(dirname "$0")/lib.sh"
 
 # run LIMIT ARGS...: the exit status of ARGS under --max-memory LIMIT, its
 # stdout in $tmp/out and stderr in $tmp/err.

@@ -18,18 +18,7 @@
 # that can be limited neither way (ThreadSanitizer) skips (77).
 #
 # Usage: tests/oom_test.sh H2O_TUI   (from the source root, as Meson runs it)
-set -u
-export LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1
-[ $# -eq 1 ] || { echo "usage: $0 H2O_TUI" >&2; exit 99; }
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-
-fail() {
-	echo "FAIL: $*"
-	failed=1
-}
+. "$(dirname "$0")/lib.sh"
 
 # A long scene in a few bytes: 200,000 generated tokens of dim 4.
 scene=$tmp/long.json
