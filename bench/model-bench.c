@@ -50,6 +50,8 @@
 
 #include "h2o/llama.h"
 
+#include "gguf_build.h" /* tests/model/: gb_half */
+
 static double now(void)
 {
 	struct timespec t;
@@ -208,18 +210,6 @@ static uint64_t g_tensor_bytes(const struct g_tensor *t)
 	return t->type == G_F32 ? 4 * n : t->type == G_F16 ? 2 * n : n / 32 * 34;
 }
 
-/* A half-precision number near F (rounded toward zero; normal or zero). */
-static uint16_t g_half(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	const uint32_t sign = (u >> 16) & 0x8000u;
-	const int e = (int)((u >> 23) & 0xff) - 127 + 15;
-	if (e <= 0)
-		return (uint16_t)sign;
-	return (uint16_t)(sign | (uint32_t)e << 10 | (u >> 13 & 0x3ffu));
-}
-
 static void g_data(struct gguf_out *o, const struct g_tensor *t, uint64_t *s)
 {
 	const float a = 1.0f / 24.0f; /* about 1 / sqrt(width) */
@@ -233,7 +223,7 @@ static void g_data(struct gguf_out *o, const struct g_tensor *t, uint64_t *s)
 	}
 	if (t->type == G_F16) {
 		for (uint64_t i = 0; i < t->ne0 * t->ne1; i++) {
-			const uint16_t h = g_half(rng_float(s, a));
+			const uint16_t h = gb_half(rng_float(s, a));
 			g_bytes(o, &h, 2);
 		}
 		return;
@@ -241,7 +231,7 @@ static void g_data(struct gguf_out *o, const struct g_tensor *t, uint64_t *s)
 	for (uint64_t b = 0; b < t->ne0 * t->ne1 / 32;) {
 		size_t k = 0;
 		for (; k < 64 && b < t->ne0 * t->ne1 / 32; k++, b++) {
-			const uint16_t d = g_half(a / 127.0f);
+			const uint16_t d = gb_half(a / 127.0f);
 			memcpy(buf + 34 * k, &d, 2);
 			for (int j = 0; j < 32; j++)
 				buf[34 * k + 2 + (size_t)j] =

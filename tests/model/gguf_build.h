@@ -146,4 +146,18 @@ static inline void gb_pad(struct gb *g, size_t align)
 		gb_bytes(g, z, 1);
 }
 
+/* F as a half-precision number (IEEE binary16) for F16 weights and Q8_0
+ * scales: rounded toward zero, a signed zero below the smallest normal
+ * half; F must be under 65504 in magnitude, which every caller keeps. */
+static inline uint16_t gb_half(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	const uint32_t sign = (u >> 16) & 0x8000u;
+	const int e = (int)((u >> 23) & 0xff) - 127 + 15;
+	if (e <= 0)
+		return (uint16_t)sign;
+	return (uint16_t)(sign | (uint32_t)e << 10 | (u >> 13 & 0x3ffu));
+}
+
 #endif

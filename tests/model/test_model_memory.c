@@ -68,17 +68,6 @@ static float rnd(float a)
 	return a * ((float)(rng >> 40) / (float)(1u << 24) * 2.0f - 1.0f);
 }
 
-static uint16_t half_of(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	const uint32_t sign = (u >> 16) & 0x8000u;
-	const int e = (int)((u >> 23) & 0xff) - 127 + 15;
-	if (e <= 0)
-		return (uint16_t)sign;
-	return (uint16_t)(sign | (uint32_t)e << 10 | (u >> 13 & 0x3ffu));
-}
-
 static uint64_t type_bytes(int type, uint64_t n)
 {
 	return type == T_F32 ? 4 * n : type == T_F16 ? 2 * n : n / 32 * 34;
@@ -93,12 +82,12 @@ static void put_data(FILE *f, int type, uint64_t n, float a, int norm)
 			fwrite(&v, 4, 1, f);
 			i++;
 		} else if (type == T_F16) {
-			const uint16_t h = half_of(rnd(a));
+			const uint16_t h = gb_half(rnd(a));
 			fwrite(&h, 2, 1, f);
 			i++;
 		} else {
 			unsigned char b[34];
-			const uint16_t d = half_of(a / 127.0f);
+			const uint16_t d = gb_half(a / 127.0f);
 			memcpy(b, &d, 2);
 			for (int j = 0; j < 32; j++)
 				b[2 + j] = (unsigned char)(int8_t)rnd(127.0f);
