@@ -11,7 +11,9 @@ line per position, as llama.cpp's were recorded in tests/model/gguf/expected/.
 `check` compares the reference's logits with each LABEL=FILE of logits in
 that layout: per position, max |other - reference| over the largest
 |reference logit| there (1 when smaller), the worst position counting;
-exit 1 when one is over T (default 1e-5).
+exit 1 when one is over T (default 1e-5). A file it cannot read (not GGUF,
+truncated, a tensor not F32, an architecture not listed below) or a bad
+token or logits file: one line `gguf_ref.py: FILE: what is wrong`, exit 3.
 
 Written from the architectures' published definitions, not from h2o-tui's
 C code: its own strict reader of GGUF (version 2 or 3, F32 tensors only),
