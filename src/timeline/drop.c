@@ -423,7 +423,8 @@ unsigned drop_policies_run(unsigned shown)
 	return (shown | 1u << POLICY_FULL) & ((1u << POLICY_COUNT) - 1u);
 }
 
-double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsigned mask)
+double drop_predict_memory(const struct llama_model *m, int n, int prompt, bool generate,
+                           unsigned mask)
 {
 	const struct llama_config *cfg = llama_model_config(m);
 	/* Every run and scratch is sized to the text's N positions. */
@@ -449,6 +450,12 @@ double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsig
 		if (policies[p]->observe_window > 0 && prompt > 0)
 			bytes += (double)cfg->n_layers * cfg->n_heads * prompt * sizeof(double);
 		bytes += (double)n * (2.0 * sizeof(double) + 2.0 * sizeof(int));
+		/* Generating: its reading by the full cache, full_logprob and
+		 * full_top. */
+		if (generate && p != POLICY_FULL && (mask & (1u << POLICY_FULL)))
+			bytes += (double)llama_run_bytes_len(m, n);
+		if (generate)
+			bytes += (double)n * (sizeof(double) + sizeof(int));
 	}
 	return bytes;
 }

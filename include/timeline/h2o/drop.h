@@ -138,8 +138,11 @@ int drop_measure_told(const struct llama_model *m, const int *tokens, int n, int
 void drop_result_free(struct drop_result *r);
 /* The memory drop_measure allocates for model M over N tokens with a
  * prompt of PROMPT for the policies of MASK, in bytes (the model itself
- * is the scene's, loaded already). */
-double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsigned mask);
+ * is the scene's, loaded already); GENERATE: the model writes after the
+ * text, and each policy's text is read by the full cache's model as it
+ * goes (a run more per policy). */
+double drop_predict_memory(const struct llama_model *m, int n, int prompt, bool generate,
+                           unsigned mask);
 /* Its multiply-adds, about: every run's matrix products and attention. */
 double drop_predict_madds(const struct llama_model *m, int n, unsigned mask);
 
