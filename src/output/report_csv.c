@@ -28,6 +28,15 @@ static void put_csv_number(FILE *out, bool has, double v)
 		fputc(',', out);
 }
 
+/* A matched_form cell: the matched form of policy P (policy.h) when its
+ * run was not MATCHED (the full cache is neither), else empty. */
+static void put_csv_form(FILE *out, enum policy_id p, bool matched)
+{
+	fputc(',', out);
+	if (p != POLICY_FULL && !matched && policy_matched_form(p) >= 0)
+		fputs(policies[policy_matched_form(p)]->name, out);
+}
+
 static void put_csv_step(FILE *out, int step, enum policy_id p, const char *head,
                          const struct step_metrics *m)
 {
@@ -51,15 +60,22 @@ static void put_csv_model_step(FILE *out, const struct drop_result *d, int step,
 	if (!d)
 		return;
 	if (head || !dp->ran) {
-		fputs(",,,", out);
+		fputs(",,,,,", out);
 		return;
 	}
 	/* A log-probability of the text's next token: none after the text's
 	 * last, nor for the model's own tokens. */
 	put_csv_number(out, step < d->given, dp->logprob[step - 1]);
-	fprintf(out, ",%d", dp->top[step - 1]);
-	/* The divergence where every run read the same text. */
-	put_csv_number(out, dp->kl && step < d->given, dp->kl ? dp->kl[step - 1] : 0.0);
+	fprintf(out, ",%d,", dp->top[step - 1]);
+	/* The full cache's model's top on the text this run read, and the
+	 * divergence from it: where every run read the same text, and
+	 * generating, at each step that wrote this run's own (drop.h). */
+	const int full_top = drop_full_top(d, p, step - 1);
+	if (full_top >= 0)
+		fprintf(out, "%d", full_top);
+	const bool kl = dp->kl && (step < d->given || (dp->full_top && step < d->n));
+	put_csv_number(out, kl, kl ? dp->kl[step - 1] : 0.0);
+	put_csv_form(out, p, drop_matched(d, p));
 }
 
 /* A row per step and policy, then per head with PER_HEAD; with the model's
@@ -71,14 +87,18 @@ int report_csv_run(const struct report_run *run, bool per_head, const struct dro
 		return -1;
 	per_head = per_head && run->head_steps && run->heads > 1;
 	settings_print_csv(out, &run->budget.set);
-	fprintf(out, "step,policy%s,tokens,kv,out_err,out_cos,attn_recall,overlap_h2o%s\n",
-	        per_head ? ",head" : "", d ? ",model_logprob,model_top,model_kl" : "");
+	fprintf(out,
+	        "step,policy%s,tokens,kv,out_err,out_cos,attn_recall,overlap_h2o,matched_form%s\n",
+	        per_head ? ",head" : "",
+	        d ? ",model_logprob,model_top,model_full_top,model_kl,model_matched_form" : "");
 	for (int t = 1; t <= run->scene->n; t++) {
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			if (!shown(run->policies, p))
 				continue;
 			put_csv_step(out, t, (enum policy_id)p, per_head ? "all" : NULL,
 			             &run->steps[(size_t)(t - 1) * POLICY_COUNT + p]);
+			put_csv_form(out, (enum policy_id)p,
+			             report_matched(run, (enum policy_id)p));
 			put_csv_model_step(out, d, t, (enum policy_id)p, false);
 			fputc('\n', out);
 			for (int h = 0; per_head && h < run->heads; h++) {
@@ -88,6 +108,8 @@ int report_csv_run(const struct report_run *run, bool per_head, const struct dro
 				             &run->head_steps[((size_t)(t - 1) * run->heads + h) *
 				                                      POLICY_COUNT +
 				                              p]);
+				put_csv_form(out, (enum policy_id)p,
+				             report_matched(run, (enum policy_id)p));
 				put_csv_model_step(out, d, t, (enum policy_id)p, true);
 				fputc('\n', out);
 			}
@@ -106,6 +128,7 @@ static void put_csv_summary(FILE *out, const struct report_run *run, enum policy
 	put_csv_number(out, true, report_bytes_peak(f));
 	put_csv_number(out, true, report_bytes_mean(f));
 	fprintf(out, ",%s", p == POLICY_FULL ? "" : report_matched(run, p) ? "true" : "false");
+	put_csv_form(out, p, report_matched(run, p));
 	put_csv_number(out, sc->v != NULL, report_summary_mean(f, REPORT_ERR));
 	put_csv_number(out, sc->v != NULL, f->err_max);
 	put_csv_number(out, sc->v != NULL, report_summary_mean(f, REPORT_COS));
@@ -124,18 +147,19 @@ static void put_csv_model_budget(FILE *out, const struct drop_sweep *ds, int i, 
 	if (!ds)
 		return;
 	if (head || i >= ds->count || !ds->runs[i].p[p].ran) {
-		fputs(",,", out);
+		fputs(",,,", out);
 		return;
 	}
 	const struct drop_result *r = &ds->runs[i];
 	const double ppl = drop_perplexity(r, p, r->prompt > 0 ? r->prompt - 1 : 0, r->given - 1);
-	if (!drop_judged(r)) {
+	if (!drop_judged(r))
 		fputs(",,", out);
-		return;
+	else {
+		put_csv_number(out, true, ppl);
+		fprintf(out, ",%s",
+		        report_ppl_meets(ppl, drop_sweep_full(ds), ds->ratio) ? "true" : "false");
 	}
-	put_csv_number(out, true, ppl);
-	fprintf(out, ",%s",
-	        report_ppl_meets(ppl, drop_sweep_full(ds), ds->ratio) ? "true" : "false");
+	put_csv_form(out, p, drop_matched(r, p));
 }
 
 /* A row per budget and policy, then per head with PER_HEAD; with the
@@ -148,10 +172,11 @@ int report_csv_sweep(const struct report_sweep *sw, bool per_head, const struct 
 	settings_print_csv(out, &sw->runs[0].budget.set);
 	fprintf(out,
 	        "budget,heavy,recent,sinks,policy%s,tokens,kv,peak_per_kv_head,mean_per_kv_head,"
-	        "peak_bytes,mean_bytes,matched,mean_out_err%s,max_out_err%s,mean_out_cos%s,"
+	        "peak_bytes,mean_bytes,matched,matched_form,mean_out_err%s,max_out_err%s,"
+	        "mean_out_cos%s,"
 	        "mean_attn_recall%s,first_loss_step%s\n",
 	        per_head ? ",head" : "", over, over, over, over,
-	        ds ? ",model_ppl_decode,model_meets_target" : "");
+	        ds ? ",model_ppl_decode,model_meets_target,model_matched_form" : "");
 	for (int i = 0; i < sw->count; i++) {
 		const struct report_run *run = &sw->runs[i];
 		const struct policy_budget *b = &run->budget;

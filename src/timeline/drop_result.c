@@ -168,3 +168,11 @@ double drop_text_agreement(const struct drop_result *r, enum policy_id p)
 		same += a->top[t] == a->full_top[t];
 	return (double)same / (r->n - r->given);
 }
+
+int drop_full_top(const struct drop_result *r, enum policy_id p, int t)
+{
+	const struct drop_policy *a = &r->p[p];
+	if (!a->ran || !r->p[POLICY_FULL].ran)
+		return -1;
+	return a->full_top && t >= r->given - 1 ? a->full_top[t] : r->p[POLICY_FULL].top[t];
+}

@@ -171,6 +171,11 @@ double drop_agreement(const struct drop_result *r, enum policy_id p, int from, i
  * the share of them where P's likeliest token was the full model's (1
  * when there are none). */
 int drop_text_kl(const struct drop_result *r, enum policy_id p, struct drop_kl *out);
+/* The full cache's model's likeliest next token after step T + 1 of the
+ * text policy P's run read: the full cache's own top[t] while every run
+ * reads the same text, full_top[t] where P's run wrote its own; -1 when
+ * the full cache did not run. */
+int drop_full_top(const struct drop_result *r, enum policy_id p, int t);
 double drop_text_agreement(const struct drop_result *r, enum policy_id p);
 
 /* The real drop at each of several total budgets. */
