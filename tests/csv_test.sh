@@ -8,8 +8,10 @@
 # largest error, the first step that misses the target and the tokens held
 # (peak and mean per kv cache from the prompt's end) must be the JSON's. For
 # --budget-sweep, each row per budget and policy (and head) must be the
-# JSON's figures of that budget. Python's csv and json modules read both;
-# without python3 the test skips (77).
+# JSON's figures of that budget. Every row's matched_form is the JSON's
+# "matched_form" of its policy (empty when it has none), and some row names
+# one. Python's csv and json modules read both; without python3 the test
+# skips (77).
 #
 # Usage: tests/csv_test.sh H2O_TUI   (from the source root, as Meson runs it)
 set -u
@@ -19,6 +21,7 @@ import csv, io, json, subprocess, sys
 
 bin = sys.argv[1]
 checked = 0
+forms = 0
 
 
 def run(*args):
@@ -55,6 +58,10 @@ def check_report(args, per_head):
             mine = [r for r in rows if r["policy"] == pol["name"] and r.get("head") == head]
             what = f"{' '.join(args)} {pol['name']} head {head}"
             same(what + " steps", [int(r["step"]) for r in mine], list(range(1, n + 1)))
+            # An unmatched policy's matched form, on each of its rows.
+            form = pol.get("matched_form", "")
+            same(what + " matched_form", {r["matched_form"] for r in mine}, {form})
+            count_form(form)
             same(what + " tokens", int(mine[-1]["tokens"]), want["tokens"])
             same(what + " kv", int(mine[-1]["kv"]), want["kv"])
             steps = [r for r in mine if int(r["step"]) >= first]
@@ -85,6 +92,11 @@ def check_report(args, per_head):
             same(what + " held mean", s / len(held) / caches, want["held"]["mean_per_kv_head"])
 
 
+def count_form(form):
+    global forms
+    forms += form != ""
+
+
 def check_sweep(args, per_head):
     extra = ["--per-head"] if per_head else []
     rows = list(csv.DictReader(io.StringIO(run("--budget-sweep", *args, "--csv", *extra))))
@@ -101,7 +113,7 @@ def check_sweep(args, per_head):
                 expect.append((b["total"], b["heavy"], b["recent"], b["sinks"], pol["name"],
                                head, want["tokens"], want["kv"], held["peak_per_kv_head"],
                                held["mean_per_kv_head"], held["peak_bytes"],
-                               held["mean_bytes"], want["matched"],
+                               held["mean_bytes"], want["matched"], pol.get("matched_form"),
                                want.get("mean_out_err" + suffix),
                                want.get("max_out_err" + suffix),
                                want.get("mean_out_cos" + suffix),
@@ -109,12 +121,14 @@ def check_sweep(args, per_head):
     got = [(int(r["budget"]), int(r["heavy"]), int(r["recent"]), int(r["sinks"]), r["policy"],
             r.get("head"), int(r["tokens"]), int(r["kv"]), float(r["peak_per_kv_head"]),
             float(r["mean_per_kv_head"]), float(r["peak_bytes"]), float(r["mean_bytes"]),
-            {"true": True, "false": False, "": None}[r["matched"]],
+            {"true": True, "false": False, "": None}[r["matched"]], r["matched_form"] or None,
             num(r["mean_out_err" + suffix]), num(r["max_out_err" + suffix]),
             num(r["mean_out_cos" + suffix]), float(r["mean_attn_recall" + suffix]),
             None if r["first_loss_step"] == "" else int(r["first_loss_step"]))
            for r in rows]
     same(" ".join(args) + " sweep rows", got, expect)
+    for row in got:
+        count_form(row[13] or "")
 
 
 check_report(["scenes/cat_sat.json"], False)
@@ -133,5 +147,7 @@ check_sweep(["1,3", "scenes/lesson_01_heavy_recent.json"], False)
 check_sweep(["1,2", "tests/scenes/two_heads.json"], True)
 check_sweep(["2,4", "--prompt", "3", "scenes/cat_sat_qkv.json"], False)
 check_sweep(["2,4", "--prompt", "3", "--with-prompt", "scenes/cat_sat_qkv.json"], False)
-print(f"{checked} figures equal")
+if forms == 0:
+    sys.exit("FAIL: no row named a matched form")
+print(f"{checked} figures equal, {forms} matched forms named")
 PY

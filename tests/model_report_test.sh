@@ -27,7 +27,10 @@
 #   prompt, no policy has a verdict and the sweep names no budget, but the
 #   report scores each policy's own text by the full cache's model: its
 #   perplexity, where it parts from the full cache's text and the tokens
-#   they share, every policy with a row in the text.
+#   they share, every policy with a row in the text; the CSV's model_kl
+#   and model_full_top at each step that wrote a policy's text give the
+#   JSON's KL spread (mean, median, p99, max) and top1_differs, and the
+#   text's columns; model_matched_form is the JSON's matched_form.
 # Python's json and csv modules read everything; without python3 the test
 # skips (77).
 #
@@ -219,6 +222,39 @@ rows = list(csv.DictReader(io.StringIO(run("--report", "--csv"))))
 written = [r for r in rows if r["policy"] == "h2o" and r["model_logprob"] == ""]
 check("generating: no log-probability for the model's own tokens",
       len(written) > 90 and all(r["model_top"] != "" for r in written))
+# Each step that wrote a policy's text (steps given .. n - 1: the
+# prediction after step s is step s's row) has its KL from the full
+# model reading the same text and that model's top token; their spread
+# and the share of other tops are the JSON's and the text's.
+n = js["tokens"]
+given = n - made
+lines = {l.split()[0]: l.split() for l in text.splitlines() if l.split()[:1] and l.split()[0] in gen}
+pols = {p["name"]: p for p in js["model"]["policies"]}
+for name, g in gen.items():
+    mine = [r for r in rows if r["policy"] == name]
+    steps = mine[given - 1:n - 1]
+    kl = [float(r["model_kl"]) for r in steps]
+    s = 0.0
+    for v in kl:
+        s += v
+    v = sorted(kl)
+    c = len(v)
+    want = {"mean": s / c, "median": v[c // 2] if c % 2 else (v[c // 2 - 1] + v[c // 2]) / 2,
+            "p99": v[math.ceil(0.99 * c) - 1], "max": v[-1]}
+    check(f"generating: {name} kl {g['kl']} from the csv's {want}", g["kl"] == want)
+    check(f"generating: {name} kl after the text's end is empty", mine[-1]["model_kl"] == "")
+    other = sum(r["model_top"] != r["model_full_top"] for r in steps)
+    check(f"generating: {name} top1_differs", g["top1_differs"] == 1 - (c - other) / c)
+    check(f"generating: {name} full's own", name != "full" or (other == 0 and want["max"] == 0))
+    cols = lines[name]
+    check(f"generating: {name} text {cols[-3:]}",
+          cols[-3:] == [f"{100 * g['top1_differs']:.1f}%", f"{want['mean']:.4f}",
+                        f"{want['p99']:.4f}"])
+    form = pols[name].get("matched_form", "")
+    check(f"generating: {name} model_matched_form",
+          {r["model_matched_form"] for r in mine} == {form})
+check("generating: some policy differs from the full model",
+      any(g["kl"]["mean"] > 0 for g in gen.values()))
 last = run("--budget-sweep=8,16").rstrip().splitlines()[-1]
 check(f"generating: sweep's last line {last!r}", last.endswith(
     "none to judge, the text has no tokens after the prompt"))

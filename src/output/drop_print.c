@@ -126,10 +126,31 @@ static void put_json_held(FILE *out, const struct drop_result *r, enum policy_id
 		fprintf(out, ", \"matched_form\": \"%s\"", policies[policy_matched_form(p)]->name);
 }
 
+/* KL's spread as JSON: {"mean", "median", "p99", "max"}, or null when
+ * there is none. */
+static void put_json_kl(FILE *out, bool has, const struct drop_kl *kl)
+{
+	if (!has) {
+		fputs("null", out);
+		return;
+	}
+	fputs("{\"mean\": ", out);
+	json_exact(out, kl->mean);
+	fputs(", \"median\": ", out);
+	json_exact(out, kl->median);
+	fputs(", \"p99\": ", out);
+	json_exact(out, kl->p99);
+	fputs(", \"max\": ", out);
+	json_exact(out, kl->max);
+	fputc('}', out);
+}
+
 /* Generating: each policy's own text judged by the model with a full
  * cache (drop_text_perplexity), where it parts from the full cache's
- * text and what they share; the model's target judges teacher-forced
- * text only. */
+ * text and what they share, and at each step that wrote it how the
+ * policy's next-token distribution differs from the full cache's model's
+ * on the same text (drop_text_kl, drop_text_agreement); the model's
+ * target judges teacher-forced text only. */
 static int put_generated(const struct drop_result *r, const char *title, double ratio, bool json,
                          FILE *out)
 {
@@ -162,20 +183,27 @@ static int put_generated(const struct drop_result *r, const char *title, double 
 		        "cache: their perplexity (text ppl) and its change against the full "
 		        "cache's own text; the step that first reads a token other than the full "
 		        "cache's text (parts at) and the generated tokens the two share before "
-		        "it; the perplexity of the %d predictions inside the prompt (ppl prompt); "
-		        "memory held per kv cache (peak, mean) from the prompt's end\n"
+		        "it; at each step that wrote its text, how often its likeliest next token "
+		        "was another than the full cache's model's reading the same text (top-1 "
+		        "diff) and its KL divergence from that model's next-token distribution, "
+		        "in nats (KL mean, KL p99); the perplexity of the %d predictions inside "
+		        "the prompt (ppl prompt); memory held per kv cache (peak, mean) from the "
+		        "prompt's end\n"
 		        "rows: full, then the policies that held their budget (matched), the "
 		        "lowest text ppl first, then those that held more\n\n",
 		        made, last > 0 ? last : 0);
 		put_held_head(out);
-		fprintf(out, " %10s %9s %9s %9s %7s\n", "ppl prompt", "text ppl", "vs full",
-		        "parts at", "common");
+		fprintf(out, " %10s %9s %9s %9s %7s %10s %9s %9s\n", "ppl prompt", "text ppl",
+		        "vs full", "parts at", "common", "top-1 diff", "KL mean", "KL p99");
 		count = order_by(r, text, order);
 	}
 	for (int k = 0; k < count; k++) {
 		const enum policy_id p = (enum policy_id)order[k];
 		const double prompt = drop_perplexity(r, p, 0, last);
 		const int parts = drop_divergence(r, p), common = drop_common_prefix(r, p);
+		struct drop_kl kl;
+		const bool has_kl = drop_text_kl(r, p, &kl) == 0;
+		const double agree = drop_text_agreement(r, p);
 		if (json) {
 			fprintf(out, "%s{\"name\": \"%s\"", k ? ", " : "", policies[p]->name);
 			put_json_held(out, r, p);
@@ -190,7 +218,11 @@ static int put_generated(const struct drop_result *r, const char *title, double 
 				fprintf(out, "%d", parts + 1);
 			else
 				fputs("null", out);
-			fprintf(out, ", \"common_prefix\": %d}}", common);
+			fprintf(out, ", \"common_prefix\": %d, \"top1_differs\": ", common);
+			json_exact(out, 1.0 - agree);
+			fputs(", \"kl\": ", out);
+			put_json_kl(out, has_kl, &kl);
+			fputs("}}", out);
 			continue;
 		}
 		char vs[16] = "-", at[24] = "never";
@@ -199,7 +231,13 @@ static int put_generated(const struct drop_result *r, const char *title, double 
 		if (parts >= 0)
 			snprintf(at, sizeof at, "step %d", parts + 1);
 		put_held_row(out, r, p);
-		fprintf(out, " %10.4f %9.4f %9s %9s %7d\n", prompt, text[p], vs, at, common);
+		char klm[16] = "-", klp[16] = "-";
+		if (has_kl) {
+			snprintf(klm, sizeof klm, "%.4f", kl.mean);
+			snprintf(klp, sizeof klp, "%.4f", kl.p99);
+		}
+		fprintf(out, " %10.4f %9.4f %9s %9s %7d %9.1f%% %9s %9s\n", prompt, text[p], vs, at,
+		        common, 100.0 * (1.0 - agree), klm, klp);
 	}
 	if (json)
 		fputs("]}", out);
@@ -293,19 +331,7 @@ int drop_print_target(const struct drop_result *r, const char *title, double rat
 			fputs(", \"top1_differs\": ", out);
 			json_exact(out, 1.0 - agree);
 			fputs(", \"kl_decode\": ", out);
-			if (has_kl) {
-				fputs("{\"mean\": ", out);
-				json_exact(out, kl.mean);
-				fputs(", \"median\": ", out);
-				json_exact(out, kl.median);
-				fputs(", \"p99\": ", out);
-				json_exact(out, kl.p99);
-				fputs(", \"max\": ", out);
-				json_exact(out, kl.max);
-				fputc('}', out);
-			} else {
-				fputs("null", out);
-			}
+			put_json_kl(out, has_kl, &kl);
 			fprintf(out, ", \"meets_target\": %s, \"first_change_step\": ",
 			        !judged ? "null"
 			        : meets ? "true"

@@ -196,14 +196,22 @@ static void put_model(FILE *out, const struct drop_result *d, int pos)
 		if (d->p[p].ran)
 			fprintf(out, "%s\"%s\": %d", k++ ? ", " : "", policies[p]->name,
 			        d->p[p].top[pos]);
+	/* Generating: the full cache's model's likeliest next token on the
+	 * text each policy's run read (drop_full_top). */
+	for (int p = 0, k = 0; d->generate && d->p[POLICY_FULL].full_top && p < POLICY_COUNT; p++)
+		if (d->p[p].ran)
+			fprintf(out, "%s\"%s\": %d", k++ ? ", " : "}, \"full_top1\": {",
+			        policies[p]->name, drop_full_top(d, (enum policy_id)p, pos));
 	/* KL(full || policy) of the next-token distributions, where every
-	 * run read the same text (teacher-forced), else null. */
+	 * run read the same text (teacher-forced) and, generating, at each
+	 * step that wrote a policy's own text (the full cache's model reading
+	 * it: drop.h); else null. */
 	fputs("}, \"kl\": {", out);
 	for (int p = 0, k = 0; p < POLICY_COUNT; p++) {
 		if (!d->p[p].ran)
 			continue;
 		fprintf(out, "%s\"%s\": ", k++ ? ", " : "", policies[p]->name);
-		if (d->p[p].kl && pos + 1 < d->given)
+		if (d->p[p].kl && (pos + 1 < d->given || (d->p[p].full_top && pos + 1 < d->n)))
 			json_shortest(out, d->p[p].kl[pos]);
 		else
 			fputs("null", out);

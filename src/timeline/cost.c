@@ -131,7 +131,7 @@ struct cost cost_of(const struct scene *sc, const struct budget *b, enum cost_mo
 		                             : drop_policies_run(shown);
 		const int runs = mode == COST_SWEEP ? count : 1;
 		c.madds += runs * drop_predict_madds(sc->model, sc->n, all);
-		c.bytes += drop_predict_memory(sc->model, sc->n, b->prompt, all);
+		c.bytes += drop_predict_memory(sc->model, sc->n, b->prompt, sc->generated > 0, all);
 	}
 	return c;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drop_impl.h"
 #include "h2o/cost.h"
 #include "h2o/llama.h"
 #include "h2o/report.h"
@@ -63,25 +64,6 @@ struct drop_scratch {
 	int *order;
 	unsigned char *gone, *keep;
 };
-
-static double log_prob(const float *logits, int vocab, int token, int *top, double *top_lp,
-                       double *lse)
-{
-	double m = -INFINITY;
-	int best = 0;
-	for (int i = 0; i < vocab; i++)
-		if ((double)logits[i] > m) {
-			m = logits[i];
-			best = i;
-		}
-	double sum = 0.0;
-	for (int i = 0; i < vocab; i++)
-		sum += exp((double)logits[i] - m);
-	*top = best;
-	*top_lp = (double)logits[best] - m - log(sum);
-	*lse = m + log(sum);
-	return token >= 0 ? (double)logits[token] - m - log(sum) : 0.0;
-}
 
 /* The weights of query head H of layer L at ST's step, and the slots of
  * its kv head G's cache. */
@@ -441,7 +423,8 @@ unsigned drop_policies_run(unsigned shown)
 	return (shown | 1u << POLICY_FULL) & ((1u << POLICY_COUNT) - 1u);
 }
 
-double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsigned mask)
+double drop_predict_memory(const struct llama_model *m, int n, int prompt, bool generate,
+                           unsigned mask)
 {
 	const struct llama_config *cfg = llama_model_config(m);
 	/* Every run and scratch is sized to the text's N positions. */
@@ -467,6 +450,12 @@ double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsig
 		if (policies[p]->observe_window > 0 && prompt > 0)
 			bytes += (double)cfg->n_layers * cfg->n_heads * prompt * sizeof(double);
 		bytes += (double)n * (2.0 * sizeof(double) + 2.0 * sizeof(int));
+		/* Generating: its reading by the full cache, full_logprob and
+		 * full_top. */
+		if (generate && p != POLICY_FULL && (mask & (1u << POLICY_FULL)))
+			bytes += (double)llama_run_bytes_len(m, n);
+		if (generate)
+			bytes += (double)n * (sizeof(double) + sizeof(int));
 	}
 	return bytes;
 }
@@ -501,54 +490,6 @@ static void held_add(const struct llama_config *cfg, const struct run_state *st,
 	const double per = (double)held / caches;
 	dp->held_peak = per > dp->held_peak ? per : dp->held_peak;
 	dp->held_mean += per;
-}
-
-/* Generating: each policy's own text read again by the model with a full
- * cache, the log-probability it gives each token the run chose
- * (drop_policy.full_logprob). The full cache's run chose its own: its
- * top_logprob is that already. 0, or -1 when out of memory. */
-static int judge_texts(const struct llama_model *m, struct drop_result *out)
-{
-	const struct llama_config *cfg = llama_model_config(m);
-	const int n = out->n, given = out->given;
-	struct llama_run *runs[POLICY_COUNT];
-	int who[POLICY_COUNT], count = 0, feed[POLICY_COUNT];
-	int rc = 0;
-	for (int p = 0; p < POLICY_COUNT; p++) {
-		struct drop_policy *dp = &out->p[p];
-		if (!dp->ran)
-			continue;
-		dp->full_logprob = calloc((size_t)n, sizeof *dp->full_logprob);
-		if (!dp->full_logprob)
-			rc = -1;
-		if (rc == 0 && p == POLICY_FULL) {
-			for (int t = given - 1; t + 1 < n; t++)
-				dp->full_logprob[t] = dp->top_logprob[t];
-			continue;
-		}
-		if (rc == 0 && !(runs[count] = llama_run_new_len(m, n)))
-			rc = -1;
-		if (rc == 0)
-			who[count++] = p;
-	}
-	/* The full cache alone has judged its own text already. */
-	for (int t = 0; rc == 0 && count > 0 && t + 1 < n; t++) {
-		for (int i = 0; i < count; i++)
-			feed[i] = out->p[who[i]].fed[t];
-		/* Every token was taken once already, by the policy's run. */
-		if (llama_step_batch(m, runs, count, feed, t) != 0)
-			rc = -1;
-		for (int i = 0; rc == 0 && t + 1 >= given && i < count; i++) {
-			struct drop_policy *dp = &out->p[who[i]];
-			int top;
-			double top_lp, lse;
-			dp->full_logprob[t] = log_prob(llama_logits(runs[i]), cfg->vocab_size,
-			                               dp->fed[t + 1], &top, &top_lp, &lse);
-		}
-	}
-	for (int i = 0; i < count; i++)
-		llama_run_free(runs[i]);
-	return rc;
 }
 
 /* The index of the first state on the same run as state I. */
@@ -587,6 +528,9 @@ struct step_work {
 	size_t cap;
 	/* Within a span (every state on one run), the position's logits. */
 	const float *logits;
+	/* Generating, from the prediction of the first generated token on:
+	 * each state's reading by the full cache (drop_impl.h), else NULL. */
+	const struct drop_judge *judge;
 };
 
 static const float *logits_of(const struct step_work *w, int i)
@@ -614,16 +558,30 @@ static void step_part(void *arg, int part)
 		if (w->stage == STAGE_FIGURES) {
 			if (!first)
 				continue;
-			const double lp = log_prob(logits_of(w, i), vocab, w->next, &dp->top[w->t],
-			                           &dp->top_logprob[w->t], &w->lse[i]);
+			const double lp =
+			        drop_log_prob(logits_of(w, i), vocab, w->next, &dp->top[w->t],
+			                      &dp->top_logprob[w->t], &w->lse[i]);
 			if (w->t + 1 < w->out->n)
 				dp->logprob[w->t] = lp;
 			continue;
 		}
+		/* Generating: the full model on this run's own text against
+		 * the run (the full cache's own reading until the run parts
+		 * from its text); the full cache's is its own. */
+		if (w->judge && i == w->full) {
+			dp->full_top[w->t] = dp->top[w->t];
+			if (w->t + 1 < w->out->n)
+				dp->full_logprob[w->t] = dp->top_logprob[w->t];
+		} else if (w->judge) {
+			const struct llama_run *r = w->judge->run[i];
+			drop_ref_step(r ? llama_logits(r) : logits_of(w, w->full), logits_of(w, i),
+			              w->lse[i], vocab, w->t, w->out->n, dp);
+		}
 		/* KL(full || run), summed over the vocabulary in id order from
 		 * 0.0 (llama.cpp's --kl-divergence figure); 0 for the full cache
 		 * itself (the kl its calloc left). */
-		if (w->full >= 0 && first && i != w->full && w->which[i] != w->which[w->full]) {
+		if (!w->judge && w->full >= 0 && first && i != w->full &&
+		    w->which[i] != w->which[w->full]) {
 			const float *logits = logits_of(w, i);
 			double kl = 0.0;
 			for (int v = 0; v < vocab; v++)
@@ -656,9 +614,12 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	if (n < 1 || n > cfg->seq_len)
 		return fail(err, "the text is longer than the model's context");
 	struct run_state st[POLICY_COUNT];
-	struct llama_run *runs[POLICY_COUNT];
-	int count = 0, feed[POLICY_COUNT];
+	/* The distinct runs of a step, then the readings (drop_impl.h). */
+	struct llama_run *runs[2 * POLICY_COUNT];
+	int count = 0, feed[2 * POLICY_COUNT];
 	const bool full_runs = (mask & (1u << POLICY_FULL)) != 0;
+	const bool reads = generate && full_runs;
+	struct drop_judge judge = {0};
 	struct drop_scratch x[2];
 	bool ok = scratch_new(&x[0], (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size);
 	ok = scratch_new(&x[1], (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size) && ok;
@@ -674,15 +635,17 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 		dp->top_logprob = calloc((size_t)n, sizeof *dp->top_logprob);
 		dp->fed = generate ? calloc((size_t)n, sizeof *dp->fed) : NULL;
 		dp->kl = full_runs ? calloc((size_t)n, sizeof *dp->kl) : NULL;
+		dp->full_logprob = reads ? calloc((size_t)n, sizeof *dp->full_logprob) : NULL;
+		dp->full_top = reads ? calloc((size_t)n, sizeof *dp->full_top) : NULL;
 		ok = ok && dp->logprob && dp->top && dp->top_logprob && (!generate || dp->fed) &&
-		     (!full_runs || dp->kl);
+		     (!full_runs || dp->kl) && (!reads || (dp->full_logprob && dp->full_top));
 	}
 	const size_t vocab = (size_t)cfg->vocab_size;
 	const int held_from = want->prompt > 1 ? want->prompt : 1;
 	const double caches = (double)cfg->n_layers * cfg->n_kv_heads;
 	double *full_lp = full_runs ? malloc(2 * vocab * sizeof *full_lp) : NULL;
 	double lse[POLICY_COUNT];
-	ok = ok && (!full_runs || full_lp);
+	ok = ok && (!full_runs || full_lp) && (!reads || drop_judge_new(&judge, m, n, count));
 	int full = -1;
 	for (int i = 0; i < count; i++)
 		if (st[i].id == POLICY_FULL)
@@ -716,6 +679,7 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 			free(full_lp);
 			free(span_lg);
 			free(span_w);
+			drop_judge_free(&judge);
 			states_free(st, count, cfg);
 			scratch_free(&x[0]);
 			scratch_free(&x[1]);
@@ -747,9 +711,21 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 				feed[nrun++] = token;
 			}
 		}
+		/* Generating: a reading parts from the full cache's run when its
+		 * policy is fed another token, and steps beside the runs. */
+		int nstep = nrun;
+		for (int i = 0; reads && t0 >= given && i < count; i++) {
+			const int token = out->p[st[i].id].top[t0 - 1];
+			if (i != full && !judge.run[i] && token != out->p[POLICY_FULL].top[t0 - 1])
+				drop_judge_part(&judge, i, st[full].run);
+			if (judge.run[i]) {
+				runs[nstep] = judge.run[i];
+				feed[nstep++] = token;
+			}
+		}
 		const int rc = span > 1 ? llama_step_span(m, runs[0], &tokens[t0], span, t0, NULL,
 		                                          span_lg, span_w)
-		                        : llama_step_batch(m, runs, nrun, feed, t0);
+		                        : llama_step_batch(m, runs, nstep, feed, t0);
 		if (rc != 0) {
 			snprintf(err, DROP_ERR_MAX,
 			         "the model cannot take token %d at position %d (its vocabulary "
@@ -758,6 +734,7 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 			free(full_lp);
 			free(span_lg);
 			free(span_w);
+			drop_judge_free(&judge);
 			states_free(st, count, cfg);
 			scratch_free(&x[0]);
 			scratch_free(&x[1]);
@@ -788,7 +765,8 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 			                      .b = b,
 			                      .x = x,
 			                      .cap = (size_t)n,
-			                      .logits = lane ? span_lg + (size_t)j * vocab : NULL};
+			                      .logits = lane ? span_lg + (size_t)j * vocab : NULL,
+			                      .judge = reads && t + 1 >= given ? &judge : NULL};
 			w.stage = STAGE_FIGURES;
 			llama_run_two(m, step_part, &w);
 			/* The same logits: the same figures. */
@@ -804,7 +782,7 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 				if (t + 1 < n)
 					dp->logprob[t] = same->logprob[t];
 			}
-			if (full_runs) {
+			if (full_runs && !w.judge) {
 				w.stage = STAGE_FULL;
 				llama_run_two(m, step_part, &w);
 			}
@@ -813,7 +791,7 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 			/* A run shared with the full cache's differs from it by nothing:
 			 * every term is 0; one shared with an earlier policy's has its
 			 * divergence. */
-			for (int i = 0; full_runs && i < count; i++) {
+			for (int i = 0; full_runs && !w.judge && i < count; i++) {
 				const int first = first_of(which, i);
 				if (i == full || (first == i && which[i] != which[full]))
 					continue;
@@ -833,14 +811,13 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	free(span_lg);
 	free(span_w);
 	free(full_lp);
+	drop_judge_free(&judge);
 	states_free(st, count, cfg);
 	scratch_free(&x[0]);
 	scratch_free(&x[1]);
 	for (int p = 0; ok && p < POLICY_COUNT; p++)
 		if (out->p[p].ran && out->p[p].held_mean > 0)
 			out->p[p].held_mean /= n - held_from + 1;
-	if (ok && generate && full_runs)
-		ok = judge_texts(m, out) == 0;
 	if (!ok) {
 		drop_result_free(out);
 		return fail_nomem(err);

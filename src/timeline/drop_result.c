@@ -20,6 +20,7 @@ void drop_result_free(struct drop_result *r)
 		free(r->p[p].fed);
 		free(r->p[p].kl);
 		free(r->p[p].full_logprob);
+		free(r->p[p].full_top);
 	}
 	memset(r, 0, sizeof *r);
 }
@@ -146,4 +147,32 @@ int drop_kl_stats(const struct drop_result *r, enum policy_id p, int from, int t
 	out->max = v[n - 1];
 	free(v);
 	return 0;
+}
+
+int drop_text_kl(const struct drop_result *r, enum policy_id p, struct drop_kl *out)
+{
+	if (!r->p[p].full_top) {
+		*out = (struct drop_kl){0};
+		return -1;
+	}
+	return drop_kl_stats(r, p, r->given - 1, r->n - 1, out);
+}
+
+double drop_text_agreement(const struct drop_result *r, enum policy_id p)
+{
+	const struct drop_policy *a = &r->p[p];
+	if (!a->ran || !a->full_top || r->n - r->given < 1)
+		return 1.0;
+	int same = 0;
+	for (int t = r->given - 1; t + 1 < r->n; t++)
+		same += a->top[t] == a->full_top[t];
+	return (double)same / (r->n - r->given);
+}
+
+int drop_full_top(const struct drop_result *r, enum policy_id p, int t)
+{
+	const struct drop_policy *a = &r->p[p];
+	if (!a->ran || !r->p[POLICY_FULL].ran)
+		return -1;
+	return a->full_top && t >= r->given - 1 ? a->full_top[t] : r->p[POLICY_FULL].top[t];
 }

@@ -23,6 +23,7 @@
 #include "h2o/scene.h"
 #include "h2o/llama.h"
 #include "h2o/tokenizer.h"
+#include "drop_plain.h"
 #include "kernel_env.h"
 
 static const char *root = ".";
@@ -326,92 +327,6 @@ static void test_kl_stats(void **state)
 	assert_int_equal(drop_kl_stats(&r, POLICY_TOVA, 0, 4, &s), -1);
 }
 
-/* ln p(NEXT) of LOGITS written out: the largest, the exp sum in id order,
- * then logit - max - ln sum, as the drop computes it. */
-static double plain_logprob(const struct llama_config *cfg, const float *logits, int next)
-{
-	double m = -INFINITY, sum = 0.0;
-	for (int i = 0; i < cfg->vocab_size; i++)
-		m = (double)logits[i] > m ? logits[i] : m;
-	for (int i = 0; i < cfg->vocab_size; i++)
-		sum += exp((double)logits[i] - m);
-	return (double)logits[next] - m - log(sum);
-}
-
-/* ---- H2O's real drop the plain way -------------------------------------- */
-
-static const double *sort_score;
-static const int *sort_pos;
-static int stronger_first(const void *a, const void *b)
-{
-	const int i = *(const int *)a, j = *(const int *)b;
-	if (sort_score[i] != sort_score[j])
-		return sort_score[i] > sort_score[j] ? -1 : 1;
-	return sort_pos[i] - sort_pos[j];
-}
-
-/*
- * One H2O run written out: every layer and kv head accumulates the mean of
- * its group's weights, and at the prompt's end and every INTERVAL-th step
- * after it (every step for 1) keeps its recent newest and, of the others,
- * its heavy largest scores (sorted; a tie keeps the lower position). Its
- * log-probabilities of the text's tokens into LP.
- */
-static void plain_h2o(const struct fixture *f, int prompt, int heavy, int recent, int interval,
-                      double *lp)
-{
-	const struct llama_config *cfg = llama_model_config(f->m);
-	const int group = cfg->n_heads / cfg->n_kv_heads, caches = cfg->n_layers * cfg->n_kv_heads;
-	struct llama_run *run = llama_run_new(f->m);
-	static double score[64][1024];
-	assert_true(caches <= 64 && cfg->seq_len <= 1024);
-	memset(score, 0, sizeof score);
-	for (int t = 0; t < f->n; t++) {
-		assert_int_equal(llama_step(f->m, run, f->tokens[t], t), 0);
-		if (t + 1 < f->n)
-			lp[t] = plain_logprob(cfg, llama_logits(run), f->tokens[t + 1]);
-		for (int l = 0; l < cfg->n_layers; l++)
-			for (int g = 0; g < cfg->n_kv_heads; g++) {
-				double *sc = score[l * cfg->n_kv_heads + g];
-				const int len = llama_run_len(run, l, g);
-				double mean[1024];
-				for (int j = 0; j < len; j++)
-					mean[j] = 0.0;
-				for (int i = 0; i < group; i++) {
-					const float *w = llama_run_weights(run, l, g * group + i);
-					for (int j = 0; j < len; j++)
-						mean[j] += (double)w[j];
-				}
-				sc[len - 1] = 0.0;
-				for (int j = 0; j < len; j++)
-					sc[j] += mean[j] / group;
-				/* Step t + 1 compresses from the prompt's end on,
-				 * a whole number of intervals after it. */
-				if (t + 1 < prompt || (t + 1 - prompt) % interval != 0 ||
-				    len <= heavy + recent)
-					continue;
-				int idx[1024];
-				const int cand = len - recent;
-				for (int j = 0; j < cand; j++)
-					idx[j] = j;
-				sort_score = sc;
-				sort_pos = llama_run_positions(run, l, g);
-				qsort(idx, (size_t)cand, sizeof *idx, stronger_first);
-				unsigned char keep[1024];
-				for (int j = 0; j < len; j++)
-					keep[j] = j >= cand;
-				for (int j = 0; j < heavy && j < cand; j++)
-					keep[idx[j]] = 1;
-				int kept = 0;
-				for (int j = 0; j < len; j++)
-					if (keep[j])
-						sc[kept++] = sc[j];
-				llama_run_keep(run, l, g, keep);
-			}
-	}
-	llama_run_free(run);
-}
-
 /* The drop's H2O is the plain loop's, bit for bit, with and without a
  * prompt. */
 static void test_h2o_plain(void **state)
@@ -427,7 +342,7 @@ static void test_h2o_plain(void **state)
 		        measure(f->m, f->tokens, f->n, f->n, prompt, &b, 1u << POLICY_H2O, &r, err),
 		        0);
 		double lp[512];
-		plain_h2o(f, prompt, heavy, recent, 1, lp);
+		plain_h2o(f->m, f->tokens, f->n, prompt, heavy, recent, 1, lp, NULL);
 		assert_memory_equal(r.p[POLICY_H2O].logprob, lp,
 		                    (size_t)(f->n - 1) * sizeof(double));
 		drop_result_free(&r);
@@ -451,10 +366,10 @@ static void test_interval(void **state)
 		        measure(f->m, f->tokens, f->n, f->n, prompt, &b, 1u << POLICY_H2O, &r, err),
 		        0);
 		double lp[512], every[512];
-		plain_h2o(f, prompt, heavy, recent, cases[c][3], lp);
+		plain_h2o(f->m, f->tokens, f->n, prompt, heavy, recent, cases[c][3], lp, NULL);
 		assert_memory_equal(r.p[POLICY_H2O].logprob, lp,
 		                    (size_t)(f->n - 1) * sizeof(double));
-		plain_h2o(f, prompt, heavy, recent, 1, every);
+		plain_h2o(f->m, f->tokens, f->n, prompt, heavy, recent, 1, every, NULL);
 		assert_memory_not_equal(lp, every, (size_t)(f->n - 1) * sizeof(double));
 		drop_result_free(&r);
 	}

@@ -448,7 +448,7 @@ int main(int argc, char **argv)
 		}
 		const int n = atoi(argv[3]);
 		const double mb = 1e6, model = (double)llama_model_bytes(m);
-		const double runs = drop_predict_memory(m, n, 0, ENGINE_ALL_POLICIES);
+		const double runs = drop_predict_memory(m, n, 0, false, ENGINE_ALL_POLICIES);
 		printf("%s over %d positions: model %.1f MB, a run %.1f MB, the %d policies' runs "
 		       "%.1f MB, together %.1f MB\n",
 		       argv[2], n, model / mb, (double)llama_run_bytes_len(m, n) / mb, POLICY_COUNT,

@@ -62,8 +62,11 @@ struct drop_policy {
 	/* kl[t]: KL(full || this run) of the next-token distributions after
 	 * step t + 1, in nats (llama.cpp's --kl-divergence figure), t = 0 ..
 	 * n - 1; 0 for the full cache; NULL when the full cache did not run.
-	 * Generating, the runs read different texts after the prompt: only the
-	 * teacher-forced predictions compare like with like. */
+	 * Generating, from the prediction of the first generated token on
+	 * (t >= given - 1) both distributions are conditioned on this run's
+	 * own text fed[0 .. t]: the full cache's model reading it (as
+	 * full_logprob) against this run, which wrote it; before, the text is
+	 * the same for every run. */
 	double *kl;
 	/* The memory the run held, in tokens per key/value cache (every
 	 * layer's and kv head's added, divided by their number) after each
@@ -74,6 +77,10 @@ struct drop_policy {
 	 * with a full cache, for t = given - 1 .. n - 2 (the run's own
 	 * choices), 0 before; NULL when teacher-forced. */
 	double *full_logprob;
+	/* Generating: full_top[t] is the full cache's model's likeliest token
+	 * after fed[0 .. t] (this run's text), for t = given - 1 .. n - 1, 0
+	 * before; the full cache's own top there. NULL when teacher-forced. */
+	int *full_top;
 };
 
 /* Whether policy P's run in R held no more than its budget, B + interval
@@ -131,8 +138,11 @@ int drop_measure_told(const struct llama_model *m, const int *tokens, int n, int
 void drop_result_free(struct drop_result *r);
 /* The memory drop_measure allocates for model M over N tokens with a
  * prompt of PROMPT for the policies of MASK, in bytes (the model itself
- * is the scene's, loaded already). */
-double drop_predict_memory(const struct llama_model *m, int n, int prompt, unsigned mask);
+ * is the scene's, loaded already); GENERATE: the model writes after the
+ * text, and each policy's text is read by the full cache's model as it
+ * goes (a run more per policy). */
+double drop_predict_memory(const struct llama_model *m, int n, int prompt, bool generate,
+                           unsigned mask);
 /* Its multiply-adds, about: every run's matrix products and attention. */
 double drop_predict_madds(const struct llama_model *m, int n, unsigned mask);
 
@@ -153,6 +163,20 @@ int drop_kl_stats(const struct drop_result *r, enum policy_id p, int from, int t
 /* The share of predictions FROM .. TO - 1 where policy P's top token is the
  * full cache's. */
 double drop_agreement(const struct drop_result *r, enum policy_id p, int from, int to);
+
+/* Generating: the predictions that wrote policy P's generated tokens,
+ * t = given - 1 .. n - 2, each compared with the full cache's model
+ * reading the same text (drop_policy.kl, full_top): the spread of the KL
+ * divergence into OUT as drop_kl_stats (0, or -1 when there is none), and
+ * the share of them where P's likeliest token was the full model's (1
+ * when there are none). */
+int drop_text_kl(const struct drop_result *r, enum policy_id p, struct drop_kl *out);
+/* The full cache's model's likeliest next token after step T + 1 of the
+ * text policy P's run read: the full cache's own top[t] while every run
+ * reads the same text, full_top[t] where P's run wrote its own; -1 when
+ * the full cache did not run. */
+int drop_full_top(const struct drop_result *r, enum policy_id p, int t);
+double drop_text_agreement(const struct drop_result *r, enum policy_id p);
 
 /* The real drop at each of several total budgets. */
 struct drop_sweep {
