@@ -16,8 +16,12 @@ frames() { "$bin" --headless --size "120x$rows" "$@"; }
 # The words pages: what the frames after the third to the seventh page
 # turns show (the caches, the figures, the marks, the policies), lower-cased, a
 # word a line.
-glossary=$(frames --keys '?,space,space,space,space,space,space' scenes/cat_sat.json |
-	awk -v r=$((rows + 1)) 'NR > 3 * r' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+/\n-' '\n' | sort -u)
+pages=$(frames --keys '?,space,space,space,space,space,space' scenes/cat_sat.json |
+	awk -v r=$((rows + 1)) 'NR > 3 * r')
+glossary=$(printf '%s\n' "$pages" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9+/\n-' '\n' | sort -u)
+# Lesson 8's frames, read once: with the model panel (t) at the step its
+# note is about, at the end and beside the other policies.
+model=$(frames --keys 't,6,6,enter,right,end,c,c,c' models/stories260K/story_model.json)
 # The labels: the header's right part (from "step"), the first two rows of
 # the middle (the cache panels' headings), every rule's label and the
 # status line, in every scene, at the start and the end, beside each policy
@@ -33,7 +37,7 @@ done
 # And lesson 8, the model scene: its frames with the model panel (t) at the
 # step its note is about, at the end and beside the other policies, whose
 # panel lines (the perplexity, the next tokens, the ▼ count) are labels too.
-frames --keys 't,6,6,enter,right,end,c,c,c' models/stories260K/story_model.json | awk -v r=$((rows + 1)) '
+printf '%s\n' "$model" | awk -v r=$((rows + 1)) '
 	{ i = (NR - 1) % r }
 	/^--- step/ { next }
 	i == 1 { sub(/.*(  |… )(lesson|step) /, "step "); sub(/head [0-9]+\/[0-9]+ [^ ]*/, "head"); print }
@@ -58,8 +62,7 @@ for w in $labels; do
 done
 # The marks: every mark the model scene's frames show (▼ on the model's
 # text, the heat rows' ◂ and ▸ sums, ✗, ↑, », …) is on the help's pages.
-pages=$(frames --keys '?,space,space,space,space,space,space' scenes/cat_sat.json | awk -v r=$((rows + 1)) 'NR > 3 * r')
-shown=$(frames --keys 't,6,6,enter,right,end,c' models/stories260K/story_model.json)
+shown=$model
 for m in ▼ ◂ ▸ ✗ ↑ » …; do
 	if grep -qF -- "$m" <<<"$shown" && ! grep -qF -- "$m" <<<"$pages"; then
 		echo "not in the help's marks: $m"
