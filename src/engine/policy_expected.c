@@ -57,26 +57,63 @@ static double dot_of(const double *x, const double *y, int dim)
 }
 
 /* Query head H's statistics into MU (dim) and COV (dim x dim): the
- * queries of positions FIRST .. C->seen - 1. */
+ * queries of positions FIRST .. C->seen - 1. Each sum runs over the
+ * positions in order from 0.0, as the header says; the loops run over the
+ * components inside the positions' loop, each component's sum on its own
+ * (so they go side by side, the same bits), and COV's lower half is its
+ * upper half's (a product is the same either way round). */
 static void query_stats(const struct policy_cache *c, int h, int first, double *mu, double *cov)
 {
-	const int dim = c->dim, m = c->seen - first;
+	const size_t dim = (size_t)c->dim;
+	const int m = c->seen - first;
 	const double *q = c->queries[h];
-	for (int d = 0; d < dim; d++) {
-		double s = 0.0;
-		for (int p = first; p < c->seen; p++)
-			s += q[(size_t)p * (size_t)dim + (size_t)d];
-		mu[d] = s / m;
+	for (size_t d = 0; d < dim; d++)
+		mu[d] = 0.0;
+	for (int p = first; p < c->seen; p++) {
+		const double *row = q + (size_t)p * dim;
+		for (size_t d = 0; d < dim; d++)
+			mu[d] += row[d];
 	}
-	for (int a = 0; a < dim; a++)
-		for (int b = 0; b < dim; b++) {
-			double s = 0.0;
-			for (int p = first; p < c->seen; p++) {
-				const double *row = q + (size_t)p * (size_t)dim;
-				s += (row[a] - mu[a]) * (row[b] - mu[b]);
-			}
-			cov[(size_t)a * (size_t)dim + (size_t)b] = s / m;
+	for (size_t d = 0; d < dim; d++)
+		mu[d] /= m;
+	for (size_t a = 0; a < dim; a++) {
+		double *out = cov + a * dim;
+		for (size_t b = a; b < dim; b++)
+			out[b] = 0.0;
+		for (int p = first; p < c->seen; p++) {
+			const double *row = q + (size_t)p * dim;
+			const double x = row[a] - mu[a];
+			for (size_t b = a; b < dim; b++)
+				out[b] += x * (row[b] - mu[b]);
 		}
+		for (size_t b = a; b < dim; b++) {
+			out[b] /= m;
+			cov[b * dim + a] = out[b];
+		}
+	}
+}
+
+/* The quadratic form k' S k of the DIM numbers at K: for each a in order,
+ * k_a times S's row a dotted with k (in index order from 0.0), summed from
+ * 0.0. Row a's dot is S's column a's (S is symmetric), which is summed
+ * here for QUAD_BLOCK rows a at once, side by side. */
+#define QUAD_BLOCK 64
+static double quad_form(const double *cov, const double *k, size_t dim)
+{
+	double quad = 0.0, t[QUAD_BLOCK];
+	for (size_t a0 = 0; a0 < dim; a0 += QUAD_BLOCK) {
+		const size_t w = dim - a0 < QUAD_BLOCK ? dim - a0 : QUAD_BLOCK;
+		for (size_t i = 0; i < w; i++)
+			t[i] = 0.0;
+		for (size_t b = 0; b < dim; b++) {
+			const double *col = cov + b * dim + a0, kb = k[b];
+			for (size_t i = 0; i < w; i++)
+				t[i] += col[i] * kb;
+		}
+		for (size_t i = 0; i < w; i++)
+			quad += k[a0 + i] * t[i];
+	}
+	return quad;
 }
 
 /* Into C->rank, each entry's score (C->len > EXPECTED_SINKS). */
@@ -93,9 +130,7 @@ static void expected_scores(const struct policy_cache *c)
 		double top = -INFINITY;
 		for (int j = ns; j < c->len; j++) {
 			const double *k = c->keys + (size_t)j * (size_t)dim;
-			double quad = 0.0;
-			for (int a = 0; a < dim; a++)
-				quad += k[a] * dot_of(cov + (size_t)a * (size_t)dim, k, dim);
+			const double quad = quad_form(cov, k, (size_t)dim);
 			z[j] = dot_of(mu, k, dim) * c->scale + quad * (c->scale * c->scale) / 2.0;
 			top = z[j] > top ? z[j] : top;
 		}
