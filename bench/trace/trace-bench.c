@@ -27,7 +27,8 @@
  * the first frame drawn.
  *
  * Usage: trace-bench [--layers L] [--heads H] [--kv G] [--tokens N]
- *                    [--dim D] [--heavy B1] [--recent B2]
+ *                    [--dim D] [--heavy B1] [--recent B2] [--set S]
+ * (--set 1: every policy only, 2: the five only; 0, the default: both)
  *        trace-bench --open SCENE.json
  */
 #include <math.h>
@@ -300,7 +301,7 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--open") == 0)
 		return open_scene(argv[2]);
-	int layers = 12, heads = 12, kv = 12, n = 4096, dim = 64, heavy = 64, recent = 64;
+	int layers = 12, heads = 12, kv = 12, n = 4096, dim = 64, heavy = 64, recent = 64, set = 0;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		int *x = strcmp(argv[i], "--layers") == 0   ? &layers
 		         : strcmp(argv[i], "--heads") == 0  ? &heads
@@ -309,6 +310,7 @@ int main(int argc, char **argv)
 		         : strcmp(argv[i], "--dim") == 0    ? &dim
 		         : strcmp(argv[i], "--heavy") == 0  ? &heavy
 		         : strcmp(argv[i], "--recent") == 0 ? &recent
+		         : strcmp(argv[i], "--set") == 0    ? &set
 		                                            : NULL;
 		if (!x) {
 			fprintf(stderr, "trace-bench: unknown option %s\n", argv[i]);
@@ -333,6 +335,8 @@ int main(int argc, char **argv)
 	const unsigned sets[2] = {ENGINE_ALL_POLICIES, some};
 	const char *const names[2] = {"every policy", "--policies h2o,window,streaming,tova,full"};
 	for (int i = 0; i < 2; i++) {
+		if (set == 2 - i)
+			continue;
 		const double madds = arithmetic(layers, heads, n, dim, heavy, recent, sets[i]);
 		const double limit = madds / rate, flimit = madds / fused;
 		printf("\n%s: arithmetic %.3g multiply-adds = %.2f s at the engine's rate, %.2f s "

@@ -74,8 +74,13 @@ int heads_run_init(struct heads_run *run, const struct scene *sc, const struct b
 int heads_run_init_only(struct heads_run *run, const struct scene *sc, const struct budget *b,
                         unsigned policies)
 {
+	return heads_run_init_range(run, sc, b, policies, 0, heads_count(sc));
+}
+
+int heads_run_init_range(struct heads_run *run, const struct scene *sc, const struct budget *b,
+                         unsigned policies, int first, int count)
+{
 	*run = (struct heads_run){.b = *b};
-	const int count = heads_count(sc);
 	/* One plan per layer for all its heads' engines (plan.h). */
 	run->plans = engine_plans_new(sc, b);
 	if (!run->plans)
@@ -89,7 +94,7 @@ int heads_run_init_only(struct heads_run *run, const struct scene *sc, const str
 		return -1;
 	}
 	for (int h = 0; h < count; h++) {
-		heads_view(sc, h, &run->views[h]);
+		heads_view(sc, first + h, &run->views[h]);
 		run->e[h] = engine_new_rows(&run->views[h], &run->b, run->plans, policies, 0);
 		run->count = h + 1;
 		if (!run->e[h]) {
@@ -143,38 +148,55 @@ bool heads_run_step(struct heads_run *run)
 	return engine_step_count(run->e[0]) > t;
 }
 
-void heads_run_total_of(const struct heads_run *run, int first, int count, enum policy_id p,
-                        struct step_metrics *total)
+void heads_run_add(const struct heads_run *run, int first, int count, enum policy_id p,
+                   struct heads_sum *sum)
 {
 	const int dim = run->views[first].dim;
 	const int group = heads_group(heads_root(&run->views[first]));
-	double diff = 0.0, aa = 0.0, ff = 0.0, af = 0.0, recall = 0.0;
-	*total = (struct step_metrics){.has_out = run->rec[first].c[p].m.has_out};
+	if (sum->heads == 0)
+		sum->has_out = run->rec[first].c[p].m.has_out;
 	for (int h = first; h < first + count; h++) {
 		const struct cache_record *r = &run->rec[h].c[p],
 		                          *full = &run->rec[h].c[POLICY_FULL];
 		/* A kv head's cache is counted once, by its group's first
 		 * query head. */
 		if (run->views[h].view_head % group == 0) {
-			total->tokens += r->m.tokens;
-			total->kv += r->m.kv;
-			total->overlap_h2o += r->m.overlap_h2o;
+			sum->tokens += r->m.tokens;
+			sum->kv += r->m.kv;
+			sum->overlap_h2o += r->m.overlap_h2o;
 		}
-		recall += r->m.attn_recall;
+		sum->recall += r->m.attn_recall;
 		for (int k = 0; r->out && k < dim; k++) {
 			const double a = r->out[k], f = full->out[k];
-			diff += (a - f) * (a - f);
-			aa += a * a;
-			ff += f * f;
-			af += a * f;
+			sum->diff += (a - f) * (a - f);
+			sum->aa += a * a;
+			sum->ff += f * f;
+			sum->af += a * f;
 		}
 	}
-	total->attn_recall = recall / count;
-	total->out_err = sqrt(diff);
-	if (aa == 0.0 || ff == 0.0)
-		total->out_cos = aa == ff ? 1.0 : 0.0;
+	sum->heads += count;
+}
+
+void heads_sum_metrics(const struct heads_sum *sum, struct step_metrics *total)
+{
+	*total = (struct step_metrics){.has_out = sum->has_out,
+	                               .tokens = sum->tokens,
+	                               .kv = sum->kv,
+	                               .overlap_h2o = sum->overlap_h2o};
+	total->attn_recall = sum->recall / sum->heads;
+	total->out_err = sqrt(sum->diff);
+	if (sum->aa == 0.0 || sum->ff == 0.0)
+		total->out_cos = sum->aa == sum->ff ? 1.0 : 0.0;
 	else
-		total->out_cos = af / (sqrt(aa) * sqrt(ff));
+		total->out_cos = sum->af / (sqrt(sum->aa) * sqrt(sum->ff));
+}
+
+void heads_run_total_of(const struct heads_run *run, int first, int count, enum policy_id p,
+                        struct step_metrics *total)
+{
+	struct heads_sum sum = {0};
+	heads_run_add(run, first, count, p, &sum);
+	heads_sum_metrics(&sum, total);
 }
 
 void heads_run_total(const struct heads_run *run, enum policy_id p, struct step_metrics *total)

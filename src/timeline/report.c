@@ -220,6 +220,58 @@ int report_measure(const struct scene *sc, const struct budget *b,
 	return report_measure_only(sc, b, target, keep, ENGINE_ALL_POLICIES, run, pr, done, total);
 }
 
+/* Layer L's PER heads of RUN's report, stepped together: their own
+ * summaries, their layer's, and their part of every step's sums over all
+ * heads (SUMS: a row per step, or one row with one layer), which the last
+ * layer's steps turn into the figures over all heads. */
+static int measure_layer(const struct scene *sc, const struct budget *b,
+                         const struct report_target *target, unsigned computed, int l, int per,
+                         struct heads_sum *sums, struct report_run *run, const struct progress *pr,
+                         double done, double total)
+{
+	struct heads_run hr;
+	if (heads_run_init_range(&hr, sc, b, computed, l * per, per) < 0)
+		return -1;
+	const bool last = l == run->layers - 1;
+	while (heads_run_step(&hr)) {
+		const int step = hr.rec[0].step;
+		progress_tell(pr, done + ((double)l * sc->n + step) / run->layers, total);
+		struct heads_sum *row =
+		        sums + (run->layers > 1 ? (size_t)(step - 1) : 0) * POLICY_COUNT;
+		for (int p = 0; p < POLICY_COUNT; p++) {
+			if (!(computed & ENGINE_POLICY(p)))
+				continue;
+			struct step_metrics m;
+			heads_run_add(&hr, 0, per, (enum policy_id)p, &row[p]);
+			if (last) {
+				heads_sum_metrics(&row[p], &m);
+				row[p] = (struct heads_sum){0};
+				summary_add(&run->sum[p], &m, target, step, run->from,
+				            run->held_from);
+				if (run->steps)
+					run->steps[(size_t)(step - 1) * POLICY_COUNT + p] = m;
+			}
+			if (run->layer_sum) {
+				heads_run_total_of(&hr, 0, per, (enum policy_id)p, &m);
+				summary_add(&run->layer_sum[(size_t)l * POLICY_COUNT + p], &m,
+				            target, step, run->from, run->held_from);
+			}
+			for (int i = 0; run->head_sum && i < per; i++) {
+				const int h = l * per + i;
+				summary_add(&run->head_sum[(size_t)h * POLICY_COUNT + p],
+				            &hr.rec[i].c[p].m, target, step, run->from,
+				            run->held_from);
+				if (run->head_steps)
+					run->head_steps[((size_t)(step - 1) * run->heads + h) *
+					                        POLICY_COUNT +
+					                p] = hr.rec[i].c[p].m;
+			}
+		}
+	}
+	heads_run_done(&hr);
+	return 0;
+}
+
 int report_measure_only(const struct scene *sc, const struct budget *b,
                         const struct report_target *target, unsigned keep, unsigned shown,
                         struct report_run *run, const struct progress *pr, double done,
@@ -267,40 +319,25 @@ int report_measure_only(const struct scene *sc, const struct budget *b,
 			return -1;
 		}
 	}
-	struct heads_run hr;
-	if (heads_run_init_only(&hr, sc, b, computed) < 0) {
+	/* A layer at a time: only the sums over all heads need every head's
+	 * step, and they add head by head in the scene's order (heads_sum),
+	 * so each layer's engines are freed before the next one's start. */
+	const int per = heads_per_layer(sc), n = sc->n > 0 ? sc->n : 1;
+	const size_t rows = run->layers > 1 ? (size_t)n : 1;
+	struct heads_sum *sums = calloc(rows * POLICY_COUNT, sizeof *sums);
+	if (!sums) {
 		report_run_done(run);
 		return -1;
 	}
-	while (heads_run_step(&hr)) {
-		const int step = hr.rec[0].step;
-		progress_tell(pr, done + step, total);
-		for (int p = 0; p < POLICY_COUNT; p++) {
-			if (!(computed & ENGINE_POLICY(p)))
-				continue;
-			struct step_metrics m;
-			heads_run_total(&hr, (enum policy_id)p, &m);
-			summary_add(&run->sum[p], &m, target, step, run->from, run->held_from);
-			if (run->steps)
-				run->steps[(size_t)(step - 1) * POLICY_COUNT + p] = m;
-			const int per = heads_per_layer(sc);
-			for (int l = 0; run->layer_sum && l < run->layers; l++) {
-				heads_run_total_of(&hr, l * per, per, (enum policy_id)p, &m);
-				summary_add(&run->layer_sum[(size_t)l * POLICY_COUNT + p], &m,
-				            target, step, run->from, run->held_from);
-			}
-			for (int h = 0; run->head_sum && h < hr.count; h++) {
-				summary_add(&run->head_sum[(size_t)h * POLICY_COUNT + p],
-				            &hr.rec[h].c[p].m, target, step, run->from,
-				            run->held_from);
-				if (run->head_steps)
-					run->head_steps[((size_t)(step - 1) * run->heads + h) *
-					                        POLICY_COUNT +
-					                p] = hr.rec[h].c[p].m;
-			}
+	for (int l = 0; l < run->layers; l++) {
+		if (measure_layer(sc, b, target, computed, l, per, sums, run, pr, done, total) <
+		    0) {
+			free(sums);
+			report_run_done(run);
+			return -1;
 		}
 	}
-	heads_run_done(&hr);
+	free(sums);
 	return 0;
 }
 

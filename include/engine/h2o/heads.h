@@ -67,6 +67,12 @@ int heads_run_init(struct heads_run *run, const struct scene *scene, const struc
  * POLICIES (engine_new_only); a policy left out has no figures. */
 int heads_run_init_only(struct heads_run *run, const struct scene *scene, const struct budget *b,
                         unsigned policies);
+/* heads_run_init_only over the query heads FIRST .. FIRST + COUNT - 1 of
+ * SCENE only (in the run, head i is the scene's FIRST + i): a report that
+ * needs only sums over heads steps them a part at a time (heads_run_add),
+ * and holds only that part's engines. */
+int heads_run_init_range(struct heads_run *run, const struct scene *scene, const struct budget *b,
+                         unsigned policies, int first, int count);
 void heads_run_done(struct heads_run *run);
 /* Step every head; false when the scene is done. */
 bool heads_run_step(struct heads_run *run);
@@ -76,5 +82,21 @@ void heads_run_total(const struct heads_run *run, enum policy_id p, struct step_
  * FIRST = layer * heads_per_layer). */
 void heads_run_total_of(const struct heads_run *run, int first, int count, enum policy_id p,
                         struct step_metrics *total);
+
+/* Policy P's figures summed over query heads at one step, head by head in
+ * the order they are added: heads added in several runs, in the scene's
+ * order, give the very bits heads_run_total gives over all of them. Start
+ * from {0}. */
+struct heads_sum {
+	int heads, tokens, overlap_h2o;
+	long kv;
+	bool has_out;
+	double recall, diff, aa, ff, af;
+};
+/* Add the query heads FIRST .. FIRST + COUNT - 1 of RUN at its last step. */
+void heads_run_add(const struct heads_run *run, int first, int count, enum policy_id p,
+                   struct heads_sum *sum);
+/* The figures of SUM (heads_run_total's). */
+void heads_sum_metrics(const struct heads_sum *sum, struct step_metrics *total);
 
 #endif
