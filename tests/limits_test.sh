@@ -249,9 +249,9 @@ memory "h2o-tui: $tmp/model/big.bin: needs about 344 MB of memory (the model: 85
 weights as float32), more than --max-memory 50 MB allows" \
 	--report --max-memory 50M --model "$tmp/model/big.bin" --tokenizer "$tmp/model/tok512.bin" \
 	--text-string 'Once upon a time'
-memory "h2o-tui: models/stories260K/story_model.json: needs about 7.0 MB of memory (the model \
+memory "h2o-tui: models/stories260K/story_model.json: needs about 9.0 MB of memory (the model \
 stories260K.bin run over 391 tokens: its weights, a run's caches, its tokenizer and every layer's \
-q, k, v), more than --max-memory 4.0 MB allows" \
+q, k, v and its queries before RoPE), more than --max-memory 4.0 MB allows" \
 	--report --max-memory 4M models/stories260K/story_model.json
 
 # A temperature so small that the logits divided by it overflow float32

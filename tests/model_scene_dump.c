@@ -8,7 +8,9 @@
  * "given", "generated", "tokens", "text", "model_path", "tokenizer_path"})
  * and OUT_q.f64, OUT_k.f64, OUT_v.f64: q, k and v as the scene holds them
  * (block l * heads + h, or l * kv_heads + g, of n rows of dim doubles),
- * native doubles. A scene that does not load prints its error, exit 3.
+ * native doubles; and OUT_qpre.f64, the queries before RoPE laid out as
+ * q (the scene is loaded as one that runs expected, which reads them).
+ * A scene that does not load prints its error, exit 3.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +55,9 @@ int main(int argc, char **argv)
 	}
 	char err[SCENE_ERROR_MAX];
 	struct scene *sc;
-	if (scene_load_file(argv[1], &sc, err) != 0) {
+	const char *const names[] = {"expected", NULL};
+	const struct scene_options load = {.policy_names = names, .policy_queries = 1u};
+	if (scene_load_file_opts(argv[1], &load, &sc, err) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 3;
 	}
@@ -62,7 +66,8 @@ int main(int argc, char **argv)
 	const size_t kb = (size_t)sc->layers * (size_t)sc->kv_heads;
 	int rc = write_doubles(argv[2], "q", sc->q, qb * rows) ||
 	         write_doubles(argv[2], "k", sc->k, kb * rows) ||
-	         write_doubles(argv[2], "v", sc->v, kb * rows);
+	         write_doubles(argv[2], "v", sc->v, kb * rows) ||
+	         (sc->q_pre && write_doubles(argv[2], "qpre", sc->q_pre, qb * rows));
 	char name[4096];
 	snprintf(name, sizeof name, "%s.json", argv[2]);
 	FILE *f = rc ? NULL : fopen(name, "w");

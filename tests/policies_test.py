@@ -21,16 +21,11 @@ ALL = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
 # run.
 KEY_READERS = {"knorm", "keydiff", "expected"}
 KEYLESS = {"scenes/cat_sat.json", "tests/scenes/two_heads.json"}
-# The policies that read the queries before RoPE, and the model scenes,
-# which keep them after RoPE only: there, those policies are not run.
-QUERY_READERS = {"expected"}
-MODEL = {"models/stories260K/story_model.json"}
 
 
 def every(scene):
     """The policies a run of SCENE without --policies has rows for."""
-    return [p for p in ALL if (scene not in KEYLESS or p not in KEY_READERS) and
-            (scene not in MODEL or p not in QUERY_READERS)]
+    return [p for p in ALL if scene not in KEYLESS or p not in KEY_READERS]
 
 
 failures = 0

@@ -266,6 +266,50 @@ static void test_expected_by_hand(void **state)
 }
 
 /*
+ * ExpectedAttentionPress' rotation of the statistics, by hand, head size
+ * 4. Pair 0 turned by c = .6, s = .8, pair 1 by c = 0, s = 1 (a quarter
+ * turn). Llama's pairs (0, 1), (2, 3): mu = (1, 2, 3, 4) becomes
+ * (.6 - 1.6, .8 + 1.2, -4, 3) = (-1, 2, -4, 3); S = diag(1, 4, 9, 16)
+ * becomes per pair [[c^2 a + s^2 b, cs (a - b)], [cs (a - b), s^2 a +
+ * c^2 b]]: (2.92, -1.44; -1.44, 2.08) and (16, 0; 0, 9), zeros across
+ * the pairs. NeoX's pairs (0, 2), (1, 3): mu becomes (.6 - 2.4, -4,
+ * .8 + 1.8, 2) = (-1.8, -4, 2.6, 2); S's (0, 2) block (.36 + 5.76,
+ * .48 (1 - 9), ., .64 + 3.24) = (6.12, -3.84; -3.84, 3.88), its (1, 3)
+ * block (16, 0; 0, 4).
+ * The mean over 512 positions from 10 of a pair with angle p (freq 1,
+ * scale .5, divisor .5): sum cos p = (sin(521.5) - sin(9.5)) / (2 sin .5),
+ * sum sin p = (cos(9.5) - cos(521.5)) / (2 sin .5); a pair of frequency 0
+ * does not turn (c = 1, s = 0 exactly).
+ */
+static void test_expected_rope_by_hand(void **state)
+{
+	(void)state;
+	const double cs[] = {.6, 0}, sn[] = {.8, 1};
+	const float freq[] = {0.0f, 1.0f}, div[] = {1.0f, 0.5f};
+	for (int neox = 0; neox < 2; neox++) {
+		const struct policy_rope rope = {
+		        .neox = neox, .scale = 0.5f, .freq = freq, .div = div};
+		double mu[] = {1, 2, 3, 4};
+		double cov[16] = {1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 9, 0, 0, 0, 0, 16};
+		policy_rope_turn(&rope, 4, cs, sn, mu, cov);
+		const double want_mu[2][4] = {{-1, 2, -4, 3}, {-1.8, -4, 2.6, 2}};
+		const double want_cov[2][16] = {
+		        {2.92, -1.44, 0, 0, -1.44, 2.08, 0, 0, 0, 0, 16, 0, 0, 0, 0, 9},
+		        {6.12, 0, -3.84, 0, 0, 16, 0, 0, -3.84, 0, 3.88, 0, 0, 0, 0, 4}};
+		for (int i = 0; i < 4; i++)
+			assert_true(fabs(mu[i] - want_mu[neox][i]) < 1e-12);
+		for (int i = 0; i < 16; i++)
+			assert_true(fabs(cov[i] - want_cov[neox][i]) < 1e-12);
+		double c[2], s[2];
+		policy_rope_mean(&rope, 4, 10, c, s);
+		assert_true(c[0] == 1.0 && s[0] == 0.0);
+		const double d = 2.0 * sin(0.5) * 512.0;
+		assert_true(fabs(c[1] - (sin(521.5) - sin(9.5)) / d) < 1e-6);
+		assert_true(fabs(s[1] - (cos(9.5) - cos(521.5)) / d) < 1e-6);
+	}
+}
+
+/*
  * SnapKV's choice at the prompt's end, worked by hand on its rule
  * (policy_snap_select): 7 entries, a window of the last 2 (positions 5
  * and 6), two query heads whose observed weights before the window are
@@ -710,6 +754,7 @@ int main(void)
 	        cmocka_unit_test(test_random_by_hand),
 	        cmocka_unit_test(test_keydiff_by_hand),
 	        cmocka_unit_test(test_expected_by_hand),
+	        cmocka_unit_test(test_expected_rope_by_hand),
 	        cmocka_unit_test(test_snapkv_select_by_hand),
 	        cmocka_unit_test(test_snapkv_engine_by_hand),
 	        cmocka_unit_test(test_pyramid_budget_by_hand),

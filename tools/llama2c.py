@@ -172,10 +172,11 @@ def rope(x, pos):
     return out
 
 
-def forward(ck, tokens):
+def forward(ck, tokens, pre=None):
     """The whole sequence at once: the logits (n, V) and, per layer, the
     attention inputs q (H, n, d) and k, v (G, n, d) after RoPE and the
-    attention probabilities (H, n, n)."""
+    attention probabilities (H, n, n). PRE, a list, gets each layer's q
+    before RoPE."""
     n = len(tokens)
     if n > ck.seq_len:
         raise ValueError(f"{n} tokens, more than seq_len {ck.seq_len}")
@@ -189,6 +190,8 @@ def forward(ck, tokens):
         q = (xb @ ck.wq[l].T).reshape(n, H, d).transpose(1, 0, 2)
         k = (xb @ ck.wk[l].T).reshape(n, G, d).transpose(1, 0, 2)
         v = (xb @ ck.wv[l].T).reshape(n, G, d).transpose(1, 0, 2)
+        if pre is not None:
+            pre.append(q)
         q, k = rope(q, pos), rope(k, pos)
         kh, vh = np.repeat(k, H // G, axis=0), np.repeat(v, H // G, axis=0)
         s = q @ kh.transpose(0, 2, 1) / math.sqrt(d) + mask
@@ -389,6 +392,8 @@ def main(argv):
     p.add_argument("--out", required=True, help="writes OUT_q.npy, OUT_k.npy, OUT_v.npy, OUT.json")
     p.add_argument("--json", help="the scene's path instead of OUT.json")
     p.add_argument("--generate", type=int, default=0, help="greedy tokens after the prompt")
+    p.add_argument("--prerope", action="store_true",
+                   help="also OUT_qpre.npy: the queries before RoPE, laid out as OUT_q.npy")
     p.add_argument("--prompt", type=int, help="the scene's prompt, in tokens")
     p.add_argument("--dtype", choices=("float16", "float32", "float64"), default="float32")
     p.add_argument("--title")
@@ -435,7 +440,10 @@ def main(argv):
         n_prompt = a.prompt if a.prompt is not None else len(prompt) if a.generate else 0
         if not 0 <= n_prompt <= len(ids):
             ap.error(f"--prompt must be 0 to {len(ids)}")
-        _, q, k, v, probs = forward(ck, ids)
+        pre = []
+        _, q, k, v, probs = forward(ck, ids, pre)
+        if a.prerope:
+            np.save(f"{a.out}_qpre.npy", np.ascontiguousarray(np.stack(pre), dtype=a.dtype))
         exact = check_trace(q, k, probs, 1e-12)
         for name, x in (("q", q), ("k", k), ("v", v)):
             np.save(f"{a.out}_{name}.npy", np.ascontiguousarray(x, dtype=a.dtype))

@@ -209,6 +209,8 @@ static int load_scene(struct run *r)
 		        .needed = &needed,
 		        .told = r->told,
 		        .told_ctx = r->told_ctx,
+		        .policy_queries = queried,
+		        .policies = o->policies,
 		};
 		o->scene = o->model; /* what messages name */
 		rc = scene_load_model(&model, &r->scene, err);
@@ -221,7 +223,8 @@ static int load_scene(struct run *r)
 		                                   .policy_names = names,
 		                                   .policy_keys = keyed,
 		                                   .check_setting = policy_settings_check_one,
-		                                   .policy_queries = queried};
+		                                   .policy_queries = queried,
+		                                   .policies = o->policies};
 		rc = scene_load_file_opts(o->scene, &load, &r->scene, err);
 	}
 	if (rc == SCENE_TOO_LARGE)

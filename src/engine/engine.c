@@ -168,9 +168,9 @@ const char *engine_policy_refused(const struct scene *scene, enum policy_id p)
 {
 	if (scene->mode == SCENE_ATTENTION && policy_reads_keys(p))
 		return "an attention scene, which has no keys for it to read";
-	if (scene->model_path && policy_reads_queries(p))
-		return "a model scene, which keeps its queries after RoPE only, not before as it "
-		       "reads them";
+	if (scene->model_path && policy_reads_queries(p) && !scene->q_pre)
+		return "a model scene loaded without its queries before RoPE, which it reads "
+		       "(choose it with --policies when the scene loads)";
 	return NULL;
 }
 
@@ -496,7 +496,7 @@ static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned
 		/* Its query rows' pointers and room (vector scenes). */
 		if (pol->by_queries && sc->mode == SCENE_VECTOR)
 			bytes += (size_t)group_of_view(sc) * sizeof(double *) +
-			         (dim * (dim + 1) + cap) * sizeof(double);
+			         (dim * (dim + 2) + cap) * sizeof(double);
 		/* Step states; marks; outputs; a batch's positions and weights. */
 		bytes += states * (sizeof(struct step_state) +
 		                   cap * (3 * sizeof(int) + 5 * sizeof(double))) +

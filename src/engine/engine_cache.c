@@ -183,11 +183,20 @@ bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc)
 	if (pol->by_queries && c->la) {
 		const size_t dim = (size_t)sc->dim;
 		c->qrows = malloc((size_t)c->group * sizeof *c->qrows);
-		c->work = malloc((dim * (dim + 1) + n) * sizeof *c->work);
+		c->work = malloc((dim * (dim + 2) + n) * sizeof *c->work);
 		if (!c->qrows || !c->work)
 			return false;
+		/* A model scene's queries before RoPE (a vector scene has no
+		 * other): as the lookahead's rows, of q_pre. */
+		const struct scene *root = sc->parent ? sc->parent : sc;
 		for (int i = 0; i < c->group; i++)
-			c->qrows[i] = c->la[i].q;
+			c->qrows[i] =
+			        root->q_pre ? root->q_pre + (c->la[i].q - root->q) : c->la[i].q;
+		if (sc->q_pre)
+			c->rope = (struct policy_rope){.neox = sc->rope_neox,
+			                               .scale = sc->rope_scale,
+			                               .freq = sc->rope_freq,
+			                               .div = sc->rope_div};
 	}
 	if (pol->observe_window > 0) {
 		c->obs = malloc((size_t)c->group * n * sizeof *c->obs);
@@ -515,6 +524,7 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 			view.values = sc->v;
 			view.scale = sc->scale;
 			view.work = c->work;
+			view.rope = sc->q_pre ? &c->rope : NULL;
 		}
 		view.window = policy_run_window(id, &e->b, s);
 		if (view.window > 0) {

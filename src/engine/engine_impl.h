@@ -132,9 +132,11 @@ struct cache {
 	double *krows, *anchor;
 	/* A policy with by_queries: the query rows of each head of the group
 	 * (group pointers, policy_cache.queries) and the rule's room
-	 * (dim * (dim + 1) + cap, policy_cache.work). */
+	 * (dim * (dim + 2) + cap, policy_cache.work). */
 	const double **qrows;
 	double *work;
+	/* And a model scene's rotary embedding (policy_cache.rope). */
+	struct policy_rope rope;
 	/* Grouped scores (design §2): the GROUP query heads that share this
 	 * cache's key/value head, the view's own at index OWN, each with its
 	 * lookahead (vector scenes) or its attention rows (ATTN, attention

@@ -48,6 +48,8 @@ void heads_view(const struct scene *sc, int i, struct scene *view)
 	const size_t block = (size_t)sc->n * (size_t)sc->dim;
 	if (sc->q)
 		view->q = sc->q + (size_t)i * block;
+	if (sc->q_pre)
+		view->q_pre = sc->q_pre + (size_t)i * block;
 	if (sc->k)
 		view->k = sc->k + (size_t)kv * block;
 	if (sc->v)

@@ -11,9 +11,11 @@
  * the query heads of the key/value group, times the L2 norm of the key's
  * value row. The first four entries (the sinks) score one more than the
  * largest, so they stay; the B best scored stay, a tie keeping the lower
- * position. kvpress rotates the mean and covariance by RoPE averaged over
- * the next n_future_positions (512) positions; a vector scene's positions
- * carry no rotation, so that average is the identity and is left out.
+ * position. kvpress takes the queries before RoPE and rotates their mean
+ * and covariance by RoPE averaged over the next n_future_positions (512)
+ * positions: on a model scene so does this (policy_cache.rope); a vector
+ * scene's positions carry no rotation, so that average is the identity
+ * and is left out.
  *
  * h2o-tui applies it as it does key norm and KeyDiff: at the prompt's end,
  * with the prompt's last queries, and at every step after it, over the
@@ -21,15 +23,22 @@
  * takes every query of the prompt after the sinks: the same for a prompt
  * of up to 68 tokens; the window keeps each step's cost bounded (64 x
  * dim x dim per head) where the whole run's would grow with the square of
- * its length. An attention scene has no keys and a model scene keeps its
- * queries after RoPE only: it is refused on both (engine.h); a caller
- * without keys or queries gets the B newest.
+ * its length. An attention scene has no keys: it is refused there
+ * (engine.h); a caller without keys or queries gets the B newest.
  *
  * The numbers, per query head h of the group in order, over the queries of
  * positions max(4, seen - 64) .. seen - 1: the mean mu_d, the queries'
  * component d summed in position order from 0.0 and divided by their
  * count m; the covariance S_ab, (q_a - mu_a)(q_b - mu_b) summed the
- * same way, divided by m; for each entry j after the sinks,
+ * same way, divided by m. With a rotary embedding, for each pair k its
+ * mean cosine c_k and sine s_k over positions seen .. seen + 511 (the
+ * model's float32 angle, cosf and sinf made double, summed in position
+ * order from 0.0, divided by 512), R the matrix that turns pair k's rows
+ * (a, b) by them (R_aa = R_bb = c_k, R_ab = -s_k, R_ba = s_k, kvpress'
+ * cos * I + sin * P in the model's pairing); mu becomes R mu and S
+ * becomes R (S R'), each product's sum over the pair's two terms in
+ * index order (the zeros of R add nothing). Then for each entry j after
+ * the sinks,
  * z_j = (mu . k_j) s + (sum_a k_ja (sum_b S_ab k_jb)) (s s) / 2, every sum
  * in index order from 0.0; the softmax of the z_j (their largest taken
  * away, exp, summed in cache order from 0.0, each divided by the sum),
@@ -47,7 +56,7 @@
 /* kvpress' n_sink. */
 #define EXPECTED_SINKS 4
 /* The queries the statistics are of: the last 64 asked after the sinks. */
-#define EXPECTED_QUERIES 64
+#define EXPECTED_QUERIES POLICY_QUERIES_READ
 
 static double dot_of(const double *x, const double *y, int dim)
 {
@@ -151,17 +160,81 @@ static double quad_form(const double *cov, const double *k, size_t dim)
 	return quad;
 }
 
+/* kvpress' n_future_positions. */
+#define EXPECTED_FUTURE 512
+
+/* Pair K's rows of a head of DIM under ROPE into *A and *B. */
+static void pair_rows(const struct policy_rope *rope, int dim, int k, int *a, int *b)
+{
+	*a = rope->neox ? k : 2 * k;
+	*b = rope->neox ? k + dim / 2 : 2 * k + 1;
+}
+
+void policy_rope_mean(const struct policy_rope *rope, int dim, int from, double *cs, double *sn)
+{
+	for (int k = 0; k < dim / 2; k++) {
+		double c = 0.0, s = 0.0;
+		for (int p = from; p < from + EXPECTED_FUTURE; p++) {
+			float val = (float)p * rope->freq[k];
+			val *= rope->scale;
+			val /= rope->div[k];
+			c += (double)cosf(val);
+			s += (double)sinf(val);
+		}
+		cs[k] = c / EXPECTED_FUTURE;
+		sn[k] = s / EXPECTED_FUTURE;
+	}
+}
+
+void policy_rope_turn(const struct policy_rope *rope, int dim, const double *cs, const double *sn,
+                      double *mu, double *cov)
+{
+	const size_t d = (size_t)dim;
+	for (int k = 0; k < dim / 2; k++) {
+		int a, b;
+		pair_rows(rope, dim, k, &a, &b);
+		const double c = cs[k], s = sn[k];
+		const double ma = mu[a], mb = mu[b];
+		mu[a] = c * ma + -s * mb;
+		mu[b] = s * ma + c * mb;
+		/* S R': row i's pair (a, b) turned. */
+		for (int i = 0; i < dim; i++) {
+			double *row = cov + (size_t)i * d;
+			const double xa = row[a], xb = row[b];
+			row[a] = xa * c + xb * -s;
+			row[b] = xa * s + xb * c;
+		}
+	}
+	/* R (S R'): column j's pair (a, b) turned. */
+	for (int k = 0; k < dim / 2; k++) {
+		int a, b;
+		pair_rows(rope, dim, k, &a, &b);
+		const double c = cs[k], s = sn[k];
+		double *ra = cov + (size_t)a * d, *rb = cov + (size_t)b * d;
+		for (int j = 0; j < dim; j++) {
+			const double xa = ra[j], xb = rb[j];
+			ra[j] = c * xa + -s * xb;
+			rb[j] = s * xa + c * xb;
+		}
+	}
+}
+
 /* Into C->rank, each entry's score (C->len > EXPECTED_SINKS). */
 static void expected_scores(const struct policy_cache *c)
 {
 	const int dim = c->dim, heads = c->heads > 0 ? c->heads : 1, ns = EXPECTED_SINKS;
 	double *mu = c->work, *cov = mu + dim, *z = cov + (size_t)dim * (size_t)dim;
+	double *cs = z + c->len, *sn = cs + dim / 2;
 	double *score = c->rank;
+	if (c->rope)
+		policy_rope_mean(c->rope, dim, c->seen, cs, sn);
 	const int first = c->seen - EXPECTED_QUERIES > ns ? c->seen - EXPECTED_QUERIES : ns;
 	for (int j = ns; j < c->len; j++)
 		score[j] = 0.0;
 	for (int h = 0; h < heads; h++) {
 		query_stats(c, h, first, mu, cov);
+		if (c->rope)
+			policy_rope_turn(c->rope, dim, cs, sn, mu, cov);
 		double top = -INFINITY;
 		for (int j = ns; j < c->len; j++) {
 			const double *k = c->keys + (size_t)j * (size_t)dim;

@@ -36,6 +36,9 @@ struct llama_run {
 	struct cache *cache; /* n_layers * n_kv_heads */
 	float *att;          /* n_layers * n_heads * cap weights */
 	float *query;        /* n_layers * dim, after RoPE */
+	/* With llama_run_keep_prerope: every position's queries before RoPE,
+	 * n_layers * n_heads rows of cap * head_size floats; else NULL. */
+	float *prerope;
 	float *x, *xb, *xb2, *q, *k, *v, *hb, *hb2, *logits;
 	float *fcr, *fci; /* this step's RoPE cos and sin, head_size / 2 each */
 	float *mem;
@@ -166,6 +169,7 @@ void llama_run_free(struct llama_run *r)
 	if (r == NULL)
 		return;
 	free(r->ipos);
+	free(r->prerope);
 	free(r->mem);
 	free(r->cache);
 	free(r);
@@ -179,20 +183,51 @@ void llama_run_reset(struct llama_run *r)
 	r->pos = -1;
 }
 
+/* The floats of R's queries before RoPE (llama_run_keep_prerope). */
+static size_t prerope_floats(const struct llama_run *r)
+{
+	const struct llama_config *c = &r->m->c;
+	return (size_t)c->n_layers * (size_t)c->n_heads * (size_t)r->cap * (size_t)c->head_size;
+}
+
 int llama_run_copy(struct llama_run *dst, const struct llama_run *src)
 {
 	if (dst == src)
 		return 0;
-	if (dst->m != src->m || dst->cap != src->cap)
+	if (dst->m != src->m || dst->cap != src->cap || (src->prerope && !dst->prerope))
 		return -1;
 	const struct llama_model *m = src->m;
 	const size_t caches = (size_t)m->c.n_layers * (size_t)m->c.n_kv_heads;
+	if (src->prerope)
+		memcpy(dst->prerope, src->prerope, prerope_floats(src) * sizeof *dst->prerope);
 	memcpy(dst->mem, src->mem, run_floats(m, (size_t)src->cap) * sizeof *dst->mem);
 	memcpy(dst->ipos, src->ipos, caches * (size_t)src->cap * sizeof *dst->ipos);
 	for (size_t i = 0; i < caches; i++)
 		dst->cache[i].n = src->cache[i].n;
 	dst->pos = src->pos;
 	return 0;
+}
+
+size_t llama_run_prerope_bytes(const struct llama_model *m, int positions)
+{
+	const struct llama_config *c = &m->c;
+	return (size_t)c->n_layers * (size_t)c->n_heads * run_cap(m, positions) *
+	       (size_t)c->head_size * sizeof(float);
+}
+
+int llama_run_keep_prerope(struct llama_run *r)
+{
+	if (r->prerope == NULL)
+		r->prerope = calloc(prerope_floats(r), sizeof *r->prerope);
+	return r->prerope ? 0 : -1;
+}
+
+const float *llama_run_prerope(const struct llama_run *r, int layer, int head)
+{
+	if (r->prerope == NULL)
+		return NULL;
+	const size_t row = (size_t)r->cap * (size_t)r->m->c.head_size;
+	return r->prerope + ((size_t)layer * (size_t)r->m->c.n_heads + (size_t)head) * row;
 }
 
 /* Slot S's key K into the tiles. */
@@ -324,12 +359,7 @@ static void rope_table(const struct llama_model *m, struct lane *ln, int pos)
 	const int hs = m->c.head_size;
 	const struct model_arch *a = &m->a;
 	for (int i = 0; i < hs; i += 2) {
-		const float freq = 1.0f / powf(a->rope_theta, i / (float)hs);
-		float val = pos * freq;
-		if (a->rope_scale != 1.0f)
-			val *= a->rope_scale;
-		if (a->rope_freqs != NULL)
-			val /= a->rope_freqs[i / 2];
+		const float val = model_rope_angle(a, hs, i / 2, pos);
 		ln->fcr[i / 2] = cosf(val);
 		ln->fci[i / 2] = sinf(val);
 	}
@@ -382,6 +412,9 @@ static void attend(struct llama_run *r, const struct lane *ln, int layer, int g,
 	for (int h = g * kv_mul; h < (g + 1) * kv_mul; h++) {
 		float *q = ln->q + h * hs;
 		float *att = (float *)llama_run_weights(r, layer, h);
+		if (r->prerope != NULL)
+			memcpy((float *)llama_run_prerope(r, layer, h) + (size_t)pos * (size_t)hs,
+			       q, (size_t)hs * sizeof(float));
 		rope(r, ln, q);
 		memcpy(ln->query + (size_t)layer * (size_t)r->m->a.q_dim + (size_t)h * (size_t)hs,
 		       q, (size_t)hs * sizeof(float));

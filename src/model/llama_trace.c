@@ -143,12 +143,12 @@ int llama_trace(const struct llama_model *m, int *tokens, int n_given, int n,
                 const struct llama_sampling *sampling, float *q, float *k, float *v,
                 char err[LLAMA_ERR_MAX])
 {
-	return llama_trace_told(m, tokens, n_given, n, sampling, q, k, v, err, NULL);
+	return llama_trace_told(m, tokens, n_given, n, sampling, q, k, v, NULL, err, NULL);
 }
 
 int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int n,
                      const struct llama_sampling *sampling, float *q, float *k, float *v,
-                     char err[LLAMA_ERR_MAX], const struct llama_told *told)
+                     float *q_pre, char err[LLAMA_ERR_MAX], const struct llama_told *told)
 {
 	const struct llama_config *c = llama_model_config(m);
 	const int L = c->n_layers, H = c->n_heads, G = c->n_kv_heads, hs = c->head_size;
@@ -170,7 +170,8 @@ int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int 
 	float *lg = malloc(LLAMA_TRACE_SPAN * V * sizeof *lg);
 	float *qs = malloc(LLAMA_TRACE_SPAN * QL * sizeof *qs);
 	struct llama_run *r = llama_run_new_len(m, n);
-	if (r == NULL || (t > 0.0f && work == NULL) || lg == NULL || qs == NULL) {
+	if (r == NULL || (t > 0.0f && work == NULL) || lg == NULL || qs == NULL ||
+	    (q_pre != NULL && llama_run_keep_prerope(r) != 0)) {
 		llama_run_free(r);
 		free(work);
 		free(lg);
@@ -224,6 +225,9 @@ int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int 
 				                 : argmax(logits, c->vocab_size);
 		}
 	}
+	/* The run is N positions long: its rows before RoPE are Q's layout. */
+	if (rc == 0 && q_pre != NULL)
+		memcpy(q_pre, llama_run_prerope(r, 0, 0), (size_t)L * H * block * sizeof(float));
 	llama_run_free(r);
 	free(work);
 	free(lg);

@@ -127,6 +127,10 @@ struct model_arch {
 	int neox; /* rotate rows i and i + head_size / 2 (GPT-NeoX), not 2i and 2i+1 */
 };
 
+/* The angle pair K of a head of HS rows turns by at position POS
+ * (rope.c), in float32. */
+float model_rope_angle(const struct model_arch *a, int hs, int k, int pos);
+
 struct model_pool;
 
 struct gguf_file;

@@ -156,7 +156,8 @@ static int load(const char *name, const char *text, size_t len, const struct sce
 	                    options ? options->policy_names : NULL,
 	                    options ? options->policy_keys : 0,
 	                    options ? options->check_setting : NULL,
-	                    options ? options->policy_queries : 0};
+	                    options ? options->policy_queries : 0,
+	                    options ? options->policies : 0};
 	struct plan p;
 	const char *end = NULL;
 
@@ -399,6 +400,9 @@ void scene_free(struct scene *scene)
 	free(scene->note_text);
 	free(scene->note_step);
 	free(scene->q);
+	free(scene->q_pre);
+	free(scene->rope_freq);
+	free(scene->rope_div);
 	free(scene->k);
 	free(scene->v);
 	free(scene->attn);

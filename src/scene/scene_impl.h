@@ -61,6 +61,7 @@ struct loader {
 	bool (*check_setting)(const char *policy, const char *key, const char *value, bool number,
 	                      char *err, size_t size);
 	unsigned policy_queries; /* scene_options: those that read queries */
+	unsigned policies;       /* scene_options: the caller's choice, 0 none */
 };
 
 /* ---- error lines (scene_error.c) -------------------------------------- */

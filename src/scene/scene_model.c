@@ -228,26 +228,39 @@ int scene_model_too_large(char *err, size_t err_size, double *needed, double byt
 	return -1;
 }
 
+/* Whether the scene keeps its queries before RoPE: a policy that reads
+ * them (scene_options.policy_queries) runs, of the caller's choice, else
+ * of the scene's "policies", else of every policy. */
+static bool keeps_prerope(const struct loader *ld, const struct plan *p)
+{
+	const unsigned run = ld->policies ? ld->policies : p->policies;
+	return run ? (run & ld->policy_queries) != 0 : ld->policy_queries != 0;
+}
+
 /* The memory of the model scene's last pass against MAX (0: no bound):
  * the model, a run of it and its tokenizer, and the q, k and v rows of
- * every layer, as floats from the run and as the scene's doubles. 0, or
+ * every layer (with PREROPE the queries before RoPE too, and the run's
+ * copy of them), as floats from the run and as the scene's doubles. 0, or
  * -1 with WHAT saying what and *BYTES how much. */
-static int run_fits(const struct model_plan *mp, double max, const char *shown, double *bytes,
-                    char *what, size_t size)
+static int run_fits(const struct model_plan *mp, bool prerope, double max, const char *shown,
+                    double *bytes, char *what, size_t size)
 {
 	if (!(max > 0))
 		return 0;
 	const struct llama_config *c = llama_model_config(mp->model);
-	const double rows = (double)c->n_layers * (c->n_heads + 2.0 * c->n_kv_heads) * mp->n;
+	const double heads = prerope ? 2.0 * c->n_heads : c->n_heads;
+	const double rows = (double)c->n_layers * (heads + 2.0 * c->n_kv_heads) * mp->n;
 	*bytes = (double)llama_model_bytes(mp->model) +
 	         (double)llama_run_bytes_len(mp->model, mp->n) + mp->tokenizer_bytes +
-	         rows * c->head_size * (sizeof(float) + sizeof(double));
+	         rows * c->head_size * (sizeof(float) + sizeof(double)) +
+	         (prerope ? (double)llama_run_prerope_bytes(mp->model, mp->n) : 0.0);
 	if (*bytes <= max)
 		return 0;
 	snprintf(what, size,
 	         "the model%s%s run over %d tokens: its weights, a run's caches, its tokenizer "
-	         "and every layer's q, k, v",
-	         shown ? " " : "", shown ? shown : "", mp->n);
+	         "and every layer's q, k, v%s",
+	         shown ? " " : "", shown ? shown : "", mp->n,
+	         prerope ? " and its queries before RoPE" : "");
 	return -1;
 }
 
@@ -421,7 +434,8 @@ int scene_check_model(const struct loader *ld, struct plan *p)
 		return scene_fail_value(ld, &w, "%s", msg);
 	}
 	double bytes;
-	if (run_fits(p->model, ld->max_memory, model_shown, &bytes, msg, sizeof msg) != 0) {
+	if (run_fits(p->model, keeps_prerope(ld, p), ld->max_memory, model_shown, &bytes, msg,
+	             sizeof msg) != 0) {
 		p->too_large = true;
 		return scene_model_too_large(ld->err, SCENE_ERROR_MAX, ld->needed, bytes, msg);
 	}
@@ -479,23 +493,37 @@ int scene_build_model(const struct loader *ld, struct plan *p, struct scene *sc)
 	sc->tokenizer_path = strdup(mp->tokenizer_path);
 	float *q = alloc_floats(qb, n, hs), *k = alloc_floats(kb, n, hs),
 	      *v = alloc_floats(kb, n, hs);
-	if (!sc->tokens || !sc->model_path || !sc->tokenizer_path || !q || !k || !v) {
+	float *q_pre = NULL;
+	if (keeps_prerope(ld, p)) {
+		q_pre = alloc_floats(qb, n, hs);
+		sc->q_pre = malloc(qb * n * hs * sizeof *sc->q_pre + 1);
+		sc->rope_freq = malloc(hs / 2 * sizeof *sc->rope_freq + 1);
+		sc->rope_div = malloc(hs / 2 * sizeof *sc->rope_div + 1);
+	}
+	if (!sc->tokens || !sc->model_path || !sc->tokenizer_path || !q || !k || !v ||
+	    (keeps_prerope(ld, p) && (!q_pre || !sc->q_pre || !sc->rope_freq || !sc->rope_div))) {
 		free(q);
 		free(k);
 		free(v);
+		free(q_pre);
 		return scene_fail_nomem(ld);
 	}
+	if (q_pre)
+		llama_rope_of(mp->model, sc->rope_freq, sc->rope_div, &sc->rope_scale,
+		              &sc->rope_neox);
 	memcpy(sc->tokens, mp->tokens, (size_t)mp->given * sizeof *sc->tokens);
 	const struct llama_sampling sampling = {mp->temperature, mp->seed};
 	char e[LLAMA_ERR_MAX];
 	const struct llama_told told = {ld->told ? tell_positions : NULL, (void *)ld};
-	int rc = llama_trace_told(mp->model, sc->tokens, mp->given, mp->n, &sampling, q, k, v, e,
-	                          &told);
+	int rc = llama_trace_told(mp->model, sc->tokens, mp->given, mp->n, &sampling, q, k, v,
+	                          q_pre, e, &told);
 	if (rc == LLAMA_STOPPED)
 		p->stopped = true;
 	if (rc == 0) {
 		for (size_t i = 0; i < qb * n * hs; i++)
 			sc->q[i] = q[i];
+		for (size_t i = 0; q_pre && i < qb * n * hs; i++)
+			sc->q_pre[i] = q_pre[i];
 		for (size_t i = 0; i < kb * n * hs; i++) {
 			sc->k[i] = k[i];
 			sc->v[i] = v[i];
@@ -509,6 +537,7 @@ int scene_build_model(const struct loader *ld, struct plan *p, struct scene *sc)
 	free(q);
 	free(k);
 	free(v);
+	free(q_pre);
 	sc->given = mp->given;
 	sc->generated = mp->n - mp->given;
 	sc->temperature = sc->generated > 0 ? mp->temperature : 0.0;
@@ -534,7 +563,9 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 	                    .len = 0,
 	                    .err = err,
 	                    .told = a->told,
-	                    .told_ctx = a->told_ctx};
+	                    .told_ctx = a->told_ctx,
+	                    .policy_queries = a->policy_queries,
+	                    .policies = a->policies};
 	char e[LLAMA_ERR_MAX], msg[SCENE_ERROR_MAX / 2];
 	int rc = -1;
 
@@ -640,7 +671,8 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 		goto done;
 	}
 	double bytes;
-	if (run_fits(mp, a->max_memory, NULL, &bytes, msg, sizeof msg) != 0) {
+	if (run_fits(mp, keeps_prerope(&ld, &p), a->max_memory, NULL, &bytes, msg, sizeof msg) !=
+	    0) {
 		scene_model_too_large(err, SCENE_ERROR_MAX, a->needed, bytes, msg);
 		rc = SCENE_TOO_LARGE;
 		goto done;

@@ -395,11 +395,6 @@ static int check_policy_settings(const struct loader *ld, struct plan *p)
 
 int scene_check_policy_keys(const struct loader *ld, const struct plan *p)
 {
-	if (p->queried >= 0 && p->source == SRC_MODEL)
-		return scene_fail_value(ld, &p->w_queried,
-		                        "policy \"%s\" reads the queries before RoPE, and a model "
-		                        "scene keeps them after RoPE only",
-		                        ld->policy_names[p->queried]);
 	if (p->keyed < 0 || p->mode != SCENE_ATTENTION)
 		return 0;
 	return scene_fail_value(ld, &p->w_keyed,

@@ -14,6 +14,8 @@
 #include "h2o/llama.h"
 #include "h2o/report.h"
 
+#include "drop_query.h"
+
 /* The given tokens the runs step at once while they are one run, and the
  * most their positions' weights may take. */
 #define DROP_SPAN       16
@@ -63,6 +65,7 @@ struct drop_scratch {
 	double *keys, *anchor; /* a by_keys rule's key rows (cap x dim), its anchor */
 	int *order;
 	unsigned char *gone, *keep;
+	struct drop_queries *qv; /* a by_queries rule's (drop_query.h), or NULL */
 };
 
 /* The weights of query head H of layer L at ST's step, and the slots of
@@ -297,6 +300,8 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 				view.observed = lobs + (size_t)g * (size_t)group * plen;
 				view.window = window;
 			}
+			if (pol->by_queries && x->qv)
+				drop_queries_view(x->qv, st->run, l, g, s, glen, &view);
 			double value;
 			policy_run(st->id, b, s, &view, x->gone, &value);
 			keep_unmarked(st, l, g, kv, glen, x->gone, cap);
@@ -360,6 +365,7 @@ static void scratch_free(struct drop_scratch *x)
 	free(x->anchor);
 	free(x->gone);
 	free(x->keep);
+	drop_queries_free(x->qv);
 }
 
 /* Room for caches of up to CAP positions in KV kv heads of DIM numbers. */
@@ -418,6 +424,15 @@ static bool state_new(struct run_state *st, enum policy_id p, const struct llama
 	return ok;
 }
 
+/* Whether a policy of MASK reads the queries. */
+static bool reads_queries(unsigned mask)
+{
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if ((mask & (1u << p)) && policies[p]->by_queries)
+			return true;
+	return false;
+}
+
 unsigned drop_policies_run(unsigned shown)
 {
 	return (shown | 1u << POLICY_FULL) & ((1u << POLICY_COUNT) - 1u);
@@ -456,7 +471,11 @@ double drop_predict_memory(const struct llama_model *m, int n, int prompt, bool 
 			bytes += (double)llama_run_bytes_len(m, n);
 		if (generate)
 			bytes += (double)n * (sizeof(double) + sizeof(int));
+		if (reads_queries(mask))
+			bytes += (double)llama_run_prerope_bytes(m, n);
 	}
+	if (reads_queries(mask))
+		bytes += 2.0 * drop_queries_bytes(m, n);
 	return bytes;
 }
 
@@ -623,10 +642,16 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 	struct drop_scratch x[2];
 	bool ok = scratch_new(&x[0], (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size);
 	ok = scratch_new(&x[1], (size_t)n, (size_t)cfg->n_kv_heads, (size_t)cfg->head_size) && ok;
+	/* A rule that reads the queries before RoPE: every run keeps them
+	 * (the policies share runs until their caches part). */
+	const bool prerope = reads_queries(mask);
+	for (int i = 0; ok && prerope && i < 2; i++)
+		ok = (x[i].qv = drop_queries_new(m, n)) != NULL;
 	for (int p = 0; p < POLICY_COUNT && ok; p++) {
 		if (!(mask & (1u << p)))
 			continue;
-		ok = state_new(&st[count], (enum policy_id)p, m, b, n);
+		ok = state_new(&st[count], (enum policy_id)p, m, b, n) &&
+		     (!prerope || llama_run_keep_prerope(st[count].own) == 0);
 		count++;
 		struct drop_policy *dp = &out->p[p];
 		dp->ran = true;

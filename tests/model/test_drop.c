@@ -214,6 +214,21 @@ static void test_shared_runs_equal_alone(void **state)
 	}
 }
 
+/* Expected Attention reads each run's queries before RoPE: it is not the
+ * B newest it falls back to without them (the window's cache). */
+static void test_expected_reads_queries(void **state)
+{
+	const struct fixture *f = *state;
+	const struct budget b = budget(4, 4);
+	char err[DROP_ERR_MAX];
+	struct drop_result r;
+	const unsigned mask = 1u << POLICY_EXPECTED | 1u << POLICY_WINDOW;
+	assert_int_equal(measure(f->m, f->tokens, f->n, f->n, 16, &b, mask, &r, err), 0);
+	assert_true(memcmp(r.p[POLICY_EXPECTED].logprob, r.p[POLICY_WINDOW].logprob,
+	                   (size_t)(f->n - 1) * sizeof(double)) != 0);
+	drop_result_free(&r);
+}
+
 /* Generating: after the prompt each run is fed its own greedy choice. */
 static void test_generate(void **state)
 {
@@ -614,6 +629,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_prompt_read_whole),
 	        cmocka_unit_test(test_generate),
 	        cmocka_unit_test(test_shared_runs_equal_alone),
+	        cmocka_unit_test(test_expected_reads_queries),
 	        cmocka_unit_test(test_h2o_plain),
 	        cmocka_unit_test(test_interval),
 	        cmocka_unit_test(test_snap_family_plain),

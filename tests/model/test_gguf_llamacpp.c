@@ -153,6 +153,80 @@ static void test_oracle(void **state)
 	}
 }
 
+/* The queries a run keeps before RoPE (llama_run_keep_prerope), turned by
+ * the rotation llama_rope_of describes, are the queries after RoPE, bit
+ * for bit: llama's adjacent pairs (stories260K, llama_f32), a GGUF's
+ * frequency divisors and scale (llama_rope), Qwen2's halves (qwen2_f32,
+ * qwen3_f32 after its per-head norm), at every position of a span and of
+ * single steps. */
+static void test_prerope_turns_to_query(void **state)
+{
+	(void)state;
+	int ids[MAX_TOK];
+	const int n = read_tokens(ids) < 24 ? read_tokens(ids) : 24;
+	const char *names[] = {"stories260K", "llama_f32", "llama_rope", "qwen2_f32", "qwen3_f32"};
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		char rel[256];
+		snprintf(rel, sizeof rel, DIR "%s.gguf", names[k]);
+		struct llama_model *m = load(rel);
+		const struct llama_config *c = llama_model_config(m);
+		const int hs = c->head_size, half = hs / 2;
+		float *freq = malloc((size_t)hs * sizeof *freq), *div = freq + half, scale;
+		float *row = malloc((size_t)hs * sizeof *row);
+		int neox;
+		assert_non_null(freq);
+		assert_non_null(row);
+		llama_rope_of(m, freq, div, &scale, &neox);
+		struct llama_run *r = llama_run_new_len(m, n);
+		assert_non_null(r);
+		assert_int_equal(llama_run_keep_prerope(r), 0);
+		float *qs = malloc((size_t)n * (size_t)c->n_layers * (size_t)c->n_heads *
+		                   (size_t)hs * sizeof *qs);
+		assert_non_null(qs);
+		/* A span of eight, then single steps. */
+		assert_int_equal(llama_step_span(m, r, ids, 8, 0, qs, NULL, NULL), 0);
+		for (int p = 8; p < n; p++) {
+			assert_int_equal(llama_step(m, r, ids[p], p), 0);
+			for (int l = 0; l < c->n_layers; l++)
+				for (int h = 0; h < c->n_heads; h++)
+					memcpy(qs + (((size_t)p * c->n_layers + l) * c->n_heads +
+					             h) * hs,
+					       llama_run_query(r, l, h), (size_t)hs * sizeof *qs);
+		}
+		for (int p = 0; p < n; p++)
+			for (int l = 0; l < c->n_layers; l++)
+				for (int h = 0; h < c->n_heads; h++) {
+					const float *pre =
+					        llama_run_prerope(r, l, h) + (size_t)p * hs;
+					for (int i = 0; i < half; i++) {
+						float val = p * freq[i];
+						val *= scale;
+						val /= div[i];
+						const float fcr = cosf(val), fci = sinf(val);
+						const int a = neox ? i : 2 * i,
+						          b = neox ? i + half : 2 * i + 1;
+						row[a] = pre[a] * fcr - pre[b] * fci;
+						row[b] = pre[a] * fci + pre[b] * fcr;
+					}
+					const float *want =
+					        qs + (((size_t)p * c->n_layers + l) * c->n_heads +
+					              h) * hs;
+					if (memcmp(row, want, (size_t)hs * sizeof *row) != 0)
+						fail_msg("%s: position %d, layer %d, head %d: the "
+						         "query "
+						         "before RoPE, turned, is not the query",
+						         names[k], p, l, h);
+				}
+		printf("%-12s queries before RoPE turn into the queries (%s pairs)\n", names[k],
+		       neox ? "NeoX" : "adjacent");
+		free(qs);
+		free(row);
+		free(freq);
+		llama_run_free(r);
+		llama_free(m);
+	}
+}
+
 /* llama.cpp's conversion of stories260K gives the checkpoint's logits. */
 static void test_stories_converted(void **state)
 {
@@ -445,6 +519,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_stories_converted),
 	        cmocka_unit_test(test_oracle),
+	        cmocka_unit_test(test_prerope_turns_to_query),
 	        cmocka_unit_test(test_mapped_equals_unpacked),
 	        cmocka_unit_test(test_perplexity),
 	        cmocka_unit_test(test_tokenizer),

@@ -167,13 +167,40 @@ struct policy_cache {
 	 * asked (SEEN is the step); VALUES the value rows of the cache's
 	 * key/value head by position the same way, or NULL when the scene
 	 * has none; SCALE the logit scale; and WORK, room for
-	 * dim * (dim + 1) + len numbers of the rule's own. */
+	 * dim * (dim + 2) + len numbers of the rule's own. ROPE: the queries
+	 * are a model's before its rotary embedding, which it describes; NULL
+	 * when the queries are as the keys met them (a vector scene). */
 	const double *const *queries;
 	int seen;
 	const double *values;
 	double scale;
 	double *work;
+	const struct policy_rope *rope;
 };
+
+/* A rule that reads the queries reads at most this many rows before SEEN
+ * (policy_cache.queries): ExpectedAttentionPress' statistics are of the
+ * last 64 asked. */
+#define POLICY_QUERIES_READ 64
+
+/* A model's rotary embedding (include/model/h2o/llama.h, llama_rope_of):
+ * pair k of a head of dim rows (rows 2k and 2k + 1, or with NEOX rows k
+ * and k + dim / 2) turns at position p by the float32
+ * ((p * FREQ[k]) * SCALE) / DIV[k]. */
+struct policy_rope {
+	int neox;
+	float scale;
+	const float *freq, *div; /* dim / 2 each */
+};
+
+/* ExpectedAttentionPress' average rotation of ROPE over the 512 positions
+ * from FROM on: each pair's mean cosine into CS and sine into SN (dim / 2
+ * each). */
+void policy_rope_mean(const struct policy_rope *rope, int dim, int from, double *cs, double *sn);
+/* MU (dim) becomes R MU and COV (dim x dim) R (COV R') for the rotation R
+ * that turns each pair k by CS[k], SN[k] (policy_rope_mean). */
+void policy_rope_turn(const struct policy_rope *rope, int dim, const double *cs, const double *sn,
+                      double *mu, double *cov);
 
 /* Where a kept position sits: a policy has up to two regions, drawn as
  * sections in this order. */

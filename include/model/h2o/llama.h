@@ -248,6 +248,23 @@ const float *llama_run_values(const struct llama_run *r, int layer, int kv_head)
 const float *llama_run_weights(const struct llama_run *r, int layer, int head);
 const float *llama_run_query(const struct llama_run *r, int layer, int head);
 
+/* Keep, from R's next step on, every position's queries before RoPE (for
+ * a rule that reads them, such as kvpress' ExpectedAttentionPress): 0, or
+ * -1 when memory ran out. They take llama_run_prerope_bytes; a copy
+ * (llama_run_copy) takes them along, into a run that keeps them too. */
+int llama_run_keep_prerope(struct llama_run *r);
+size_t llama_run_prerope_bytes(const struct llama_model *m, int positions);
+/* Query head HEAD of LAYER's queries before RoPE, position p's head_size
+ * floats at p * head_size (positions the run has stepped since it keeps
+ * them), or NULL when R does not keep them. */
+const float *llama_run_prerope(const struct llama_run *r, int layer, int head);
+/* M's rotary embedding as its forward pass applies it: pair k of a head
+ * (rows 2k and 2k + 1, or with *NEOX rows k and k + head_size / 2, as
+ * GPT-NeoX and Qwen2 pair them) turns at position p by the float32
+ * ((p * FREQ[k]) * *SCALE) / DIV[k]; FREQ and DIV get head_size / 2
+ * floats. */
+void llama_rope_of(const struct llama_model *m, float *freq, float *div, float *scale, int *neox);
+
 /*
  * Evict from the cache of layer LAYER, key/value head KV_HEAD: keep only
  * the slots i < llama_run_len for which KEEP[i] != 0, in their order. The

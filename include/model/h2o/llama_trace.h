@@ -65,7 +65,8 @@ int llama_trace(const struct llama_model *m, int *tokens, int n_given, int n,
  * positions run of N) and once at the end: a long run's progress. A tell
  * that returns nonzero stops the run before its next position:
  * LLAMA_STOPPED, ERR saying where (a caller that quits does not wait for
- * the rest of the text). TOLD may be NULL.
+ * the rest of the text). TOLD may be NULL. Q_PRE, when not NULL, gets the
+ * queries before RoPE, laid out as Q.
  */
 #define LLAMA_STOPPED (-3)
 struct llama_told {
@@ -74,6 +75,6 @@ struct llama_told {
 };
 int llama_trace_told(const struct llama_model *m, int *tokens, int n_given, int n,
                      const struct llama_sampling *sampling, float *q, float *k, float *v,
-                     char err[LLAMA_ERR_MAX], const struct llama_told *told);
+                     float *q_pre, char err[LLAMA_ERR_MAX], const struct llama_told *told);
 
 #endif

@@ -151,12 +151,21 @@ struct scene {
 	 * the file is read once and a file changed since cannot differ. */
 	struct llama_model *model;
 	struct llama_tokenizer *tokenizer;
-	int given;          /* tokens 0 .. given - 1 come from the text (BOS
+	int given;               /* tokens 0 .. given - 1 come from the text (BOS
 	                         included): n for a teacher-forced scene */
-	int generated;      /* n - given: tokens the model chose after them */
-	double temperature; /* how they were chosen: 0 the highest logit, else
+	int generated;           /* n - given: tokens the model chose after them */
+	double temperature;      /* how they were chosen: 0 the highest logit, else
 	                         drawn (include/model/h2o/llama_trace.h) with SEED */
-	unsigned long long seed;
+	unsigned long long seed; /* A model scene whose policies read the queries before RoPE (one
+	 * of scene_options.policy_queries named, or every policy run): the
+	 * queries before RoPE, laid out as q, and the model's rotary
+	 * embedding (llama_rope_of): dim / 2 frequencies and divisors, its
+	 * scale and whether it pairs rows k and k + dim / 2 (else 2k and
+	 * 2k + 1). NULL and 0 otherwise. */
+	double *q_pre;
+	float *rope_freq, *rope_div;
+	float rope_scale;
+	int rope_neox;
 };
 
 /* Offset of token i's attention row in scene.attn (rows are packed). */
@@ -202,9 +211,12 @@ struct scene_options {
 	bool (*check_setting)(const char *policy, const char *key, const char *value, bool number,
 	                      char *err, size_t size);
 	/* Bit i: policy_names[i] reads the queries before RoPE, which a
-	 * model scene does not keep; the loader refuses such a model scene
-	 * that names it, before it runs the model. */
+	 * model scene keeps (scene.q_pre) only when such a policy runs:
+	 * one of POLICIES (the caller's choice, bits as scene.policies) or,
+	 * when that is 0, of the scene's "policies" (every policy when it
+	 * names none). */
 	unsigned policy_queries;
+	unsigned policies;
 };
 
 /* A load's status when a model scene's model would take more memory than
@@ -256,6 +268,9 @@ struct scene_model_args {
 	double max_memory, *needed; /* as scene_options's */
 	int (*told)(void *ctx, double done, double total);
 	void *told_ctx;
+	/* As scene_options's: keep the queries before RoPE when a policy of
+	 * POLICIES (0: every policy) is one of POLICY_QUERIES. */
+	unsigned policy_queries, policies;
 };
 int scene_load_model(const struct scene_model_args *args, struct scene **out,
                      char err[SCENE_ERROR_MAX]);
