@@ -194,11 +194,11 @@ int llama_run_copy(struct llama_run *dst, const struct llama_run *src)
 {
 	if (dst == src)
 		return 0;
-	if (dst->m != src->m || dst->cap != src->cap || (src->prerope && !dst->prerope))
+	if (dst->m != src->m || dst->cap != src->cap || (dst->prerope && !src->prerope))
 		return -1;
 	const struct llama_model *m = src->m;
 	const size_t caches = (size_t)m->c.n_layers * (size_t)m->c.n_kv_heads;
-	if (src->prerope)
+	if (dst->prerope)
 		memcpy(dst->prerope, src->prerope, prerope_floats(src) * sizeof *dst->prerope);
 	memcpy(dst->mem, src->mem, run_floats(m, (size_t)src->cap) * sizeof *dst->mem);
 	memcpy(dst->ipos, src->ipos, caches * (size_t)src->cap * sizeof *dst->ipos);

@@ -3,6 +3,7 @@
  * model as the policies write it, and the divergence of the two
  * next-token distributions (see drop_impl.h).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -54,7 +55,11 @@ void drop_judge_part(struct drop_judge *j, int i, const struct llama_run *full_r
 {
 	struct llama_run *r = j->spare[--j->nspare];
 	j->spare[j->nspare] = NULL;
-	llama_run_copy(r, full_run);
+	/* The same model and length, and R keeps no queries before RoPE: the
+	 * copy cannot be refused. */
+	const int copied = llama_run_copy(r, full_run);
+	assert(copied == 0);
+	(void)copied;
 	j->run[i] = r;
 }
 

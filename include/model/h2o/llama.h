@@ -182,7 +182,8 @@ void llama_run_reset(struct llama_run *r);
 /* Make DST (a run of the same model and length as SRC) what SRC is: its
  * caches, last step's position, weights, queries and logits, so that the
  * next steps of the two give the same bits. 0, or -1 (DST unchanged) when
- * the two differ in model or length. */
+ * the two differ in model or length, or DST keeps queries before RoPE and
+ * SRC does not (llama_run_keep_prerope). */
 int llama_run_copy(struct llama_run *dst, const struct llama_run *src);
 
 /*
@@ -251,7 +252,9 @@ const float *llama_run_query(const struct llama_run *r, int layer, int head);
 /* Keep, from R's next step on, every position's queries before RoPE (for
  * a rule that reads them, such as kvpress' ExpectedAttentionPress): 0, or
  * -1 when memory ran out. They take llama_run_prerope_bytes; a copy
- * (llama_run_copy) takes them along, into a run that keeps them too. */
+ * (llama_run_copy) into a run that keeps them takes them along (and is
+ * refused from a run that does not); one into a run that does not keep
+ * them leaves them behind. */
 int llama_run_keep_prerope(struct llama_run *r);
 size_t llama_run_prerope_bytes(const struct llama_model *m, int positions);
 /* Query head HEAD of LAYER's queries before RoPE, position p's head_size
