@@ -93,8 +93,7 @@ static const struct policy_rule rule = {.evict = adakv_window_rule};
 const struct policy policy_adakv_window = {
         .name = "adakv-win",
         .title = "ADAKV + WINDOW",
-        .about = "AdaKV's choice at the prompt's end, then each kv head holds its share of the "
-                 "layer's budget: the selected and the newest",
+        .about = "AdaKV's choice, then each kv head holds the share it won",
         .region_name = {"WON IN THE LAYER", "WINDOW"},
         .region_budget = adakv_window_region_budget,
         .rule = &rule,
