@@ -14,8 +14,7 @@
  * head still holds the whole prompt: its plan computes each query head's
  * observation window as the engines do, runs the rule once for all the
  * layer's kv heads, and keeps each kv head's evictions as its part; its
- * matched form (adakv-win) then holds each head's share, the plan stepping
- * each part's positions (plan_hold_part).
+ * matched form (adakv-win) then holds each head's share in each engine.
  */
 #include "h2o/plan.h"
 
@@ -297,15 +296,12 @@ static void window_row(const struct scene *sc, int l, int h, const int *pos, int
  * before the prompt's end; at step P the rule sees the prompt (positions
  * 0 .. P - 1, held alike by every kv head) with the observation windows of
  * all the layer's query heads, and marks each kv head's evictions, which
- * become that head's part. After it a policy that keeps every new token
- * (grows) evicts nothing more; one that holds its budget (adakv-win) runs
- * its rule on each kv head's own positions at every step the interval
- * compresses (plan_hold_part): a rule of positions only, so the plan
- * steps each part's positions itself.
+ * become that head's part (plan_hold_part). After it the plan evicts
+ * nothing: a policy that holds its share (adakv-win) runs its rule in each
+ * engine, on that kv head's own positions (engine_cache.c).
  */
-static void plan_hold_part(const struct engine_plans *ps, int l, enum policy_id id, int g,
-                           const unsigned char *prompt_gone, struct layer_plan *pl, int *held,
-                           unsigned char *gone, int *k)
+static void plan_hold_part(const struct engine_plans *ps, int g, const unsigned char *prompt_gone,
+                           struct layer_plan *pl, int *held, unsigned char *gone, int *k)
 {
 	const int n = pl->n, prompt = ps->b.prompt;
 	int *start = pl->ev_start + (size_t)g * ((size_t)n + 2);
@@ -315,20 +311,11 @@ static void plan_hold_part(const struct engine_plans *ps, int l, enum policy_id 
 		if (s < 1 || s > n)
 			continue;
 		held[len++] = s - 1;
-		if (s == prompt) {
-			if (!prompt_gone)
-				continue;
-			/* The prompt's end: the layer's choice, this head's part. */
-			for (int j = 0; j < len; j++)
-				gone[j] = prompt_gone[(size_t)g * (size_t)prompt + (size_t)j];
-		} else {
-			if (policies[id]->grows)
-				continue;
-			const struct policy_cache view = {
-			        .len = len, .pos = held, .layer = l, .kv_heads = 1, .kv_head = g};
-			double value;
-			policy_run(id, &ps->b, s, &view, gone, &value);
-		}
+		if (s != prompt || !prompt_gone)
+			continue;
+		/* The prompt's end: the layer's choice, this head's part. */
+		for (int j = 0; j < len; j++)
+			gone[j] = prompt_gone[(size_t)g * (size_t)prompt + (size_t)j];
 		int kept = 0;
 		for (int j = 0; j < len; j++) {
 			if (gone[j])
@@ -368,7 +355,7 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 	const bool authors = b->set.p[id].alloc == POLICY_ALLOC_AUTHORS;
 	const bool cuts = !(prompt < 1 || prompt < b->heavy + b->recent ||
 	                    (prompt == b->heavy + b->recent && !authors));
-	if (!cuts && policies[id]->grows)
+	if (!cuts)
 		return pl;
 	const size_t rows = cuts ? len : 1;
 	const int w = cuts ? policy_run_window(id, b, prompt) : 0;
@@ -406,7 +393,7 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 	if (ok) {
 		int k = 0;
 		for (int g = 0; g < kv; g++)
-			plan_hold_part(ps, l, id, g, cuts ? gone : NULL, pl, held,
+			plan_hold_part(ps, g, cuts ? gone : NULL, pl, held,
 			               gone + rows * (size_t)kv, &k);
 	}
 	free(pos);
