@@ -41,7 +41,7 @@ TRY = re.compile(r"Try ((?:[\[\]{}](?: |(?=[^ ])))+)")
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]*\d)")
 # The policies, by the names --policies takes (h2o-tui --help).
 POLICIES = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
-            "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "observed",
+            "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "adakv-win", "observed",
             "observed-win", "random", "keydiff",
             "expected"]
 

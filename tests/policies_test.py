@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 ALL = ["full", "h2o", "window", "streaming", "tova", "knorm", "snapkv",
-       "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "observed",
+       "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "adakv-win", "observed",
        "observed-win", "random", "keydiff",
        "expected"]
 

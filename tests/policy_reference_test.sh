@@ -103,6 +103,9 @@ check_every 4  every4_ties_gqa     -  --layers 2 --heads 4 --kv-heads 2 --n 40 -
 check_every 3  every3_ties_zero    -  --layers 1 --heads 2 --kv-heads 2 --n 50 --dim 2 --prompt 0  --heavy 4 --recent 2 --seed 29 --quantise 1 --scale 1000
 check_every 16 every16_snap_gqa    -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 30
 check_every 9  every9_pyramid      -  --layers 3 --heads 2 --kv-heads 1 --n 110 --dim 3 --prompt 90 --heavy 40 --recent 40 --seed 31
+# adakv-win: each kv head holds its own share of the layer's after the
+# prompt's end, compressing every 5 steps.
+check_every 5  every5_ada_gqa_4    -  --layers 2 --heads 4 --kv-heads 4 --n 110 --dim 6 --prompt 90 --heavy 35 --recent 35 --seed 33
 # check_with "OPTS" NAME SINKS MAKE-SCENE-OPTIONS...: check, both run with
 # --policy-opt for each of OPTS (the settings researchers vary: SnapKV's
 # window, kernel and pooling, AdaKV's split).
@@ -121,7 +124,7 @@ check_with() {
 	fi
 	popts=
 }
-all4() { for p in snapkv snapkv-win pyramidkv pyramidkv-win adakv; do printf '%s.%s ' "$p" "$1"; done; }
+all4() { for p in snapkv snapkv-win pyramidkv pyramidkv-win adakv adakv-win; do printf '%s.%s ' "$p" "$1"; done; }
 #          OPTS                 name          sinks  L           H          G             n      d        P           heavy      recent     seed
 check_with "$(all4 window=8)"   set_window_8  -  --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 24 --heavy 8 --recent 6 --seed 41
 check_with "$(all4 kernel=1)"   set_kernel_1  -  --layers 2 --heads 4 --kv-heads 2 --n 110 --dim 8 --prompt 90 --heavy 40 --recent 30 --seed 42

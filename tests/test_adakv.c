@@ -1,7 +1,9 @@
 /*
  * Unit tests of AdaKV (policy_adakv.c, policy_ada_select, the per-kv-head
  * plans of plan.c): its rule on a layer worked by hand, its safeguard in
- * the engine, and SnapKV where a layer has one key/value head.
+ * the engine, and SnapKV where a layer has one key/value head; and its
+ * matched form adakv-win (policy_adakv_window.c), by hand and in the
+ * engine.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -210,6 +212,160 @@ static void test_safeguard_in_engine(void **state)
 	scene_free(sc);
 }
 
+/*
+ * adakv-win, AdaKV's matched form, on test_rule_by_hand's layer (window
+ * 1, B = 10, P = 20): at the prompt's end AdaKV's choice, head 0 keeping
+ * 18 (0 .. 16 and 19), head 1 keeping 2 (1 and 19); the layer 20 = 2 B.
+ * Then each head holds its own share: the positions it selected before
+ * the window (P - W = 19) stay, of the rest the newest.
+ *
+ *   step 21, head 1 {1, 19, 20}: share 1 + 1 = 2, so 19 goes;
+ *   step 21, head 0 {0 .. 16, 19, 20}: share 17 + 1 = 18, so 19 goes;
+ *   step 22, head 1 {1, 20, 21}: 20 goes.
+ *
+ * At an interval of 2 step 21 keeps all and step 22 cuts back to the
+ * share: head 1 {1, 19, 20, 21} loses 19 and 20. A prompt of at most B
+ * (P = 8) cut nothing: each head holds B, the prompt before the window
+ * (0 .. 6) and the newest: at step 12, {0 .. 11} loses 7 and 8.
+ */
+static void test_window_form_by_hand(void **state)
+{
+	(void)state;
+	enum { LEN = 20 };
+	int pos[LEN + 2], order[2 * LEN];
+	double obs[2 * LEN] = {0}, rank[2 * LEN];
+	for (int j = 0; j < LEN; j++)
+		pos[j] = j;
+	obs[0] = obs[5] = obs[10] = obs[15] = 0.5;
+	obs[LEN + 3] = 0.05;
+	const struct policy_cache c = {.len = LEN,
+	                               .pos = pos,
+	                               .observed = obs,
+	                               .heads = 2,
+	                               .window = 1,
+	                               .rank = rank,
+	                               .kv_heads = 2,
+	                               .order = order};
+	struct policy_budget b = {
+	        .heavy = 5, .recent = 5, .n = LEN + 10, .prompt = LEN, .kv_heads = 2};
+	b.set.p[POLICY_ADAKV_WINDOW].window = 1;
+	unsigned char gone[2 * LEN] = {0};
+	double value;
+	int cut = policy_run(POLICY_ADAKV_WINDOW, &b, b.prompt, &c, gone, &value);
+	assert_int_equal(cut, 16);
+	for (int j = 0; j < LEN; j++) {
+		assert_int_equal(gone[j], j == 17 || j == 18);
+		assert_int_equal(gone[LEN + j], !(j == 1 || j == LEN - 1));
+	}
+	/* Decoding: one head at a time, no observation. */
+	int h1[] = {1, 19, 20};
+	struct policy_cache head = {.len = 3, .pos = h1, .kv_heads = 1};
+	policy_run(POLICY_ADAKV_WINDOW, &b, 21, &head, gone, &value);
+	assert_memory_equal(gone, ((unsigned char[]){0, 1, 0}), 3);
+	int h0[19];
+	for (int j = 0; j < 17; j++)
+		h0[j] = j;
+	h0[17] = 19;
+	h0[18] = 20;
+	head = (struct policy_cache){.len = 19, .pos = h0, .kv_heads = 1};
+	policy_run(POLICY_ADAKV_WINDOW, &b, 21, &head, gone, &value);
+	for (int j = 0; j < 19; j++)
+		assert_int_equal(gone[j], j == 17);
+	int h1b[] = {1, 20, 21};
+	head = (struct policy_cache){.len = 3, .pos = h1b, .kv_heads = 1};
+	policy_run(POLICY_ADAKV_WINDOW, &b, 22, &head, gone, &value);
+	assert_memory_equal(gone, ((unsigned char[]){0, 1, 0}), 3);
+	/* An interval of 2. */
+	b.interval = 2;
+	int h1c[] = {1, 19, 20};
+	head = (struct policy_cache){.len = 3, .pos = h1c, .kv_heads = 1};
+	policy_run(POLICY_ADAKV_WINDOW, &b, 21, &head, gone, &value);
+	assert_memory_equal(gone, ((unsigned char[]){0, 0, 0}), 3);
+	int h1d[] = {1, 19, 20, 21};
+	head = (struct policy_cache){.len = 4, .pos = h1d, .kv_heads = 1};
+	policy_run(POLICY_ADAKV_WINDOW, &b, 22, &head, gone, &value);
+	assert_memory_equal(gone, ((unsigned char[]){0, 1, 1, 0}), 4);
+	b.interval = 0;
+	/* The head that holds most: 2 B - max(int(0.2 B), W) - W = 17 before
+	 * the window, and the window's 1. */
+	assert_int_equal(policies[POLICY_ADAKV_WINDOW]->region_budget(&b, POLICY_REGION_OLD), 17);
+	assert_int_equal(policies[POLICY_ADAKV_WINDOW]->region_budget(&b, POLICY_REGION_RECENT), 1);
+	/* A prompt of at most B. */
+	b.prompt = 8;
+	int all[12];
+	for (int j = 0; j < 12; j++)
+		all[j] = j;
+	head = (struct policy_cache){.len = 12, .pos = all, .kv_heads = 1};
+	policy_run(POLICY_ADAKV_WINDOW, &b, 12, &head, gone, &value);
+	for (int j = 0; j < 12; j++)
+		assert_int_equal(gone[j], j == 7 || j == 8);
+	assert_int_equal(policy_matched_form(POLICY_ADAKV), POLICY_ADAKV_WINDOW);
+	assert_int_equal(policy_matched_form(POLICY_ADAKV_WINDOW), -1);
+}
+
+/*
+ * adakv-win in the engine on test_safeguard_in_engine's scene: at the
+ * prompt's end head 0 keeps 612 and head 1 68, as AdaKV; then each holds
+ * its share, so the layer holds 2 x 340 = 680 at every step, one token
+ * going from each head a step (the oldest after its selected).
+ */
+static void test_window_form_in_engine(void **state)
+{
+	(void)state;
+	const int n = 640, prompt = 630;
+	struct scene *sc = fixture_base(n, 1, 170, 170, SCENE_ATTENTION, NULL);
+	sc->heads = 2;
+	sc->kv_heads = 2;
+	sc->prompt = prompt;
+	const size_t rows = scene_attn_offset(n);
+	sc->attn = malloc(2 * rows * sizeof *sc->attn);
+	unsigned long long s = 12345;
+	for (int h = 0; h < 2; h++)
+		for (int i = 0; i < n; i++) {
+			double *row = sc->attn + (size_t)h * rows + scene_attn_offset(i), sum = 0.0;
+			for (int j = 0; j <= i; j++) {
+				s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+				const double u = 0.05 + (double)(s >> 11) / 9007199254740992.0;
+				sum += row[j] = h == 0 ? u : (j >= i - 3 ? 1.0 : 1e-6);
+			}
+			for (int j = 0; j <= i; j++)
+				row[j] /= sum;
+		}
+	const struct budget want = budget_scene(sc, 170, 170, policy_default_sinks(340));
+	const struct policy_budget b = policy_budget_make(&want, n, 1, 2);
+	assert_int_equal(policy_capacity(POLICY_ADAKV_WINDOW, &b), 612);
+	struct heads_run run;
+	assert_int_equal(heads_run_init(&run, sc, &want), 0);
+	for (int t = 1; heads_run_step(&run); t++) {
+		const int len0 = engine_len(run.e[0], POLICY_ADAKV_WINDOW);
+		const int len1 = engine_len(run.e[1], POLICY_ADAKV_WINDOW);
+		if (t < prompt) {
+			assert_int_equal(len0, t);
+			continue;
+		}
+		assert_int_equal(len0, 612);
+		assert_int_equal(len1, 68);
+		/* The same choice as AdaKV's at the prompt's end. */
+		if (t == prompt) {
+			assert_memory_equal(engine_positions(run.e[1], POLICY_ADAKV_WINDOW),
+			                    engine_positions(run.e[1], POLICY_ADAKV),
+			                    68 * sizeof(int));
+			continue;
+		}
+		const struct cache_record *r1 = &run.rec[1].c[POLICY_ADAKV_WINDOW];
+		assert_int_equal(r1->n_evicted, 1);
+		assert_int_equal(r1->evicted[0], prompt - 64 + (t - prompt - 1));
+		assert_int_equal(run.rec[0].c[POLICY_ADAKV_WINDOW].n_evicted, 1);
+		/* Head 1's four selected stay; then the newest 64. */
+		const int *kept = engine_positions(run.e[1], POLICY_ADAKV_WINDOW);
+		assert_true(kept[3] < prompt - 64);
+		assert_int_equal(kept[4], t - 64);
+		assert_int_equal(kept[67], t - 1);
+	}
+	heads_run_done(&run);
+	scene_free(sc);
+}
+
 /* With one kv head per layer the layer's budget is the head's: AdaKV is
  * SnapKV, bit for bit, at every step of every head. */
 static void test_one_kv_head_is_snapkv(void **state)
@@ -278,6 +434,8 @@ int main(void)
 	        cmocka_unit_test(test_safeguard_in_engine),
 	        cmocka_unit_test(test_one_kv_head_is_snapkv),
 	        cmocka_unit_test(test_words),
+	        cmocka_unit_test(test_window_form_by_hand),
+	        cmocka_unit_test(test_window_form_in_engine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,8 @@ struct ref_cache {
 	double ev_score[4096], ev_w[4096];
 	int cutoff_pos;
 	double cutoff_value;
+	/* adakv-win: what the head holds after the prompt's end (0: B). */
+	int share;
 };
 
 struct ref {
@@ -345,9 +347,10 @@ static void ref_step(struct ref *r)
 			cut = ref_keydiff(sc, 0, c, budget, gone, &norm);
 		} else if (id == POLICY_EXPECTED && c->len > budget) {
 			cut = ref_expected(sc, 0, 0, 1, p + 1, c, budget, gone, &norm);
-		} else if (id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV_WINDOW) {
+		} else if (id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV_WINDOW ||
+		           id == POLICY_ADAKV_WINDOW) {
 			/* These scenes have no prompt: nothing is ever selected,
-			 * and the bounded SnapKV and PyramidKV are a window
+			 * and the bounded SnapKV, PyramidKV and AdaKV are a window
 			 * (SnapKV itself keeps everything). */
 			for (int i = 0; i < c->len - budget; i++)
 				gone[i] = 1;
@@ -692,8 +695,8 @@ static int ref_snap(const struct ref_model *r, int id, int l, int g, const struc
 /* Policy ID's observation window: --policy-opt's window, else 64, capped
  * by the prompt P. */
 static int ref_window(const struct ref_model *r, int id, int P);
-static int ref_ada(const struct ref_model *r, int l, int prompt, int budget, unsigned char *gone,
-                   double *value);
+static int ref_ada(const struct ref_model *r, int id, int l, int prompt, int budget,
+                   unsigned char *gone, double *value);
 
 /*
  * PyramidKV's budget of layer L of LAYERS, window included, as
@@ -803,10 +806,12 @@ static void model_step(struct ref_model *r)
 			static unsigned char ada_gone[16][4096];
 			int ada_cut = -1;
 			double ada_value = 0.0;
-			const bool ada = id == POLICY_ADAKV && s == sc->prompt && len > budget;
+			const bool ada = (id == POLICY_ADAKV || id == POLICY_ADAKV_WINDOW) &&
+			                 s == sc->prompt && len > budget;
 			if (ada) {
 				memset(ada_gone, 0, sizeof ada_gone);
-				ada_cut = ref_ada(r, l, len, budget, &ada_gone[0][0], &ada_value);
+				ada_cut =
+				        ref_ada(r, id, l, len, budget, &ada_gone[0][0], &ada_value);
 			}
 			for (int g = 0; g < r->kv; g++) {
 				struct ref_cache *c = model_cache(r, l, g, id);
@@ -823,7 +828,8 @@ static void model_step(struct ref_model *r)
 				const int held =
 				        id == POLICY_PYRAMIDKV_WINDOW
 				                ? ref_pyramid_held(r, budget, sc->prompt, l)
-				                : budget;
+				        : id == POLICY_ADAKV_WINDOW && c->share > 0 ? c->share
+				                                                    : budget;
 				if (ada) {
 					memcpy(gone, ada_gone[g], (size_t)c->len);
 					cut = ada_cut;
@@ -890,11 +896,14 @@ static void model_step(struct ref_model *r)
 					cut = keep_strongest(c, mean, c->len, budget, gone);
 					norm = cut >= 0 ? mean[cut] : 0.0;
 				} else if ((id == POLICY_SNAPKV_WINDOW ||
-				            id == POLICY_PYRAMIDKV_WINDOW) &&
-				           c->len > held) {
-					/* The selected stay, and the newest of the rest. */
+				            id == POLICY_PYRAMIDKV_WINDOW ||
+				            id == POLICY_ADAKV_WINDOW) &&
+				           s != sc->prompt && c->len > held) {
+					/* The selected stay, and the newest of the rest
+					 * (AdaKV's window: no larger than B). */
 					const int w = ref_window(r, id, sc->prompt);
-					const int before = sc->prompt - (w < held ? w : held);
+					const int cap = id == POLICY_ADAKV_WINDOW ? budget : held;
+					const int before = sc->prompt - (w < cap ? w : cap);
 					int sel = 0;
 					while (sel < c->len && c->pos[sel] < before)
 						sel++;
@@ -910,7 +919,8 @@ static void model_step(struct ref_model *r)
 				     id == POLICY_KEYDIFF || id == POLICY_EXPECTED ||
 				     id == POLICY_SNAPKV || id == POLICY_SNAPKV_WINDOW ||
 				     id == POLICY_PYRAMIDKV || id == POLICY_ADAKV ||
-				     id == POLICY_OBSERVED || id == POLICY_PYRAMIDKV_WINDOW ||
+				     id == POLICY_ADAKV_WINDOW || id == POLICY_OBSERVED ||
+				     id == POLICY_PYRAMIDKV_WINDOW ||
 				     id == POLICY_OBSERVED_WINDOW) &&
 				    cut >= 0)
 					c->cutoff_value = norm;
@@ -929,6 +939,10 @@ static void model_step(struct ref_model *r)
 					}
 				}
 				c->len = kept;
+				/* adakv-win holds its head's share of the layer's
+				 * G x B after the prompt's end cut it. */
+				if (id == POLICY_ADAKV_WINDOW && ada)
+					c->share = kept;
 			}
 		}
 	}
@@ -1035,10 +1049,10 @@ static int weakest_first(const void *a, const void *b)
  * GONE holds a row of 4096 marks per kv head. Returns the cut-off (the
  * lowest kept: its position) and sets *VALUE to its score.
  */
-static int ref_ada(const struct ref_model *r, int l, int P, int budget, unsigned char *gone,
+static int ref_ada(const struct ref_model *r, int id, int l, int P, int budget, unsigned char *gone,
                    double *value)
 {
-	const int w = ref_window(r, POLICY_ADAKV, P), older = P - w, kv = r->kv;
+	const int w = ref_window(r, id, P), older = P - w, kv = r->kv;
 	if (budget <= w) {
 		for (int g = 0; g < kv; g++)
 			for (int i = 0; i < P - budget; i++)
@@ -1049,7 +1063,7 @@ static int ref_ada(const struct ref_model *r, int l, int P, int budget, unsigned
 	static int idx[16 * 4096];
 	double top = -INFINITY;
 	for (int g = 0; g < kv; g++) {
-		ref_snap_scores(r, POLICY_ADAKV, l, g, P, key + g * P);
+		ref_snap_scores(r, id, l, g, P, key + g * P);
 		for (int j = 0; j < older; j++)
 			top = key[g * P + j] > top ? key[g * P + j] : top;
 	}
@@ -1311,8 +1325,9 @@ static void test_interval_scenes(void **state)
 static void test_settings_scenes(void **state)
 {
 	(void)state;
-	static const enum policy_id snap[] = {POLICY_SNAPKV, POLICY_SNAPKV_WINDOW, POLICY_PYRAMIDKV,
-	                                      POLICY_PYRAMIDKV_WINDOW, POLICY_ADAKV};
+	static const enum policy_id snap[] = {POLICY_SNAPKV,    POLICY_SNAPKV_WINDOW,
+	                                      POLICY_PYRAMIDKV, POLICY_PYRAMIDKV_WINDOW,
+	                                      POLICY_ADAKV,     POLICY_ADAKV_WINDOW};
 	/* layers, heads, kv heads, n, dim, prompt, heavy, recent, attention,
 	 * window, kernel, max pooling. */
 	const int shapes[][12] = {

@@ -469,6 +469,7 @@ static const char *strip_policy(const char *brief)
 	        {"pyr", "pyramidkv"},
 	        {"pyrw", "pyramidkv-win"},
 	        {"ada", "adakv"},
+	        {"adaw", "adakv-win"},
 	        {"obs", "observed"},
 	        {"obsw", "observed-win"},
 	        {"rand", "random"},
@@ -483,6 +484,7 @@ static const char *strip_policy(const char *brief)
 	        {"py", "pyramidkv"},
 	        {"pw", "pyramidkv-win"},
 	        {"ad", "adakv"},
+	        {"aw", "adakv-win"},
 	        {"ob", "observed"},
 	        {"ow", "observed-win"},
 	        {"rn", "random"},
@@ -605,7 +607,7 @@ static void test_strip(void **state)
 	f = draw(&app, 80, 24, false);
 	frame_row(f, 2, row, sizeof row);
 	frame_free(f);
-	assert_non_null(strstr(row, " rec% h2o88 wi90 st82 tv90 sn100 sw90 py100 pw90 ad100 [ob"));
+	assert_non_null(strstr(row, " rec% h2o88 wi90 st82 tv90 sn100 sw90 py100 pw90 ad100 aw90 [ob"));
 	press(&app, "a");
 	f = draw(&app, 120, 36, false);
 	frame_row(f, 2, row, sizeof row);

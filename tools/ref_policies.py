@@ -3,7 +3,8 @@
 
 A reference implementation in float64 NumPy of the five caches h2o-tui
 runs (full, h2o, window, streaming, tova, knorm, snapkv, snapkv-win,
-pyramidkv, pyramidkv-win, adakv, observed, observed-win, random, keydiff, expected) on scenes with layers, query
+pyramidkv, pyramidkv-win, adakv, adakv-win, observed, observed-win, random,
+keydiff, expected) on scenes with layers, query
 heads sharing key/value heads (grouped-query attention) and a prompt. It
 is written from the rules below, not from the engine's code, so that the
 two can be compared step by step:
@@ -59,7 +60,11 @@ and G key/value heads reads kv head h // (H // G)):
   (alpha_safeguard) raised to the largest float; then the G (P - B) lowest
   of all the layer's scores, flattened head by head, are pruned (a tie
   prunes the later head, then the later position). B <= W: each kv head
-  keeps its B newest. After the prompt it keeps every token.
+  keeps its B newest. After the prompt it keeps every token. adakv-win
+  (with its own settings, kvpress' split only) makes the same choice;
+  each kv head then holds what it kept there (B when the prompt's end cut
+  nothing) as snapkv-win holds B: the selected (before P - min(W, B))
+  stay, of the rest the newest, at every step that compresses.
 - observed, at the prompt's end only: each position's accumulated score
   (the column sum of the prompt's group-mean attention) divided by the
   number of prompt queries that saw it, P - j; keep the B highest, no
@@ -101,15 +106,14 @@ import sys
 import numpy as np
 
 POLICIES = ("h2o", "full", "window", "streaming", "tova", "knorm", "snapkv",
-            "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "observed",
-            "observed-win", "random", "keydiff",
-            "expected")
+            "snapkv-win", "pyramidkv", "pyramidkv-win", "adakv", "adakv-win",
+            "observed", "observed-win", "random", "keydiff", "expected")
 SNAP_WINDOW = 64  # SnapKV's observation window (kvpress' window_size)
 SNAP_KERNEL = 5  # its pooling kernel (kvpress' kernel_size)
 # h2o-tui's --policy-opt POLICY.KEY=VALUE: {policy: {key: value}}; window,
 # kernel and pool ("mean", "max": max_pool1d, the padding never wins) for
-# snapkv, snapkv-win, pyramidkv, pyramidkv-win and adakv, alloc ("kvpress", "authors")
-# for adakv.
+# snapkv, snapkv-win, pyramidkv, pyramidkv-win, adakv and adakv-win, alloc
+# ("kvpress", "authors") for adakv.
 SETTINGS = {}
 
 
@@ -366,6 +370,7 @@ def run(scene, sinks=None, interval=None):
     interval = interval or scene.interval
     rep = H // G
     caches = {p: [[Cache() for _ in range(G)] for _ in range(L)] for p in POLICIES}
+    share = {}  # adakv-win: (layer, kv head) -> what it kept at the prompt's end
     for t in range(1, scene.n + 1):
         pos = t - 1
         # The prompt's end, and every INTERVAL-th step after it.
@@ -414,6 +419,18 @@ def run(scene, sinks=None, interval=None):
                     if t == scene.prompt and (len(cs[0].pos) > B or
                                               (authors and len(cs[0].pos) == B)):
                         plans = ada_select(scene, l, cs)
+                    else:
+                        plans = [(list(c.pos), None) for c in cs]
+                elif p == "adakv-win":
+                    if t == scene.prompt and len(cs[0].pos) > B:
+                        plans = ada_select(scene, l, cs, p)
+                        for g, (kept, _) in enumerate(plans):
+                            share[(l, g)] = len(kept)
+                    elif may_evict and t != scene.prompt:
+                        before = scene.prompt - min(snap_window(p, scene.prompt), B)
+                        plans = [hold(c, share.get((l, g), B), before)
+                                 if len(c.pos) > share.get((l, g), B) else (list(c.pos), None)
+                                 for g, c in enumerate(cs)]
                     else:
                         plans = [(list(c.pos), None) for c in cs]
                 elif p == "observed":
@@ -640,7 +657,7 @@ def snap_scores(scene, layer, g, P, policy="snapkv"):
 ADA_SAFEGUARD = 0.20  # kvpress' AdaKVPress.alpha_safeguard
 
 
-def ada_select(scene, layer, caches):
+def ada_select(scene, layer, caches, policy="adakv"):
     """AdaKV's kept positions of every kv head of LAYER at the prompt's end
     (each holds 0 .. P - 1), and the margin, as kvpress'
     AdaKVPress.compress reads: n_kept = B, n_safe = int(B * 0.2); scores
@@ -648,11 +665,11 @@ def ada_select(scene, layer, caches):
     head's top n_safe set to the largest float; the G * (P - B) lowest of
     the flattened scores pruned."""
     B, G, P = scene.budget, scene.kv_heads, len(caches[0].pos)
-    w = snap_window("adakv", P)
+    w = snap_window(policy, P)
     if B <= w:
         return [(c.pos[-B:], None) for c in caches]
-    older = [snap_scores(scene, layer, g, P, "adakv") for g in range(G)]
-    if setting("adakv", "alloc") == "authors":
+    older = [snap_scores(scene, layer, g, P, policy) for g in range(G)]
+    if setting(policy, "alloc") == "authors":
         return ada_authors(older, B, w, P)
     top = max(float(np.max(s)) for s in older) if P > w else 0.0
     scores = np.array([np.concatenate([s, np.full(w, top + 1.0)]) for s in older])

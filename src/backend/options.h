@@ -111,8 +111,8 @@ enum {
 	  "after the prompt, each cache's rule runs every N steps, back to B at once (kvpress' "   \
 	  "DecodingPress; overrides the scene's; default 1)")                                      \
 	X(POLICY_OPT, "policy-opt", REQUIRED, "P.KEY=V", OWN, settings, NULL, 0, 0, NULL,          \
-	  "a setting of policy P (repeatable): snapkv, snapkv-win, pyramidkv, pyramidkv-win and "  \
-	  "adakv take window=N (the observation window, default 64), kernel=K (the pooling "       \
+	  "a setting of policy P (repeatable): snapkv, snapkv-win, pyramidkv, pyramidkv-win, "     \
+	  "adakv and adakv-win take window=N (the observation window, default 64), kernel=K (the pooling "       \
 	  "kernel, odd, "                                                                          \
 	  "default 5) and pool=mean|max (default mean), kvpress' SnapKVPress defaults "            \
 	  "(kvpress/presses/snapkv_press.py, 8bb29b9; KVCache-Factory's scripts use 8, 7, max); "  \

@@ -486,7 +486,9 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 	/* A plan with a part per key/value head: this view's part. */
 	const int part =
 	        c->plan && c->plan->parts > 1 ? sc->view_head / heads_group(sc->parent) : 0;
-	if (c->plan) {
+	/* A per_kv_head rule that holds its share (adakv-win) follows the
+	 * plan at the prompt's end only; after it each head's rule is its own. */
+	if (c->plan && (!pol->per_kv_head || pol->grows || s == e->b.prompt)) {
 		int cut = -1;
 		memset(c->gone, 0, (size_t)f->len);
 		follow_plan(c->plan, part, s, f, c->gone, &cut);

@@ -10,10 +10,11 @@
  * number, the scores that add it, and the policy's rule on those means. So
  * each head's weight is the one its own engine computes, bit for bit.
  *
- * A per_kv_head policy (AdaKV) decides at the prompt's end only, when every
- * kv head still holds the whole prompt: its plan computes each query
- * head's observation window as the engines do, runs the rule once for all
- * the layer's kv heads, and keeps each kv head's evictions as its part.
+ * A per_kv_head policy (AdaKV) decides at the prompt's end, when every kv
+ * head still holds the whole prompt: its plan computes each query head's
+ * observation window as the engines do, runs the rule once for all the
+ * layer's kv heads, and keeps each kv head's evictions as its part; its
+ * matched form (adakv-win) then holds each head's share in each engine.
  */
 #include "h2o/plan.h"
 
@@ -292,11 +293,40 @@ static void window_row(const struct scene *sc, int l, int h, const int *pos, int
 
 /*
  * The plan of a per_kv_head policy (AdaKV) for layer L: nothing goes
- * before the prompt's end or after it; at step P the rule sees the prompt
- * (positions 0 .. P - 1, held alike by every kv head) with the observation
- * windows of all the layer's query heads, and marks each kv head's
- * evictions, which become that head's part.
+ * before the prompt's end; at step P the rule sees the prompt (positions
+ * 0 .. P - 1, held alike by every kv head) with the observation windows of
+ * all the layer's query heads, and marks each kv head's evictions, which
+ * become that head's part (plan_hold_part). After it the plan evicts
+ * nothing: a policy that holds its share (adakv-win) runs its rule in each
+ * engine, on that kv head's own positions (engine_cache.c).
  */
+static void plan_hold_part(const struct engine_plans *ps, int g, const unsigned char *prompt_gone,
+                           struct layer_plan *pl, int *held, unsigned char *gone, int *k)
+{
+	const int n = pl->n, prompt = ps->b.prompt;
+	int *start = pl->ev_start + (size_t)g * ((size_t)n + 2);
+	int len = 0;
+	for (int s = 0; s <= n + 1; s++) {
+		start[s] = *k;
+		if (s < 1 || s > n)
+			continue;
+		held[len++] = s - 1;
+		if (s != prompt || !prompt_gone)
+			continue;
+		/* The prompt's end: the layer's choice, this head's part. */
+		for (int j = 0; j < len; j++)
+			gone[j] = prompt_gone[(size_t)g * (size_t)prompt + (size_t)j];
+		int kept = 0;
+		for (int j = 0; j < len; j++) {
+			if (gone[j])
+				pl->ev_pos[(*k)++] = held[j];
+			else
+				held[kept++] = held[j];
+		}
+		len = kept;
+	}
+}
+
 static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enum policy_id id)
 {
 	const struct scene *sc = ps->sc;
@@ -309,7 +339,8 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 	pl->n = n;
 	pl->parts = kv;
 	pl->ev_start = calloc(parts, sizeof *pl->ev_start);
-	pl->ev_pos = malloc((len * (size_t)kv + 1) * sizeof *pl->ev_pos);
+	/* A position goes at most once from each head's cache. */
+	pl->ev_pos = malloc(((size_t)n * (size_t)kv + 1) * sizeof *pl->ev_pos);
 	pl->cut_pos = malloc(((size_t)n + 2) * sizeof *pl->cut_pos);
 	pl->cut_w = calloc((size_t)n + 2, sizeof *pl->cut_w);
 	if (!pl->ev_start || !pl->ev_pos || !pl->cut_pos || !pl->cut_w) {
@@ -319,22 +350,25 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 	for (int s = 0; s <= n + 1; s++)
 		pl->cut_pos[s] = -1;
 	const struct policy_budget *b = &ps->b;
-	/* Nothing to evict, every part empty, but for the authors' AdaKV
+	/* Nothing to evict at the prompt's end, but for the authors' AdaKV
 	 * split, which cuts a prompt of exactly B too (policy_ada_select). */
 	const bool authors = b->set.p[id].alloc == POLICY_ALLOC_AUTHORS;
-	if (prompt < 1 || prompt < b->heavy + b->recent ||
-	    (prompt == b->heavy + b->recent && !authors))
+	const bool cuts = !(prompt < 1 || prompt < b->heavy + b->recent ||
+	                    (prompt == b->heavy + b->recent && !authors));
+	if (!cuts)
 		return pl;
-	const int w = policy_run_window(id, b, prompt);
-	int *pos = malloc(len * sizeof *pos);
-	int *order = malloc(len * (size_t)kv * sizeof *order);
-	double *obs = malloc(len * (size_t)heads * sizeof *obs);
-	double *rank = malloc(len * (size_t)kv * sizeof *rank);
-	double *x = malloc(len * sizeof *x), *zero = calloc(len, sizeof *zero);
-	double *scratch = malloc(len * sizeof *scratch);
-	unsigned char *gone = calloc(len * (size_t)kv, 1);
-	const bool ok = pos && order && obs && rank && x && zero && scratch && gone;
-	if (ok) {
+	const size_t rows = cuts ? len : 1;
+	const int w = cuts ? policy_run_window(id, b, prompt) : 0;
+	int *pos = malloc(rows * sizeof *pos);
+	int *order = malloc(rows * (size_t)kv * sizeof *order);
+	double *obs = malloc(rows * (size_t)heads * sizeof *obs);
+	double *rank = malloc(rows * (size_t)kv * sizeof *rank);
+	double *x = malloc(rows * sizeof *x), *zero = calloc(rows, sizeof *zero);
+	double *scratch = malloc(rows * sizeof *scratch);
+	unsigned char *gone = calloc(rows * (size_t)kv + (size_t)n, 1);
+	int *held = malloc(((size_t)n + 1) * sizeof *held);
+	const bool ok = pos && order && obs && rank && x && zero && scratch && gone && held;
+	if (ok && cuts) {
 		for (int j = 0; j < prompt; j++)
 			pos[j] = j;
 		for (int h = 0; h < heads; h++)
@@ -355,18 +389,12 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 			pl->cut_pos[prompt] = cut % prompt;
 			pl->cut_w[prompt] = value;
 		}
+	}
+	if (ok) {
 		int k = 0;
-		for (int g = 0; g < kv; g++) {
-			int *start = pl->ev_start + (size_t)g * ((size_t)n + 2);
-			for (int s = 0; s <= n + 1; s++) {
-				start[s] = k;
-				if (s != prompt)
-					continue;
-				for (int j = 0; j < prompt; j++)
-					if (gone[(size_t)g * len + (size_t)j])
-						pl->ev_pos[k++] = j;
-			}
-		}
+		for (int g = 0; g < kv; g++)
+			plan_hold_part(ps, g, cuts ? gone : NULL, pl, held,
+			               gone + rows * (size_t)kv, &k);
 	}
 	free(pos);
 	free(order);
@@ -376,6 +404,7 @@ static struct layer_plan *plan_make_kv(const struct engine_plans *ps, int l, enu
 	free(zero);
 	free(scratch);
 	free(gone);
+	free(held);
 	if (!ok) {
 		plan_free(pl);
 		return NULL;

@@ -115,4 +115,5 @@ const struct policy policy_adakv = {
         .grows = true,
         .per_kv_head = true,
         .word_loss = adakv_words,
+        .matched_form = "adakv-win",
 };

@@ -45,7 +45,7 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 	if (policies[p]->observe_window <= 0) {
 		snprintf(err, size,
 		         "'%.60s': %s has no settings (snapkv, snapkv-win, pyramidkv, "
-		         "pyramidkv-win and adakv take %s)",
+		         "pyramidkv-win, adakv and adakv-win take %s)",
 		         arg, name, policy_settings_keys);
 		return false;
 	}
@@ -75,7 +75,7 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 			snprintf(err, size, "'%.60s': the pool is mean or max", arg);
 			return false;
 		}
-	} else if (key_len == 5 && !strncmp(dot + 1, "alloc", 5) && policies[p]->per_kv_head) {
+	} else if (key_len == 5 && !strncmp(dot + 1, "alloc", 5) && p == POLICY_ADAKV) {
 		if (!strcmp(value, "kvpress"))
 			set->alloc = POLICY_ALLOC_KVPRESS;
 		else if (!strcmp(value, "authors"))
@@ -86,8 +86,8 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 		}
 	} else {
 		snprintf(err, size, "'%.60s': no key '%.*s' (%s takes %s%s%s)", arg, (int)key_len,
-		         dot + 1, name, policy_settings_keys, policies[p]->per_kv_head ? ", " : "",
-		         policies[p]->per_kv_head ? policy_settings_ada_keys : "");
+		         dot + 1, name, policy_settings_keys, p == POLICY_ADAKV ? ", " : "",
+		         p == POLICY_ADAKV ? policy_settings_ada_keys : "");
 		return false;
 	}
 	return true;

@@ -276,7 +276,10 @@ static void evict_step(const struct llama_config *cfg, struct run_state *st, int
 			score[glen - 1] = 0.0;
 			for (int j = 0; j < glen; j++)
 				score[j] += x->mean[j];
-			if (layer_wide || pol->per_kv_head)
+			/* A per_kv_head rule decides for the layer at the prompt's
+			 * end; one that holds its share (adakv-win) then decides
+			 * for each kv head here, on its own positions. */
+			if (layer_wide || (pol->per_kv_head && (lobs || pol->grows)))
 				continue;
 			if (pol->by_key_norm)
 				key_norms(cfg, st->run, l, g, glen, x->norm);

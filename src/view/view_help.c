@@ -96,12 +96,12 @@ static const struct word words_figures[] = {
 static const struct word words_rows[] = {
         {"strip", "(a) each policy's recall at this step, /ppl its perplexity so far; [ ] the "
                   "one c compares; +N not shown. win window, strm streaming, knrm knorm, snap "
-                  "snapkv, snpw snapkv-win, pyr pyramidkv, pyrw pyramidkv-win, ada adakv, obs "
-                  "observed, obsw observed-win, rand random, kdif keydiff, exp "
+                  "snapkv, snpw snapkv-win, pyr pyramidkv, pyrw pyramidkv-win, ada adakv, adaw "
+                  "adakv-win, obs observed, obsw observed-win, rand random, kdif keydiff, exp "
                   "expected."},
         {"rec%", "the strip when tight: recall in percent; fu full, wi window, st streaming, "
                  "tv tova, kn knorm, sn snapkv, sw snapkv-win, py pyramidkv, pw pyramidkv-win, "
-                 "ad adakv, ob observed, ow observed-win, rn random, kd keydiff, ex "
+                 "ad adakv, aw adakv-win, ob observed, ow observed-win, rn random, kd keydiff, ex "
                  "expected."},
         {"attention", "the heat rows: a row per step, a column per position."},
         {"log scale", "heat glyphs step by tenfold weights: <.003, <.03, <.3, and >=.3."},

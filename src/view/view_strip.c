@@ -30,9 +30,9 @@ static const char *strip_name(enum policy_id p, bool tight)
 	        {"knorm", "knrm", "kn"},         {"snapkv", "snap", "sn"},
 	        {"snapkv-win", "snpw", "sw"},    {"pyramidkv", "pyr", "py"},
 	        {"pyramidkv-win", "pyrw", "pw"}, {"adakv", "ada", "ad"},
-	        {"observed", "obs", "ob"},       {"observed-win", "obsw", "ow"},
-	        {"random", "rand", "rn"},        {"keydiff", "kdif", "kd"},
-	        {"expected", "exp", "ex"},
+	        {"adakv-win", "adaw", "aw"},     {"observed", "obs", "ob"},
+	        {"observed-win", "obsw", "ow"},  {"random", "rand", "rn"},
+	        {"keydiff", "kdif", "kd"},       {"expected", "exp", "ex"},
 	};
 	const char *name = policies[p]->name;
 	for (size_t i = 0; i < sizeof briefs / sizeof briefs[0]; i++)

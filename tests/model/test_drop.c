@@ -442,7 +442,7 @@ static void snap_scores(const double *o, int count, int len, int older, double *
 }
 
 /*
- * One run of policy ID (SnapKV, its window form, PyramidKV or AdaKV)
+ * One run of policy ID (SnapKV, PyramidKV, AdaKV or their window forms)
  * written out with a budget of BUDGET: during the prompt's last W = min(64,
  * P) steps every query head's weights add up; at its end, divided by W,
  * they score the positions before the window, and each kv head keeps the
@@ -465,7 +465,8 @@ static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, i
 	double *score = malloc((size_t)kv * (size_t)prompt * sizeof *score);
 	int *idx = malloc((size_t)kv * (size_t)prompt * sizeof *idx);
 	unsigned char *keep = malloc((size_t)kv * (size_t)prompt);
-	assert_true(obs && score && idx && keep);
+	int *share = calloc((size_t)layers * (size_t)kv, sizeof *share);
+	assert_true(obs && score && idx && keep && share);
 	struct llama_run *run = llama_run_new(f->m);
 	for (int t = 0; t < f->n; t++) {
 		assert_int_equal(llama_step(f->m, run, f->tokens[t], t), 0);
@@ -502,7 +503,8 @@ static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, i
 					            group, prompt, older,
 					            score + (size_t)g * prompt);
 				}
-				if (cap > w && id != POLICY_ADAKV)
+				const bool ada = id == POLICY_ADAKV || id == POLICY_ADAKV_WINDOW;
+				if (cap > w && !ada)
 					for (int g = 0; g < kv; g++) {
 						unsigned char *k =
 						        keep + (size_t)g * (size_t)prompt;
@@ -515,7 +517,7 @@ static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, i
 						for (int j = 0; j < cap - w && j < older; j++)
 							k[idx[j]] = 1;
 					}
-				if (cap > w && id == POLICY_ADAKV) {
+				if (cap > w && ada) {
 					/* Every head's safeguard, then the layer's
 					 * competition for kv x B. */
 					int safe = (int)(budget * 0.20) - w;
@@ -536,21 +538,33 @@ static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, i
 					for (int i = 0; i < kv * (prompt - budget); i++)
 						keep[idx[i]] = 0;
 				}
-				for (int g = 0; g < kv; g++)
+				for (int g = 0; g < kv; g++) {
 					llama_run_keep(run, l, g,
 					               keep + (size_t)g * (size_t)prompt);
+					share[l * kv + g] = llama_run_len(run, l, g);
+				}
 			}
 		}
-		if (t >= prompt && (id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV_WINDOW)) {
+		if (t >= prompt && (id == POLICY_SNAPKV_WINDOW || id == POLICY_PYRAMIDKV_WINDOW ||
+		                    id == POLICY_ADAKV_WINDOW)) {
 			/* The selected lead the cache, of the rest the newest
 			 * stay: B, or the layer's own for the bounded
-			 * PyramidKV. */
+			 * PyramidKV, or the head's share of the layer's for
+			 * the bounded AdaKV (what it held after the prompt's
+			 * end, B when that cut nothing). */
 			for (int l = 0; l < layers; l++)
 				for (int g = 0; g < kv; g++) {
-					const int hold = id == POLICY_PYRAMIDKV_WINDOW
-					                         ? policy_pyramid_held(&b, l)
-					                         : budget;
-					const int ww = w < hold ? w : hold;
+					const int hold =
+					        id == POLICY_PYRAMIDKV_WINDOW
+					                ? policy_pyramid_held(&b, l)
+					        : id == POLICY_ADAKV_WINDOW && share[l * kv + g] > 0
+					                ? share[l * kv + g]
+					                : budget;
+					const int ww =
+					        w < (id == POLICY_ADAKV_WINDOW ? budget : hold)
+					                ? w
+					                : (id == POLICY_ADAKV_WINDOW ? budget
+					                                             : hold);
 					const int len = llama_run_len(run, l, g);
 					const int *pos = llama_run_positions(run, l, g);
 					if (len <= hold)
@@ -570,6 +584,7 @@ static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, i
 	free(score);
 	free(idx);
 	free(keep);
+	free(share);
 }
 
 /* SnapKV, its window form, PyramidKV and AdaKV run on the model: the drop
@@ -582,8 +597,9 @@ static void test_snap_family_plain(void **state)
 	const int prompt = f->n - 12;
 	assert_true(prompt > 64 + 16);
 	const int budgets[] = {prompt - 12, 40, prompt + 4};
-	const enum policy_id ids[] = {POLICY_SNAPKV, POLICY_SNAPKV_WINDOW, POLICY_PYRAMIDKV,
-	                              POLICY_PYRAMIDKV_WINDOW, POLICY_ADAKV};
+	const enum policy_id ids[] = {POLICY_SNAPKV,    POLICY_SNAPKV_WINDOW,
+	                              POLICY_PYRAMIDKV, POLICY_PYRAMIDKV_WINDOW,
+	                              POLICY_ADAKV,     POLICY_ADAKV_WINDOW};
 	for (size_t c = 0; c < sizeof budgets / sizeof budgets[0]; c++) {
 		const struct budget b = budget(budgets[c] / 2, budgets[c] - budgets[c] / 2);
 		unsigned mask = 1u << POLICY_FULL;
@@ -604,7 +620,7 @@ static void test_snap_family_plain(void **state)
 			/* A budget that holds the prompt changes nothing
 			 * after it but the window form's. */
 			if (budgets[c] > prompt && ids[i] != POLICY_SNAPKV_WINDOW &&
-			    ids[i] != POLICY_PYRAMIDKV_WINDOW)
+			    ids[i] != POLICY_PYRAMIDKV_WINDOW && ids[i] != POLICY_ADAKV_WINDOW)
 				assert_memory_equal(r.p[ids[i]].logprob, r.p[POLICY_FULL].logprob,
 				                    (size_t)(f->n - 1) * sizeof(double));
 			if (budgets[c] < prompt)

@@ -33,6 +33,7 @@
 	X(PYRAMIDKV, pyramidkv)               \
 	X(PYRAMIDKV_WINDOW, pyramidkv_window) \
 	X(ADAKV, adakv)                       \
+	X(ADAKV_WINDOW, adakv_window)         \
 	X(OBSERVED, observed)                 \
 	X(OBSERVED_WINDOW, observed_window)   \
 	X(RANDOM, random)                     \
@@ -306,8 +307,9 @@ int policy_find(const char *name);
 
 /* The matched form of policy P: the policy that makes P's choice at the
  * prompt's end and then holds its budget while decoding (snapkv-win for
- * snapkv, pyramidkv-win for pyramidkv, observed-win for observed), or -1
- * when there is none (every policy that bounds its cache, and adakv). */
+ * snapkv, pyramidkv-win for pyramidkv, adakv-win for adakv, observed-win
+ * for observed), or -1 when there is none (every policy that bounds its
+ * cache). */
 int policy_matched_form(enum policy_id p);
 
 /* The most positions policy P keeps after a step under B, its regions'

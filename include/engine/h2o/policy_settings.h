@@ -2,7 +2,7 @@
  * policy_settings: the settings researchers vary (struct policy_settings,
  * h2o/policy.h), read from "POLICY.KEY=VALUE" (--policy-opt) and printed
  * beside every table that used them. The SnapKV-scored policies (snapkv,
- * snapkv-win, pyramidkv, pyramidkv-win, adakv) take
+ * snapkv-win, pyramidkv, pyramidkv-win, adakv, adakv-win) take
  *
  *   window=N   the observation window, 1 or more (kvpress: 64)
  *   kernel=K   the pooling kernel, odd, 1 to 255 (kvpress: 5)
