@@ -27,10 +27,11 @@ struct style {
  * full cache and ObservedAttention) apart in colour and dash alike. No two
  * entries share both colour and dash. */
 static const struct style styles[] = {
-        {4, SOLID, CIRCLE},    {5, SOLID, SQUARE},   {1, SOLID, TRIANGLE}, {2, DASHED, DIAMOND},
-        {6, SOLID, CROSS},     {3, DASHED, CIRCLE},  {0, DASHED, SQUARE},  {1, DOTTED, DIAMOND},
-        {0, DOTTED, TRIANGLE}, {2, DASH_DOT, CROSS}, {4, DASHED, SQUARE},  {5, DOTTED, DIAMOND},
-        {6, DASHED, TRIANGLE}, {3, SOLID, SQUARE},   {2, DOTTED, CIRCLE},  {1, DASH_DOT, CROSS},
+        {4, SOLID, CIRCLE},    {5, SOLID, SQUARE},    {1, SOLID, TRIANGLE}, {2, DASHED, DIAMOND},
+        {6, SOLID, CROSS},     {3, DASHED, CIRCLE},   {0, DASHED, SQUARE},  {1, DOTTED, DIAMOND},
+        {0, DOTTED, TRIANGLE}, {2, DASH_DOT, CROSS},  {4, DASHED, SQUARE},  {6, DASH_DOT, DIAMOND},
+        {5, DOTTED, DIAMOND},  {6, DASHED, TRIANGLE}, {3, SOLID, SQUARE},   {2, DOTTED, CIRCLE},
+        {1, DASH_DOT, CROSS},
 };
 #define STYLE_COUNT ((int)(sizeof styles / sizeof styles[0]))
 
