@@ -136,23 +136,17 @@ static void test_budget_within_window(void **state)
 }
 
 /*
- * The safeguard in the engine: one layer, two kv heads of one query head,
- * 640 tokens, a prompt of 630, B = 340 (W = 64, n_safe = 68: each head
- * keeps 68 - 64 = 4 before its window whatever). Head 1 attends to its
- * four newest positions only (weight 1 there, 1e-6 elsewhere), so every
- * score it has before the window is below head 0's; 2 (630 - 340) = 580
- * go, more than head 1's 566 - 4: head 1 keeps 4 + 64 = 68, head 0 the
- * 680 - 68 = 612 left, all that one head of two can take. Then both grow
- * by one a step, and every cache stays within the policy's capacity.
+ * test_safeguard_in_engine's scene: 640 tokens, a prompt of 630, one layer
+ * of two heads on two kv heads, heavy 170 + recent 170. Head 0 attends at
+ * random, head 1 to its four newest positions only (1e-6 elsewhere).
  */
-static void test_safeguard_in_engine(void **state)
+static struct scene *two_head_scene(void)
 {
-	(void)state;
-	const int n = 640, prompt = 630;
+	const int n = 640;
 	struct scene *sc = fixture_base(n, 1, 170, 170, SCENE_ATTENTION, NULL);
 	sc->heads = 2;
 	sc->kv_heads = 2;
-	sc->prompt = prompt;
+	sc->prompt = 630;
 	const size_t rows = scene_attn_offset(n);
 	sc->attn = malloc(2 * rows * sizeof *sc->attn);
 	unsigned long long s = 12345;
@@ -167,6 +161,24 @@ static void test_safeguard_in_engine(void **state)
 			for (int j = 0; j <= i; j++)
 				row[j] /= sum;
 		}
+	return sc;
+}
+
+/*
+ * The safeguard in the engine: one layer, two kv heads of one query head,
+ * 640 tokens, a prompt of 630, B = 340 (W = 64, n_safe = 68: each head
+ * keeps 68 - 64 = 4 before its window whatever). Head 1 attends to its
+ * four newest positions only (weight 1 there, 1e-6 elsewhere), so every
+ * score it has before the window is below head 0's; 2 (630 - 340) = 580
+ * go, more than head 1's 566 - 4: head 1 keeps 4 + 64 = 68, head 0 the
+ * 680 - 68 = 612 left, all that one head of two can take. Then both grow
+ * by one a step, and every cache stays within the policy's capacity.
+ */
+static void test_safeguard_in_engine(void **state)
+{
+	(void)state;
+	const int n = 640, prompt = 630;
+	struct scene *sc = two_head_scene();
 	const struct budget want = budget_scene(sc, 170, 170, policy_default_sinks(340));
 	const struct policy_budget b = policy_budget_make(&want, n, 1, 2);
 	struct heads_run run;
@@ -313,24 +325,7 @@ static void test_window_form_in_engine(void **state)
 {
 	(void)state;
 	const int n = 640, prompt = 630;
-	struct scene *sc = fixture_base(n, 1, 170, 170, SCENE_ATTENTION, NULL);
-	sc->heads = 2;
-	sc->kv_heads = 2;
-	sc->prompt = prompt;
-	const size_t rows = scene_attn_offset(n);
-	sc->attn = malloc(2 * rows * sizeof *sc->attn);
-	unsigned long long s = 12345;
-	for (int h = 0; h < 2; h++)
-		for (int i = 0; i < n; i++) {
-			double *row = sc->attn + (size_t)h * rows + scene_attn_offset(i), sum = 0.0;
-			for (int j = 0; j <= i; j++) {
-				s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-				const double u = 0.05 + (double)(s >> 11) / 9007199254740992.0;
-				sum += row[j] = h == 0 ? u : (j >= i - 3 ? 1.0 : 1e-6);
-			}
-			for (int j = 0; j <= i; j++)
-				row[j] /= sum;
-		}
+	struct scene *sc = two_head_scene();
 	const struct budget want = budget_scene(sc, 170, 170, policy_default_sinks(340));
 	const struct policy_budget b = policy_budget_make(&want, n, 1, 2);
 	assert_int_equal(policy_capacity(POLICY_ADAKV_WINDOW, &b), 612);

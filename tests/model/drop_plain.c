@@ -9,11 +9,45 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "drop_plain.h"
 #include "h2o/llama.h"
+#include "h2o/tokenizer.h"
+
+int drop_fixture_setup(void **state, const char *root, const char *text)
+{
+	struct drop_fixture *f = calloc(1, sizeof *f);
+	char path[1024], err[LLAMA_ERR_MAX];
+	if (f == NULL)
+		return -1;
+	*state = f;
+	snprintf(path, sizeof path, "%s/models/stories260K/stories260K.bin", root);
+	if (llama_load(path, &f->m, err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	struct llama_tokenizer *t;
+	snprintf(path, sizeof path, "%s/models/stories260K/tok512.bin", root);
+	if (llama_tokenizer_load(path, llama_model_config(f->m)->vocab_size, &t, err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	f->n = llama_tokenizer_encode(t, text, strlen(text), 1, 0, f->tokens, 512, err);
+	llama_tokenizer_free(t);
+	return f->n > 0 ? 0 : -1;
+}
+
+int drop_fixture_teardown(void **state)
+{
+	struct drop_fixture *f = *state;
+	if (f != NULL)
+		llama_free(f->m);
+	free(f);
+	return 0;
+}
 
 /* ln p(NEXT) of LOGITS written out: the largest, the exp sum in id order,
  * then logit - max - ln sum, as the drop computes it. */

@@ -17,4 +17,15 @@ double plain_logprob(const struct llama_config *cfg, const float *logits, int ne
 void plain_h2o(const struct llama_model *m, const int *tokens, int n, int prompt, int heavy,
                int recent, int interval, double *lp, float *logits);
 
+/* The stories260K model (under ROOT/models/stories260K/) and TEXT's
+ * tokens with BOS: the drop tests' fixture. */
+struct drop_fixture {
+	struct llama_model *m;
+	int tokens[512];
+	int n;
+};
+/* cmocka's setup and teardown of it: 0, or -1 (a line on stderr). */
+int drop_fixture_setup(void **state, const char *root, const char *text);
+int drop_fixture_teardown(void **state);
+
 #endif

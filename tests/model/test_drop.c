@@ -34,37 +34,14 @@ static const char story[] =
         "went up high in the sky. Lily was happy. She said, \"Mom, look at my ball!\" Her mom "
         "smiled and said, \"Good job, Lily!\" Then they went home and had a nice lunch.";
 
-struct fixture {
-	struct llama_model *m;
-	int tokens[512];
-	int n;
-};
-
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof *f);
-	char path[1024], err[LLAMA_ERR_MAX];
-	snprintf(path, sizeof path, "%s/models/stories260K/stories260K.bin", root);
-	if (llama_load(path, &f->m, err) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	struct llama_tokenizer *t;
-	snprintf(path, sizeof path, "%s/models/stories260K/tok512.bin", root);
-	if (llama_tokenizer_load(path, llama_model_config(f->m)->vocab_size, &t, err) != 0)
-		return -1;
-	f->n = llama_tokenizer_encode(t, story, strlen(story), 1, 0, f->tokens, 512, err);
-	llama_tokenizer_free(t);
-	*state = f;
-	return f->n > 0 ? 0 : -1;
+	return drop_fixture_setup(state, root, story);
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	llama_free(f->m);
-	free(f);
-	return 0;
+	return drop_fixture_teardown(state);
 }
 
 static const unsigned all = (1u << POLICY_COUNT) - 1u;
@@ -86,7 +63,7 @@ static int measure(const struct llama_model *m, const int *tokens, int n, int gi
 
 static void test_no_eviction_is_the_full_cache(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const struct budget b = budget(f->n, f->n);
 	struct drop_result r;
 	char err[DROP_ERR_MAX];
@@ -109,7 +86,7 @@ static void test_no_eviction_is_the_full_cache(void **state)
 
 static void test_small_budget_hurts(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const struct budget b = budget(4, 4);
 	struct drop_result r;
 	char err[DROP_ERR_MAX];
@@ -142,7 +119,7 @@ static void test_small_budget_hurts(void **state)
  * runs are the full cache's. */
 static void test_prompt_read_whole(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const struct budget b = budget(4, 4);
 	const int prompt = 40;
 	struct drop_result r;
@@ -188,7 +165,7 @@ static void assert_same_run(const struct drop_result *a, const struct drop_resul
  */
 static void test_shared_runs_equal_alone(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const struct budget b = budget(4, 4);
 	char err[DROP_ERR_MAX];
 	for (int gen = 0; gen < 2; gen++) {
@@ -218,7 +195,7 @@ static void test_shared_runs_equal_alone(void **state)
  * B newest it falls back to without them (the window's cache). */
 static void test_expected_reads_queries(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const struct budget b = budget(4, 4);
 	char err[DROP_ERR_MAX];
 	struct drop_result r;
@@ -232,7 +209,7 @@ static void test_expected_reads_queries(void **state)
 /* Generating: after the prompt each run is fed its own greedy choice. */
 static void test_generate(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const int prompt = 12, n = 80;
 	struct drop_result r, wide;
 	char err[DROP_ERR_MAX];
@@ -257,7 +234,7 @@ static void test_generate(void **state)
  * app the same. */
 static void test_scene_owns_its_model(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	char dir[] = "/tmp/h2o-drop-XXXXXX", path[1200], err[SCENE_ERROR_MAX];
 	assert_non_null(mkdtemp(dir));
 	const char *names[] = {"stories260K.bin", "tok512.bin"};
@@ -346,7 +323,7 @@ static void test_kl_stats(void **state)
  * prompt. */
 static void test_h2o_plain(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const int cases[][3] = {{0, 4, 4}, {40, 6, 2}, {20, 0, 5}, {10, 7, 0}};
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		const int prompt = cases[c][0], heavy = cases[c][1], recent = cases[c][2];
@@ -369,7 +346,7 @@ static void test_h2o_plain(void **state)
  * default's run for every policy, and a larger one is another run. */
 static void test_interval(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const int cases[][4] = {{0, 4, 4, 3}, {40, 6, 2, 8}, {20, 0, 5, 5}, {10, 7, 0, 2}};
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		const int prompt = cases[c][0], heavy = cases[c][1], recent = cases[c][2];
@@ -450,7 +427,7 @@ static void snap_scores(const double *o, int count, int len, int older, double *
  * by layer; AdaKV's heads competing for the layer's, each keeping its
  * safeguard). After it the window form keeps the selected and the newest.
  */
-static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, int budget,
+static void plain_snap(const struct drop_fixture *f, enum policy_id id, int prompt, int budget,
                        double *lp)
 {
 	const struct llama_config *cfg = llama_model_config(f->m);
@@ -593,7 +570,7 @@ static void plain_snap(const struct fixture *f, enum policy_id id, int prompt, i
  * the budget holds the prompt whole. */
 static void test_snap_family_plain(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const int prompt = f->n - 12;
 	assert_true(prompt > 64 + 16);
 	const int budgets[] = {prompt - 12, 40, prompt + 4};

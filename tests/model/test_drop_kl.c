@@ -28,37 +28,14 @@ static const char story[] =
         "Once upon a time, there was a little girl named Lily. She loved to play outside in "
         "the park. One day, she saw a big red ball.";
 
-struct fixture {
-	struct llama_model *m;
-	int tokens[256];
-	int n;
-};
-
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof *f);
-	char path[1024], err[LLAMA_ERR_MAX];
-	snprintf(path, sizeof path, "%s/models/stories260K/stories260K.bin", root);
-	if (llama_load(path, &f->m, err) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	struct llama_tokenizer *t;
-	snprintf(path, sizeof path, "%s/models/stories260K/tok512.bin", root);
-	if (llama_tokenizer_load(path, llama_model_config(f->m)->vocab_size, &t, err) != 0)
-		return -1;
-	f->n = llama_tokenizer_encode(t, story, strlen(story), 1, 0, f->tokens, 256, err);
-	llama_tokenizer_free(t);
-	*state = f;
-	return f->n > 0 ? 0 : -1;
+	return drop_fixture_setup(state, root, story);
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	llama_free(f->m);
-	free(f);
-	return 0;
+	return drop_fixture_teardown(state);
 }
 
 static int argmax(const float *x, int count)
@@ -90,7 +67,7 @@ static int compare(const void *a, const void *b)
 
 static void test_generated_kl(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	const struct llama_config *cfg = llama_model_config(f->m);
 	const int given = 12, n = 80, heavy = 4, recent = 4, vocab = cfg->vocab_size;
 	struct budget b = {heavy, recent, 0, 0, 0, {{{0}}}};
@@ -168,7 +145,7 @@ static void test_generated_kl(void **state)
  * nothing, and the full cache's top is every policy's reference. */
 static void test_teacher_forced(void **state)
 {
-	const struct fixture *f = *state;
+	const struct drop_fixture *f = *state;
 	struct budget b = {4, 4, 0, 0, 0, {{{0}}}};
 	struct drop_result r;
 	char err[DROP_ERR_MAX];
