@@ -50,6 +50,7 @@
 #include "policy_rule.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -170,9 +171,54 @@ static void pair_rows(const struct policy_rope *rope, int dim, int k, int *a, in
 	*b = rope->neox ? k + dim / 2 : 2 * k + 1;
 }
 
+/* The averages each thread computed last, for the rotation they were of:
+ * every cache of a model scene (each head's, each budget's) asks for the
+ * same FROMs in turn, a few steps apart, and 512 cosines and sines a pair
+ * are most of the rule's time on a model of small heads. The rotation is
+ * kept by its values, not its address, so one freed and another made in
+ * its place is never taken for it; an average is kept in slot FROM mod
+ * ROPE_MEMO_SLOTS, with its FROM. The same operations give the same bits,
+ * so a kept average is the one computed again. */
+#define ROPE_MEMO_PAIRS 64
+#define ROPE_MEMO_SLOTS 64
+static _Thread_local struct {
+	int neox, pairs;
+	float scale, freq[ROPE_MEMO_PAIRS], div[ROPE_MEMO_PAIRS];
+	int from[ROPE_MEMO_SLOTS]; /* -1: none */
+	double cs[ROPE_MEMO_SLOTS][ROPE_MEMO_PAIRS], sn[ROPE_MEMO_SLOTS][ROPE_MEMO_PAIRS];
+} rope_memo = {.pairs = -1};
+
+/* Whether the memo holds ROPE's averages; if not, it is made ROPE's,
+ * empty. */
+static void rope_memo_of(const struct policy_rope *rope, int pairs)
+{
+	const size_t f = (size_t)pairs * sizeof *rope->freq;
+	if (rope_memo.pairs == pairs && rope_memo.neox == rope->neox &&
+	    memcmp(&rope_memo.scale, &rope->scale, sizeof rope->scale) == 0 &&
+	    memcmp(rope_memo.freq, rope->freq, f) == 0 && memcmp(rope_memo.div, rope->div, f) == 0)
+		return;
+	rope_memo.pairs = pairs;
+	rope_memo.neox = rope->neox;
+	rope_memo.scale = rope->scale;
+	memcpy(rope_memo.freq, rope->freq, f);
+	memcpy(rope_memo.div, rope->div, f);
+	for (int i = 0; i < ROPE_MEMO_SLOTS; i++)
+		rope_memo.from[i] = -1;
+}
+
 void policy_rope_mean(const struct policy_rope *rope, int dim, int from, double *cs, double *sn)
 {
-	for (int k = 0; k < dim / 2; k++) {
+	const int pairs = dim / 2, slot = from % ROPE_MEMO_SLOTS;
+	const bool memo = pairs <= ROPE_MEMO_PAIRS && from >= 0;
+	if (memo) {
+		rope_memo_of(rope, pairs);
+		if (rope_memo.from[slot] == from) {
+			memcpy(cs, rope_memo.cs[slot], (size_t)pairs * sizeof *cs);
+			memcpy(sn, rope_memo.sn[slot], (size_t)pairs * sizeof *sn);
+			return;
+		}
+	}
+	for (int k = 0; k < pairs; k++) {
 		double c = 0.0, s = 0.0;
 		for (int p = from; p < from + EXPECTED_FUTURE; p++) {
 			float val = (float)p * rope->freq[k];
@@ -183,6 +229,11 @@ void policy_rope_mean(const struct policy_rope *rope, int dim, int from, double 
 		}
 		cs[k] = c / EXPECTED_FUTURE;
 		sn[k] = s / EXPECTED_FUTURE;
+	}
+	if (memo) {
+		rope_memo.from[slot] = from;
+		memcpy(rope_memo.cs[slot], cs, (size_t)pairs * sizeof *cs);
+		memcpy(rope_memo.sn[slot], sn, (size_t)pairs * sizeof *sn);
 	}
 }
 
