@@ -461,36 +461,16 @@ static void frame_row(const struct frame *f, int y, char *out, size_t size)
 static const char *strip_policy(const char *brief)
 {
 	static const char *const pairs[][2] = {
-	        {"win", "window"},
-	        {"strm", "streaming"},
-	        {"knrm", "knorm"},
-	        {"snap", "snapkv"},
-	        {"snpw", "snapkv-win"},
-	        {"pyr", "pyramidkv"},
-	        {"pyrw", "pyramidkv-win"},
-	        {"ada", "adakv"},
-	        {"adaw", "adakv-win"},
-	        {"obs", "observed"},
-	        {"obsw", "observed-win"},
-	        {"rand", "random"},
-	        {"kdif", "keydiff"},
-	        {"fu", "full"},
-	        {"wi", "window"},
-	        {"st", "streaming"},
-	        {"tv", "tova"},
-	        {"kn", "knorm"},
-	        {"sn", "snapkv"},
-	        {"sw", "snapkv-win"},
-	        {"py", "pyramidkv"},
-	        {"pw", "pyramidkv-win"},
-	        {"ad", "adakv"},
-	        {"aw", "adakv-win"},
-	        {"ob", "observed"},
-	        {"ow", "observed-win"},
-	        {"rn", "random"},
-	        {"kd", "keydiff"},
-	        {"exp", "expected"},
-	        {"ex", "expected"},
+	        {"win", "window"},         {"strm", "streaming"},    {"knrm", "knorm"},
+	        {"snap", "snapkv"},        {"snpw", "snapkv-win"},   {"pyr", "pyramidkv"},
+	        {"pyrw", "pyramidkv-win"}, {"ada", "adakv"},         {"adaw", "adakv-win"},
+	        {"obs", "observed"},       {"obsw", "observed-win"}, {"rand", "random"},
+	        {"kdif", "keydiff"},       {"fu", "full"},           {"wi", "window"},
+	        {"st", "streaming"},       {"tv", "tova"},           {"kn", "knorm"},
+	        {"sn", "snapkv"},          {"sw", "snapkv-win"},     {"py", "pyramidkv"},
+	        {"pw", "pyramidkv-win"},   {"ad", "adakv"},          {"aw", "adakv-win"},
+	        {"ob", "observed"},        {"ow", "observed-win"},   {"rn", "random"},
+	        {"kd", "keydiff"},         {"exp", "expected"},      {"ex", "expected"},
 	};
 	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
 		if (strcmp(pairs[i][0], brief) == 0)
@@ -607,7 +587,8 @@ static void test_strip(void **state)
 	f = draw(&app, 80, 24, false);
 	frame_row(f, 2, row, sizeof row);
 	frame_free(f);
-	assert_non_null(strstr(row, " rec% h2o88 wi90 st82 tv90 sn100 sw90 py100 pw90 ad100 aw90 [ob"));
+	assert_non_null(
+	        strstr(row, " rec% h2o88 wi90 st82 tv90 sn100 sw90 py100 pw90 ad100 aw90 [ob"));
 	press(&app, "a");
 	f = draw(&app, 120, 36, false);
 	frame_row(f, 2, row, sizeof row);

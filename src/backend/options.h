@@ -112,9 +112,9 @@ enum {
 	  "DecodingPress; overrides the scene's; default 1)")                                      \
 	X(POLICY_OPT, "policy-opt", REQUIRED, "P.KEY=V", OWN, settings, NULL, 0, 0, NULL,          \
 	  "a setting of policy P (repeatable): snapkv, snapkv-win, pyramidkv, pyramidkv-win, "     \
-	  "adakv and adakv-win take window=N (the observation window, default 64), kernel=K (the pooling "       \
-	  "kernel, odd, "                                                                          \
-	  "default 5) and pool=mean|max (default mean), kvpress' SnapKVPress defaults "            \
+	  "adakv and adakv-win take window=N (the observation window, default 64), kernel=K "      \
+	  "(the pooling kernel, odd, default 5) and pool=mean|max (default mean), kvpress' "       \
+	  "SnapKVPress defaults "                                                                  \
 	  "(kvpress/presses/snapkv_press.py, 8bb29b9; KVCache-Factory's scripts use 8, 7, max); "  \
 	  "adakv also alloc=kvpress|authors (AdaKVPress, or FFY0/AdaKV's split, "                  \
 	  "adaptive_snapkv/monkeypatch/snapkv_utils.py, efe4e2e); docs/policies.md")               \
