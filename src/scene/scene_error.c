@@ -21,6 +21,19 @@ struct where scene_where_root(void)
 	return w;
 }
 
+/* Replace each control character in S (C0, DEL, and C1 as UTF-8's two
+ * bytes) by '?': keys and values come from untrusted files, and an error
+ * line must reach the terminal as one line of plain text. */
+static void scrub_controls(char *s)
+{
+	for (unsigned char *c = (unsigned char *)s; *c; c++) {
+		if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)
+			*c++ = '?', *c = '?';
+		else if (*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	}
+}
+
 struct where scene_where_field(const struct where *obj, int index, const char *name)
 {
 	struct where w = *obj;
@@ -29,6 +42,7 @@ struct where scene_where_field(const struct where *obj, int index, const char *n
 	if (snprintf(w.path, sizeof w.path, "%s%s%s", obj->depth ? obj->path : "",
 	             obj->depth ? "." : "", name) >= (int)sizeof w.path)
 		w.path[sizeof w.path - 1] = '\0';
+	scrub_controls(w.path);
 	return w;
 }
 
@@ -126,6 +140,7 @@ static int vfail(const struct loader *ld, const char *path, const struct where *
 		describe(ld, got, found ? &value : NULL, desc, sizeof desc);
 		snprintf(ld->err + used, SCENE_ERROR_MAX - used, ", got %s", desc);
 	}
+	scrub_controls(ld->err);
 	return -1;
 }
 
