@@ -9,7 +9,8 @@
 # each figure named (the model's, then the whole run's) until the run is
 # allowed: it must then run (exit 0), and 6% below the last figure it must
 # still be refused. A run whose caches alone are past the 2 GiB a model
-# scene allows is refused before it runs.
+# scene allows is refused before it runs, and a generated scene past the
+# limit before it is generated.
 #
 # Usage: tests/memory_test.sh H2O_TUI   (from the source root, as Meson runs it)
 . "$(dirname "$0")/lib.sh"
@@ -79,6 +80,19 @@ status=$?
 grep -q "a run of wide.bin over the text takes 2345 MiB (256 layers x 6 key/value heads of 50002 slots), more than the 2048 MiB a model scene allows" "$tmp/err" ||
 	fail "a run past 2 GiB: $(cat "$tmp/err")"
 [ $(($(date +%s) - start)) -le 5 ] || fail "a run past 2 GiB: refused after $(($(date +%s) - start)) s"
+
+# A generated scene is told from its size before a number of it is made:
+# a million tokens of dim 64 (1.5 GB of doubles) under 100M, at once.
+printf '{"title": "big", "heavy": 4, "recent": 4, "dim": 64, "generate": {"count": 1000000, "seed": 1}}\n' \
+	>"$tmp/big.json"
+start=$(date +%s)
+run 100M --report "$tmp/big.json"
+status=$?
+[ "$status" = 4 ] || fail "a million generated tokens: exit $status ($(head -c 300 "$tmp/err"))"
+[ ! -s "$tmp/out" ] || fail "a million generated tokens: stdout is not empty"
+grep -q '^h2o-tui: .*big.json: needs about 1.5 GB of memory ("generate": 1000000 tokens x dim 64: 192.0 million numbers in q, k and v, as doubles), more than --max-memory 100 MB allows$' "$tmp/err" ||
+	fail "a million generated tokens: $(cat "$tmp/err")"
+[ $(($(date +%s) - start)) -le 5 ] || fail "a million generated tokens: refused after $(($(date +%s) - start)) s"
 
 [ "$failed" = 0 ] && echo "memory is told before a model runs"
 [ "$failed" = 0 ]

@@ -64,6 +64,12 @@
 #define FUZZ_MAX_WORK 250000.0
 /* Keys applied to the app per input; each budget key rebuilds timelines. */
 #define FUZZ_KEYS 12
+/* The memory a scene may ask for as it loads (a generated scene's q, k
+ * and v, a model scene's run): past it the loader refuses the scene with
+ * SCENE_TOO_LARGE, as h2o-tui does past --max-memory. Loading a scene of a
+ * million generated tokens takes seconds under the sanitizers and teaches
+ * libFuzzer nothing the refusal does not. */
+#define FUZZ_MAX_MEMORY (64.0 * 1024 * 1024)
 
 /*
  * KNOWN BUG, reported on issue 7 (src/scene/ or src/engine/): the loader
@@ -897,7 +903,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_tokenizer_json(data + 7, size - 7, 1 + (data[5] | data[6] << 8));
 		return 0;
 	}
-	if (scene_load_text("tests/bad/fuzz.json", (const char *)data, size, &scene, err) != 0) {
+	const struct scene_options opts = {.max_memory = FUZZ_MAX_MEMORY};
+	if (scene_load_text_opts("tests/bad/fuzz.json", (const char *)data, size, &opts, &scene,
+	                         err) != 0) {
 		size_t len = strnlen(err, SCENE_ERROR_MAX);
 		if (len == 0 || len == SCENE_ERROR_MAX)
 			fuzz_fail("a refused scene without a proper error line", NULL);
