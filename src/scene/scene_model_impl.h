@@ -34,6 +34,9 @@ struct model_plan {
 int scene_model_check_shape(const struct llama_model *m, char *msg, size_t size);
 int scene_model_too_large(char *err, size_t err_size, double *needed, double bytes,
                           const char *what);
+/* Whether the scene keeps its queries before RoPE: a policy that reads
+ * them runs (scene_options.policy_queries). */
+bool scene_model_keeps_prerope(const struct loader *ld, const struct plan *p);
 
 /* scene_model_open.c: the model at "model", its tokenizer and the text at
  * "text_file", opened and checked. */
