@@ -263,6 +263,8 @@ bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc)
  * the head view SC (its group found through its parent). */
 bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc);
 void cache_done(struct cache *c);
+/* Every slot free, from slot 0 up (cache_restore starts over from it). */
+void cache_reset_slots(struct cache *c);
 /*
  * One query head's observation window at the prompt's end, over the LEN
  * positions POS (0 .. P - 1 then): each of the last W queries' softmax over
