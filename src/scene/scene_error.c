@@ -197,3 +197,11 @@ int scene_fail_nomem(const struct loader *ld)
 {
 	return scene_fail_file(ld->err, ld->name, "cannot load: out of memory");
 }
+
+int scene_fail_too_large(char *err, size_t err_size, double *needed, double bytes, const char *what)
+{
+	if (needed != NULL)
+		*needed = bytes;
+	snprintf(err, err_size, "%s", what);
+	return -1;
+}

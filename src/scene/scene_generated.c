@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "jsonloc.h"
-#include "scene_model_impl.h"
 
 /* X(ID, name): the fields of "generate" and of the objects inside it. */
 #define GENERATE_FIELDS(X)      \
@@ -439,16 +438,16 @@ int scene_check_generate(const struct loader *ld, struct plan *p)
 	/* What the generated q, k and v take as doubles, against the bound on
 	 * memory (scene_options.max_memory) before a number of them is made. */
 	const int kv = p->kv_heads > 0 ? p->kv_heads : p->heads;
-	const double kv_values = (double)g->count * p->dim * kv * p->layers;
-	const double bytes = ((double)values + 2.0 * kv_values) * sizeof(double);
+	const double numbers = (double)values + 2.0 * g->count * p->dim * kv * p->layers;
+	const double bytes = numbers * sizeof(double);
 	if (ld->max_memory > 0 && bytes > ld->max_memory) {
 		char msg[160];
 		snprintf(msg, sizeof msg,
 		         "\"generate\": %d tokens x dim %d: %.1f million numbers in q, k and v, "
 		         "as doubles",
-		         g->count, p->dim, ((double)values + 2.0 * kv_values) / 1e6);
+		         g->count, p->dim, numbers / 1e6);
 		p->too_large = true;
-		return scene_model_too_large(ld->err, SCENE_ERROR_MAX, ld->needed, bytes, msg);
+		return scene_fail_too_large(ld->err, SCENE_ERROR_MAX, ld->needed, bytes, msg);
 	}
 	if (f[G_TEXT].node != NULL) {
 		if (check_words(ld, f[G_TEXT].node, &wf[G_TEXT]) != 0)

@@ -87,6 +87,11 @@ int scene_fail_field(const struct loader *ld, const struct where *obj, int index
 /* An error with no position: the file as a whole. */
 int scene_fail_file(char err[SCENE_ERROR_MAX], const char *name, const char *fmt, ...);
 int scene_fail_nomem(const struct loader *ld);
+/* A scene past the memory bound (scene_options.max_memory): WHAT it
+ * needs BYTES for said in ERR (ERR_SIZE bytes, without the file's name)
+ * and *NEEDED, for the caller to word the refusal. Returns -1. */
+int scene_fail_too_large(char *err, size_t err_size, double *needed, double bytes,
+                         const char *what);
 
 /* ---- where a value is (scene_locate.c) --------------------------------- */
 

@@ -216,18 +216,6 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* A model past the memory bound: what it needs said in ERR (ERR_SIZE
- * bytes, as the scene's error) and *NEEDED, for the caller to word
- * (scene_options.max_memory). */
-int scene_model_too_large(char *err, size_t err_size, double *needed, double bytes,
-                          const char *what)
-{
-	if (needed != NULL)
-		*needed = bytes;
-	snprintf(err, err_size, "%s", what);
-	return -1;
-}
-
 /* Whether the scene keeps its queries before RoPE: a policy that reads
  * them (scene_options.policy_queries) runs, of the caller's choice, else
  * of the scene's "policies", else of every policy. */
@@ -428,7 +416,7 @@ int scene_check_model(const struct loader *ld, struct plan *p)
 	if (run_fits(p->model, scene_model_keeps_prerope(ld, p), ld->max_memory, model_shown,
 	             &bytes, msg, sizeof msg) != 0) {
 		p->too_large = true;
-		return scene_model_too_large(ld->err, SCENE_ERROR_MAX, ld->needed, bytes, msg);
+		return scene_fail_too_large(ld->err, SCENE_ERROR_MAX, ld->needed, bytes, msg);
 	}
 	plan_layout(p);
 	return 0;
@@ -469,7 +457,7 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 	if (lrc == LLAMA_TOO_LARGE) {
 		/* The caller names the file (escaped: the name is the user's). */
 		snprintf(msg, sizeof msg, "the model: %s", e);
-		scene_model_too_large(err, SCENE_ERROR_MAX, a->needed, limit.needed, msg);
+		scene_fail_too_large(err, SCENE_ERROR_MAX, a->needed, limit.needed, msg);
 		rc = SCENE_TOO_LARGE;
 		goto done;
 	}
@@ -555,7 +543,7 @@ int scene_load_model(const struct scene_model_args *a, struct scene **out,
 	double bytes;
 	if (run_fits(mp, scene_model_keeps_prerope(&ld, &p), a->max_memory, NULL, &bytes, msg,
 	             sizeof msg) != 0) {
-		scene_model_too_large(err, SCENE_ERROR_MAX, a->needed, bytes, msg);
+		scene_fail_too_large(err, SCENE_ERROR_MAX, a->needed, bytes, msg);
 		rc = SCENE_TOO_LARGE;
 		goto done;
 	}

@@ -29,11 +29,8 @@ struct model_plan {
 };
 
 /* scene_model.c: the model's layout against what a scene may hold (MSG
- * says why not), and a model past the memory bound said in ERR and
- * *NEEDED. */
+ * says why not). */
 int scene_model_check_shape(const struct llama_model *m, char *msg, size_t size);
-int scene_model_too_large(char *err, size_t err_size, double *needed, double bytes,
-                          const char *what);
 /* Whether the scene keeps its queries before RoPE: a policy that reads
  * them runs (scene_options.policy_queries). */
 bool scene_model_keeps_prerope(const struct loader *ld, const struct plan *p);

@@ -106,8 +106,8 @@ int scene_model_open_model(const struct loader *ld, struct plan *p, char *shown,
 		char what[SCENE_ERROR_MAX / 2];
 		snprintf(what, sizeof what, "the model %s: %s", shown, e);
 		p->too_large = true;
-		return scene_model_too_large(ld->err, SCENE_ERROR_MAX, ld->needed, limit.needed,
-		                             what);
+		return scene_fail_too_large(ld->err, SCENE_ERROR_MAX, ld->needed, limit.needed,
+		                            what);
 	}
 	if (rc != 0)
 		return scene_fail_value(ld, &w, "%s: %s", shown, e);
