@@ -18,8 +18,11 @@
  * query head (a policy that keeps every token after the prompt holds as
  * many as the full cache, but computes nothing of its own where it holds
  * what the full cache holds: shared steps, engine_replay.h), plus TOVA's
- * layer plan (dim per position per step per query head). Its time at each
- * measured rate is a limit.
+ * layer plan (dim per position per step per query head), and the rules
+ * that read every held key at every step: KeyDiff (3 dim per key) and
+ * Expected Attention (per query head, the covariance of 64 queries and a
+ * quadratic form per key, dim^2 + 2 dim). Its time at each measured rate
+ * is a limit.
  *
  * With --open SCENE.json (a trace of .npy files, as bench/trace/make_trace.py
  * writes one), it times instead what opening it on the screen takes: the
@@ -241,7 +244,7 @@ static double load_average(void)
  * but a policy that keeps every token after the prompt beside the full
  * cache (the trace has no prompt: it holds what the full cache holds, and
  * copies its weights) or, without the full cache, beside another such. */
-static double arithmetic(int layers, int heads, int n, int dim, int heavy, int recent,
+static double arithmetic(int layers, int heads, int kv, int n, int dim, int heavy, int recent,
                          unsigned mask)
 {
 	const double qh = (double)layers * heads, B = heavy + recent;
@@ -267,6 +270,21 @@ static double arithmetic(int layers, int heads, int n, int dim, int heavy, int r
 	/* TOVA's layer plan: the logits of every head once more. */
 	if (mask & ENGINE_POLICY(POLICY_TOVA))
 		madds += qh * held * dim;
+	/* The rules that read the keys at every step once the cache is full
+	 * (n - cap steps, cap entries): KeyDiff, per key/value head, each
+	 * key's norm, its share of the mean direction and its dot with it;
+	 * Expected Attention, per query head, the covariance of the last 64
+	 * queries (its upper half) and, for each entry after the 4 sinks, its
+	 * quadratic form and its dot with the mean. */
+	const double full_steps = n > cap ? n - cap : 0.0, scored = cap > 4 ? cap - 4 : 0.0;
+	if (mask & ENGINE_POLICY(POLICY_KEYDIFF))
+		madds += (double)layers * kv * full_steps * cap * 3.0 * dim;
+	if (mask & ENGINE_POLICY(POLICY_EXPECTED)) {
+		const double queries = n < 64 ? n : 64;
+		madds += qh * full_steps *
+		         (queries * dim * (dim + 1.0) / 2 +
+		          scored * ((double)dim * dim + 2.0 * dim));
+	}
 	return madds;
 }
 
@@ -337,7 +355,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++) {
 		if (set == 2 - i)
 			continue;
-		const double madds = arithmetic(layers, heads, n, dim, heavy, recent, sets[i]);
+		const double madds = arithmetic(layers, heads, kv, n, dim, heavy, recent, sets[i]);
 		const double limit = madds / rate, flimit = madds / fused;
 		printf("\n%s: arithmetic %.3g multiply-adds = %.2f s at the engine's rate, %.2f s "
 		       "with FMA\n",

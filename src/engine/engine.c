@@ -496,7 +496,7 @@ static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned
 		/* Its query rows' pointers and room (vector scenes). */
 		if (pol->by_queries && sc->mode == SCENE_VECTOR)
 			bytes += (size_t)group_of_view(sc) * sizeof(double *) +
-			         (dim * (dim + 2) + cap) * sizeof(double);
+			         POLICY_WORK_DOUBLES(dim, cap) * sizeof(double);
 		/* Step states; marks; outputs; a batch's positions and weights. */
 		bytes += states * (sizeof(struct step_state) +
 		                   cap * (3 * sizeof(int) + 5 * sizeof(double))) +

@@ -177,7 +177,7 @@ bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc)
 	if (pol->by_queries && c->la) {
 		const size_t dim = (size_t)sc->dim;
 		c->qrows = malloc((size_t)c->group * sizeof *c->qrows);
-		c->work = malloc((dim * (dim + 2) + n) * sizeof *c->work);
+		c->work = malloc(POLICY_WORK_DOUBLES(dim, n) * sizeof *c->work);
 		if (!c->qrows || !c->work)
 			return false;
 		/* A model scene's queries before RoPE (a vector scene has no

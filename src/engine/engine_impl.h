@@ -132,7 +132,7 @@ struct cache {
 	double *krows, *anchor;
 	/* A policy with by_queries: the query rows of each head of the group
 	 * (group pointers, policy_cache.queries) and the rule's room
-	 * (dim * (dim + 2) + cap, policy_cache.work). */
+	 * (POLICY_WORK_DOUBLES(dim, cap), policy_cache.work). */
 	const double **qrows;
 	double *work;
 	/* And a model scene's rotary embedding (policy_cache.rope). */

@@ -46,6 +46,9 @@ struct kernel_set {
 	void (*add)(double *a, const double *b, int len);
 	void (*sum)(double *out, const double *a, const double *b, int len);
 	void (*div_add)(double *x, int len, double d, const double *prev, double *score);
+	void (*add_quot)(double *a, const double *x, double d, int len);
+	void (*quad_forms)(const double *cov, const double *keys, int nkeys, int dim, double *out);
+	void (*gram_upper)(const double *x, int m, int dim, double *out);
 };
 
 int kernel_tile_keys(int dim)
@@ -311,4 +314,19 @@ void kernel_softmax_scores(double *x, int len, double *max, double *sum, const d
 	k->div_add(x, len, s, prev, score);
 	*max = m;
 	*sum = s;
+}
+
+void kernel_add_quot(double *a, const double *x, double d, int len)
+{
+	kernels()->add_quot(a, x, d, len);
+}
+
+void kernel_quad_forms(const double *cov, const double *keys, int nkeys, int dim, double *out)
+{
+	kernels()->quad_forms(cov, keys, nkeys, dim, out);
+}
+
+void kernel_gram_upper(const double *x, int m, int dim, double *out)
+{
+	kernels()->gram_upper(x, m, dim, out);
 }

@@ -98,6 +98,22 @@ void kernel_softmax_scores(double *x, int len, double *max, double *sum, const d
 void kernel_block_out(const double *w, size_t stride, int nrows, int len0, const double *v, int dim,
                       int k0, int k1, double *out, double *panel);
 
+/* a[j] += x[j] / d for j < len. */
+void kernel_add_quot(double *a, const double *x, double d, int len);
+
+/* The quadratic forms of NKEYS keys (row j: the DIM numbers at
+ * keys + j * dim) under COV (dim x dim, row-major): out[j] = sum over a
+ * ascending of k_ja * t_ja, from 0.0, where t_ja = sum over b ascending of
+ * cov[b * dim + a] * k_jb, from 0.0 (column a of COV: row a's sums when COV
+ * is symmetric bit for bit). */
+void kernel_quad_forms(const double *cov, const double *keys, int nkeys, int dim, double *out);
+
+/* The Gram matrix of the M rows of X (DIM numbers each), upper half:
+ * out[a * dim + b] = sum over p ascending of x[p * dim + a] *
+ * x[p * dim + b], from 0.0, for a <= b < dim. Some entries below the
+ * diagonal may be written too, each with its mirror image's value. */
+void kernel_gram_upper(const double *x, int m, int dim, double *out);
+
 /* The variants of engine_kernel_select (h2o/engine.h), widest first:
  * portable is SSE2 or another machine's 128-bit vectors ("vec2"), or
  * plain C with compilers without vector extensions ("plain"). */

@@ -494,6 +494,98 @@ KTARGET static void FN(div_add)(double *x, int len, double d, const double *prev
 	score[j] = 0.0 + x[j];
 }
 
+KTARGET static void FN(add_quot)(double *a, const double *x, double d, int len)
+{
+	int j = 0;
+	for (; j + VW <= len; j += VW)
+		VSTORE(a + j, VLOAD(a + j) + VLOAD(x + j) / d);
+	for (; j < len; j++)
+		a[j] += x[j] / d;
+}
+
+/* Eight vectors of a's at once, each a chain over b in order; then the
+ * quadratic form's chain over a in order (engine_kernel.h). */
+KTARGET static void FN(quad_forms)(const double *cov, const double *keys, int nkeys, int dim,
+                                   double *out)
+{
+	for (int j = 0; j < nkeys; j++) {
+		const double *k = keys + (size_t)j * (size_t)dim;
+		double quad = 0.0, t[8 * VW];
+		int lo = 0;
+		for (; lo + 8 * VW <= dim; lo += 8 * VW) {
+			ACC8(ACC_DECL)
+			for (int b = 0; b < dim; b++) {
+				const double kb = k[b];
+				const double *col = cov + (size_t)b * (size_t)dim + lo;
+#define STEP(c) a##c += VLOAD(col + (c)*VW) * kb;
+				ACC8(STEP)
+#undef STEP
+			}
+#define PUT(c) VSTORE(t + (c)*VW, a##c);
+			ACC8(PUT)
+#undef PUT
+			for (int i = 0; i < 8 * VW; i++)
+				quad += k[lo + i] * t[i];
+		}
+		for (; lo + VW <= dim; lo += VW) {
+			V a = {0};
+			for (int b = 0; b < dim; b++)
+				a += VLOAD(cov + (size_t)b * (size_t)dim + lo) * k[b];
+			VSTORE(t, a);
+			for (int i = 0; i < VW; i++)
+				quad += k[lo + i] * t[i];
+		}
+		for (; lo < dim; lo++) {
+			double s = 0.0;
+			for (int b = 0; b < dim; b++)
+				s += cov[(size_t)b * (size_t)dim + lo] * k[b];
+			quad += k[lo] * s;
+		}
+		out[j] = quad;
+	}
+}
+
+/* Eight rows a at once against one vector of b's, each a chain over p in
+ * order (engine_kernel.h). A row's b's start at the vector holding its
+ * diagonal's neighbourhood, so a few entries below the diagonal are
+ * written too, with the very sums of their mirror images. */
+KTARGET static void FN(gram_upper)(const double *x, int m, int dim, double *out)
+{
+	const size_t d = (size_t)dim;
+	int r0 = 0;
+	for (; r0 + 8 <= dim; r0 += 8) {
+		int b0 = r0 / VW * VW;
+		for (; b0 + VW <= dim; b0 += VW) {
+			ACC8(ACC_DECL)
+			for (int p = 0; p < m; p++) {
+				const double *row = x + (size_t)p * d;
+				const V xb = VLOAD(row + b0);
+#define STEP(c) a##c += row[r0 + (c)] * xb;
+				ACC8(STEP)
+#undef STEP
+			}
+#define PUT(c) VSTORE(out + (size_t)(r0 + (c)) * d + b0, a##c);
+			ACC8(PUT)
+#undef PUT
+		}
+		for (int a = r0; a < r0 + 8; a++)
+			for (int b = b0 > a ? b0 : a; b < dim; b++) {
+				double s = 0.0;
+				for (int p = 0; p < m; p++)
+					s += x[(size_t)p * d + (size_t)a] *
+					     x[(size_t)p * d + (size_t)b];
+				out[(size_t)a * d + (size_t)b] = s;
+			}
+	}
+	for (int a = r0; a < dim; a++)
+		for (int b = a; b < dim; b++) {
+			double s = 0.0;
+			for (int p = 0; p < m; p++)
+				s += x[(size_t)p * d + (size_t)a] * x[(size_t)p * d + (size_t)b];
+			out[(size_t)a * d + (size_t)b] = s;
+		}
+}
+
 static const struct kernel_set FN(kernels) = {
         .slot_logits = FN(slot_logits),
         .rows_logits8 = FN(rows_logits8),
@@ -508,6 +600,9 @@ static const struct kernel_set FN(kernels) = {
         .add = FN(add),
         .sum = FN(sum),
         .div_add = FN(div_add),
+        .add_quot = FN(add_quot),
+        .quad_forms = FN(quad_forms),
+        .gram_upper = FN(gram_upper),
 };
 
 #undef OUT_ROW_SPAN

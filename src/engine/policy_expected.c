@@ -39,14 +39,16 @@
  * becomes R (S R'), each product's sum over the pair's two terms in
  * index order (the zeros of R add nothing). Then for each entry j after
  * the sinks,
- * z_j = (mu . k_j) s + (sum_a k_ja (sum_b S_ab k_jb)) (s s) / 2, every sum
- * in index order from 0.0; the softmax of the z_j (their largest taken
+ * z_j = (mu . k_j) s + (sum_a k_ja (sum_b S_ba k_jb)) (s s) / 2, every sum
+ * in index order from 0.0 (S_ba: column a of S, which is row a but for
+ * the rotation's roundings); the softmax of the z_j (their largest taken
  * away, exp, summed in cache order from 0.0, each divided by the sum),
  * added to the entry's score. Then each score divided by the heads'
  * count and multiplied by its value's norm (its squares summed in index
  * order from 0.0, the square root).
  */
 #include "h2o/policy.h"
+#include "engine_kernel.h"
 #include "policy_rule.h"
 
 #include <math.h>
@@ -67,98 +69,33 @@ static double dot_of(const double *x, const double *y, int dim)
 	return s;
 }
 
-/* Two numbers side by side (a register of the baseline's vectors): each
- * lane's multiply and add are its own, rounded as a plain double's (the
- * build fuses nothing). */
-typedef double lanes2 __attribute__((vector_size(2 * sizeof(double))));
-
-/* The two numbers at X (any alignment). */
-static inline lanes2 load2(const double *x)
-{
-	lanes2 v;
-	memcpy(&v, x, sizeof v);
-	return v;
-}
-
 /* Query head H's statistics into MU (dim) and COV (dim x dim): the
- * queries of positions FIRST .. C->seen - 1. Each sum runs over the
- * positions in order from 0.0, as the header says, eight components' sums
- * side by side; COV's lower half is its upper half's (a product is the
- * same either way round). */
-static void query_stats(const struct policy_cache *c, int h, int first, double *mu, double *cov)
+ * queries of positions FIRST .. C->seen - 1, as the header says; X holds
+ * them centred (each component less its mean), a row per position. COV's
+ * lower half is its upper half's (a product is the same either way
+ * round). */
+static void query_stats(const struct policy_cache *c, int h, int first, double *mu, double *cov,
+                        double *x)
 {
 	const size_t dim = (size_t)c->dim;
 	const int m = c->seen - first;
-	const double *q = c->queries[h];
+	const double *q = c->queries[h] + (size_t)first * dim;
 	for (size_t d = 0; d < dim; d++)
 		mu[d] = 0.0;
-	for (int p = first; p < c->seen; p++) {
-		const double *row = q + (size_t)p * dim;
+	for (int p = 0; p < m; p++)
 		for (size_t d = 0; d < dim; d++)
-			mu[d] += row[d];
-	}
+			mu[d] += q[(size_t)p * dim + d];
 	for (size_t d = 0; d < dim; d++)
 		mu[d] /= m;
-	for (size_t a = 0; a < dim; a++) {
-		double *out = cov + a * dim;
-		size_t b0 = a;
-		for (; b0 + 8 <= dim; b0 += 8) {
-			const lanes2 m0 = load2(mu + b0), m1 = load2(mu + b0 + 2),
-			             m2 = load2(mu + b0 + 4), m3 = load2(mu + b0 + 6);
-			lanes2 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-			for (int p = first; p < c->seen; p++) {
-				const double *row = q + (size_t)p * dim + b0;
-				const double xa = q[(size_t)p * dim + a] - mu[a];
-				const lanes2 x = {xa, xa};
-				s0 += x * (load2(row) - m0);
-				s1 += x * (load2(row + 2) - m1);
-				s2 += x * (load2(row + 4) - m2);
-				s3 += x * (load2(row + 6) - m3);
-			}
-			memcpy(out + b0, &s0, sizeof s0);
-			memcpy(out + b0 + 2, &s1, sizeof s1);
-			memcpy(out + b0 + 4, &s2, sizeof s2);
-			memcpy(out + b0 + 6, &s3, sizeof s3);
-		}
-		for (size_t b = b0; b < dim; b++) {
-			double s = 0.0;
-			for (int p = first; p < c->seen; p++) {
-				const double *row = q + (size_t)p * dim;
-				s += (row[a] - mu[a]) * (row[b] - mu[b]);
-			}
-			out[b] = s;
-		}
+	for (int p = 0; p < m; p++)
+		for (size_t d = 0; d < dim; d++)
+			x[(size_t)p * dim + d] = q[(size_t)p * dim + d] - mu[d];
+	kernel_gram_upper(x, m, c->dim, cov);
+	for (size_t a = 0; a < dim; a++)
 		for (size_t b = a; b < dim; b++) {
-			out[b] /= m;
-			cov[b * dim + a] = out[b];
+			cov[a * dim + b] /= m;
+			cov[b * dim + a] = cov[a * dim + b];
 		}
-	}
-}
-
-/* The quadratic form k' S k of the DIM numbers at K: for each a in order,
- * k_a times S's row a dotted with k (in index order from 0.0), summed from
- * 0.0. Row a's dot is S's column a's (S is symmetric), summed here for
- * eight rows a side by side. */
-static double quad_form(const double *cov, const double *k, size_t dim)
-{
-	double quad = 0.0;
-	size_t a0 = 0;
-	for (; a0 + 8 <= dim; a0 += 8) {
-		lanes2 t[4] = {{0}};
-		for (size_t b = 0; b < dim; b++) {
-			const double *col = cov + b * dim + a0;
-			const lanes2 kb = {k[b], k[b]};
-			t[0] += load2(col) * kb;
-			t[1] += load2(col + 2) * kb;
-			t[2] += load2(col + 4) * kb;
-			t[3] += load2(col + 6) * kb;
-		}
-		for (int i = 0; i < 8; i++)
-			quad += k[a0 + (size_t)i] * t[i / 2][i % 2];
-	}
-	for (; a0 < dim; a0++)
-		quad += k[a0] * dot_of(cov + a0 * dim, k, (int)dim);
-	return quad;
 }
 
 /* kvpress' n_future_positions. */
@@ -275,7 +212,7 @@ static void expected_scores(const struct policy_cache *c)
 {
 	const int dim = c->dim, heads = c->heads > 0 ? c->heads : 1, ns = EXPECTED_SINKS;
 	double *mu = c->work, *cov = mu + dim, *z = cov + (size_t)dim * (size_t)dim;
-	double *cs = z + c->len, *sn = cs + dim / 2;
+	double *cs = z + c->len, *sn = cs + dim / 2, *x = cs + dim;
 	double *score = c->rank;
 	if (c->rope)
 		policy_rope_mean(c->rope, dim, c->seen, cs, sn);
@@ -283,13 +220,15 @@ static void expected_scores(const struct policy_cache *c)
 	for (int j = ns; j < c->len; j++)
 		score[j] = 0.0;
 	for (int h = 0; h < heads; h++) {
-		query_stats(c, h, first, mu, cov);
+		query_stats(c, h, first, mu, cov, x);
 		if (c->rope)
 			policy_rope_turn(c->rope, dim, cs, sn, mu, cov);
 		double top = -INFINITY;
+		kernel_quad_forms(cov, c->keys + (size_t)ns * (size_t)dim, c->len - ns, dim,
+		                  z + ns);
 		for (int j = ns; j < c->len; j++) {
 			const double *k = c->keys + (size_t)j * (size_t)dim;
-			const double quad = quad_form(cov, k, (size_t)dim);
+			const double quad = z[j];
 			z[j] = dot_of(mu, k, dim) * c->scale + quad * (c->scale * c->scale) / 2.0;
 			top = z[j] > top ? z[j] : top;
 		}

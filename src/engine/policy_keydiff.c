@@ -19,6 +19,7 @@
  * product summed in index order from 0.0 (F.cosine_similarity).
  */
 #include "h2o/policy.h"
+#include "engine_kernel.h"
 #include "policy_rule.h"
 
 #include <math.h>
@@ -44,8 +45,7 @@ static void keydiff_scores(const struct policy_cache *c)
 		const double n = norm_of(k, dim);
 		c->rank[j] = n; /* kept for the cosine below */
 		const double div = n > 1e-12 ? n : 1e-12;
-		for (int d = 0; d < dim; d++)
-			a[d] += k[d] / div;
+		kernel_add_quot(a, k, div, dim);
 	}
 	for (int d = 0; d < dim; d++)
 		a[d] /= c->len;

@@ -22,7 +22,7 @@ struct drop_queries {
 static double doubles_of(const struct llama_config *c, double cap)
 {
 	const double dim = c->head_size, group = (double)c->n_heads / c->n_kv_heads;
-	return (group + 1.0) * cap * dim + dim * (dim + 2.0) + cap;
+	return (group + 1.0) * cap * dim + POLICY_WORK_DOUBLES(dim, cap);
 }
 
 double drop_queries_bytes(const struct llama_model *m, int cap)

@@ -168,7 +168,7 @@ struct policy_cache {
 	 * asked (SEEN is the step); VALUES the value rows of the cache's
 	 * key/value head by position the same way, or NULL when the scene
 	 * has none; SCALE the logit scale; and WORK, room for
-	 * dim * (dim + 2) + len numbers of the rule's own. ROPE: the queries
+	 * POLICY_WORK_DOUBLES(dim, len) numbers of the rule's own. ROPE: the queries
 	 * are a model's before its rotary embedding, which it describes; NULL
 	 * when the queries are as the keys met them (a vector scene). */
 	const double *const *queries;
@@ -183,6 +183,10 @@ struct policy_cache {
  * (policy_cache.queries): ExpectedAttentionPress' statistics are of the
  * last 64 asked. */
 #define POLICY_QUERIES_READ 64
+
+/* The room a rule that reads the queries has of its own
+ * (policy_cache.work), for DIM and up to LEN entries. */
+#define POLICY_WORK_DOUBLES(dim, len) ((dim) * ((dim) + 2 + POLICY_QUERIES_READ) + (len))
 
 /* A model's rotary embedding (include/model/h2o/llama.h, llama_rope_of):
  * pair k of a head of dim rows (rows 2k and 2k + 1, or with NEOX rows k
