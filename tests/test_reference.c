@@ -1341,7 +1341,7 @@ static void test_settings_scenes(void **state)
 		for (size_t k = 0; k < sizeof snap / sizeof snap[0]; k++)
 			set.p[snap[k]] = (struct policy_setting){
 			        x[9], x[10], x[11] ? POLICY_POOL_MAX : POLICY_POOL_MEAN,
-			        POLICY_ALLOC_KVPRESS};
+			        POLICY_ALLOC_KVPRESS, POLICY_GRANULARITY_KV_HEAD};
 		struct scene *sc = model_scene(x[0], x[1], x[2], x[3], x[4], x[5], x[8], false,
 		                               (unsigned)i + 61);
 		compare_model_set(sc, x[6], x[7], 1, &set);
