@@ -139,6 +139,30 @@ check_with "adakv.alloc=authors adakv.window=8" ada_authors_b_is_p - --layers 2 
 # pyramidkv-win on five layers with a window of 8: the schedule's 165
 # positions trimmed to 5 x 32, one a layer, then held while decoding.
 check_with "pyramidkv.window=8 pyramidkv-win.window=8" pyramid_win_trim - --layers 5 --heads 2 --kv-heads 1 --n 90 --dim 4 --prompt 64 --heavy 16 --recent 16 --seed 49
+# pyramidkv with a cache per query head (KVCache-Factory's default
+# query_head): each query head's own selection, listed per query head in
+# the trace; on three layers (the schedule), MQA with a small window and
+# max pooling, and with ties.
+check_with "pyramidkv.granularity=query_head" pyr_query_head - --layers 3 --heads 4 --kv-heads 2 --n 110 --dim 4 --prompt 90 --heavy 40 --recent 40 --seed 50
+check_with "pyramidkv.granularity=query_head pyramidkv.window=4 pyramidkv.kernel=3 pyramidkv.pool=max" pyr_query_head_mqa - --layers 2 --heads 4 --kv-heads 1 --n 40 --dim 4 --prompt 30 --heavy 6 --recent 6 --seed 51
+check_with "pyramidkv.granularity=query_head pyramidkv.window=4" pyr_query_head_ties - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 4 --prompt 30 --heavy 6 --recent 6 --seed 52 --quantise 2 --scale 8
+# One query head per kv head: the two forms are one, so the trace without
+# the setting matches the reference with it, every number but the
+# settings' own key the same.
+popts="pyramidkv.granularity=query_head"
+check pyr_query_head_mha - --layers 2 --heads 2 --kv-heads 2 --n 40 --dim 4 --prompt 30 --heavy 6 --recent 6 --seed 53
+popts=
+"$tui" --trace --quiet "$tmp/pyr_query_head_mha/scene.json" >"$tmp/plain.jsonl" || failed=$((failed + 1))
+"$py" "$ref" compare --show 3 --policy-opt pyramidkv.granularity=query_head \
+	"$tmp/pyr_query_head_mha/scene.json" "$tmp/plain.jsonl" >/dev/null || {
+	echo "pyr_query_head_mha: kv_head's trace differs from query_head's reference"
+	failed=$((failed + 1))
+}
+sed 's/, "settings": {"pyramidkv.granularity": "query_head"}//' \
+	"$tmp/pyr_query_head_mha/trace.jsonl" | cmp -s - "$tmp/plain.jsonl" || {
+	echo "pyr_query_head_mha: the traces of kv_head and query_head differ"
+	failed=$((failed + 1))
+}
 # The scene's own "interval" field, read by both without --interval.
 check scene_interval_5 - --layers 2 --heads 4 --kv-heads 2 --n 40 --dim 8 --prompt 7 --heavy 2 --recent 3 --seed 32 --interval 5
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "h2o/heads.h"
+#include "h2o/policy_settings.h"
 #include "scene_fixture.h"
 
 /*
@@ -254,6 +255,108 @@ static void test_tova_layer(void **state)
 	scene_free(sc);
 }
 
+/*
+ * PyramidKV's two granularities (KVCache-Factory, pyramidkv_utils.py at
+ * c97f9d7): two query heads over one key/value head, a prompt of 4,
+ * B = 1 + 1 = 2, window 1 and kernel 1 (pyramidkv.window=1,
+ * pyramidkv.kernel=1), one layer (the schedule keeps B). Rows 0-2 are
+ * the same for both heads; the last prompt row, query 3's, differs:
+ *
+ *   head 0: 1 | .5 .5 | .3 .3 .4 | .5  .3  .1  .1
+ *   head 1: 1 | .5 .5 | .3 .3 .4 | .1  .45 .35 .1
+ *
+ * At the prompt's end the window (the last W = 1 query, position 3) is
+ * kept, and B - W = 1 of positions 0-2 is chosen by the window's weights,
+ * pooled with kernel 1 (unchanged):
+ *
+ *   kv_head (_update_kv_kv_head, the group's mean): (.5 + .1) / 2 = .3,
+ *   (.3 + .45) / 2 = .375, (.1 + .35) / 2 = .225: position 1 wins, one
+ *   cache {1, 3} for both heads; 2 tokens held.
+ *
+ *   query_head (update_kv after repeat_kv, each query head its own):
+ *   head 0's .5 .3 .1 keeps 0, {0, 3}; head 1's .1 .45 .35 keeps 1,
+ *   {1, 3}; a cache each, 2 + 2 = 4 tokens held (8 KV numbers, dim 1).
+ */
+static const double pyr_rows[] = {
+        1, .5, .5, .3, .3, .4, .5, .3,  .1,  .1, /* head 0 */
+        1, .5, .5, .3, .3, .4, .1, .45, .35, .1, /* head 1 */
+};
+
+/* The run of POLICY_PYRAMIDKV over SC at the test's budget, GRANULARITY
+ * given as --policy-opt would. */
+static void pyr_run(const struct scene *sc, const char *granularity, struct heads_run *run)
+{
+	struct budget b = {.heavy = 1, .recent = 1, .sinks = -1, .prompt = 4};
+	char err[128];
+	assert_true(policy_settings_set(&b.settings, "pyramidkv.window=1", err, sizeof err));
+	assert_true(policy_settings_set(&b.settings, "pyramidkv.kernel=1", err, sizeof err));
+	if (granularity)
+		assert_true(policy_settings_set(&b.settings, granularity, err, sizeof err));
+	assert_int_equal(heads_run_init(run, sc, &b), 0);
+	while (heads_run_step(run))
+		;
+}
+
+static void test_pyramid_granularity(void **state)
+{
+	(void)state;
+	struct scene *sc = grouped(4, 1, 4, pyr_rows);
+	struct heads_run run;
+	struct step_metrics m;
+	pyr_run(sc, NULL, &run);
+	assert_true(kept_is(run.e[0], POLICY_PYRAMIDKV, 1, 3));
+	assert_true(kept_is(run.e[1], POLICY_PYRAMIDKV, 1, 3));
+	heads_run_total(&run, POLICY_PYRAMIDKV, &m);
+	assert_int_equal(m.tokens, 2);
+	assert_int_equal(m.kv, 4);
+	heads_run_done(&run);
+
+	pyr_run(sc, "pyramidkv.granularity=query_head", &run);
+	assert_int_equal(heads_cache_group(sc, &run.b.settings, POLICY_PYRAMIDKV), 1);
+	assert_int_equal(heads_cache_group(sc, &run.b.settings, POLICY_SNAPKV), 2);
+	assert_true(kept_is(run.e[0], POLICY_PYRAMIDKV, 0, 3));
+	assert_true(kept_is(run.e[1], POLICY_PYRAMIDKV, 1, 3));
+	assert_int_equal(run.rec[0].c[POLICY_PYRAMIDKV].evicted[0], 1);
+	assert_int_equal(run.rec[1].c[POLICY_PYRAMIDKV].evicted[0], 0);
+	heads_run_total(&run, POLICY_PYRAMIDKV, &m);
+	assert_int_equal(m.tokens, 4);
+	assert_int_equal(m.kv, 8);
+	/* SnapKV (window 64, capped by the prompt: 4 > B) keeps its last B,
+	 * one cache for the group still: 2 tokens. */
+	heads_run_total(&run, POLICY_SNAPKV, &m);
+	assert_int_equal(m.tokens, 2);
+	heads_run_done(&run);
+	scene_free(sc);
+}
+
+/* With one query head per key/value head the two forms are one: every
+ * head's kept set and figures the same, bit for bit. */
+static void test_pyramid_granularity_ungrouped(void **state)
+{
+	(void)state;
+	struct scene *sc = grouped(4, 2, 4, pyr_rows);
+	struct heads_run kv, q;
+	pyr_run(sc, NULL, &kv);
+	pyr_run(sc, "pyramidkv.granularity=query_head", &q);
+	assert_true(kept_is(kv.e[0], POLICY_PYRAMIDKV, 0, 3));
+	assert_true(kept_is(kv.e[1], POLICY_PYRAMIDKV, 1, 3));
+	for (int h = 0; h < 2; h++) {
+		const struct cache_record *a = &kv.rec[h].c[POLICY_PYRAMIDKV],
+		                          *b = &q.rec[h].c[POLICY_PYRAMIDKV];
+		assert_int_equal(a->n_attended, b->n_attended);
+		assert_memory_equal(a->attended, b->attended, (size_t)a->n_attended * sizeof(int));
+		assert_memory_equal(a->attn, b->attn, (size_t)a->n_attended * sizeof(double));
+		assert_memory_equal(a->scores, b->scores, (size_t)a->n_attended * sizeof(double));
+		assert_int_equal(a->n_evicted, b->n_evicted);
+		assert_memory_equal(a->evicted, b->evicted, (size_t)a->n_evicted * sizeof(int));
+		assert_true(a->cutoff_value == b->cutoff_value);
+		assert_memory_equal(&a->m, &b->m, sizeof a->m);
+	}
+	heads_run_done(&kv);
+	heads_run_done(&q);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +365,8 @@ int main(void)
 	        cmocka_unit_test(test_grouped_scores),
 	        cmocka_unit_test(test_prompt),
 	        cmocka_unit_test(test_tova_layer),
+	        cmocka_unit_test(test_pyramid_granularity),
+	        cmocka_unit_test(test_pyramid_granularity_ungrouped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,17 +188,25 @@ static void test_read_and_list(void **state)
 	assert_true(policy_settings_set(&s, "pyramidkv.kernel=7", err, sizeof err));
 	assert_true(policy_settings_set(&s, "pyramidkv.pool=max", err, sizeof err));
 	assert_true(policy_settings_set(&s, "adakv.alloc=authors", err, sizeof err));
+	assert_true(policy_settings_set(&s, "pyramidkv.granularity=query_head", err, sizeof err));
 	assert_true(policy_settings_set(&s, "snapkv-win.window=16", err, sizeof err));
 	assert_true(policy_settings_set(&s, "snapkv-win.window=64", err, sizeof err));
 	assert_int_equal(s.p[POLICY_SNAPKV].window, 8);
 	assert_int_equal(s.p[POLICY_PYRAMIDKV].kernel, 7);
 	assert_int_equal(s.p[POLICY_PYRAMIDKV].pool, POLICY_POOL_MAX);
 	assert_int_equal(s.p[POLICY_ADAKV].alloc, POLICY_ALLOC_AUTHORS);
+	assert_int_equal(s.p[POLICY_PYRAMIDKV].granularity, POLICY_GRANULARITY_QUERY_HEAD);
 	/* snapkv-win's 64 is its default: not listed. */
 	assert_string_equal(policy_settings_line(&s, line, sizeof line),
 	                    "snapkv.window=8 pyramidkv.kernel=7 pyramidkv.pool=max "
-	                    "adakv.alloc=authors");
+	                    "pyramidkv.granularity=query_head adakv.alloc=authors");
 	struct policy_setting_item items[POLICY_SETTINGS_MAX];
+	assert_int_equal(policy_settings_list(&s, items, POLICY_SETTINGS_MAX), 5);
+	assert_false(items[3].number);
+	assert_string_equal(items[3].value, "query_head");
+	/* kv_head, the default, is not listed. */
+	assert_true(policy_settings_set(&s, "pyramidkv.granularity=kv_head", err, sizeof err));
+	assert_int_equal(s.p[POLICY_PYRAMIDKV].granularity, POLICY_GRANULARITY_KV_HEAD);
 	assert_int_equal(policy_settings_list(&s, items, POLICY_SETTINGS_MAX), 4);
 	assert_true(items[0].number);
 	assert_false(items[2].number);
@@ -222,7 +230,9 @@ static void test_refused(void **state)
 	        {"snapkv.pool=avg", "the pool is mean or max"},
 	        {"snapkv.alloc=authors", "no key 'alloc'"},
 	        {"adakv.alloc=even", "the alloc is kvpress or authors"},
-	        {"pyramidkv.granularity=query_head", "no key 'granularity'"},
+	        {"pyramidkv.granularity=kv", "the granularity is kv_head or query_head"},
+	        {"pyramidkv-win.granularity=query_head", "no key 'granularity'"},
+	        {"snapkv.granularity=query_head", "no key 'granularity'"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct policy_settings s = {0};

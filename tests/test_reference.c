@@ -1171,18 +1171,12 @@ static struct scene *model_scene(int layers, int heads, int kv, int n, int dim, 
 	return sc;
 }
 
-/* The engine against the reference with SET's settings (--policy-opt). */
-static void compare_model_set(const struct scene *sc, int heavy, int recent, int interval,
-                              const struct policy_settings *set)
+/* The reference of SC with the budget RB, before its first step. */
+static struct ref_model *ref_model_new(const struct scene *sc, const struct policy_budget *rb)
 {
-	const struct policy_budget rb = {heavy,    recent, policy_default_sinks(heavy + recent),
-	                                 sc->n,    0,      0,
-	                                 interval, 0,      *set};
-	const struct budget b = {heavy,    recent,     policy_default_sinks(heavy + recent),
-	                         interval, sc->prompt, *set};
 	struct ref_model *r = calloc(1, sizeof *r);
 	r->sc = sc;
-	r->b = rb;
+	r->b = *rb;
 	r->layers = sc->layers;
 	r->heads = heads_per_layer(sc);
 	r->kv = heads_kv_count(sc);
@@ -1194,18 +1188,13 @@ static void compare_model_set(const struct scene *sc, int heavy, int recent, int
 	r->hw = calloc(qhs * POLICY_COUNT * 4096, sizeof *r->hw);
 	r->hm = calloc(qhs * POLICY_COUNT, sizeof *r->hm);
 	r->hs = calloc(qhs * POLICY_COUNT, sizeof *r->hs);
-	struct heads_run run;
-	assert_int_equal(heads_run_init(&run, sc, &b), 0);
-	int steps = 0;
-	while (heads_run_step(&run)) {
-		model_step(r);
-		for (int qh = 0; qh < run.count; qh++)
-			for (int id = 0; id < POLICY_COUNT; id++)
-				check_model_head(r, &run, qh, id);
-		steps++;
-	}
-	assert_int_equal(steps, sc->n);
-	heads_run_done(&run);
+	return r;
+}
+
+static void ref_model_free(struct ref_model *r)
+{
+	if (!r)
+		return;
 	free(r->c);
 	free(r->w);
 	free(r->out);
@@ -1213,6 +1202,83 @@ static void compare_model_set(const struct scene *sc, int heavy, int recent, int
 	free(r->hm);
 	free(r->hs);
 	free(r);
+}
+
+/*
+ * SC as pyramidkv.granularity=query_head sees it (KVCache-Factory's
+ * repeat_kv before update_kv): every query head with a copy of its key/
+ * value head's keys and values, as many kv heads as query heads, so that
+ * the reference keeps a cache per query head scored by that head alone.
+ */
+static struct scene *repeat_kv_scene(const struct scene *sc)
+{
+	struct scene *rs = fixture_base(sc->n, sc->dim, 0, 0, sc->mode, NULL);
+	const int heads = heads_per_layer(sc), group = heads_group(sc);
+	const int kv = heads / group;
+	rs->layers = sc->layers;
+	rs->heads = heads;
+	rs->kv_heads = heads;
+	rs->prompt = sc->prompt;
+	rs->scale = sc->scale;
+	const size_t block = (size_t)sc->n * (size_t)sc->dim;
+	const size_t qhs = (size_t)sc->layers * (size_t)heads;
+	if (sc->attn)
+		rs->attn = fixture_copy(sc->attn, qhs * scene_attn_offset(sc->n));
+	if (sc->q)
+		rs->q = fixture_copy(sc->q, qhs * block);
+	double **to[] = {&rs->k, &rs->v};
+	const double *from[] = {sc->k, sc->v};
+	for (int a = 0; a < 2; a++) {
+		if (!from[a])
+			continue;
+		*to[a] = malloc(qhs * block * sizeof **to[a]);
+		for (size_t qh = 0; qh < qhs; qh++) {
+			const size_t l = qh / (size_t)heads, h = qh % (size_t)heads;
+			memcpy(*to[a] + qh * block,
+			       from[a] + (l * (size_t)kv + h / (size_t)group) * block,
+			       block * sizeof **to[a]);
+		}
+	}
+	return rs;
+}
+
+/* The engine against the reference with SET's settings (--policy-opt).
+ * With pyramidkv.granularity=query_head on grouped heads PyramidKV's
+ * caches are checked against the reference of repeat_kv_scene. */
+static void compare_model_set(const struct scene *sc, int heavy, int recent, int interval,
+                              const struct policy_settings *set)
+{
+	const struct policy_budget rb = {heavy,    recent, policy_default_sinks(heavy + recent),
+	                                 sc->n,    0,      0,
+	                                 interval, 0,      *set};
+	const struct budget b = {heavy,    recent,     policy_default_sinks(heavy + recent),
+	                         interval, sc->prompt, *set};
+	struct ref_model *r = ref_model_new(sc, &rb), *rq = NULL;
+	struct scene *rs = NULL;
+	if (set->p[POLICY_PYRAMIDKV].granularity == POLICY_GRANULARITY_QUERY_HEAD &&
+	    heads_group(sc) > 1) {
+		rs = repeat_kv_scene(sc);
+		rq = ref_model_new(rs, &rb);
+	}
+	struct heads_run run;
+	assert_int_equal(heads_run_init(&run, sc, &b), 0);
+	int steps = 0;
+	while (heads_run_step(&run)) {
+		model_step(r);
+		if (rq)
+			model_step(rq);
+		for (int qh = 0; qh < run.count; qh++)
+			for (int id = 0; id < POLICY_COUNT; id++)
+				check_model_head(rq && id == POLICY_PYRAMIDKV ? rq : r, &run, qh,
+				                 id);
+		steps++;
+	}
+	assert_int_equal(steps, sc->n);
+	heads_run_done(&run);
+	ref_model_free(r);
+	ref_model_free(rq);
+	if (rs)
+		scene_free(rs);
 }
 
 static void compare_model(const struct scene *sc, int heavy, int recent, int interval)
@@ -1329,11 +1395,17 @@ static void test_settings_scenes(void **state)
 	                                      POLICY_PYRAMIDKV, POLICY_PYRAMIDKV_WINDOW,
 	                                      POLICY_ADAKV,     POLICY_ADAKV_WINDOW};
 	/* layers, heads, kv heads, n, dim, prompt, heavy, recent, attention,
-	 * window, kernel, max pooling. */
-	const int shapes[][12] = {
-	        {2, 4, 2, 40, 5, 24, 8, 6, 0, 8, 3, 0},
-	        {1, 4, 2, 50, 3, 40, 10, 10, 1, 12, 1, 1},
-	        {2, 4, 4, 110, 4, 90, 40, 30, 0, 0, 7, 1},
+	 * window, kernel, max pooling, pyramidkv's cache per query head
+	 * (query_head: groups of 2 and 4, vector and attention scenes, and
+	 * one query head per kv head, where it is kv_head's). */
+	const int shapes[][13] = {
+	        {2, 4, 2, 40, 5, 24, 8, 6, 0, 8, 3, 0, 0},
+	        {1, 4, 2, 50, 3, 40, 10, 10, 1, 12, 1, 1, 0},
+	        {2, 4, 4, 110, 4, 90, 40, 30, 0, 0, 7, 1, 0},
+	        {2, 4, 2, 40, 5, 24, 8, 6, 0, 8, 3, 0, 1},
+	        {3, 4, 1, 50, 3, 40, 10, 10, 1, 12, 1, 1, 1},
+	        {2, 8, 2, 60, 4, 48, 12, 10, 0, 6, 3, 1, 1},
+	        {2, 4, 4, 40, 4, 30, 6, 6, 0, 4, 1, 0, 1},
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		const int *x = shapes[i];
@@ -1341,7 +1413,9 @@ static void test_settings_scenes(void **state)
 		for (size_t k = 0; k < sizeof snap / sizeof snap[0]; k++)
 			set.p[snap[k]] = (struct policy_setting){
 			        x[9], x[10], x[11] ? POLICY_POOL_MAX : POLICY_POOL_MEAN,
-			        POLICY_ALLOC_KVPRESS};
+			        POLICY_ALLOC_KVPRESS, POLICY_GRANULARITY_KV_HEAD};
+		set.p[POLICY_PYRAMIDKV].granularity =
+		        x[12] ? POLICY_GRANULARITY_QUERY_HEAD : POLICY_GRANULARITY_KV_HEAD;
 		struct scene *sc = model_scene(x[0], x[1], x[2], x[3], x[4], x[5], x[8], false,
 		                               (unsigned)i + 61);
 		compare_model_set(sc, x[6], x[7], 1, &set);

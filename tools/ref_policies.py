@@ -54,6 +54,12 @@ and G key/value heads reads kv head h // (H // G)):
   layers add up to more than L x B back one at a time from layer 0, round
   and round; it makes snapkv's choice down to that at the prompt's end and
   then holds it as snapkv-win does (before P - min(W, its budget)).
+  With pyramidkv.granularity=query_head (KVCache-Factory's default,
+  pyramidkv/pyramidkv_utils.py at c97f9d7: repeat_kv, then update_kv per
+  head) pyramidkv runs on the scene with the keys and values repeated to
+  every query head (query_head_scene): a cache per query head, each
+  scored by its own query head alone; the trace then lists one per query
+  head.
 - adakv (kvpress' AdaKVPress over SnapKVPress), at the prompt's end only
   (P > B): each kv head's snapkv scores (G x (P - W)), the window padded
   with the layer's max + 1; in each kv head the int(0.2 B) highest
@@ -98,6 +104,7 @@ A tie in a score, a weight or a norm keeps the lower position.
 Python 3 and NumPy only.
 """
 import argparse
+import copy
 import json
 import math
 import os
@@ -113,14 +120,15 @@ SNAP_KERNEL = 5  # its pooling kernel (kvpress' kernel_size)
 # h2o-tui's --policy-opt POLICY.KEY=VALUE: {policy: {key: value}}; window,
 # kernel and pool ("mean", "max": max_pool1d, the padding never wins) for
 # snapkv, snapkv-win, pyramidkv, pyramidkv-win, adakv and adakv-win, alloc
-# ("kvpress", "authors") for adakv.
+# ("kvpress", "authors") for adakv, granularity ("kv_head", "query_head") for
+# pyramidkv.
 SETTINGS = {}
 
 
 def setting(policy, key):
     """POLICY's KEY: --policy-opt's, else kvpress' default."""
     default = {"window": SNAP_WINDOW, "kernel": SNAP_KERNEL, "pool": "mean",
-               "alloc": "kvpress"}[key]
+               "alloc": "kvpress", "granularity": "kv_head"}[key]
     return SETTINGS.get(policy, {}).get(key, default)
 
 
@@ -355,8 +363,28 @@ class Cache:
         self.score = {}    # position -> accumulated group-mean weight
 
 
-def run(scene, sinks=None, interval=None):
-    """Yield, for each step, {policy: [layer][kv head] -> record}.
+def query_head_scene(scene):
+    """SCENE as pyramidkv.granularity=query_head sees it: the keys and
+    values repeated to every query head (KVCache-Factory's repeat_kv, query
+    head h reading kv head h // (H / G)), so that each query head has a
+    cache of its own; None when that changes nothing (H = G) or is not
+    asked for. LISTED_KV keeps the kv heads a trace lists without it."""
+    if setting("pyramidkv", "granularity") != "query_head" or scene.heads == scene.kv_heads:
+        return None
+    rep = scene.heads // scene.kv_heads
+    q = copy.copy(scene)
+    if scene.k is not None:
+        q.k = np.repeat(scene.k, rep, axis=1)
+    if scene.v is not None:
+        q.v = np.repeat(scene.v, rep, axis=1)
+    q.kv_heads = scene.heads
+    q.listed_kv = scene.kv_heads
+    return q
+
+
+def run(scene, sinks=None, interval=None, only=POLICIES):
+    """Yield, for each step, {policy: [layer][kv head] -> record}, for the
+    policies ONLY.
 
     INTERVAL (--interval) overrides the scene's "interval" (default 1).
 
@@ -376,7 +404,7 @@ def run(scene, sinks=None, interval=None):
         # The prompt's end, and every INTERVAL-th step after it.
         may_evict = t >= scene.prompt and (t - scene.prompt) % interval == 0
         step = {}
-        for p in POLICIES:
+        for p in only:
             layers = []
             for l in range(L):
                 cs = caches[p][l]
@@ -780,6 +808,11 @@ def trace_entries(value, scene):
             out.append(e)
         elif isinstance(e, list) and len(e) == H and all(isinstance(x, dict) for x in e):
             out.append([e[g * (H // G)] for g in range(G)])
+        elif (isinstance(e, list) and len(e) == getattr(scene, "listed_kv", G)
+              and all(isinstance(x, dict) for x in e)):
+            # A cache per kv head where one per query head was expected:
+            # each query head reads its kv head's.
+            out.append([e[h // (H // len(e))] for h in range(H)])
         else:
             raise ValueError(f"layer {l}: expected an object or a list of {G} objects")
     return out
@@ -807,6 +840,9 @@ def compare(scene, lines, sinks=None, show=20, out=sys.stdout, interval=None):
     a margin near 0 is a near tie that rounding may decide either way.
     """
     ref = dict(run(scene, sinks, interval))
+    # pyramidkv with a cache per query head: its own reference.
+    qscene = query_head_scene(scene)
+    qref = dict(run(qscene, sinks, interval, ("pyramidkv",))) if qscene else None
     steps = sets = mismatches = 0
     problems = []
     attn_err = 0.0
@@ -832,15 +868,16 @@ def compare(scene, lines, sinks=None, show=20, out=sys.stdout, interval=None):
                 problems.append(f"step {t}: no \"{p}\" key")
                 mismatches += 1
                 continue
+            sc_p, ref_p = (qscene, qref) if qscene and p == "pyramidkv" else (scene, ref)
             try:
-                got = trace_entries(obj[p], scene)
+                got = trace_entries(obj[p], sc_p)
             except ValueError as e:
                 problems.append(f"step {t}: {p}: {e}")
                 mismatches += 1
                 continue
             for l in range(scene.layers):
-                for g in range(scene.kv_heads):
-                    want = ref[t][p][l][g]
+                for g in range(sc_p.kv_heads):
+                    want = ref_p[t][p][l][g]
                     kept = trace_kept(p, got[l][g], t)
                     if kept is None:
                         problems.append(f"step {t}: {p} layer {l} kv {g}: no \"kept\"")

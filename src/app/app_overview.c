@@ -3,7 +3,8 @@
  * overview (design §2, the rule of heads_run_total_of): tokens and KV
  * numbers summed over every layer and kv head (a kv head's cache counted
  * once, by the first query head of its group, not once per query head
- * reading it), output error and cosine over every query head's output
+ * reading it; a policy with a cache per query head, pyramidkv with
+ * granularity=query_head, counted for each), output error and cosine over every query head's output
  * side by side, attention recall averaged over the query heads.
  *
  * The timelines keep each head's figures but not the full cache's output
@@ -26,7 +27,11 @@ struct sums {
 void app_overview_settle(struct app *app)
 {
 	const struct scene *sc = app->scene;
-	const int t = app->step, dim = sc->dim, group = heads_group(sc);
+	const int t = app->step, dim = sc->dim;
+	/* The query heads that share a cache, per policy (heads_cache_group). */
+	int group[POLICY_COUNT];
+	for (int p = 0; p < POLICY_COUNT; p++)
+		group[p] = heads_cache_group(sc, &app->choice.settings, (enum policy_id)p);
 	struct sums sums[POLICY_COUNT] = {{0}};
 	double *full = sc->v ? malloc((size_t)dim * sizeof *full) : NULL;
 	for (int p = 0; p < POLICY_COUNT; p++)
@@ -43,7 +48,6 @@ void app_overview_settle(struct app *app)
 		const struct step_record *rec;
 		timeline_seek_lite(tl, t, &rec);
 		const struct scene *view = &app->views[h];
-		const bool first_of_group = view->view_head % group == 0;
 		if (full) {
 			for (int k = 0; k < dim; k++)
 				full[k] = 0.0;
@@ -58,7 +62,7 @@ void app_overview_settle(struct app *app)
 		for (int p = 0; p < POLICY_COUNT; p++) {
 			const struct cache_record *r = &rec->c[p];
 			struct step_metrics *total = &app->overview_total[p];
-			if (first_of_group) {
+			if (view->view_head % group[p] == 0) {
 				total->tokens += r->m.tokens;
 				total->kv += r->m.kv;
 				total->overlap_h2o += r->m.overlap_h2o;

@@ -314,6 +314,13 @@ static int prepare_run(struct run *r)
 		return rc;
 	if ((rc = choose_policies(r)) >= 0)
 		return rc;
+	/* The model's own cache, which the real run evicts from, is one per
+	 * key/value head: no copy per query head to evict from. */
+	if (scene->model_path && r->choice.budget.settings.p[POLICY_PYRAMIDKV].granularity ==
+	                                 POLICY_GRANULARITY_QUERY_HEAD)
+		return options_usage_error("%s", "pyramidkv.granularity=query_head: a model "
+		                                 "scene's cache is the model's, one per key/value "
+		                                 "head; it runs on attention and vector scenes");
 	if (o->ppl_given && !scene->model_path)
 		return options_usage_error("--target ppl=%s: the scene has no model, so no "
 		                           "perplexity to compare: use recall, err or cos",

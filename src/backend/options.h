@@ -117,7 +117,10 @@ enum {
 	  "SnapKVPress defaults "                                                                  \
 	  "(kvpress/presses/snapkv_press.py, 8bb29b9; KVCache-Factory's scripts use 8, 7, max); "  \
 	  "adakv also alloc=kvpress|authors (AdaKVPress, or FFY0/AdaKV's split, "                  \
-	  "adaptive_snapkv/monkeypatch/snapkv_utils.py, efe4e2e); docs/policies.md")               \
+	  "adaptive_snapkv/monkeypatch/snapkv_utils.py, efe4e2e); pyramidkv also "                 \
+	  "granularity=kv_head|query_head (a cache per key/value head, default, or per query "     \
+	  "head as KVCache-Factory's default, pyramidkv/pyramidkv_utils.py, c97f9d7); "            \
+	  "docs/policies.md")                                                                      \
 	X(REPORT, "report", NONE, "", FLAG, report, NULL, 0, 0, NULL,                              \
 	  "print every policy's figures over the scene and exit")                                  \
 	X(SWEEP, "budget-sweep", OPTIONAL, "LIST", OWN, sweep, NULL, 0, 0, NULL,                   \

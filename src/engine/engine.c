@@ -51,6 +51,13 @@
 static const int no_positions[1];
 static const double no_scores[1];
 
+/* How many query heads share a cache of policy P of the view SC
+ * (heads_cache_group): 1 for a scene of its own. */
+static int cache_group_of(const struct scene *sc, const struct budget *b, enum policy_id p)
+{
+	return sc->parent ? heads_cache_group(sc->parent, &b->settings, p) : 1;
+}
+
 struct engine *engine_new_only(const struct scene *sc, const struct budget *b, unsigned policies)
 {
 	return engine_new_rows(sc, b, NULL, policies, 0);
@@ -76,7 +83,8 @@ struct engine *engine_new_rows(const struct scene *sc, const struct budget *b,
 	e->ahead = cache_ahead_of(sc, cap);
 	for (int p = 0; p < POLICY_COUNT && ok; p++)
 		if (p != POLICY_FULL && runs(e, p))
-			ok = cache_init(&e->c[p], engine_policy_cap(sc, b, p), e->ahead, sc) &&
+			ok = cache_init(&e->c[p], engine_policy_cap(sc, b, p), e->ahead, sc,
+			                cache_group_of(sc, b, (enum policy_id)p)) &&
 			     cache_init_rule(&e->c[p], (enum policy_id)p, sc);
 	/* A layer-wide rule of a head view follows its layer's plan: PLANS,
 	 * shared by every head, or the engine's own. It is made (or
@@ -259,8 +267,8 @@ static bool follows_full(const struct engine *e, int i, int s)
 }
 
 /* The lead of cache order[part][k] at step S (cache_step): the full cache,
- * or the first cache before it in its part that computed step S itself and
- * held the same positions; else -1. */
+ * or the first cache before it in its part that computed step S itself,
+ * held the same positions and weighs the same query heads; else -1. */
 static int lead_of(const struct run_job *job, int part, int k, int s)
 {
 	const struct engine *e = job->e;
@@ -271,7 +279,8 @@ static int lead_of(const struct run_job *job, int part, int k, int s)
 		return POLICY_FULL;
 	for (int j = 0; j < k; j++) {
 		const int l = job->order[part][j];
-		if (state_of(&e->c[l], s)->lead < 0 && same_positions(e, i, l, s))
+		if (state_of(&e->c[l], s)->lead < 0 && e->c[l].group == e->c[i].group &&
+		    same_positions(e, i, l, s))
 			return l;
 	}
 	return -1;
@@ -312,7 +321,8 @@ static int split_caches(const struct engine *e, struct run_job *job, bool two)
 			work = 0.25; /* copies */
 		} else if (job->share) {
 			for (int l = 0; l < i; l++)
-				if (l != POLICY_FULL && runs(e, l) && same_positions(e, i, l, s)) {
+				if (l != POLICY_FULL && runs(e, l) &&
+				    e->c[l].group == e->c[i].group && same_positions(e, i, l, s)) {
 					part = part_of[l];
 					work = 0.25;
 					break;
@@ -456,12 +466,6 @@ void engine_advance_to(struct engine *e, int t)
 /* The bytes of an engine of SC running the policies of MASK, with a full
  * cache of blocks of ROWS steps and caches that evict of CAP entries and
  * rings of STATES steps: what its init functions allocate. */
-/* How many query heads share the key/value head of the view SC. */
-static size_t group_of_view(const struct scene *sc)
-{
-	return sc->parent ? (size_t)heads_group(sc->parent) : 1;
-}
-
 static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned mask, size_t rows,
                         size_t states)
 {
@@ -482,10 +486,12 @@ static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned
 			continue;
 		const size_t cap = (size_t)engine_policy_cap(sc, b, (enum policy_id)i);
 		const struct policy *pol = policies[i];
+		/* The query heads sharing its cache (1: a copy per query head). */
+		const size_t group = (size_t)cache_group_of(sc, b, (enum policy_id)i);
 		/* The rule's own: observed weights, a row and its scores,
 		 * zeros; its ranks. */
 		if (pol->observe_window > 0)
-			bytes += (group_of_view(sc) + 3) * cap * sizeof(double);
+			bytes += (group + 3) * cap * sizeof(double);
 		if (pol->ranks_own)
 			bytes += cap * sizeof(double);
 		if (pol->per_kv_head)
@@ -495,7 +501,7 @@ static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned
 			bytes += (cap + 1) * dim * sizeof(double);
 		/* Its query rows' pointers and room (vector scenes). */
 		if (pol->by_queries && sc->mode == SCENE_VECTOR)
-			bytes += (size_t)group_of_view(sc) * sizeof(double *) +
+			bytes += group * sizeof(double *) +
 			         POLICY_WORK_DOUBLES(dim, cap) * sizeof(double);
 		/* Step states; marks; outputs; a batch's positions and weights. */
 		bytes += states * (sizeof(struct step_state) +
@@ -508,7 +514,6 @@ static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned
 		 * queries. */
 		/* A grouped cache: each step's mean weights, the other heads'
 		 * weights, and a lookahead per head of the group. */
-		const size_t group = sc->parent ? (size_t)heads_group(sc->parent) : 1;
 		if (group > 1)
 			bytes += (states + group) * cap * sizeof(double);
 		if (sc->mode == SCENE_VECTOR) /* and the key norms */

@@ -87,18 +87,6 @@ int cache_ahead_of(const struct scene *sc, int cap)
 	return sc->v && cap <= AHEAD_MAX_CAP ? AHEAD : 1;
 }
 
-/* The group of the head view SC: how many query heads share its key/value
- * head, and its index among them. */
-static void group_of(const struct scene *sc, int *group, int *own)
-{
-	*group = 1;
-	*own = 0;
-	if (sc->parent) {
-		*group = heads_group(sc->parent);
-		*own = sc->view_head % *group;
-	}
-}
-
 /* Query head I of SC's group: its flat index in the parent scene. */
 static size_t group_head(const struct scene *sc, int own, int i)
 {
@@ -106,12 +94,14 @@ static size_t group_head(const struct scene *sc, int own, int i)
 	return (size_t)sc->view_layer * (size_t)per + (size_t)(sc->view_head - own + i);
 }
 
-bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc)
+bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc, int sharing)
 {
 	const size_t n = (size_t)cap, dim = (size_t)sc->dim, ahead = (size_t)ahead_steps;
 	c->cap = cap;
 	c->brow = -1;
-	group_of(sc, &c->group, &c->own);
+	/* The query heads that share the cache, the view's own at OWN. */
+	c->group = sc->parent && sharing > 1 ? sharing : 1;
+	c->own = c->group > 1 ? sc->view_head % c->group : 0;
 	const size_t group = (size_t)c->group;
 	c->ring_len = (int)ahead + 1;
 	c->ring = calloc(ahead + 1, sizeof *c->ring);

@@ -260,8 +260,9 @@ int cache_ahead_of(const struct scene *sc, int cap);
 bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc);
 
 /* A cache of CAP entries that computes up to AHEAD steps at once, for
- * the head view SC (its group found through its parent). */
-bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc);
+ * the head view SC, shared by SHARING query heads of its parent
+ * (heads_cache_group; 1: the view's query head alone). */
+bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *sc, int sharing);
 void cache_done(struct cache *c);
 /* Every slot free, from slot 0 up (cache_restore starts over from it). */
 void cache_reset_slots(struct cache *c);

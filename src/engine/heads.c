@@ -27,6 +27,13 @@ int heads_group(const struct scene *sc)
 	return heads_per_layer(sc) / kv;
 }
 
+int heads_cache_group(const struct scene *sc, const struct policy_settings *set, enum policy_id p)
+{
+	if (p == POLICY_PYRAMIDKV && set->p[p].granularity == POLICY_GRANULARITY_QUERY_HEAD)
+		return 1;
+	return heads_group(sc);
+}
+
 int heads_kv_count(const struct scene *sc)
 {
 	return heads_per_layer(sc) / heads_group(sc);
@@ -154,14 +161,14 @@ void heads_run_add(const struct heads_run *run, int first, int count, enum polic
                    struct heads_sum *sum)
 {
 	const int dim = run->views[first].dim;
-	const int group = heads_group(heads_root(&run->views[first]));
+	const int group = heads_cache_group(heads_root(&run->views[first]), &run->b.settings, p);
 	if (sum->heads == 0)
 		sum->has_out = run->rec[first].c[p].m.has_out;
 	for (int h = first; h < first + count; h++) {
 		const struct cache_record *r = &run->rec[h].c[p],
 		                          *full = &run->rec[h].c[POLICY_FULL];
 		/* A kv head's cache is counted once, by its group's first
-		 * query head. */
+		 * query head; a cache per query head (query_head) each time. */
 		if (run->views[h].view_head % group == 0) {
 			sum->tokens += r->m.tokens;
 			sum->kv += r->m.kv;

@@ -13,6 +13,7 @@
 
 const char policy_settings_keys[] = "window=N, kernel=K (odd), pool=mean|max";
 const char policy_settings_ada_keys[] = "alloc=kvpress|authors";
+const char policy_settings_pyramid_keys[] = "granularity=kv_head|query_head";
 
 static const char *const pool_names[] = {"mean", "max"};
 
@@ -84,10 +85,22 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 			snprintf(err, size, "'%.60s': the alloc is kvpress or authors", arg);
 			return false;
 		}
+	} else if (key_len == 11 && !strncmp(dot + 1, "granularity", 11) && p == POLICY_PYRAMIDKV) {
+		if (!strcmp(value, "kv_head"))
+			set->granularity = POLICY_GRANULARITY_KV_HEAD;
+		else if (!strcmp(value, "query_head"))
+			set->granularity = POLICY_GRANULARITY_QUERY_HEAD;
+		else {
+			snprintf(err, size, "'%.60s': the granularity is kv_head or query_head",
+			         arg);
+			return false;
+		}
 	} else {
+		const char *own = p == POLICY_ADAKV       ? policy_settings_ada_keys
+		                  : p == POLICY_PYRAMIDKV ? policy_settings_pyramid_keys
+		                                          : NULL;
 		snprintf(err, size, "'%.60s': no key '%.*s' (%s takes %s%s%s)", arg, (int)key_len,
-		         dot + 1, name, policy_settings_keys, p == POLICY_ADAKV ? ", " : "",
-		         p == POLICY_ADAKV ? policy_settings_ada_keys : "");
+		         dot + 1, name, policy_settings_keys, own ? ", " : "", own ? own : "");
 		return false;
 	}
 	return true;
@@ -97,14 +110,17 @@ bool policy_settings_check_one(const char *policy, const char *key, const char *
                                char *err, size_t size)
 {
 	const bool wants_number = !strcmp(key, "window") || !strcmp(key, "kernel");
-	const bool wants_string = !strcmp(key, "pool") || !strcmp(key, "alloc");
+	const bool wants_string =
+	        !strcmp(key, "pool") || !strcmp(key, "alloc") || !strcmp(key, "granularity");
 	if (policy_find(policy) >= 0 && wants_number && !number) {
 		snprintf(err, size, "the %s is a number, got a string", key);
 		return false;
 	}
 	if (policy_find(policy) >= 0 && wants_string && number) {
 		snprintf(err, size, "the %s is a string (%s), got a number", key,
-		         !strcmp(key, "pool") ? "mean or max" : "kvpress or authors");
+		         !strcmp(key, "pool")    ? "mean or max"
+		         : !strcmp(key, "alloc") ? "kvpress or authors"
+		                                 : "kv_head or query_head");
 		return false;
 	}
 	char arg[128], msg[256];
@@ -155,6 +171,8 @@ int policy_settings_list(const struct policy_settings *s, struct policy_setting_
 			add(items, max, &k, p, "pool", pool_names[set->pool], false);
 		if (set->alloc != POLICY_ALLOC_KVPRESS)
 			add(items, max, &k, p, "alloc", "authors", false);
+		if (set->granularity != POLICY_GRANULARITY_KV_HEAD)
+			add(items, max, &k, p, "granularity", "query_head", false);
 	}
 	return k;
 }

@@ -5,6 +5,7 @@
 #include "report_notes.h"
 
 #include "h2o/engine.h"
+#include "h2o/heads.h"
 #include "h2o/policy.h"
 #include "h2o/scene.h"
 
@@ -58,8 +59,25 @@ static void put_not_run(FILE *out, const struct report_run *run)
 		        names, count > 1 ? "they read" : "it reads");
 }
 
+/* A line for a policy with a cache per query head under grouped heads
+ * (pyramidkv.granularity=query_head): its memory per kv head is the copies
+ * of that kv head's query heads, as KVCache-Factory's repeat_kv holds. */
+static void put_copies(FILE *out, const struct report_run *run)
+{
+	const int group = heads_group(run->scene);
+	for (int p = 0; p < POLICY_COUNT; p++)
+		if ((run->policies >> p & 1u) && group > 1 &&
+		    heads_cache_group(run->scene, &run->budget.set, (enum policy_id)p) == 1)
+			fprintf(out,
+			        "copies: %s keeps a cache per query head (granularity=query_head): "
+			        "its memory per kv head is %d copies, one per query head of the "
+			        "group\n",
+			        policies[p]->name, group);
+}
+
 void report_print_notes(FILE *out, const struct report_run *run)
 {
+	put_copies(out, run);
 	put_unmatched(out, run);
 	put_not_run(out, run);
 }

@@ -159,11 +159,14 @@ static void put_policy(FILE *out, const struct heads_run *run, int first, int gr
 }
 
 /* Policy P's entry for layer L: the one kv head's object when the layer has
- * one query head, else a list of per-kv-head objects in order. */
+ * one query head, else a list of per-kv-head objects in order (per query
+ * head for a policy with a cache per query head). */
 static void put_layer(FILE *out, const struct scene *sc, const struct heads_run *run, int l,
                       enum policy_id p, double *mean)
 {
-	const int per = heads_per_layer(sc), group = heads_group(sc), kv = per / group;
+	/* A cache per kv head, or per query head (heads_cache_group). */
+	const int per = heads_per_layer(sc), group = heads_cache_group(sc, &run->b.settings, p),
+	          kv = per / group;
 	if (per > 1)
 		fputc('[', out);
 	for (int g = 0; g < kv; g++) {

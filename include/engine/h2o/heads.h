@@ -24,6 +24,12 @@ int heads_count(const struct scene *scene);
 int heads_per_layer(const struct scene *scene);
 int heads_kv_count(const struct scene *scene);
 int heads_group(const struct scene *scene);
+/* The query heads of SCENE that share one cache of policy P run with the
+ * settings SET: heads_group's, or 1 when P keeps a cache per query head
+ * (pyramidkv.granularity=query_head, each cache then a copy of its key/
+ * value head's keys and values, as KVCache-Factory's repeat_kv makes). */
+int heads_cache_group(const struct scene *scene, const struct policy_settings *set,
+                      enum policy_id p);
 
 /* Fill *VIEW with query head I of SCENE (0 <= i < heads_count; layer i /
  * heads_per_layer): a one-head, one-layer scene whose q (and attn) are

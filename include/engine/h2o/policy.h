@@ -75,14 +75,22 @@ enum policy_alloc {
 	POLICY_ALLOC_AUTHORS, /* FFY0/AdaKV's AdaptiveSnapKVCluster: a floor plus a share */
 };
 
+/* Whose cache PyramidKV keeps under grouped heads (KVCache-Factory's
+ * kv_cache_granularity). */
+enum policy_granularity {
+	POLICY_GRANULARITY_KV_HEAD,    /* one per key/value head, the group's mean scores */
+	POLICY_GRANULARITY_QUERY_HEAD, /* one per query head (the keys repeated), its own */
+};
+
 /* The settings researchers vary, per policy (h2o/policy_settings.h, which
  * reads and prints them): 0 in a field is the policy's default. Only a
  * policy with observe_window takes window, kernel and pool. */
 struct policy_setting {
-	int window;              /* SnapKV's observation window (observe_window: 64) */
-	int kernel;              /* its pooling kernel, odd (5) */
-	enum policy_pool pool;   /* its pooling (mean) */
-	enum policy_alloc alloc; /* AdaKV's budget split (kvpress'); per_kv_head only */
+	int window;                          /* SnapKV's observation window (observe_window: 64) */
+	int kernel;                          /* its pooling kernel, odd (5) */
+	enum policy_pool pool;               /* its pooling (mean) */
+	enum policy_alloc alloc;             /* AdaKV's budget split (kvpress'); per_kv_head only */
+	enum policy_granularity granularity; /* PyramidKV's caches (kv_head) */
 };
 struct policy_settings {
 	struct policy_setting p[POLICY_COUNT];

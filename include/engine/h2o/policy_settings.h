@@ -13,6 +13,13 @@
  *   alloc=kvpress|authors  how a layer's budget is split among its kv
  *                          heads: kvpress' AdaKVPress, or FFY0/AdaKV's
  *
+ * and pyramidkv also
+ *
+ *   granularity=kv_head|query_head  a cache per key/value head from the
+ *                          group's mean scores (KVCache-Factory's opt-in
+ *                          kv_head), or per query head from its own
+ *                          (its default query_head, the keys repeated)
+ *
  * docs/policies.md names the upstream each default follows. Nothing here
  * allocates or does I/O.
  */
@@ -33,6 +40,9 @@ extern const char policy_settings_keys[];
 /* AdaKV's own: "alloc=kvpress|authors". */
 extern const char policy_settings_ada_keys[];
 
+/* PyramidKV's own: "granularity=kv_head|query_head". */
+extern const char policy_settings_pyramid_keys[];
+
 /* Read ARG, "POLICY.KEY=VALUE", into S (a key given twice: the last).
  * Returns true, or false with the reason, one line without the option's
  * name, in ERR. */
@@ -40,7 +50,7 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 
 /* One setting of a scene's "policy_settings" (scene_options.check_setting):
  * POLICY's KEY with VALUE, from a JSON number (NUMBER) or string. window
- * and kernel take numbers, pool and alloc strings. Returns true, or false
+ * and kernel take numbers, pool, alloc and granularity strings. Returns true, or false
  * with the reason, one line without the setting's name, in ERR. */
 bool policy_settings_check_one(const char *policy, const char *key, const char *value, bool number,
                                char *err, size_t size);
@@ -48,18 +58,18 @@ bool policy_settings_check_one(const char *policy, const char *key, const char *
 /* One setting that differs from its policy's default. */
 struct policy_setting_item {
 	char key[48];   /* "snapkv.window" */
-	char value[16]; /* "8", "max" */
+	char value[16]; /* "8", "max", "query_head" */
 	bool number;    /* VALUE is a number (JSON writes it bare) */
 };
 
 /* The settings of S that differ from the defaults, in policy order and
- * then window, kernel, pool, alloc, into ITEMS (at most MAX); returns how many
+ * then window, kernel, pool, alloc, granularity, into ITEMS (at most MAX); returns how many
  * there are (more than MAX when they did not fit). */
 int policy_settings_list(const struct policy_settings *s, struct policy_setting_item *items,
                          int max);
 
 /* The most items policy_settings_list gives. */
-#define POLICY_SETTINGS_MAX (4 * POLICY_COUNT)
+#define POLICY_SETTINGS_MAX (5 * POLICY_COUNT)
 
 /* Those settings as one line, "snapkv.window=8 snapkv.pool=max", into BUF
  * ("" for none); returns BUF. */
