@@ -18,7 +18,8 @@
  *   --quick    only the cases up to 10,000 tokens, the target and the designs
  *   --target   only the target case beside the PyTorch loop, and its report
  *   --report   only the target case's report, every policy beside
- *              --policies h2o,full
+ *              --policies h2o,full (and both against the PyTorch loop's
+ *              H2O + full cache)
  *   --no-peer  do not run the PyTorch loop
  */
 #include <math.h>
@@ -407,9 +408,23 @@ static double run_report(const struct scene *sc, unsigned shown, double *cpu)
 	return dt;
 }
 
+/* The PyTorch loop's H2O + full cache on SC, in seconds, or NAN. */
+static double peer_full_loop(const struct scene *sc, const char *peer)
+{
+	char path[] = "/tmp/h2o-bench-XXXXXX";
+	const int fd = mkstemp(path);
+	if (fd < 0)
+		return NAN;
+	close(fd);
+	const double t = write_json(sc, path) ? run_peer(peer, path, false) : NAN;
+	unlink(path);
+	return t;
+}
+
 /* --report with every policy beside --report --policies h2o,full, on the
- * same scene, alternating so that a busy machine slows both alike. */
-static void run_report_case(int n, int dim, int heavy, int recent)
+ * same scene, alternating so that a busy machine slows both alike; with
+ * TORCH, then the PyTorch loop's H2O + full cache on it, in the same run. */
+static void run_report_case(int n, int dim, int heavy, int recent, const char *peer, bool torch)
 {
 	struct scene *sc = make_scene(n, dim, heavy, recent);
 	if (!sc)
@@ -431,6 +446,12 @@ static void run_report_case(int n, int dim, int heavy, int recent)
 	       fig(&all_cpu, 1, 3, b2, sizeof b2), fig(&two, 1, 3, b1, sizeof b1),
 	       fig(&two_cpu, 1, 3, b3, sizeof b3), median(&all) / median(&two),
 	       median(&all_cpu) / median(&two_cpu));
+	if (torch) {
+		const double tf = peer_full_loop(sc, peer);
+		printf("%7s %4s %9s | the PyTorch loop's H2O + full %.3f s: --policies h2o,full "
+		       "%.1fx faster, every policy %.1fx faster\n",
+		       "", "", "", tf, tf / median(&two), tf / median(&all));
+	}
 	fflush(stdout);
 	scene_free(sc);
 }
@@ -533,10 +554,12 @@ int main(int argc, char **argv)
 	       "snapshots). Seeks: timeline_seek_lite (what a screen needs);\n"
 	       "'jump (full cache)': timeline_seek, which also rebuilds the full cache's scores "
 	       "at that step. Frames: view_draw at the last step, seek done.\n\n");
+	const bool have_peer = peer_on && access(peer, R_OK) == 0;
+	const bool torch = have_peer && torch_available();
 	if (report) {
 		printf("The report (h2o-tui --report) of the target scene, every policy against "
 		       "--policies h2o,full:\n");
-		IN_CHILD(run_report_case(20000, 64, 128, 128));
+		IN_CHILD(run_report_case(20000, 64, 128, 128, peer, torch));
 		return 0;
 	}
 	print_head();
@@ -551,8 +574,6 @@ int main(int argc, char **argv)
 	if (quick)
 		printf("(--quick: the 100,000-token cases were not run)\n");
 
-	const bool have_peer = peer_on && access(peer, R_OK) == 0;
-	const bool torch = have_peer && torch_available();
 	printf("\nAgainst the PyTorch loop (%s):\n", peer);
 	if (!peer_on)
 		printf("  not run (--no-peer)\n");
@@ -570,7 +591,7 @@ int main(int argc, char **argv)
 	IN_CHILD(run_peer_case(20000, 64, 128, 128, peer, torch));
 	printf("\nThe report (h2o-tui --report) of the target scene, every policy against "
 	       "--policies h2o,full:\n");
-	IN_CHILD(run_report_case(20000, 64, 128, 128));
+	IN_CHILD(run_report_case(20000, 64, 128, 128, peer, torch));
 	if (target)
 		return 0;
 
