@@ -39,8 +39,9 @@ check() {
 	[ "$(wc -l <"$tmp/some")" = "$(echo "$want" | wc -w)" ] ||
 		fail "$list $*: $(wc -l <"$tmp/some") lines for $(echo "$want" | wc -w) steps"
 	# The whole trace's lines of those steps, in its order.
-	local pattern
-	pattern=$(printf '^{"step": %s,|' $want)
+	local pattern steps
+	read -ra steps <<<"$want"
+	pattern=$(printf '^{"step": %s,|' "${steps[@]}")
 	grep -E "${pattern%|}" "$tmp/all" >"$tmp/expected"
 	cmp -s "$tmp/expected" "$tmp/some" || fail "$list $*: lines differ from the whole trace's"
 	echo "ok: --trace-steps $list $*: steps $want"
