@@ -47,6 +47,10 @@ def check_report(args, per_head):
     extra = ["--per-head"] if per_head else []
     rows = list(csv.DictReader(io.StringIO(run("--report", "--csv", *extra, *args))))
     js = json.loads(run("--report", "--json", *extra, *args))
+    # Each (policy, head)'s rows, in the CSV's order, read once.
+    by = {}
+    for r in rows:
+        by.setdefault((r["policy"], r.get("head")), []).append(r)
     target, n = js["target"], js["tokens"]
     fig = js["figures"]
     first, held_from = fig["from"], fig["held_from"]
@@ -55,7 +59,7 @@ def check_report(args, per_head):
         heads = [("all", pol)] if per_head and "heads" in pol else [(None, pol)]
         heads += [(str(h), o) for h, o in enumerate(pol.get("heads", []))]
         for head, want in heads:
-            mine = [r for r in rows if r["policy"] == pol["name"] and r.get("head") == head]
+            mine = by.get((pol["name"], head), [])
             what = f"{' '.join(args)} {pol['name']} head {head}"
             same(what + " steps", [int(r["step"]) for r in mine], list(range(1, n + 1)))
             # An unmatched policy's matched form, on each of its rows.

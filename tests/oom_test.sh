@@ -9,13 +9,14 @@
 # no partial table, no partial JSON.
 #
 # The limit is measured, not guessed, so the test holds on any machine: the
-# smallest limit at which the scene loads is found by bisection (to 256
-# KiB) with a run that loads it and then stops at a usage error (--heavy 0
-# --recent 0: exit 2, checked only after loading), and the modes get that
-# limit plus 32 MiB, a tenth of what their engines need for the scene's
-# 200,000 tokens. Under AddressSanitizer, which reserves terabytes of
-# address space, the limit is on each allocation instead (below); a build
-# that can be limited neither way (ThreadSanitizer) skips (77).
+# smallest limit at which the scene loads is found by doubling, then
+# bisection (to 256 KiB), with a run that loads it and then stops at a
+# usage error (--heavy 0 --recent 0: exit 2, checked only after loading),
+# and the modes get that limit plus 32 MiB, a tenth of what their engines
+# need for the scene's 200,000 tokens. Under AddressSanitizer, which
+# reserves terabytes of address space, the limit is on each allocation
+# instead (below); a build that can be limited neither way
+# (ThreadSanitizer) skips (77).
 #
 # Usage: tests/oom_test.sh H2O_TUI   (from the source root, as Meson runs it)
 . "$(dirname "$0")/lib.sh"
@@ -56,12 +57,23 @@ else
 	exit 77
 fi
 
-# least LO STATUS ARGS...: the smallest limit, from LO up to the top, at
-# which ARGS exit STATUS (bisection, to $step $unit).
+# least LO STATUS PRECISION ARGS...: the smallest limit, from LO up to the
+# top, at which ARGS exit STATUS, to PRECISION $unit. The limit is doubled
+# from LO (or from PRECISION) until ARGS exit STATUS, then the last two
+# limits are bisected: the runs far below the answer fail early and cost
+# little, and only a few land near it, where a run costs the most.
 least() {
-	local lo=$1 want=$2 hi=$top mid
-	shift 2
-	while [ $((hi - lo)) -gt "$step" ]; do
+	local lo=$1 want=$2 precision=$3 hi mid
+	shift 3
+	hi=$((lo > precision ? 2 * lo : 2 * precision))
+	while [ "$hi" -lt "$top" ]; do
+		if limited "$hi" "$@"; [ $? = "$want" ]; then
+			break
+		fi
+		lo=$hi hi=$((2 * hi))
+	done
+	[ "$hi" -le "$top" ] || hi=$top
+	while [ $((hi - lo)) -gt "$precision" ]; do
 		mid=$(((lo + hi) / 2))
 		if limited "$mid" "$@"; [ $? = "$want" ]; then
 			hi=$mid
@@ -74,7 +86,7 @@ least() {
 
 limited "$top" --trace --heavy 0 --recent 0 "$scene"
 [ $? = 2 ] || { echo "FAIL: the scene does not load in $top $unit: $(head -c 300 "$tmp/err")"; exit 1; }
-loads=$(least 0 2 --trace --heavy 0 --recent 0 "$scene")
+loads=$(least 0 2 "$step" --trace --heavy 0 --recent 0 "$scene")
 limit=$((loads + extra))
 echo "# the scene loads in $loads $unit; the modes run in $limit $unit"
 
@@ -110,8 +122,10 @@ oom "building the timeline" --headless --keys q
 # unbuilt ones.
 heads=scenes/heads_8.json
 if [ "$unit" = KiB ]; then
-	load=$(least 0 2 --headless --heavy 0 --recent 0 "$heads")
-	draw=$(least "$load" 0 --headless --keys q "$heads")
+	load=$(least 0 2 "$step" --headless --heavy 0 --recent 0 "$heads")
+	# To 4 MiB: the limits below are eighths of a span of some 100 MiB,
+	# and each run near the answer builds the eight heads' timelines.
+	draw=$(least "$load" 0 4096 --headless --keys q "$heads")
 	echo "# $heads loads in $load KiB and draws its frames in $draw KiB"
 	saw_oom=0
 	for i in 0 1 2 3 4 5 6 7; do

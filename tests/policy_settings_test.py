@@ -33,15 +33,13 @@ def run(binary, args):
 
 def kept_at(binary, scene, step, policies, opts=()):
     """Each policy's kept sets after STEP: {policy: [[kept of kv head g]
-    of layer l]}. The trace is read up to that step only."""
-    args = [binary, "--quiet", "--trace", "--policies", ",".join(policies), *opts, scene]
-    with subprocess.Popen(args, stdout=subprocess.PIPE, text=True) as proc:
-        for line in proc.stdout:
-            if line.startswith(f'{{"step": {step},'):
-                proc.kill()
-                obj = json.loads(line)
-                return {p: [[r["kept"] for r in layer] for layer in obj[p]] for p in policies}
-    raise SystemExit(f"{scene}: no step {step}")
+    of layer l]}. The trace of that step only (--trace-steps)."""
+    lines = run(binary, ["--trace", "--trace-steps", str(step), "--policies",
+                         ",".join(policies), *opts, scene]).splitlines()
+    if len(lines) != 1 or not lines[0].startswith(f'{{"step": {step},'):
+        raise SystemExit(f"{scene}: not the one line of step {step}")
+    obj = json.loads(lines[0])
+    return {p: [[r["kept"] for r in layer] for layer in obj[p]] for p in policies}
 
 
 def differ(a, b):

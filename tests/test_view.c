@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "h2o/app.h"
+#include "h2o/budget.h"
+#include "h2o/engine.h"
 #include "h2o/frame.h"
 #include "h2o/keys.h"
 #include "h2o/scene.h"
@@ -35,6 +37,19 @@ static struct frame *draw(const struct app *app, int cols, int rows, bool ascii)
 	assert_non_null(f);
 	view_draw(app, f);
 	return f;
+}
+
+/* app_init beside the full cache, with the timelines of H2O and the full
+ * cache only: the two panels, the heat, the map and the overview draw
+ * those two alone, cell for cell as with every policy run; the others
+ * show only in the strip's row, which the tests that use this do not
+ * read, and took most of their time. */
+static void init_two(struct app *app, const struct scene *sc, int heavy, int recent)
+{
+	const struct budget b = budget_scene(sc, heavy, recent, -1);
+	assert_int_equal(app_init_only(app, sc, &b, POLICY_FULL, false,
+	                               ENGINE_POLICY(POLICY_H2O) | ENGINE_POLICY(POLICY_FULL)),
+	                 0);
 }
 
 static bool is_heat(uint8_t style)
@@ -104,7 +119,7 @@ static void test_heat_one_scale(void **state)
 	for (size_t s = 0; s < sizeof scenes / sizeof scenes[0]; s++) {
 		struct scene *sc = load(scenes[s]);
 		struct app app;
-		assert_int_equal(app_init(&app, sc, 0, 64, -1, POLICY_FULL), 0);
+		init_two(&app, sc, 0, 64);
 		press(&app, s == 0 ? "end" : "6,6,enter");
 		int numbers = 0;
 		for (size_t i = 0; i < SIZE_COUNT; i++)
@@ -159,7 +174,7 @@ static void test_heat_halves_align(void **state)
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		struct scene *sc = load(cases[k].scene);
 		struct app app;
-		assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
+		init_two(&app, sc, sc->heavy, sc->recent);
 		press(&app, cases[k].keys);
 		for (size_t i = 0; i < SIZE_COUNT; i++) {
 			struct frame *f = draw(&app, sizes[i].cols, sizes[i].rows, false);
@@ -197,7 +212,7 @@ static void test_map_every_position(void **state)
 	(void)state;
 	struct scene *sc = load("scenes/long_topic.json");
 	struct app app;
-	assert_int_equal(app_init(&app, sc, sc->heavy, sc->recent, -1, POLICY_FULL), 0);
+	init_two(&app, sc, sc->heavy, sc->recent);
 	/* The lesson text hidden: the map has the rows it would have. */
 	press(&app, "end,M,e");
 	assert_true(app.map);
@@ -364,7 +379,7 @@ static void test_overview_grid(void **state)
 		struct scene *sc = fixture_layered(6, 2, 1, 1, models[m].layers, models[m].heads,
 		                                   models[m].kv, 0, 5);
 		struct app app;
-		assert_int_equal(app_init(&app, sc, 1, 1, -1, POLICY_FULL), 0);
+		init_two(&app, sc, 1, 1);
 		press(&app, "end");
 		press(&app, models[m].keys);
 		assert_true(app.overview);

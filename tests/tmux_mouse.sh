@@ -26,10 +26,9 @@ wait_mouse() {
 # mode is on while the screen is and off once it has quit.
 case_mouse() {
 	PREFIX='TERM=xterm-256color '
-	start_shell && start_tui || return 1
-	wait_mouse "1 1" "the screen up" || return 1
 	local keys=right,right,right,right,right,right,click:7:8,click:27:18,wheel-up,wheel-down
-	headless "${COLS}x$ROWS" "$keys" || return 1
+	start_shell && start_tui "" "$keys" || return 1
+	wait_mouse "1 1" "the screen up" || return 1
 	local n
 	for n in 1 2 3 4 5 6; do
 		key_check $n Right || return 1
@@ -78,8 +77,7 @@ case_mouse_segv() {
 case_no_mouse() {
 	PREFIX='TERM=xterm-256color '
 	OPTS='--no-mouse'
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,right,right,right,right,right,right || return 1
+	start_shell && start_tui "" right,right,right,right,right,right,right || return 1
 	local n
 	for n in 1 2 3 4 5 6; do
 		key_check $n Right || return 1
@@ -97,9 +95,8 @@ case_no_mouse() {
 # position too (a ▼ over the column, the token on the cursor's line).
 case_mouse_panels() {
 	PREFIX='TERM=xterm-256color '
-	start_shell && start_tui || return 1
+	start_shell && start_tui "" right,right,right,right,right,M,click:27:13,click:29:15 || return 1
 	wait_mouse "1 1" "the screen up" || return 1
-	headless "${COLS}x$ROWS" right,right,right,right,right,M,click:27:13,click:29:15 || return 1
 	local n
 	for n in 1 2 3 4 5; do
 		key_check $n Right || return 1
@@ -110,9 +107,8 @@ case_mouse_panels() {
 	grep -q '» 1 cat' "$TMP/exp.7" || { fail "the map's click selected no cat"; return 1; }
 	send_bytes '\e[<0;15;29M\e[<0;15;29m' && wait_screen "$TMP/exp.8" "a click on full's row" ||
 		return 1
-	restart_tui scenes/heads_8.json || return 1
 	# (The last step typed: this terminal's End is not the one tmux sends.)
-	headless "${COLS}x$ROWS" 4,0,0,enter,o,click:6:22,click:15:40 || return 1
+	restart_tui scenes/heads_8.json 4,0,0,enter,o,click:6:22,click:15:40 || return 1
 	key_check 1 -l 4 && key_check 2 -l 0 && key_check 3 -l 0 && key_check 4 Enter &&
 		key_check 5 -l o || return 1
 	send_bytes '\e[<0;22;6M\e[<0;22;6m' && wait_screen "$TMP/exp.6" "a click on a head" ||
@@ -121,8 +117,7 @@ case_mouse_panels() {
 	send_bytes '\e[<0;40;15M\e[<0;40;15m' && wait_screen "$TMP/exp.7" "a click by position" ||
 		return 1
 	grep -q '; token [0-9]*: ' "$TMP/exp.7" || { fail "the click selected no token"; return 1; }
-	restart_tui models/stories260K/story_model.json || return 1
-	headless "${COLS}x$ROWS" 3,9,1,enter,t,click:22:10 || return 1
+	restart_tui models/stories260K/story_model.json 3,9,1,enter,t,click:22:10 || return 1
 	key_check 1 -l 3 && key_check 2 -l 9 && key_check 3 -l 1 && key_check 4 Enter &&
 		key_check 5 -l t || return 1
 	send_bytes '\e[<0;10;22M\e[<0;10;22m' && wait_screen "$TMP/exp.6" "a click on the text" ||

@@ -6,7 +6,7 @@
 
 # Quit the TUI (q), check the shell got its terminal back, clear the pane
 # (so that the next run's "exit=" is not the last one's) and start the TUI
-# again on scene $1.
+# again on scene $1, with the headless frames of keys $2 (start_tui).
 restart_tui() {
 	tm send-keys -t "$PANE" -l q && check_shell_back 0 || return 1
 	type_line clear
@@ -15,15 +15,14 @@ restart_tui() {
 		[ "$SECONDS" -lt "$end" ] || { fail "the pane was not cleared"; return 1; }
 		sleep 0.05
 	done
-	start_tui "$1"
+	start_tui "$1" "${2:-}"
 }
 
 # A word the model split into pieces (" b" "o" "at"): / finds it across
 # them and selects the whole match, every one of its rows marked, and the
 # status says how many tokens it spans; n goes to the next match.
 case_search_span() {
-	start_shell && start_tui models/stories260K/story_model.json || return 1
-	headless "${COLS}x$ROWS" end,/,b,o,a,t,enter,n || return 1
+	start_shell && start_tui models/stories260K/story_model.json end,/,b,o,a,t,enter,n || return 1
 	key_check 1 End && key_check 2 -l / && key_check 3 -l b && key_check 4 -l o &&
 		key_check 5 -l a && key_check 6 -l t && key_check 7 Enter && key_check 8 -l n || return 1
 	grep -q '"boat": match 1 of 8, 3 tokens 250-252 ' "$TMP/exp.7" ||
@@ -36,8 +35,7 @@ case_search_span() {
 # (The, cat, sat: old score + attention = new score) are all on screen.
 case_lesson_table() {
 	COLS=80 ROWS=24
-	start_shell && start_tui scenes/lesson_02_scores.json || return 1
-	headless 80x24 5,enter || return 1
+	start_shell && start_tui scenes/lesson_02_scores.json 5,enter || return 1
 	key_check 1 -l 5 && key_check 2 Enter || return 1
 	local row
 	for row in '1 The .* 1\.00+0\.20=1\.20' '2 cat .* 0\.70+0\.50=1\.20' '3 sat .* 0\.20+0\.30=0\.50'; do
@@ -48,8 +46,7 @@ case_lesson_table() {
 # The help names the policies c cycles through on this scene: an attention
 # scene's cycle has none of those that read keys.
 case_help_cycle() {
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" '?,c,c' || return 1
+	start_shell && start_tui "" '?,c,c' || return 1
 	key_check 1 -l '?' || return 1
 	grep -q 'c compares H2O with each in turn: full, window, streaming, tova, snapkv, snapkv-win,' \
 		"$TMP/exp.1" || { fail "no cycle line of the scene's policies"; return 1; }
@@ -62,8 +59,7 @@ case_help_cycle() {
 # 120 and 80 columns the tight form holds every policy ("rec% h2o88 [wi90] st82 …"), and
 # on lesson 8, whose perplexities it adds, counts those that do not fit.
 case_strip() {
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,right,right,right,right,right,c,a,a || return 1
+	start_shell && start_tui "" right,right,right,right,right,right,c,a,a || return 1
 	local n
 	for n in 1 2 3 4 5 6; do
 		key_check $n Right || return 1
@@ -78,8 +74,7 @@ case_strip() {
 		{ fail "the tight strip does not hold every policy at 80x24"; return 1; }
 	# Lesson 8 adds each policy's perplexity: what does not fit is counted.
 	COLS=80 ROWS=24
-	restart_tui models/stories260K/story_model.json || return 1
-	headless 80x24 end || return 1
+	restart_tui models/stories260K/story_model.json end || return 1
 	key_check 1 End || return 1
 	grep -q '── rec%/ppl \[fu/2\.8\] h2o10/3\.1 .* +[0-9][0-9]* ─*$' "$TMP/exp.1" ||
 		{ fail "no count of the policies left out on lesson 8"; return 1; }
@@ -89,8 +84,7 @@ case_strip() {
 # row shown), and the newest eviction's reason is whole at 80x24.
 case_lists_80x24() {
 	COLS=80 ROWS=24
-	start_shell && start_tui scenes/lesson_01_heavy_recent.json || return 1
-	headless 80x24 5,enter || return 1
+	start_shell && start_tui scenes/lesson_01_heavy_recent.json 5,enter || return 1
 	key_check 1 -l 5 && key_check 2 Enter || return 1
 	grep -q 'RECENT  2 of 2  … 1 older' "$TMP/exp.2" ||
 		{ fail "RECENT does not say what it hides at 80x24"; return 1; }
@@ -102,8 +96,7 @@ case_lists_80x24() {
 # group's mean, named so in both.
 case_inspect_kv() {
 	COLS=80 ROWS=24
-	start_shell && start_tui models/stories260K/story_model.json || return 1
-	headless 80x24 6,3,enter,#,6,2,enter || return 1
+	start_shell && start_tui models/stories260K/story_model.json 6,3,enter,#,6,2,enter || return 1
 	local n=1 k
 	for k in 6 3; do
 		key_check $n -l $k || return 1

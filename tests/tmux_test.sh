@@ -138,10 +138,12 @@ wait_line() {
 # The headless frames for a size and a comma-separated key list, one file
 # each: $TMP/exp.0 is the starting frame, $TMP/exp.K the frame after key K.
 # Each frame is one header line "--- step T/N ... ---" and ROWS lines.
+# Without keys, the starting frame alone (--keys q: q quits before any
+# other frame; --headless without --keys would draw every step's frame,
+# thousands on a long scene, for one of them to be read).
 headless() {
-	local size=$1 keys=$2 rows=${1#*x}
-	local args=(--headless --size "$size" ${OPTS:+"$OPTS"} ${HOPTS:+"$HOPTS"})
-	[ -n "$keys" ] && args+=(--keys "$keys")
+	local size=$1 keys=${2:-q} rows=${1#*x}
+	local args=(--headless --size "$size" ${OPTS:+"$OPTS"} ${HOPTS:+"$HOPTS"} --keys "$keys")
 	rm -f "$TMP"/exp.*
 	(cd "$SRC" && "${PIN_ENV[@]}" "$BIN" "${args[@]}" ${SCENE:+"$SCENE"}) >"$TMP/headless" ||
 		{ fail "headless run failed: ${args[*]}"; return 1; }
@@ -191,12 +193,15 @@ type_line() {
 	tm send-keys -t "$PANE" -l "$1" && tm send-keys -t "$PANE" Enter
 }
 
-# Start the TUI from the shell through $TMP/run; it records its pid and the
-# shell prints its exit status when it ends. Waits for the first frame.
+# Start the TUI on scene $1 (the default when empty) from the shell through
+# $TMP/run; it records its pid and the shell prints its exit status when it
+# ends. Waits for the first frame. With keys $2, the headless frames of
+# those keys at this size (headless), read after it: their starting frame
+# is the first frame, so one run of the scene serves both.
 start_tui() {
 	SCENE=${1:-$DEFAULT_SCENE}
 	type_line "$PREFIX"'sh "$H2O_TMP/run" '"$OPTS $SCENE"'; echo "exit=$?"'
-	headless "${COLS}x$ROWS" "" && wait_screen "$TMP/exp.0" "start, ${COLS}x$ROWS"
+	headless "${COLS}x$ROWS" "${2:-}" && wait_screen "$TMP/exp.0" "start, ${COLS}x$ROWS"
 }
 
 # Send a key (the tmux key name, or -l CHAR) and compare the pane with
@@ -247,8 +252,7 @@ tui_pid() {
 # Steps forward, back, to the ends and a budget change, each compared with
 # the headless frame after the same keys.
 case_keys() {
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,right,right,right,right,left,end,home,] || return 1
+	start_shell && start_tui "" right,right,right,right,right,left,end,home,] || return 1
 	local n
 	for n in 1 2 3 4 5; do
 		key_check $n Right || return 1
@@ -257,8 +261,7 @@ case_keys() {
 }
 
 case_quit() {
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right || return 1
+	start_shell && start_tui "" right || return 1
 	key_check 1 Right || return 1
 	tm send-keys -t "$PANE" -l q
 	check_shell_back 0
@@ -397,8 +400,7 @@ ESCAPES=(
 	'\e\e[D'                           # Alt-Left
 )
 case_escapes() {
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,right,right,right,right,right,right,?,esc,esc,right || return 1
+	start_shell && start_tui "" right,right,right,right,right,right,right,?,esc,esc,right || return 1
 	local n=0 seq
 	for seq in "${ESCAPES[@]}"; do
 		n=$((n + 1))
@@ -420,8 +422,7 @@ case_escapes_xterm() {
 
 # A resized window redraws at the new size and keeps the step.
 case_resize() {
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,right || return 1
+	start_shell && start_tui "" right,right || return 1
 	key_check 1 Right && key_check 2 Right || return 1
 	headless 100x30 right,right || return 1
 	tm resize-window -t h2o -x 100 -y 30 && wait_screen "$TMP/exp.2" "after resize to 100x30"
@@ -441,8 +442,7 @@ case_small() {
 # combining, zero-width and right-to-left text) reaches the real terminal
 # exactly as the headless frame shows it, columns aligned.
 case_hostile() {
-	start_shell && start_tui tests/scenes/hostile_text.json || return 1
-	headless "${COLS}x$ROWS" end,left,pgup || return 1
+	start_shell && start_tui tests/scenes/hostile_text.json end,left,pgup || return 1
 	key_check 1 End && key_check 2 Left && key_check 3 PageUp
 }
 
@@ -450,8 +450,7 @@ case_hostile() {
 # overlong and surrogate encodings, 4096-byte wide and combining text, emoji
 # sequences, bidi controls): the pane equals the headless frame.
 case_hostile_more() {
-	start_shell && start_tui tests/scenes/hostile_more.json || return 1
-	headless "${COLS}x$ROWS" end,left,j,j,pgup || return 1
+	start_shell && start_tui tests/scenes/hostile_more.json end,left,j,j,pgup || return 1
 	key_check 1 End && key_check 2 Left && key_check 3 -l j && key_check 4 -l j &&
 		key_check 5 PageUp
 }
@@ -459,8 +458,7 @@ case_hostile_more() {
 # --ascii: the terminal shows the ASCII frame.
 case_ascii() {
 	OPTS=--ascii
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" end || return 1
+	start_shell && start_tui "" end || return 1
 	key_check 1 End
 }
 
@@ -468,8 +466,7 @@ case_ascii() {
 # the terminal is restored as usual.
 case_clocale() {
 	HOPTS=--ascii PREFIX='LC_ALL=C '
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" end || return 1
+	start_shell && start_tui "" end || return 1
 	key_check 1 End && tm send-keys -t "$PANE" -l q && check_shell_back 0
 }
 
@@ -477,8 +474,7 @@ case_clocale() {
 # glyphs under the region letters; the pane shows the headless map frame,
 # in UTF-8 and then, resized, at 80x24.
 case_map() {
-	start_shell && start_tui scenes/long_topic.json || return 1
-	headless "${COLS}x$ROWS" end,M || return 1
+	start_shell && start_tui scenes/long_topic.json end,M || return 1
 	key_check 1 End && key_check 2 -l M || return 1
 	headless 80x24 end,M || return 1
 	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.2" "the map resized to 80x24"
@@ -489,8 +485,7 @@ case_map() {
 # Shift-Tab within the layer, J on a scene of one layer (a notice), and
 # Esc closing a second overview.
 case_overview() {
-	start_shell && start_tui scenes/heads_8.json || return 1
-	headless "${COLS}x$ROWS" end,o,right,right,enter,tab,btab,J,o,esc || return 1
+	start_shell && start_tui scenes/heads_8.json end,o,right,right,enter,tab,btab,J,o,esc || return 1
 	key_check 1 End && key_check 2 -l o && key_check 3 Right && key_check 4 Right &&
 		key_check 5 Enter && key_check 6 Tab && key_check 7 BTab && key_check 8 -l J &&
 		key_check 9 -l o && key_check 10 Escape
@@ -501,8 +496,7 @@ case_overview() {
 # password among the evictions, n going round, # going to a position, and
 # the walked list taking the keys that move far.
 case_search() {
-	start_shell && start_tui scenes/needle.json || return 1
-	headless "${COLS}x$ROWS" end,/,p,a,s,s,enter,n,#,1,9,9,9,enter,pgup,w || return 1
+	start_shell && start_tui scenes/needle.json end,/,p,a,s,s,enter,n,#,1,9,9,9,enter,pgup,w || return 1
 	key_check 1 End && key_check 2 -l / && key_check 3 -l p && key_check 4 -l a &&
 		key_check 5 -l s && key_check 6 -l s && key_check 7 Enter && key_check 8 -l n &&
 		key_check 9 -l '#' && key_check 10 -l 1 && key_check 11 -l 9 && key_check 12 -l 9 &&
@@ -557,8 +551,7 @@ case_lessons() {
 # inspector, the walked list and the map one at a time, and with nothing
 # open does nothing; the screen stays, at 120x36 and at 80x24, until q.
 case_esc() {
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,right,x,esc,esc,j,w,M,esc,esc,esc,esc,right || return 1
+	start_shell && start_tui "" right,right,x,esc,esc,j,w,M,esc,esc,esc,esc,right || return 1
 	key_check 1 Right && key_check 2 Right && key_check 3 -l x && key_check 4 Escape &&
 		key_check 5 Escape && key_check 6 -l j && key_check 7 -l w && key_check 8 -l M &&
 		key_check 9 Escape && key_check 10 Escape && key_check 11 Escape &&
@@ -573,8 +566,7 @@ case_esc() {
 # A scene of one head: o opens no empty grid but says why (as Tab does),
 # and the full cache of one token says "1 token"; at 120x36 and 80x24.
 case_onehead() {
-	start_shell && start_tui || return 1
-	headless "${COLS}x$ROWS" right,o,tab || return 1
+	start_shell && start_tui "" right,o,tab || return 1
 	key_check 1 Right && key_check 2 -l o && key_check 3 Tab || return 1
 	grep -q 'FULL CACHE  1 token,' "$TMP/exp.1" || { fail "no '1 token' at step 1"; return 1; }
 	headless 80x24 right,o || return 1
@@ -588,8 +580,7 @@ case_onehead() {
 # row, and q closes it (the screen is back) without quitting; q again
 # quits.
 case_pager() {
-	start_shell && start_tui models/stories260K/story_model.json || return 1
-	headless "${COLS}x$ROWS" E || return 1
+	start_shell && start_tui models/stories260K/story_model.json E || return 1
 	key_check 1 -l E || return 1
 	headless 80x24 E,down,pgdn,end,up,home,c,q || return 1
 	tm resize-window -t h2o -x 80 -y 24 && wait_screen "$TMP/exp.1" "the pager resized to 80x24" &&
@@ -605,8 +596,7 @@ case_pager() {
 # 120x36 and at 80x24; Esc closes them. On a scene of weights alone v says
 # why it shows nothing.
 case_vectors() {
-	start_shell && start_tui scenes/lesson_05_qk.json || return 1
-	headless "${COLS}x$ROWS" end,v,left,right || return 1
+	start_shell && start_tui scenes/lesson_05_qk.json end,v,left,right || return 1
 	key_check 1 End && key_check 2 -l v && key_check 3 Left && key_check 4 Right || return 1
 	grep -q 'q \[  0.50  1.50 \] of it' "$TMP/exp.2" || { fail "no query row"; return 1; }
 	headless 80x24 end,v,esc || return 1
@@ -614,8 +604,7 @@ case_vectors() {
 		key_check 3 Escape || return 1
 	tm send-keys -t "$PANE" -l q && check_shell_back 0 || return 1
 	COLS=80 ROWS=24
-	start_tui scenes/lesson_01_heavy_recent.json || return 1
-	headless 80x24 v || return 1
+	start_tui scenes/lesson_01_heavy_recent.json v || return 1
 	key_check 1 -l v || return 1
 	grep -q 'no q, k or v rows here' "$TMP/exp.1" || { fail "v gave no reason"; return 1; }
 }

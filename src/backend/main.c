@@ -37,6 +37,7 @@
 #include "output.h"
 #include "plot_write.h"
 #include "progress.h"
+#include "steps.h"
 #include "tui.h"
 
 /* A model scene's model and tokenizer for the real drop (drop.h): the
@@ -58,6 +59,7 @@ struct run {
 	struct scene *scene;
 	struct budget_choice choice;
 	int *budgets, count; /* --budget-sweep's */
+	bool *steps;         /* --trace-steps': steps[t] for each step written */
 	struct cost cost;
 	unsigned keep; /* the report's kept figures (REPORT_KEEP_*) */
 	enum report_format format;
@@ -74,6 +76,7 @@ struct run {
 static void run_free(struct run *r)
 {
 	free(r->budgets);
+	free(r->steps);
 	scene_free(r->scene);
 	lessons_free(r->lessons);
 }
@@ -336,6 +339,13 @@ static int prepare_run(struct run *r)
 	          (o->report && (o->csv || o->plot) ? REPORT_KEEP_STEPS : 0);
 	if (o->sweep && (rc = budget_sweep_list(scene, o->sweep, &r->budgets, &r->count)) >= 0)
 		return rc;
+	if (o->trace_steps) {
+		r->steps = calloc((size_t)scene->n + 1, sizeof *r->steps);
+		if (!r->steps)
+			return output_out_of_memory("reading --trace-steps");
+		if ((rc = steps_parse(o->trace_steps, scene->n, r->steps)) >= 0)
+			return rc;
+	}
 	const enum cost_mode mode = o->trace    ? COST_TRACE
 	                            : o->report ? COST_REPORT
 	                            : o->sweep  ? COST_SWEEP
@@ -374,7 +384,8 @@ static int run_trace(const struct run *r)
 	 * large it will be. */
 	char size[32], what[64];
 	cost_format_bytes(r->cost.trace_bytes, size, sizeof size);
-	snprintf(what, sizeof what, "tracing (about %s)", size);
+	snprintf(what, sizeof what,
+	         r->steps ? "tracing the steps of --trace-steps" : "tracing (about %s)", size);
 	struct meter meter;
 	const struct progress *pr = progress_start(&meter, r->o.quiet, what);
 	struct drop_result drop = {0};
@@ -388,7 +399,7 @@ static int run_trace(const struct run *r)
 		rc = drop_failed(scene, drc, derr, "running the model per policy");
 	else
 		rc = trace_write_drop(scene, &r->choice.budget, r->mp.m ? &drop : NULL, r->shown,
-		                      stdout, pr) < 0
+		                      r->steps, stdout, pr) < 0
 		             ? output_failed("writing the trace")
 		             : 0;
 	drop_result_free(&drop);

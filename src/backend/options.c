@@ -17,6 +17,7 @@
 #include "h2o/keys.h"
 #include "h2o/plot.h"
 #include "headless.h"
+#include "steps.h"
 
 enum option_kind { KIND_FLAG, KIND_INT, KIND_REAL, KIND_TEXT, KIND_OWN };
 
@@ -311,6 +312,12 @@ static int parse_own(enum option_id id, int argc, char **argv, struct options *o
 		return parse_compare(optarg, o);
 	case OPT_POLICIES:
 		return parse_policies(optarg, o);
+	case OPT_TRACE_STEPS:
+		/* The form now, the steps once the scene is known. */
+		if (steps_parse(optarg, (int)s->hi, NULL) >= 0)
+			return EXIT_USAGE;
+		o->trace_steps = optarg;
+		return -1;
 	case OPT_SWEEP:
 		/* "--budget-sweep 64": the list as the next argument, when it
 		 * is one and no file has that name. */
@@ -441,6 +448,8 @@ static int check_together(const struct options *o)
 	if (modes > 1)
 		return options_usage_error(
 		        "%s", "choose one of --headless, --trace, --report, --budget-sweep");
+	if (o->trace_steps && !o->trace)
+		return options_usage_error("%s", "--trace-steps goes with --trace");
 	const bool measures = o->report || o->sweep;
 	if (o->json && !measures)
 		return options_usage_error("%s", "--json goes with --report or --budget-sweep");

@@ -86,6 +86,11 @@ enum {
 	  "(the TUI; --keys' click:ROW:COL and wheels still work headless)")                       \
 	X(TRACE, "trace", NONE, "", FLAG, trace, NULL, 0, 0, NULL,                                 \
 	  "print the JSON Lines trace of every step and exit")                                     \
+	X(TRACE_STEPS, "trace-steps", REQUIRED, "LIST", OWN, trace_steps, NULL, 1,                 \
+	  SCENE_MAX_TOKENS, NULL,                                                                  \
+	  "with --trace: only the steps of LIST (comma-separated steps and ranges A-B, counted "   \
+	  "from 1, e.g. 1,250-256); the run still computes every step up to the last of them, "    \
+	  "and no further")                                                                        \
 	X(HEAVY, "heavy", REQUIRED, "N", INT, heavy, "an integer", 0, SCENE_MAX_BUDGET, NULL,      \
 	  "heavy budget (overrides the scene's)")                                                  \
 	X(RECENT, "recent", REQUIRED, "N", INT, recent, "an integer", 0, SCENE_MAX_BUDGET, NULL,   \
@@ -211,6 +216,8 @@ struct options {
 	double max_memory; /* bytes a run may take; 0: what the machine has free */
 	const char *keys;
 	const char *sweep; /* --budget-sweep: "" for the default list */
+	/* --trace-steps: the steps the trace writes (steps.h), NULL: every one */
+	const char *trace_steps;
 	int cols, rows;
 	int heavy, recent; /* -1: the scene's */
 	/* --heavy-ratio, --recent-ratio: fractions of the prompt; -1: not given */

@@ -276,17 +276,25 @@ static void put_step(FILE *out, const struct scene *sc, const struct heads_run *
 }
 
 int trace_write_drop(const struct scene *sc, const struct budget *b, const struct drop_result *drop,
-                     unsigned shown, FILE *out, const struct progress *pr)
+                     unsigned shown, const bool *steps, FILE *out, const struct progress *pr)
 {
 	struct heads_run run;
+	/* The last step written: the engines need not go past it. */
+	int last = sc->n;
+	while (steps && last > 0 && !steps[last])
+		last--;
 	double *mean = malloc((size_t)sc->n * sizeof *mean);
 	if (!mean || heads_run_init_only(&run, sc, b, report_policies_run(shown)) < 0) {
 		free(mean);
 		return -1;
 	}
 	while (heads_run_step(&run)) {
-		put_step(out, sc, &run, mean, drop, shown, &b->settings);
-		progress_tell(pr, run.rec[0].step, sc->n);
+		const int t = run.rec[0].step;
+		if (!steps || steps[t])
+			put_step(out, sc, &run, mean, drop, shown, &b->settings);
+		progress_tell(pr, t, last);
+		if (t >= last)
+			break;
 	}
 	heads_run_done(&run);
 	free(mean);
@@ -296,5 +304,5 @@ int trace_write_drop(const struct scene *sc, const struct budget *b, const struc
 int trace_write(const struct scene *sc, const struct budget *b, FILE *out,
                 const struct progress *pr)
 {
-	return trace_write_drop(sc, b, NULL, ENGINE_ALL_POLICIES, out, pr);
+	return trace_write_drop(sc, b, NULL, ENGINE_ALL_POLICIES, NULL, out, pr);
 }

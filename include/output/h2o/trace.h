@@ -9,6 +9,7 @@
 #ifndef H2O_TRACE_H
 #define H2O_TRACE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "h2o/budget.h"
@@ -28,9 +29,12 @@ int trace_write(const struct scene *scene, const struct budget *b, FILE *out,
  * or NULL: every step also carries a "model" object, design §5; and only
  * the keys of the policies of the mask SHOWN (ENGINE_POLICY; "h2o" and
  * "full", design §5's, always), only what they need computed
- * (report_policies_run). */
+ * (report_policies_run); and only the steps t with STEPS[t] (STEPS has
+ * scene->n + 1 entries, from step 1), or every step when STEPS is NULL.
+ * The engines run every step up to the last one written (each step's
+ * caches come from the steps before it), none past it. */
 int trace_write_drop(const struct scene *scene, const struct budget *b,
-                     const struct drop_result *drop, unsigned shown, FILE *out,
+                     const struct drop_result *drop, unsigned shown, const bool *steps, FILE *out,
                      const struct progress *progress);
 
 #endif
