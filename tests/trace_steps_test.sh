@@ -8,17 +8,8 @@
 # the whole trace.
 #
 #   trace_steps_test.sh BIN
-set -u
-export LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # check WANT LIST ARGS...: the steps of `BIN --trace --trace-steps LIST
 # ARGS...` are WANT (space-separated), each line the whole trace's.
@@ -60,5 +51,4 @@ model=(--model models/stories260K/stories260K.bin --tokenizer models/stories260K
 	--text-string "Once upon a time there was a cat" --generate 12 --prompt 6)
 check "6 7 8 22" 22,6-8 "${model[@]}"
 check "1 15" 1,15 --policies snapkv,expected "${model[@]}"
-echo "$failures failures"
-[ "$failures" = 0 ]
+exit "$failed"

@@ -223,6 +223,7 @@ static void expected_scores(const struct policy_cache *c)
 		query_stats(c, h, first, mu, cov, x);
 		if (c->rope)
 			policy_rope_turn(c->rope, dim, cs, sn, mu, cov);
+		/* Z holds each entry's quadratic form, then its z_j. */
 		double top = -INFINITY;
 		kernel_quad_forms(cov, c->keys + (size_t)ns * (size_t)dim, c->len - ns, dim,
 		                  z + ns);

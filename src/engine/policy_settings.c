@@ -15,7 +15,20 @@ const char policy_settings_keys[] = "window=N, kernel=K (odd), pool=mean|max";
 const char policy_settings_ada_keys[] = "alloc=kvpress|authors";
 const char policy_settings_pyramid_keys[] = "granularity=kv_head|query_head";
 
+/* The names of enum policy_pool, policy_alloc and policy_granularity's
+ * values, in order. */
 static const char *const pool_names[] = {"mean", "max"};
+static const char *const alloc_names[] = {"kvpress", "authors"};
+static const char *const granularity_names[] = {"kv_head", "query_head"};
+
+/* The index of VALUE among the two NAMES, or -1. */
+static int name_index(const char *value, const char *const names[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (!strcmp(value, names[i]))
+			return i;
+	return -1;
+}
 
 /* S as an integer from LO to HI into *OUT. */
 static bool parse_int(const char *s, int lo, int hi, int *out)
@@ -68,33 +81,27 @@ bool policy_settings_set(struct policy_settings *s, const char *arg, char *err, 
 		}
 		set->kernel = k;
 	} else if (key_len == 4 && !strncmp(dot + 1, "pool", 4)) {
-		if (!strcmp(value, "mean"))
-			set->pool = POLICY_POOL_MEAN;
-		else if (!strcmp(value, "max"))
-			set->pool = POLICY_POOL_MAX;
-		else {
+		const int i = name_index(value, pool_names);
+		if (i < 0) {
 			snprintf(err, size, "'%.60s': the pool is mean or max", arg);
 			return false;
 		}
+		set->pool = (enum policy_pool)i;
 	} else if (key_len == 5 && !strncmp(dot + 1, "alloc", 5) && p == POLICY_ADAKV) {
-		if (!strcmp(value, "kvpress"))
-			set->alloc = POLICY_ALLOC_KVPRESS;
-		else if (!strcmp(value, "authors"))
-			set->alloc = POLICY_ALLOC_AUTHORS;
-		else {
+		const int i = name_index(value, alloc_names);
+		if (i < 0) {
 			snprintf(err, size, "'%.60s': the alloc is kvpress or authors", arg);
 			return false;
 		}
+		set->alloc = (enum policy_alloc)i;
 	} else if (key_len == 11 && !strncmp(dot + 1, "granularity", 11) && p == POLICY_PYRAMIDKV) {
-		if (!strcmp(value, "kv_head"))
-			set->granularity = POLICY_GRANULARITY_KV_HEAD;
-		else if (!strcmp(value, "query_head"))
-			set->granularity = POLICY_GRANULARITY_QUERY_HEAD;
-		else {
+		const int i = name_index(value, granularity_names);
+		if (i < 0) {
 			snprintf(err, size, "'%.60s': the granularity is kv_head or query_head",
 			         arg);
 			return false;
 		}
+		set->granularity = (enum policy_granularity)i;
 	} else {
 		const char *own = p == POLICY_ADAKV       ? policy_settings_ada_keys
 		                  : p == POLICY_PYRAMIDKV ? policy_settings_pyramid_keys
@@ -170,9 +177,10 @@ int policy_settings_list(const struct policy_settings *s, struct policy_setting_
 		if (set->pool != POLICY_POOL_MEAN)
 			add(items, max, &k, p, "pool", pool_names[set->pool], false);
 		if (set->alloc != POLICY_ALLOC_KVPRESS)
-			add(items, max, &k, p, "alloc", "authors", false);
+			add(items, max, &k, p, "alloc", alloc_names[set->alloc], false);
 		if (set->granularity != POLICY_GRANULARITY_KV_HEAD)
-			add(items, max, &k, p, "granularity", "query_head", false);
+			add(items, max, &k, p, "granularity", granularity_names[set->granularity],
+			    false);
 	}
 	return k;
 }
