@@ -1,10 +1,12 @@
 /*
  * The rules' kernels (engine_kernel.h) against the plain loops their
  * comments define, bit for bit, in every variant this processor runs:
- * Expected Attention's quadratic forms and its queries' Gram matrix, and
- * KeyDiff's sum of quotients. Dimensions from 1 to 70 reach every path of
- * every width (eight vectors at once, single vectors, single numbers), and
- * a matrix that is not symmetric shows which of its halves a form reads.
+ * Expected Attention's quadratic forms and its queries' Gram matrix (a
+ * model scene's), its projections' means and variances (a vector
+ * scene's), and KeyDiff's sum of quotients. Dimensions from 1 to 70 reach
+ * every path of every width (eight vectors at once, single vectors, single
+ * numbers), and a matrix that is not symmetric shows which of its halves
+ * a form reads.
  * A white-box test: it calls the engine's private kernels.
  */
 #include <setjmp.h>
@@ -53,6 +55,35 @@ static double plain_quad(const double *cov, const double *k, int dim)
 	return quad;
 }
 
+/* kernel_ring_stats over NSLOTS slots (1 to 70: every width's paths) of
+ * a ring of 64 rows, read in a rotated order of M rows, against its plain
+ * loops. */
+static void check_ring_stats(int nslots)
+{
+	enum { ROWS = 64 };
+	static double ring[ROWS * MAX_DIM], mean[MAX_DIM], var[MAX_DIM];
+	const size_t stride = MAX_DIM;
+	fill(ring, ROWS * stride, (uint64_t)nslots + 2000);
+	const int m = nslots % ROWS + 1;
+	int order[ROWS];
+	for (int r = 0; r < m; r++)
+		order[r] = (nslots + r) % ROWS;
+	kernel_ring_stats(ring, stride, nslots, order, m, mean, var);
+	for (int s = 0; s < nslots; s++) {
+		double a = 0.0, b = 0.0;
+		for (int r = 0; r < m; r++)
+			a += ring[(size_t)order[r] * stride + (size_t)s];
+		a /= m;
+		for (int r = 0; r < m; r++) {
+			const double d = ring[(size_t)order[r] * stride + (size_t)s] - a;
+			b += d * d;
+		}
+		b /= m;
+		same_bits(&mean[s], &a, 1);
+		same_bits(&var[s], &b, 1);
+	}
+}
+
 static void check_variant(void)
 {
 	static double cov[MAX_DIM * MAX_DIM], keys[MAX_ROWS * MAX_DIM], got[MAX_DIM * MAX_DIM],
@@ -92,7 +123,22 @@ static void check_variant(void)
 		for (int j = 0; j < dim; j++)
 			want[j] += keys[j] / d;
 		same_bits(got, want, (size_t)dim);
+		check_ring_stats(dim);
 	}
+}
+
+/* The projections of one slot, by hand: rows 3, 0, 1 of the ring (in
+ * that order) hold 1, 2 and 6: mean 3, variance (4 + 1 + 9) / 3 = 14 / 3;
+ * row 2's 100 is not read. */
+static void test_ring_by_hand(void **state)
+{
+	(void)state;
+	const double ring[4] = {2, 6, 100, 1};
+	const int order[3] = {3, 0, 1};
+	double mean, var;
+	kernel_ring_stats(ring, 1, 1, order, 3, &mean, &var);
+	assert_true(mean == 3.0);
+	assert_true(fabs(var - 14.0 / 3.0) < 1e-15);
 }
 
 static void test_variants(void **state)
@@ -145,6 +191,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_variants),
 	        cmocka_unit_test(test_symmetric_rows),
+	        cmocka_unit_test(test_ring_by_hand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,10 +195,12 @@ static int ref_keydiff(const struct scene *sc, int kvh, const struct ref_cache *
 
 /* Expected Attention's rule over kv head KVH's cache at step SEEN (the
  * queries of positions 0 .. SEEN - 1 asked), the query heads QH0 ..
- * QH0 + HEADS - 1 its group: the first four entries are sinks; each head's
- * mean and covariance of the last 64 queries from position 4 on, each later
- * entry's mu . k s + k' S k s s / 2, their softmax, the heads' mean, times
- * the value's norm; the sinks one more than the best; the largest kept.
+ * QH0 + HEADS - 1 its group: the first four entries are sinks; for each
+ * head and each later entry, the projections q . k of the last 64 queries
+ * from position 4 on, their mean and variance (mu . k and k' S k for the
+ * queries' mean mu and covariance S), mean s + variance s s / 2, their
+ * softmax, the heads' mean, times the value's norm; the sinks one more
+ * than the best; the largest kept.
  * An attention scene keeps the newest. */
 static int ref_expected(const struct scene *sc, int kvh, int qh0, int heads, int seen,
                         const struct ref_cache *c, int budget, unsigned char *gone, double *value)
@@ -214,40 +216,30 @@ static int ref_expected(const struct scene *sc, int kvh, int qh0, int heads, int
 				gone[i] = 1;
 		return -1;
 	}
-	static double score[4096], z[4096], mu[256], cov[256 * 256];
+	static double score[4096], z[4096], proj[64];
 	for (int i = 0; i < c->len; i++)
 		score[i] = 0.0;
 	for (int h = 0; h < heads; h++) {
 		const double *q = sc->q + (size_t)(qh0 + h) * n * (size_t)dim;
 		const int from = seen - 64 > ns ? seen - 64 : ns, m = seen - from;
-		for (int a = 0; a < dim; a++) {
-			double sum = 0.0;
-			for (int p = from; p < seen; p++)
-				sum += q[(size_t)p * (size_t)dim + (size_t)a];
-			mu[a] = sum / m;
-		}
-		for (int a = 0; a < dim; a++)
-			for (int b = 0; b < dim; b++) {
-				double sum = 0.0;
-				for (int p = from; p < seen; p++)
-					sum += (q[(size_t)p * (size_t)dim + (size_t)a] - mu[a]) *
-					       (q[(size_t)p * (size_t)dim + (size_t)b] - mu[b]);
-				cov[a * dim + b] = sum / m;
-			}
 		double top = -INFINITY, total = 0.0;
 		for (int i = ns; i < c->len; i++) {
 			const double *k =
 			        sc->k + ((size_t)kvh * n + (size_t)c->pos[i]) * (size_t)dim;
-			double lin = 0.0, quad = 0.0;
-			for (int a = 0; a < dim; a++)
-				lin += mu[a] * k[a];
-			for (int a = 0; a < dim; a++) {
-				double row = 0.0;
-				for (int b = 0; b < dim; b++)
-					row += cov[a * dim + b] * k[b];
-				quad += k[a] * row;
+			for (int p = from; p < seen; p++) {
+				double dot = 0.0;
+				for (int a = 0; a < dim; a++)
+					dot += q[(size_t)p * (size_t)dim + (size_t)a] * k[a];
+				proj[p - from] = dot;
 			}
-			z[i] = lin * sc->scale + quad * (sc->scale * sc->scale) / 2.0;
+			double mean = 0.0, var = 0.0;
+			for (int r = 0; r < m; r++)
+				mean += proj[r];
+			mean /= m;
+			for (int r = 0; r < m; r++)
+				var += (proj[r] - mean) * (proj[r] - mean);
+			var /= m;
+			z[i] = mean * sc->scale + var * (sc->scale * sc->scale) / 2.0;
 			top = fmax(top, z[i]);
 		}
 		for (int i = ns; i < c->len; i++) {

@@ -89,11 +89,12 @@ and G key/value heads reads kv head h // (H // G)):
 - expected (kvpress' ExpectedAttentionPress, n_sink 4, use_covariance,
   use_vnorm, epsilon 0; RoPE's average over the future positions is the
   identity, a scene's positions carrying no rotation): the first 4 held
-  positions are sinks. For each query head of the kv head's group, the
-  mean mu and covariance S (divided by the count m) of its queries of
-  positions max(4, t - 64) .. t - 1 at step t; each other held position
-  j scores z = scale (mu . k_j) + scale^2 (k_j' S k_j) / 2, softmaxed
-  over them; the heads' mean times the L2 norm of v_j; the sinks score
+  positions are sinks. For each query head of the kv head's group, its
+  queries of positions max(4, t - 64) .. t - 1 at step t (m of them),
+  their mean mu and covariance S (divided by m); each other held position
+  j scores z = scale (mu . k_j) + scale^2 (k_j' S k_j) / 2, computed as
+  the mean and the variance (divided by m) of the projections q . k_j,
+  which are those two numbers; softmaxed over them; the heads' mean times the L2 norm of v_j; the sinks score
   one more than the best. Keep the B highest, applied as knorm is. Every
   sum runs in order from 0.0 (positions, then indices), as plain loops,
   so that ties between equal scores stay exact. A cache of at most 4
@@ -562,31 +563,25 @@ def expected_select(scene, layer, g, cache, heads, t):
     for h in heads:
         qs = [[float(x) for x in scene.q[layer, h, p]] for p in range(first, t)]
         m = len(qs)
-        mu = []
-        for a in range(d):
-            total = 0.0
-            for q in qs:
-                total += q[a]
-            mu.append(total / m)
-        cov = [[0.0] * d for _ in range(d)]
-        for a in range(d):
-            for b in range(d):
-                total = 0.0
-                for q in qs:
-                    total += (q[a] - mu[a]) * (q[b] - mu[b])
-                cov[a][b] = total / m
         z = []
         for k in keys:
-            lin = 0.0
-            for a in range(d):
-                lin += mu[a] * k[a]
-            quad = 0.0
-            for a in range(d):
-                row = 0.0
-                for b in range(d):
-                    row += cov[a][b] * k[b]
-                quad += k[a] * row
-            z.append(lin * s + quad * (s * s) / 2.0)
+            # The projections q . k: their mean is mu . k, their variance
+            # k' S k (mu, S the queries' mean and covariance).
+            proj = []
+            for q in qs:
+                dot = 0.0
+                for a in range(d):
+                    dot += q[a] * k[a]
+                proj.append(dot)
+            mean = 0.0
+            for x in proj:
+                mean += x
+            mean /= m
+            var = 0.0
+            for x in proj:
+                var += (x - mean) * (x - mean)
+            var /= m
+            z.append(mean * s + var * (s * s) / 2.0)
         top = max(z)
         e = [math.exp(x - top) for x in z]
         total = 0.0

@@ -463,6 +463,15 @@ void engine_advance_to(struct engine *e, int t)
 	e->t = e->live = t;
 }
 
+/* The bytes of a cache's policy_memo (engine_cache_init.c's memo_init). */
+static size_t memo_bytes(size_t dim, size_t group, size_t cap)
+{
+	const size_t slots = (cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
+	return sizeof(struct policy_memo) +
+	       POLICY_MEMO_DOUBLES(dim, group, slots) * sizeof(double) + group * sizeof(int) +
+	       slots;
+}
+
 /* The bytes of an engine of SC running the policies of MASK, with a full
  * cache of blocks of ROWS steps and caches that evict of CAP entries and
  * rings of STATES steps: what its init functions allocate. */
@@ -502,7 +511,8 @@ static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned
 		/* Its query rows' pointers and room (vector scenes). */
 		if (pol->by_queries && sc->mode == SCENE_VECTOR)
 			bytes += group * sizeof(double *) +
-			         POLICY_WORK_DOUBLES(dim, cap) * sizeof(double);
+			         POLICY_WORK_DOUBLES(dim, cap) * sizeof(double) +
+			         (sc->q_pre ? 0 : memo_bytes(dim, group, cap));
 		/* Step states; marks; outputs; a batch's positions and weights. */
 		bytes += states * (sizeof(struct step_state) +
 		                   cap * (3 * sizeof(int) + 5 * sizeof(double))) +

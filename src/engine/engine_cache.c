@@ -250,6 +250,8 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		       dim * sizeof *c->keys);
 		if (policies[id]->by_key_norm)
 			c->slot_norm[slot] = key_norm(sc->k + (size_t)p * dim, sc->dim);
+		if (c->memo)
+			c->memo->fresh[slot] = 1;
 		if (p + PREFETCH_STEPS + KERNEL_LANES < sc->n)
 			prefetch_rows(sc, p + PREFETCH_STEPS);
 	}
@@ -326,6 +328,7 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 			view.scale = sc->scale;
 			view.work = c->work;
 			view.rope = sc->q_pre ? &c->rope : NULL;
+			view.memo = c->memo;
 		}
 		view.window = policy_run_window(id, &e->b, s);
 		if (view.window > 0) {

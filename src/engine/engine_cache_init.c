@@ -44,6 +44,9 @@ void cache_done(struct cache *c)
 	free(c->anchor);
 	free(c->qrows);
 	free(c->work);
+	free(c->memo);
+	free(c->memo_block);
+	free(c->memo_ints);
 	for (int i = 0; c->la && i < c->group; i++) {
 		free(c->la[i].qt);
 		free(c->la[i].logit);
@@ -62,6 +65,8 @@ void cache_reset_slots(struct cache *c)
 	c->hi = 0;
 	for (int i = 0; i < c->group; i++)
 		c->la[i].count = 0;
+	if (c->memo)
+		memset(c->memo->fresh, 1, (size_t)c->memo->slots);
 }
 
 static bool state_init(struct step_state *f, size_t cap, bool grouped)
@@ -154,6 +159,30 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 	return ok;
 }
 
+/* C's policy_memo, every slot fresh (cache_reset_slots). */
+static bool memo_init(struct cache *c, const struct scene *sc)
+{
+	const int slots = (c->cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
+	const size_t n = (size_t)slots;
+	c->memo = calloc(1, sizeof *c->memo);
+	c->memo_block = calloc(POLICY_MEMO_DOUBLES(sc->dim, c->group, slots), sizeof(double));
+	c->memo_ints = calloc((size_t)c->group + (n + sizeof(int) - 1) / sizeof(int), sizeof(int));
+	if (!c->memo || !c->memo_block || !c->memo_ints)
+		return false;
+	struct policy_memo *mo = c->memo;
+	mo->slot = c->slot;
+	mo->slots = slots;
+	mo->next = c->memo_ints;
+	mo->fresh = (unsigned char *)(c->memo_ints + c->group);
+	mo->tiles = c->memo_block;
+	mo->ring = mo->tiles + n * (size_t)sc->dim;
+	mo->vnorm = mo->ring + n * (size_t)c->group * POLICY_QUERIES_READ;
+	mo->mean = mo->vnorm + n;
+	mo->var = mo->mean + n;
+	memset(mo->fresh, 1, n);
+	return true;
+}
+
 bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc)
 {
 	const struct policy *pol = policies[id];
@@ -181,6 +210,8 @@ bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc)
 			                               .scale = sc->rope_scale,
 			                               .freq = sc->rope_freq,
 			                               .div = sc->rope_div};
+		else if (c->slot && !memo_init(c, sc))
+			return false;
 	}
 	if (pol->observe_window > 0) {
 		c->obs = malloc((size_t)c->group * n * sizeof *c->obs);

@@ -135,6 +135,11 @@ struct cache {
 	 * (POLICY_WORK_DOUBLES(dim, cap), policy_cache.work). */
 	const double **qrows;
 	double *work;
+	/* And in a vector scene, what its rule keeps by slot (policy_memo:
+	 * MEMO points into MEMO_BLOCK, its numbers, and MEMO_INTS). */
+	struct policy_memo *memo;
+	double *memo_block;
+	int *memo_ints;
 	/* And a model scene's rotary embedding (policy_cache.rope). */
 	struct policy_rope rope;
 	/* Grouped scores (design §2): the GROUP query heads that share this

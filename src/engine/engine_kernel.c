@@ -49,6 +49,8 @@ struct kernel_set {
 	void (*add_quot)(double *a, const double *x, double d, int len);
 	void (*quad_forms)(const double *cov, const double *keys, int nkeys, int dim, double *out);
 	void (*gram_upper)(const double *x, int m, int dim, double *out);
+	void (*ring_stats)(const double *ring, size_t stride, int nslots, const int *order, int m,
+	                   double *mean, double *var);
 };
 
 int kernel_tile_keys(int dim)
@@ -329,4 +331,10 @@ void kernel_quad_forms(const double *cov, const double *keys, int nkeys, int dim
 void kernel_gram_upper(const double *x, int m, int dim, double *out)
 {
 	kernels()->gram_upper(x, m, dim, out);
+}
+
+void kernel_ring_stats(const double *ring, size_t stride, int nslots, const int *order, int m,
+                       double *mean, double *var)
+{
+	kernels()->ring_stats(ring, stride, nslots, order, m, mean, var);
 }

@@ -114,6 +114,14 @@ void kernel_quad_forms(const double *cov, const double *keys, int nkeys, int dim
  * diagonal may be written too, each with its mirror image's value. */
 void kernel_gram_upper(const double *x, int m, int dim, double *out);
 
+/* For each slot s < NSLOTS, of the M numbers ring[order[r] * stride + s]
+ * (r = 0 .. m - 1): their mean, summed over r ascending from 0.0 and
+ * divided by M, into mean[s], and the mean of their squared deviations
+ * from it, (x - mean)(x - mean) summed the same way and divided by M, into
+ * var[s]. */
+void kernel_ring_stats(const double *ring, size_t stride, int nslots, const int *order, int m,
+                       double *mean, double *var);
+
 /* The variants of engine_kernel_select (h2o/engine.h), widest first:
  * portable is SSE2 or another machine's 128-bit vectors ("vec2"), or
  * plain C with compilers without vector extensions ("plain"). */

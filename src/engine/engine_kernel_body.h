@@ -586,6 +586,69 @@ KTARGET static void FN(gram_upper)(const double *x, int m, int dim, double *out)
 		}
 }
 
+/* Eight vectors of slots at once, each lane's two chains over r in order
+ * (engine_kernel.h); then single vectors, then single slots. */
+KTARGET static void FN(ring_stats)(const double *ring, size_t stride, int nslots, const int *order,
+                                   int m, double *mean, double *var)
+{
+	int s = 0;
+	for (; s + 8 * VW <= nslots; s += 8 * VW) {
+		ACC8(ACC_DECL)
+		for (int r = 0; r < m; r++) {
+			const double *row = ring + (size_t)order[r] * stride + s;
+#define STEP(c) a##c += VLOAD(row + (c)*VW);
+			ACC8(STEP)
+#undef STEP
+		}
+#define MEAN(c) const V u##c = a##c / (double)m;
+		ACC8(MEAN)
+#undef MEAN
+#define PUT(c) VSTORE(mean + s + (c)*VW, u##c);
+		ACC8(PUT)
+#undef PUT
+		{
+			ACC8(ACC_DECL)
+			for (int r = 0; r < m; r++) {
+				const double *row = ring + (size_t)order[r] * stride + s;
+#define STEP(c)                                            \
+	{                                                  \
+		const V d##c = VLOAD(row + (c)*VW) - u##c; \
+		a##c += d##c * d##c;                       \
+	}
+				ACC8(STEP)
+#undef STEP
+			}
+#define PUT(c) VSTORE(var + s + (c)*VW, a##c / (double)m);
+			ACC8(PUT)
+#undef PUT
+		}
+	}
+	for (; s + VW <= nslots; s += VW) {
+		V a = {0}, b = {0};
+		for (int r = 0; r < m; r++)
+			a += VLOAD(ring + (size_t)order[r] * stride + s);
+		const V u = a / (double)m;
+		for (int r = 0; r < m; r++) {
+			const V d = VLOAD(ring + (size_t)order[r] * stride + s) - u;
+			b += d * d;
+		}
+		VSTORE(mean + s, u);
+		VSTORE(var + s, b / (double)m);
+	}
+	for (; s < nslots; s++) {
+		double a = 0.0, b = 0.0;
+		for (int r = 0; r < m; r++)
+			a += ring[(size_t)order[r] * stride + (size_t)s];
+		const double u = a / (double)m;
+		for (int r = 0; r < m; r++) {
+			const double d = ring[(size_t)order[r] * stride + (size_t)s] - u;
+			b += d * d;
+		}
+		mean[s] = u;
+		var[s] = b / (double)m;
+	}
+}
+
 static const struct kernel_set FN(kernels) = {
         .slot_logits = FN(slot_logits),
         .rows_logits8 = FN(rows_logits8),
@@ -603,6 +666,7 @@ static const struct kernel_set FN(kernels) = {
         .add_quot = FN(add_quot),
         .quad_forms = FN(quad_forms),
         .gram_upper = FN(gram_upper),
+        .ring_stats = FN(ring_stats),
 };
 
 #undef OUT_ROW_SPAN

@@ -21,27 +21,34 @@
  * with the prompt's last queries, and at every step after it, over the
  * keys held then, with the last queries asked by then. kvpress' prefill
  * takes every query of the prompt after the sinks: the same for a prompt
- * of up to 68 tokens; the window keeps each step's cost bounded (64 x
- * dim x dim per head) where the whole run's would grow with the square of
- * its length. An attention scene has no keys: it is refused there
- * (engine.h); a caller without keys or queries gets the B newest.
+ * of up to 68 tokens; the window keeps each step's cost bounded where the
+ * whole run's would grow with the square of its length. An attention
+ * scene has no keys: it is refused there (engine.h); a caller without
+ * keys or queries gets the B newest.
  *
  * The numbers, per query head h of the group in order, over the queries of
- * positions max(4, seen - 64) .. seen - 1: the mean mu_d, the queries'
- * component d summed in position order from 0.0 and divided by their
- * count m; the covariance S_ab, (q_a - mu_a)(q_b - mu_b) summed the
- * same way, divided by m. With a rotary embedding, for each pair k its
+ * positions max(4, seen - 64) .. seen - 1 (m of them). Without a rotary
+ * embedding (a vector scene), mu . k and k' S k are the mean and the
+ * variance of k's projections on those queries, and are computed so: for
+ * each entry j after the sinks, each projection q . k_j summed in index
+ * order from 0.0; their mean summed in position order from 0.0, divided
+ * by m; (x - mean)(x - mean) summed the same way, divided by m; z_j =
+ * mean s + variance (s s) / 2 (projected_z, which keeps the projections
+ * from step to step in the caller's memo). With one (a model scene): the
+ * mean mu_d, the queries' component d summed in position order from 0.0
+ * and divided by m; the covariance S_ab, (q_a - mu_a)(q_b - mu_b) summed
+ * the same way, divided by m. Then for each pair k its
  * mean cosine c_k and sine s_k over positions seen .. seen + 511 (the
  * model's float32 angle, cosf and sinf made double, summed in position
  * order from 0.0, divided by 512), R the matrix that turns pair k's rows
  * (a, b) by them (R_aa = R_bb = c_k, R_ab = -s_k, R_ba = s_k, kvpress'
  * cos * I + sin * P in the model's pairing); mu becomes R mu and S
  * becomes R (S R'), each product's sum over the pair's two terms in
- * index order (the zeros of R add nothing). Then for each entry j after
+ * index order (the zeros of R add nothing); and for each entry j after
  * the sinks,
  * z_j = (mu . k_j) s + (sum_a k_ja (sum_b S_ba k_jb)) (s s) / 2, every sum
  * in index order from 0.0 (S_ba: column a of S, which is row a but for
- * the rotation's roundings); the softmax of the z_j (their largest taken
+ * the rotation's roundings). Then the softmax of the z_j (their largest taken
  * away, exp, summed in cache order from 0.0, each divided by the sum),
  * added to the entry's score. Then each score divided by the heads'
  * count and multiplied by its value's norm (its squares summed in index
@@ -207,6 +214,75 @@ void policy_rope_turn(const struct policy_rope *rope, int dim, const double *cs,
 	}
 }
 
+/* A vector scene's z_j into Z for each entry j after the sinks, of query
+ * head H's queries of positions FIRST .. C->seen - 1 (the header's
+ * projections); X is room for EXPECTED_QUERIES numbers. Without a memo,
+ * each entry's projections are computed here; with one, each is computed
+ * once while the key and the query are both in view, into the memo's ring
+ * (slot s's projection of position p at ring + (p mod 64) * slots + s), a
+ * new query's onto every slot at once by the logit kernel. Either way
+ * every number is the same dot, summed the same way. */
+static void projected_z(const struct policy_cache *c, int h, int first, double *z, double *x)
+{
+	const size_t dim = (size_t)c->dim;
+	const int m = c->seen - first, ns = EXPECTED_SINKS;
+	const double s = c->scale, *q = c->queries[h];
+	struct policy_memo *mo = c->memo;
+	if (!mo) {
+		for (int j = ns; j < c->len; j++) {
+			const double *k = c->keys + (size_t)j * dim;
+			for (int r = 0; r < m; r++)
+				x[r] = dot_of(q + (size_t)(first + r) * dim, k, c->dim);
+			double mean = 0.0, var = 0.0;
+			for (int r = 0; r < m; r++)
+				mean += x[r];
+			mean /= (double)m;
+			for (int r = 0; r < m; r++) {
+				const double d = x[r] - mean;
+				var += d * d;
+			}
+			var /= (double)m;
+			z[j] = mean * s + var * (s * s) / 2.0;
+		}
+		return;
+	}
+	const size_t stride = (size_t)mo->slots;
+	double *ring = mo->ring + (size_t)h * EXPECTED_QUERIES * stride;
+	/* Positions FIRST .. LIM - 1 are in the ring for every slot that is
+	 * not fresh; a memo ahead of this step (a cache put back) has none. */
+	const int next = mo->next[h] > c->seen ? 0 : mo->next[h];
+	const int lim = next < first ? first : next;
+	int tiles = 0;
+	for (int j = ns; j < c->len; j++) {
+		const int sl = mo->slot[j];
+		tiles = sl / KERNEL_LANES + 1 > tiles ? sl / KERNEL_LANES + 1 : tiles;
+		if (!mo->fresh[sl])
+			continue;
+		const double *k = c->keys + (size_t)j * dim;
+		for (int p = first; p < lim; p++)
+			ring[(size_t)(p % EXPECTED_QUERIES) * stride + (size_t)sl] =
+			        dot_of(q + (size_t)p * dim, k, c->dim);
+	}
+	for (int p = lim; p < c->seen; p++)
+		kernel_slot_logits(mo->tiles, tiles, c->dim, q + (size_t)p * dim, 1.0,
+		                   ring + (size_t)(p % EXPECTED_QUERIES) * stride);
+	mo->next[h] = c->seen;
+	int order[EXPECTED_QUERIES];
+	for (int r = 0; r < m; r++)
+		order[r] = (first + r) % EXPECTED_QUERIES;
+	kernel_ring_stats(ring, stride, tiles * KERNEL_LANES, order, m, mo->mean, mo->var);
+	for (int j = ns; j < c->len; j++) {
+		const int sl = mo->slot[j];
+		z[j] = mo->mean[sl] * s + mo->var[sl] * (s * s) / 2.0;
+	}
+}
+
+/* The L2 norm of V's DIM numbers, as the header sums it. */
+static double norm_of(const double *v, int dim)
+{
+	return sqrt(dot_of(v, v, dim));
+}
+
 /* Into C->rank, each entry's score (C->len > EXPECTED_SINKS). */
 static void expected_scores(const struct policy_cache *c)
 {
@@ -214,25 +290,40 @@ static void expected_scores(const struct policy_cache *c)
 	double *mu = c->work, *cov = mu + dim, *z = cov + (size_t)dim * (size_t)dim;
 	double *cs = z + c->len, *sn = cs + dim / 2, *x = cs + dim;
 	double *score = c->rank;
+	struct policy_memo *mo = c->rope ? NULL : c->memo;
 	if (c->rope)
 		policy_rope_mean(c->rope, dim, c->seen, cs, sn);
+	/* A memo's fresh slots: their keys into its tiles, their values'
+	 * norms. */
+	for (int j = ns; mo && j < c->len; j++) {
+		const int sl = mo->slot[j];
+		if (!mo->fresh[sl])
+			continue;
+		kernel_put_key(mo->tiles, sl, c->keys + (size_t)j * (size_t)dim, dim);
+		if (c->values)
+			mo->vnorm[sl] = norm_of(c->values + (size_t)c->pos[j] * (size_t)dim, dim);
+	}
 	const int first = c->seen - EXPECTED_QUERIES > ns ? c->seen - EXPECTED_QUERIES : ns;
 	for (int j = ns; j < c->len; j++)
 		score[j] = 0.0;
 	for (int h = 0; h < heads; h++) {
-		query_stats(c, h, first, mu, cov, x);
-		if (c->rope)
-			policy_rope_turn(c->rope, dim, cs, sn, mu, cov);
-		/* Z holds each entry's quadratic form, then its z_j. */
 		double top = -INFINITY;
-		kernel_quad_forms(cov, c->keys + (size_t)ns * (size_t)dim, c->len - ns, dim,
-		                  z + ns);
-		for (int j = ns; j < c->len; j++) {
-			const double *k = c->keys + (size_t)j * (size_t)dim;
-			const double quad = z[j];
-			z[j] = dot_of(mu, k, dim) * c->scale + quad * (c->scale * c->scale) / 2.0;
-			top = z[j] > top ? z[j] : top;
+		if (c->rope) {
+			query_stats(c, h, first, mu, cov, x);
+			policy_rope_turn(c->rope, dim, cs, sn, mu, cov);
+			/* Z holds each entry's quadratic form, then its z_j. */
+			kernel_quad_forms(cov, c->keys + (size_t)ns * (size_t)dim, c->len - ns, dim,
+			                  z + ns);
+			for (int j = ns; j < c->len; j++) {
+				const double *k = c->keys + (size_t)j * (size_t)dim;
+				z[j] = dot_of(mu, k, dim) * c->scale +
+				       z[j] * (c->scale * c->scale) / 2.0;
+			}
+		} else {
+			projected_z(c, h, first, z, x);
 		}
+		for (int j = ns; j < c->len; j++)
+			top = z[j] > top ? z[j] : top;
 		double sum = 0.0;
 		for (int j = ns; j < c->len; j++) {
 			z[j] = exp(z[j] - top);
@@ -241,12 +332,16 @@ static void expected_scores(const struct policy_cache *c)
 		for (int j = ns; j < c->len; j++)
 			score[j] += z[j] / sum;
 	}
+	for (int j = ns; mo && j < c->len; j++)
+		mo->fresh[mo->slot[j]] = 0;
 	double top = -INFINITY;
 	for (int j = ns; j < c->len; j++) {
 		score[j] /= heads;
 		if (c->values) {
-			const double *v = c->values + (size_t)c->pos[j] * (size_t)dim;
-			score[j] = (score[j] + 0.0) * sqrt(dot_of(v, v, dim));
+			const double norm =
+			        mo ? mo->vnorm[mo->slot[j]]
+			           : norm_of(c->values + (size_t)c->pos[j] * (size_t)dim, dim);
+			score[j] = (score[j] + 0.0) * norm;
 		}
 		top = score[j] > top ? score[j] : top;
 	}

@@ -185,6 +185,9 @@ struct policy_cache {
 	double scale;
 	double *work;
 	const struct policy_rope *rope;
+	/* With QUERIES and no ROPE, or NULL: what the rule keeps of its own
+	 * from step to step (struct policy_memo). */
+	struct policy_memo *memo;
 };
 
 /* A rule that reads the queries reads at most this many rows before SEEN
@@ -195,6 +198,32 @@ struct policy_cache {
 /* The room a rule that reads the queries has of its own
  * (policy_cache.work), for DIM and up to LEN entries. */
 #define POLICY_WORK_DOUBLES(dim, len) ((dim) * ((dim) + 2 + POLICY_QUERIES_READ) + (len))
+
+/*
+ * What a rule that reads the queries of a vector scene keeps from step to
+ * step, by key slot: the caller holds each entry's key in a slot (SLOT[i],
+ * entry i's, below SLOTS) from the step it is appended until it is
+ * evicted, and sets FRESH[s] whenever slot s takes a key (every slot when
+ * it puts the cache back to an earlier step); the rest is the rule's,
+ * zeroed by the caller at the start. What the rule keeps is a function of the keys in the
+ * slots and of the queries asked, so a result never depends on it: only
+ * how much is computed again does.
+ */
+struct policy_memo {
+	const int *slot;
+	int slots;                  /* a multiple of 8 */
+	unsigned char *fresh;       /* SLOTS */
+	int *next;                  /* HEADS */
+	double *tiles;              /* SLOTS x dim */
+	double *ring;               /* HEADS x POLICY_QUERIES_READ x SLOTS */
+	double *vnorm, *mean, *var; /* SLOTS each */
+};
+
+/* The numbers (doubles) a policy_memo's rule-owned arrays hold, for DIM,
+ * HEADS query heads and SLOTS slots (a multiple of 8); its NEXT has HEADS
+ * ints, its FRESH SLOTS bytes. */
+#define POLICY_MEMO_DOUBLES(dim, heads, slots) \
+	((size_t)(slots) * ((size_t)(dim) + (size_t)(heads)*POLICY_QUERIES_READ + 3))
 
 /* A model's rotary embedding (include/model/h2o/llama.h, llama_rope_of):
  * pair k of a head of dim rows (rows 2k and 2k + 1, or with NEOX rows k
