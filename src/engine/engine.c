@@ -217,14 +217,14 @@ const int *engine_positions(const struct engine *e, enum policy_id p)
 {
 	if (!runs(e, p))
 		return no_positions;
-	return p == POLICY_FULL ? e->f.iota : state_of(&e->c[p], e->t)->kpos;
+	return p == POLICY_FULL ? e->f.iota : state_kept(state_of(&e->c[p], e->t));
 }
 
 const double *engine_scores(const struct engine *e, enum policy_id p)
 {
 	if (!runs(e, p))
 		return no_scores;
-	return p == POLICY_FULL ? e->f.score : state_of(&e->c[p], e->t)->kscore;
+	return p == POLICY_FULL ? e->f.score : state_kept_scores(state_of(&e->c[p], e->t));
 }
 
 /* Steps from .. from + count - 1 of the caches that evict, in two parts
@@ -237,6 +237,8 @@ struct run_job {
 	int order[2][POLICY_COUNT], n[2];
 	int from, count;
 	bool outputs, share;
+	/* Steps may be the full cache's (may_alias). */
+	bool alias;
 };
 
 /* Whether the caches that evict A and B held the same positions after step
@@ -250,8 +252,9 @@ static bool same_positions(const struct engine *e, int a, int b, int s)
 		return false;
 	if (n == 0)
 		return true;
-	return x->kpos[0] == y->kpos[0] && x->kpos[n - 1] == y->kpos[n - 1] &&
-	       memcmp(x->kpos, y->kpos, (size_t)n * sizeof *x->kpos) == 0;
+	const int *xp = state_kept(x), *yp = state_kept(y);
+	return xp[0] == yp[0] && xp[n - 1] == yp[n - 1] &&
+	       memcmp(xp, yp, (size_t)n * sizeof *xp) == 0;
 }
 
 /* Whether cache I held every position before step S, as the full cache
@@ -286,6 +289,19 @@ static int lead_of(const struct run_job *job, int part, int k, int s)
 	return -1;
 }
 
+/* Whether cache I's step S, led by LEAD, is the full cache's (engine_cache.c,
+ * "Steps of the full cache"): it holds every position and copies the full
+ * cache's weights, and its rule evicts nothing from then on, being one
+ * that grows after the prompt, past it. The job's steps are all in the
+ * full cache's block and its scores are kept step by step (not lazy), so
+ * a step's record can read them. */
+static bool may_alias(const struct run_job *job, int i, int s, int lead)
+{
+	const struct engine *e = job->e;
+	return job->alias && lead == POLICY_FULL && policies[i]->grows &&
+	       (e->b.prompt < 1 || s > e->b.prompt);
+}
+
 static void run_part(void *arg, int part)
 {
 	const struct run_job *job = arg;
@@ -295,8 +311,10 @@ static void run_part(void *arg, int part)
 		struct cache *c = &e->c[i];
 		if (job->outputs)
 			cache_outputs_begin(c, job->from, job->count);
-		for (int s = job->from; s < job->from + job->count; s++)
-			cache_step(e, (enum policy_id)i, c, s, lead_of(job, part, k, s));
+		for (int s = job->from; s < job->from + job->count; s++) {
+			const int lead = lead_of(job, part, k, s);
+			cache_step(e, (enum policy_id)i, c, s, lead, may_alias(job, i, s, lead));
+		}
 		if (job->outputs)
 			cache_outputs_end(e, c, job->count);
 	}
@@ -378,6 +396,18 @@ static bool step(struct engine *e, struct step_record *rec, bool figures)
 		 * weights. */
 		if (job.share && evicting > 0 && runs(e, POLICY_FULL))
 			full_reach(e, s - 1);
+		/* Steps that are the full cache's need all of the job's in its
+		 * block; a cache whose last step was one and whose next may
+		 * not be gets its positions and scores written out first, while
+		 * the full cache's scores are still those of step s - 1. */
+		job.alias = job.share && runs(e, POLICY_FULL) && !e->f.lazy &&
+		            full_holds(&e->f, s - 1) && full_holds(&e->f, s - 2 + job.count);
+		for (int i = 0; !job.alias && i < POLICY_COUNT; i++)
+			if (i != POLICY_FULL && runs(e, i) &&
+			    state_of(&e->c[i], s - 1)->alias_pos) {
+				engine_sync_full(e);
+				cache_unalias(e, &e->c[i], s - 1);
+			}
 		/* The caches that evict do not depend on each other: with
 		 * the full cache beside them (a run over the whole scene,
 		 * where the helper is around), half of them on the helper
@@ -505,14 +535,17 @@ static size_t memory_of(const struct scene *sc, const struct budget *b, unsigned
 			bytes += cap * sizeof(double);
 		if (pol->per_kv_head)
 			bytes += cap * sizeof(int);
-		/* Its key rows and anchor (vector scenes). */
+		/* Its anchor, and what it keeps by slot (vector scenes; the
+		 * rule reads the keys from their slots). */
 		if (pol->by_keys && sc->mode == SCENE_VECTOR)
-			bytes += (cap + 1) * dim * sizeof(double);
+			bytes += dim * sizeof(double) +
+			         (pol->by_queries && sc->q_pre
+			                  ? 0
+			                  : memo_bytes(dim, pol->by_queries ? group : 0, cap));
 		/* Its query rows' pointers and room (vector scenes). */
 		if (pol->by_queries && sc->mode == SCENE_VECTOR)
 			bytes += group * sizeof(double *) +
-			         POLICY_WORK_DOUBLES(dim, cap) * sizeof(double) +
-			         (sc->q_pre ? 0 : memo_bytes(dim, group, cap));
+			         POLICY_WORK_DOUBLES(dim, cap) * sizeof(double);
 		/* Step states; marks; outputs; a batch's positions and weights. */
 		bytes += states * (sizeof(struct step_state) +
 		                   cap * (3 * sizeof(int) + 5 * sizeof(double))) +

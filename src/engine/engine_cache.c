@@ -223,20 +223,69 @@ static void copy_lead(const struct engine *e, struct cache *c, int lead, int s,
 }
 
 /*
+ * Steps of the full cache: a cache that holds every position, as the full
+ * cache does, and whose rule will never evict again (a policy that grows,
+ * past the prompt) is the full cache in all but name. Its step takes the
+ * full cache's weights, as a shared step does, and its positions and
+ * scores too: they would be the same numbers (the scores add the same
+ * weights in the same order, 0.0 + w for the newest), so they are
+ * neither copied nor summed, which on a long scene is most of what such a
+ * cache costs. The state points at the full cache's (alias_pos,
+ * alias_score), which hold this step's while its record lives;
+ * cache_unalias writes them into the cache's own arrays when a step that
+ * is not the full cache's follows.
+ */
+static void alias_full(const struct engine *e, struct cache *c, int s, struct step_state *f)
+{
+	const int row = s - 1 - e->f.first;
+	f->w = e->f.w + (size_t)row * (size_t)e->sc->n;
+	f->max = e->f.max[row];
+	f->sum = e->f.sum[row];
+	f->alias_pos = e->f.iota;
+	f->alias_score = e->f.score;
+	f->klen = f->len;
+	f->n_ev = 0;
+	f->cutoff_pos = -1;
+	f->cutoff_value = 0.0;
+	if (c->brow >= 0) {
+		c->uk[f->len - 1] = c->ub + c->brow;
+		c->brow++;
+	}
+	for (int i = 0; c->la && i < c->group; i++)
+		c->la[i].count = 0;
+}
+
+void cache_unalias(const struct engine *e, struct cache *c, int t)
+{
+	struct step_state *f = state_of(c, t);
+	if (!f->alias_pos)
+		return;
+	memcpy(f->kpos, e->f.iota, (size_t)f->klen * sizeof *f->kpos);
+	memcpy(f->kscore, e->f.score, (size_t)f->klen * sizeof *f->kscore);
+	f->alias_pos = NULL;
+	f->alias_score = NULL;
+}
+
+/*
  * Spec §2 for cache ID at step S (position p = S - 1), into step S's state
  * from the cache in step S - 1's: append p, the softmax of this step's logits
  * over the positions held, the scores, and eviction by the policy; in a
  * batch with outputs (cache_outputs_begin), this step's row of its weights. The
  * output itself is cache_outputs_end's.
  */
-void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s, int lead)
+void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s, int lead,
+                bool alias)
 {
 	const struct scene *sc = e->sc;
 	const struct step_state *prev = state_of(c, s - 1);
 	struct step_state *f = state_of(c, s);
 	const int p = s - 1, n = prev->klen;
-	memcpy(f->pos, prev->kpos, (size_t)n * sizeof *f->pos);
-	f->pos[n] = p;
+	f->alias_pos = NULL;
+	f->alias_score = NULL;
+	if (!alias) {
+		memcpy(f->pos, prev->kpos, (size_t)n * sizeof *f->pos);
+		f->pos[n] = p;
+	}
 	f->len = n + 1;
 	double *w = f->w_own;
 	f->w = w;
@@ -248,7 +297,7 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		c->hi = slot >= c->hi ? slot + 1 : c->hi;
 		memcpy(c->keys + (size_t)slot * dim, sc->k + (size_t)p * dim,
 		       dim * sizeof *c->keys);
-		if (policies[id]->by_key_norm)
+		if (policies[id]->by_key_norm || policies[id]->by_keys)
 			c->slot_norm[slot] = key_norm(sc->k + (size_t)p * dim, sc->dim);
 		if (c->memo)
 			c->memo->fresh[slot] = 1;
@@ -256,6 +305,10 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 			prefetch_rows(sc, p + PREFETCH_STEPS);
 	}
 	f->lead = lead;
+	if (alias) {
+		alias_full(e, c, s, f);
+		return;
+	}
 	if (lead >= 0) {
 		copy_lead(e, c, lead, s, prev, f);
 	} else if (c->group > 1) {
@@ -312,13 +365,15 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		                            .kv_heads = 1,
 		                            .order = c->order};
 		view.kv_head = sc->parent ? sc->view_head / c->group : 0;
-		if (pol->by_keys && c->krows) {
-			for (int j = 0; j < f->len; j++)
-				memcpy(c->krows + (size_t)j * dim,
-				       c->keys + (size_t)c->slot[j] * dim, dim * sizeof *c->krows);
-			view.keys = c->krows;
+		if (pol->by_keys && c->anchor) {
+			view.keys = c->keys;
+			view.key_slot = c->slot;
 			view.dim = sc->dim;
 			view.anchor = c->anchor;
+			for (int j = 0; j < f->len; j++)
+				c->key_norm[j] = c->slot_norm[c->slot[j]];
+			view.key_norm = c->key_norm;
+			view.memo = c->memo;
 		}
 		if (pol->by_queries && c->qrows && view.keys) {
 			view.queries = c->qrows;
@@ -328,7 +383,6 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 			view.scale = sc->scale;
 			view.work = c->work;
 			view.rope = sc->q_pre ? &c->rope : NULL;
-			view.memo = c->memo;
 		}
 		view.window = policy_run_window(id, &e->b, s);
 		if (view.window > 0) {
@@ -393,8 +447,9 @@ void cache_outputs_begin(struct cache *c, int s0, int count)
 		return;
 	const struct step_state *prev = state_of(c, s0 - 1);
 	const int len = prev->klen;
+	const int *kept = state_kept(prev);
 	for (int j = 0; j < len; j++) {
-		c->u_pos[j] = prev->kpos[j];
+		c->u_pos[j] = kept[j];
 		c->uk[j] = j;
 	}
 	for (int k = 0; k < count; k++)
@@ -490,6 +545,8 @@ void cache_restore(const struct engine *e, struct cache *c, int t, int len, cons
 {
 	struct step_state *f = state_of(c, t);
 	f->klen = len;
+	f->alias_pos = NULL;
+	f->alias_score = NULL;
 	memcpy(f->kpos, pos, (size_t)len * sizeof *f->kpos);
 	memcpy(f->kscore, score, (size_t)len * sizeof *f->kscore);
 	if (!c->slot)

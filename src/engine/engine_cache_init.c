@@ -40,7 +40,6 @@ void cache_done(struct cache *c)
 	free(c->ozero);
 	free(c->rank);
 	free(c->order);
-	free(c->krows);
 	free(c->anchor);
 	free(c->qrows);
 	free(c->work);
@@ -159,24 +158,25 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
 	return ok;
 }
 
-/* C's policy_memo, every slot fresh (cache_reset_slots). */
-static bool memo_init(struct cache *c, const struct scene *sc)
+/* C's policy_memo for HEADS query heads, every slot fresh
+ * (cache_reset_slots). */
+static bool memo_init(struct cache *c, const struct scene *sc, int heads)
 {
 	const int slots = (c->cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
 	const size_t n = (size_t)slots;
 	c->memo = calloc(1, sizeof *c->memo);
-	c->memo_block = calloc(POLICY_MEMO_DOUBLES(sc->dim, c->group, slots), sizeof(double));
-	c->memo_ints = calloc((size_t)c->group + (n + sizeof(int) - 1) / sizeof(int), sizeof(int));
+	c->memo_block = calloc(POLICY_MEMO_DOUBLES(sc->dim, heads, slots), sizeof(double));
+	c->memo_ints = calloc((size_t)heads + (n + sizeof(int) - 1) / sizeof(int), sizeof(int));
 	if (!c->memo || !c->memo_block || !c->memo_ints)
 		return false;
 	struct policy_memo *mo = c->memo;
-	mo->slot = c->slot;
 	mo->slots = slots;
 	mo->next = c->memo_ints;
-	mo->fresh = (unsigned char *)(c->memo_ints + c->group);
+	mo->fresh = (unsigned char *)(c->memo_ints + heads);
 	mo->tiles = c->memo_block;
-	mo->ring = mo->tiles + n * (size_t)sc->dim;
-	mo->vnorm = mo->ring + n * (size_t)c->group * POLICY_QUERIES_READ;
+	mo->rows = mo->tiles + n * (size_t)sc->dim;
+	mo->ring = mo->rows + n * (size_t)sc->dim;
+	mo->vnorm = mo->ring + n * (size_t)heads * POLICY_QUERIES_READ;
 	mo->mean = mo->vnorm + n;
 	mo->var = mo->mean + n;
 	memset(mo->fresh, 1, n);
@@ -188,9 +188,13 @@ bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc)
 	const struct policy *pol = policies[id];
 	const size_t n = (size_t)c->cap;
 	if (pol->by_keys && c->keys) {
-		c->krows = malloc(n * (size_t)sc->dim * sizeof *c->krows);
 		c->anchor = malloc((size_t)sc->dim * sizeof *c->anchor);
-		if (!c->krows || !c->anchor)
+		if (!c->anchor)
+			return false;
+		/* What the rule keeps by slot; Expected Attention keeps none
+		 * on a model scene, whose statistics RoPE turns. */
+		if (c->slot && !(pol->by_queries && sc->q_pre) &&
+		    !memo_init(c, sc, pol->by_queries ? c->group : 0))
 			return false;
 	}
 	if (pol->by_queries && c->la) {
@@ -210,8 +214,6 @@ bool cache_init_rule(struct cache *c, enum policy_id id, const struct scene *sc)
 			                               .scale = sc->rope_scale,
 			                               .freq = sc->rope_freq,
 			                               .div = sc->rope_div};
-		else if (c->slot && !memo_init(c, sc))
-			return false;
 	}
 	if (pol->observe_window > 0) {
 		c->obs = malloc((size_t)c->group * n * sizeof *c->obs);

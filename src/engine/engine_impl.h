@@ -68,6 +68,13 @@ struct step_state {
 	 * (engine_cache.c, "Shared steps"): it attended the same positions;
 	 * -1 when the cache computed its own. */
 	int lead;
+	/* A step that is the full cache's in all but name (engine_cache.c,
+	 * "Steps of the full cache"): its positions are the full cache's
+	 * (ALIAS_POS, 0 .. len - 1) and its scores the full cache's of this
+	 * step (ALIAS_SCORE, the same numbers), and its own arrays of them are
+	 * not written; else both NULL. */
+	const int *alias_pos;
+	const double *alias_score;
 };
 
 /* Logits of the queries of steps first + 1 .. first + count against every
@@ -127,9 +134,9 @@ struct cache {
 	/* A policy with per_kv_head: room to order its entries (policy_cache.
 	 * order). */
 	int *order;
-	/* A policy with by_keys: entry i's key row at krows + i * dim
-	 * (policy_cache.keys, cap x dim), and room for its anchor (dim). */
-	double *krows, *anchor;
+	/* A policy with by_keys: room for its anchor (dim); its rule reads
+	 * the keys from their slots (policy_cache.key_slot). */
+	double *anchor;
 	/* A policy with by_queries: the query rows of each head of the group
 	 * (group pointers, policy_cache.queries) and the rule's room
 	 * (POLICY_WORK_DOUBLES(dim, cap), policy_cache.work). */
@@ -249,12 +256,23 @@ static inline struct step_state *state_of(const struct cache *c, int step)
 /* The positions step state F attended, and their scores. */
 static inline const int *state_attended(const struct step_state *f)
 {
-	return f->n_ev == 0 ? f->kpos : f->pos;
+	return f->alias_pos ? f->alias_pos : f->n_ev == 0 ? f->kpos : f->pos;
 }
 
 static inline const double *state_scores(const struct step_state *f)
 {
-	return f->n_ev == 0 ? f->kscore : f->score;
+	return f->alias_score ? f->alias_score : f->n_ev == 0 ? f->kscore : f->score;
+}
+
+/* The positions step state F kept (klen of them), and their scores. */
+static inline const int *state_kept(const struct step_state *f)
+{
+	return f->alias_pos ? f->alias_pos : f->kpos;
+}
+
+static inline const double *state_kept_scores(const struct step_state *f)
+{
+	return f->alias_score ? f->alias_score : f->kscore;
 }
 
 /* Steps a cache of CAP entries computes at once in a scene like SC. */
@@ -289,8 +307,15 @@ void cache_window_row(const double *q, const double *k, const double *attn, size
 /* Spec §2 for cache ID at step S, into S's state from S - 1's. LEAD: -1,
  * or the policy (a cache already stepped to S, or the full cache, its
  * block holding step S) that attended the very positions C attends at S:
- * its weights are copied instead of computed. */
-void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s, int lead);
+ * its weights are copied instead of computed. ALIAS: the step is the full
+ * cache's (LEAD is the full cache, and the rule will never evict again:
+ * engine.c's may_alias), so it is not computed at all. */
+void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int s, int lead,
+                bool alias);
+/* Write C's step T's positions and scores into its own arrays when it
+ * took the full cache's (alias_pos), the full cache's scores being those
+ * of step T. */
+void cache_unalias(const struct engine *e, struct cache *c, int t);
 /* The outputs of steps S0 .. S0 + COUNT - 1 of C, in one pass:
  * cache_outputs_begin before the steps, cache_outputs_end after them
  * (copied from the leads when every step had one). */

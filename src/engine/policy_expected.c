@@ -216,21 +216,21 @@ void policy_rope_turn(const struct policy_rope *rope, int dim, const double *cs,
 
 /* A vector scene's z_j into Z for each entry j after the sinks, of query
  * head H's queries of positions FIRST .. C->seen - 1 (the header's
- * projections); X is room for EXPECTED_QUERIES numbers. Without a memo,
+ * projections); X is room for EXPECTED_QUERIES numbers. Without a memo MO,
  * each entry's projections are computed here; with one, each is computed
  * once while the key and the query are both in view, into the memo's ring
  * (slot s's projection of position p at ring + (p mod 64) * slots + s), a
  * new query's onto every slot at once by the logit kernel. Either way
  * every number is the same dot, summed the same way. */
-static void projected_z(const struct policy_cache *c, int h, int first, double *z, double *x)
+static void projected_z(const struct policy_cache *c, struct policy_memo *mo, int h, int first,
+                        double *z, double *x)
 {
 	const size_t dim = (size_t)c->dim;
 	const int m = c->seen - first, ns = EXPECTED_SINKS;
 	const double s = c->scale, *q = c->queries[h];
-	struct policy_memo *mo = c->memo;
 	if (!mo) {
 		for (int j = ns; j < c->len; j++) {
-			const double *k = c->keys + (size_t)j * dim;
+			const double *k = policy_key(c, j);
 			for (int r = 0; r < m; r++)
 				x[r] = dot_of(q + (size_t)(first + r) * dim, k, c->dim);
 			double mean = 0.0, var = 0.0;
@@ -254,11 +254,11 @@ static void projected_z(const struct policy_cache *c, int h, int first, double *
 	const int lim = next < first ? first : next;
 	int tiles = 0;
 	for (int j = ns; j < c->len; j++) {
-		const int sl = mo->slot[j];
+		const int sl = c->key_slot[j];
 		tiles = sl / KERNEL_LANES + 1 > tiles ? sl / KERNEL_LANES + 1 : tiles;
 		if (!mo->fresh[sl])
 			continue;
-		const double *k = c->keys + (size_t)j * dim;
+		const double *k = policy_key(c, j);
 		for (int p = first; p < lim; p++)
 			ring[(size_t)(p % EXPECTED_QUERIES) * stride + (size_t)sl] =
 			        dot_of(q + (size_t)p * dim, k, c->dim);
@@ -272,7 +272,7 @@ static void projected_z(const struct policy_cache *c, int h, int first, double *
 		order[r] = (first + r) % EXPECTED_QUERIES;
 	kernel_ring_stats(ring, stride, tiles * KERNEL_LANES, order, m, mo->mean, mo->var);
 	for (int j = ns; j < c->len; j++) {
-		const int sl = mo->slot[j];
+		const int sl = c->key_slot[j];
 		z[j] = mo->mean[sl] * s + mo->var[sl] * (s * s) / 2.0;
 	}
 }
@@ -290,16 +290,16 @@ static void expected_scores(const struct policy_cache *c)
 	double *mu = c->work, *cov = mu + dim, *z = cov + (size_t)dim * (size_t)dim;
 	double *cs = z + c->len, *sn = cs + dim / 2, *x = cs + dim;
 	double *score = c->rank;
-	struct policy_memo *mo = c->rope ? NULL : c->memo;
+	struct policy_memo *mo = c->rope || !c->key_slot ? NULL : c->memo;
 	if (c->rope)
 		policy_rope_mean(c->rope, dim, c->seen, cs, sn);
 	/* A memo's fresh slots: their keys into its tiles, their values'
 	 * norms. */
 	for (int j = ns; mo && j < c->len; j++) {
-		const int sl = mo->slot[j];
+		const int sl = c->key_slot[j];
 		if (!mo->fresh[sl])
 			continue;
-		kernel_put_key(mo->tiles, sl, c->keys + (size_t)j * (size_t)dim, dim);
+		kernel_put_key(mo->tiles, sl, policy_key(c, j), dim);
 		if (c->values)
 			mo->vnorm[sl] = norm_of(c->values + (size_t)c->pos[j] * (size_t)dim, dim);
 	}
@@ -312,15 +312,15 @@ static void expected_scores(const struct policy_cache *c)
 			query_stats(c, h, first, mu, cov, x);
 			policy_rope_turn(c->rope, dim, cs, sn, mu, cov);
 			/* Z holds each entry's quadratic form, then its z_j. */
-			kernel_quad_forms(cov, c->keys + (size_t)ns * (size_t)dim, c->len - ns, dim,
-			                  z + ns);
+			for (int j = ns; j < c->len; j++)
+				kernel_quad_forms(cov, policy_key(c, j), 1, dim, z + j);
 			for (int j = ns; j < c->len; j++) {
-				const double *k = c->keys + (size_t)j * (size_t)dim;
+				const double *k = policy_key(c, j);
 				z[j] = dot_of(mu, k, dim) * c->scale +
 				       z[j] * (c->scale * c->scale) / 2.0;
 			}
 		} else {
-			projected_z(c, h, first, z, x);
+			projected_z(c, mo, h, first, z, x);
 		}
 		for (int j = ns; j < c->len; j++)
 			top = z[j] > top ? z[j] : top;
@@ -333,13 +333,13 @@ static void expected_scores(const struct policy_cache *c)
 			score[j] += z[j] / sum;
 	}
 	for (int j = ns; mo && j < c->len; j++)
-		mo->fresh[mo->slot[j]] = 0;
+		mo->fresh[c->key_slot[j]] = 0;
 	double top = -INFINITY;
 	for (int j = ns; j < c->len; j++) {
 		score[j] /= heads;
 		if (c->values) {
 			const double norm =
-			        mo ? mo->vnorm[mo->slot[j]]
+			        mo ? mo->vnorm[c->key_slot[j]]
 			           : norm_of(c->values + (size_t)c->pos[j] * (size_t)dim, dim);
 			score[j] = (score[j] + 0.0) * norm;
 		}

@@ -33,28 +33,53 @@ static double norm_of(const double *x, int dim)
 	return sqrt(s);
 }
 
-/* Into C->rank, each entry's score; C->anchor gets the anchor. */
+/* Into C->rank, each entry's score; C->anchor gets the anchor. With a
+ * memo, each key divided by its norm is kept in ROWS (the same quotients,
+ * so the same sums) and the keys in TILES, whose dots with the anchor the
+ * logit kernel takes a slot per lane (each the same chain over the index:
+ * a product is the same either way round). */
 static void keydiff_scores(const struct policy_cache *c)
 {
 	const int dim = c->dim;
+	struct policy_memo *mo = c->key_slot ? c->memo : NULL;
 	double *a = c->anchor;
 	for (int d = 0; d < dim; d++)
 		a[d] = 0.0;
+	int tiles = 0;
 	for (int j = 0; j < c->len; j++) {
-		const double *k = c->keys + (size_t)j * (size_t)dim;
-		const double n = norm_of(k, dim);
+		const double *k = policy_key(c, j);
+		const double n = c->key_norm ? c->key_norm[j] : norm_of(k, dim);
 		c->rank[j] = n; /* kept for the cosine below */
 		const double div = n > 1e-12 ? n : 1e-12;
-		kernel_add_quot(a, k, div, dim);
+		if (!mo) {
+			kernel_add_quot(a, k, div, dim);
+			continue;
+		}
+		const int sl = c->key_slot[j];
+		double *u = mo->rows + (size_t)sl * (size_t)dim;
+		if (mo->fresh[sl]) {
+			for (int d = 0; d < dim; d++)
+				u[d] = k[d] / div;
+			kernel_put_key(mo->tiles, sl, k, dim);
+			mo->fresh[sl] = 0;
+		}
+		kernel_add(a, u, dim);
+		tiles = sl / KERNEL_LANES + 1 > tiles ? sl / KERNEL_LANES + 1 : tiles;
 	}
 	for (int d = 0; d < dim; d++)
 		a[d] /= c->len;
 	const double na = norm_of(a, dim);
+	if (mo)
+		kernel_slot_logits(mo->tiles, tiles, dim, a, 1.0, mo->mean);
 	for (int j = 0; j < c->len; j++) {
-		const double *k = c->keys + (size_t)j * (size_t)dim;
 		double dot = 0.0;
-		for (int d = 0; d < dim; d++)
-			dot += k[d] * a[d];
+		if (mo) {
+			dot = mo->mean[c->key_slot[j]];
+		} else {
+			const double *k = policy_key(c, j);
+			for (int d = 0; d < dim; d++)
+				dot += k[d] * a[d];
+		}
 		const double den = c->rank[j] * na;
 		c->rank[j] = -dot / (den > 1e-8 ? den : 1e-8);
 	}

@@ -161,9 +161,14 @@ struct policy_cache {
 	enum policy_pool pool;
 	enum policy_alloc alloc; /* AdaKV's split (policy_ada_select) */
 	/* For a policy with by_keys: entry i's key row, DIM numbers at
-	 * keys + i * dim, or NULL in an attention scene, which has none; and
-	 * room for DIM numbers of the rule's own (anchor). */
+	 * keys + i * dim, or with KEY_SLOT at keys + key_slot[i] * dim (the
+	 * engine's rows by slot, which it need not copy; policy_key reads
+	 * either), or NULL in an attention scene, which has none; and room for
+	 * DIM numbers of the rule's own (anchor). A caller may give a by_keys
+	 * rule the keys' L2 norms too (key_norm, each key's squares summed in
+	 * index order from 0.0, the square root). */
 	const double *keys;
+	const int *key_slot;
 	int dim;
 	double *anchor;
 	/* The cache's key/value head within its layer, from 0 (the random
@@ -185,10 +190,17 @@ struct policy_cache {
 	double scale;
 	double *work;
 	const struct policy_rope *rope;
-	/* With QUERIES and no ROPE, or NULL: what the rule keeps of its own
-	 * from step to step (struct policy_memo). */
+	/* With KEY_SLOT, or NULL: what the rule keeps of its own from step
+	 * to step (struct policy_memo). */
 	struct policy_memo *memo;
 };
+
+/* Entry I's key row in C (policy_cache.keys). */
+static inline const double *policy_key(const struct policy_cache *c, int i)
+{
+	const int row = c->key_slot ? c->key_slot[i] : i;
+	return c->keys + (size_t)row * (size_t)c->dim;
+}
 
 /* A rule that reads the queries reads at most this many rows before SEEN
  * (policy_cache.queries): ExpectedAttentionPress' statistics are of the
@@ -200,30 +212,33 @@ struct policy_cache {
 #define POLICY_WORK_DOUBLES(dim, len) ((dim) * ((dim) + 2 + POLICY_QUERIES_READ) + (len))
 
 /*
- * What a rule that reads the queries of a vector scene keeps from step to
- * step, by key slot: the caller holds each entry's key in a slot (SLOT[i],
+ * What a rule that reads the keys keeps from step to step, by key slot:
+ * the caller holds each entry's key in a slot (policy_cache.key_slot[i],
  * entry i's, below SLOTS) from the step it is appended until it is
  * evicted, and sets FRESH[s] whenever slot s takes a key (every slot when
  * it puts the cache back to an earlier step); the rest is the rule's,
- * zeroed by the caller at the start. What the rule keeps is a function of the keys in the
- * slots and of the queries asked, so a result never depends on it: only
- * how much is computed again does.
+ * zeroed by the caller at the start. What a rule keeps is a function of
+ * the keys in the slots, the values and the queries asked, so a result
+ * never depends on it: only how much is computed again does. KeyDiff keeps
+ * each key in TILES and divided by its norm in ROWS; Expected Attention,
+ * on a vector scene, the keys in TILES, its query heads' projections in
+ * RING, NEXT and the value norms in VNORM; either uses MEAN and VAR as
+ * room.
  */
 struct policy_memo {
-	const int *slot;
 	int slots;                  /* a multiple of 8 */
 	unsigned char *fresh;       /* SLOTS */
 	int *next;                  /* HEADS */
-	double *tiles;              /* SLOTS x dim */
+	double *tiles, *rows;       /* SLOTS x dim each */
 	double *ring;               /* HEADS x POLICY_QUERIES_READ x SLOTS */
 	double *vnorm, *mean, *var; /* SLOTS each */
 };
 
 /* The numbers (doubles) a policy_memo's rule-owned arrays hold, for DIM,
- * HEADS query heads and SLOTS slots (a multiple of 8); its NEXT has HEADS
- * ints, its FRESH SLOTS bytes. */
+ * HEADS query heads (0 for a rule that reads no queries) and SLOTS slots
+ * (a multiple of 8); its NEXT has HEADS ints, its FRESH SLOTS bytes. */
 #define POLICY_MEMO_DOUBLES(dim, heads, slots) \
-	((size_t)(slots) * ((size_t)(dim) + (size_t)(heads)*POLICY_QUERIES_READ + 3))
+	((size_t)(slots) * (2 * (size_t)(dim) + (size_t)(heads)*POLICY_QUERIES_READ + 3))
 
 /* A model's rotary embedding (include/model/h2o/llama.h, llama_rope_of):
  * pair k of a head of dim rows (rows 2k and 2k + 1, or with NEOX rows k
