@@ -19,10 +19,10 @@
  * many as the full cache, but computes nothing of its own where it holds
  * what the full cache holds: shared steps, engine_replay.h), plus TOVA's
  * layer plan (dim per position per step per query head), and the rules
- * that read every held key at every step: KeyDiff (3 dim per key) and
- * Expected Attention (per query head, the covariance of 64 queries and a
- * quadratic form per key, dim^2 + 2 dim). Its time at each measured rate
- * is a limit.
+ * that read every held key at every step: KeyDiff (2 dim per key) and
+ * Expected Attention (per query head, dim + 128 per key: the new query's
+ * projection, the mean and variance of 64). Its time at each measured
+ * rate is a limit.
  *
  * With --open SCENE.json (a trace of .npy files, as bench/trace/make_trace.py
  * writes one), it times instead what opening it on the screen takes: the
@@ -271,19 +271,19 @@ static double arithmetic(int layers, int heads, int kv, int n, int dim, int heav
 	if (mask & ENGINE_POLICY(POLICY_TOVA))
 		madds += qh * held * dim;
 	/* The rules that read the keys at every step once the cache is full
-	 * (n - cap steps, cap entries): KeyDiff, per key/value head, each
-	 * key's norm, its share of the mean direction and its dot with it;
-	 * Expected Attention, per query head, the covariance of the last 64
-	 * queries (its upper half) and, for each entry after the 4 sinks, its
-	 * quadratic form and its dot with the mean. */
+	 * (n - cap steps, cap entries), as they compute now (each keeps what
+	 * does not change while a key is held, policy_memo): KeyDiff, per
+	 * key/value head, each key's share of the mean direction and its dot
+	 * with it, and the new key's norm and quotient; Expected Attention,
+	 * per query head, the new query's projection on each entry after the 4
+	 * sinks, the mean and variance of each entry's projections on the last
+	 * 64 queries, and the new key's projections on them. */
 	const double full_steps = n > cap ? n - cap : 0.0, scored = cap > 4 ? cap - 4 : 0.0;
 	if (mask & ENGINE_POLICY(POLICY_KEYDIFF))
-		madds += (double)layers * kv * full_steps * cap * 3.0 * dim;
+		madds += (double)layers * kv * full_steps * (cap + 1.0) * 2.0 * dim;
 	if (mask & ENGINE_POLICY(POLICY_EXPECTED)) {
 		const double queries = n < 64 ? n : 64;
-		madds += qh * full_steps *
-		         (queries * dim * (dim + 1.0) / 2 +
-		          scored * ((double)dim * dim + 2.0 * dim));
+		madds += qh * full_steps * (scored * (dim + 2.0 * queries) + queries * dim);
 	}
 	return madds;
 }
