@@ -176,7 +176,8 @@ static bool memo_init(struct cache *c, const struct scene *sc, int heads)
 	mo->tiles = c->memo_block;
 	mo->rows = mo->tiles + n * (size_t)sc->dim;
 	mo->ring = mo->rows + n * (size_t)sc->dim;
-	mo->vnorm = mo->ring + n * (size_t)heads * POLICY_QUERIES_READ;
+	mo->qtiles = mo->ring + n * (size_t)heads * POLICY_QUERIES_READ;
+	mo->vnorm = mo->qtiles + (size_t)heads * POLICY_QUERIES_READ * (size_t)sc->dim;
 	mo->mean = mo->vnorm + n;
 	mo->var = mo->mean + n;
 	memset(mo->fresh, 1, n);

@@ -55,6 +55,7 @@
  * order from 0.0, the square root).
  */
 #include "h2o/policy.h"
+#include "engine_exp.h"
 #include "engine_kernel.h"
 #include "policy_rule.h"
 
@@ -252,20 +253,26 @@ static void projected_z(const struct policy_cache *c, struct policy_memo *mo, in
 	 * not fresh; a memo ahead of this step (a cache put back) has none. */
 	const int next = mo->next[h] > c->seen ? 0 : mo->next[h];
 	const int lim = next < first ? first : next;
+	/* The queries in the ring, in tiles: a fresh key's projections on
+	 * them, a query per lane. */
+	double *qtiles = mo->qtiles + (size_t)h * EXPECTED_QUERIES * dim, *proj = x;
 	int tiles = 0;
 	for (int j = ns; j < c->len; j++) {
 		const int sl = c->key_slot[j];
 		tiles = sl / KERNEL_LANES + 1 > tiles ? sl / KERNEL_LANES + 1 : tiles;
-		if (!mo->fresh[sl])
+		if (!mo->fresh[sl] || lim == first)
 			continue;
-		const double *k = policy_key(c, j);
+		kernel_slot_logits(qtiles, EXPECTED_QUERIES / KERNEL_LANES, c->dim,
+		                   policy_key(c, j), 1.0, proj);
 		for (int p = first; p < lim; p++)
 			ring[(size_t)(p % EXPECTED_QUERIES) * stride + (size_t)sl] =
-			        dot_of(q + (size_t)p * dim, k, c->dim);
+			        proj[p % EXPECTED_QUERIES];
 	}
-	for (int p = lim; p < c->seen; p++)
+	for (int p = lim; p < c->seen; p++) {
 		kernel_slot_logits(mo->tiles, tiles, c->dim, q + (size_t)p * dim, 1.0,
 		                   ring + (size_t)(p % EXPECTED_QUERIES) * stride);
+		kernel_put_key(qtiles, p % EXPECTED_QUERIES, q + (size_t)p * dim, c->dim);
+	}
 	mo->next[h] = c->seen;
 	int order[EXPECTED_QUERIES];
 	for (int r = 0; r < m; r++)
@@ -324,11 +331,9 @@ static void expected_scores(const struct policy_cache *c)
 		}
 		for (int j = ns; j < c->len; j++)
 			top = z[j] > top ? z[j] : top;
-		double sum = 0.0;
-		for (int j = ns; j < c->len; j++) {
-			z[j] = exp(z[j] - top);
-			sum += z[j];
-		}
+		/* exp(z - top) with the C library's bits, eight at a time,
+		 * and their sum in cache order from 0.0. */
+		const double sum = engine_exp_row_sum(z + ns, c->len - ns, top);
 		for (int j = ns; j < c->len; j++)
 			score[j] += z[j] / sum;
 	}

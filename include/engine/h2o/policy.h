@@ -222,8 +222,9 @@ static inline const double *policy_key(const struct policy_cache *c, int i)
  * never depends on it: only how much is computed again does. KeyDiff keeps
  * each key in TILES and divided by its norm in ROWS; Expected Attention,
  * on a vector scene, the keys in TILES, its query heads' projections in
- * RING, NEXT and the value norms in VNORM; either uses MEAN and VAR as
- * room.
+ * RING, the last 64 queries of each head in QTILES (by ring index, in
+ * kernel tiles), NEXT and the value norms in VNORM; either uses MEAN and
+ * VAR as room.
  */
 struct policy_memo {
 	int slots;                  /* a multiple of 8 */
@@ -231,14 +232,16 @@ struct policy_memo {
 	int *next;                  /* HEADS */
 	double *tiles, *rows;       /* SLOTS x dim each */
 	double *ring;               /* HEADS x POLICY_QUERIES_READ x SLOTS */
+	double *qtiles;             /* HEADS x POLICY_QUERIES_READ x dim */
 	double *vnorm, *mean, *var; /* SLOTS each */
 };
 
 /* The numbers (doubles) a policy_memo's rule-owned arrays hold, for DIM,
  * HEADS query heads (0 for a rule that reads no queries) and SLOTS slots
  * (a multiple of 8); its NEXT has HEADS ints, its FRESH SLOTS bytes. */
-#define POLICY_MEMO_DOUBLES(dim, heads, slots) \
-	((size_t)(slots) * (2 * (size_t)(dim) + (size_t)(heads)*POLICY_QUERIES_READ + 3))
+#define POLICY_MEMO_DOUBLES(dim, heads, slots)                                             \
+	((size_t)(slots) * (2 * (size_t)(dim) + (size_t)(heads)*POLICY_QUERIES_READ + 3) + \
+	 (size_t)(heads)*POLICY_QUERIES_READ * (size_t)(dim))
 
 /* A model's rotary embedding (include/model/h2o/llama.h, llama_rope_of):
  * pair k of a head of dim rows (rows 2k and 2k + 1, or with NEOX rows k
