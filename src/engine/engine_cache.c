@@ -6,6 +6,7 @@
  * copies of their key rows in slots; each step writes its own state in a
  * ring, so the records of the steps computed ahead stay as they were.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,7 +232,9 @@ static void copy_lead(const struct engine *e, struct cache *c, int lead, int s,
  * weights in the same order, 0.0 + w for the newest), so they are
  * neither copied nor summed, which on a long scene is most of what such a
  * cache costs. The state points at the full cache's (alias_pos,
- * alias_score), which hold this step's while its record lives;
+ * alias_score), which hold this step's while its record lives (until the
+ * next step, engine.h's promise for every record; a cache's own arrays
+ * stayed valid a few steps longer, which nothing relies on);
  * cache_unalias writes them into the cache's own arrays when a step that
  * is not the full cache's follows.
  */
@@ -260,6 +263,8 @@ void cache_unalias(const struct engine *e, struct cache *c, int t)
 	struct step_state *f = state_of(c, t);
 	if (!f->alias_pos)
 		return;
+	/* The full cache's scores are step T's, all of them added. */
+	assert(e->f.len == t && (!e->f.lazy || e->f.added == e->f.len));
 	memcpy(f->kpos, e->f.iota, (size_t)f->klen * sizeof *f->kpos);
 	memcpy(f->kscore, e->f.score, (size_t)f->klen * sizeof *f->kscore);
 	f->alias_pos = NULL;

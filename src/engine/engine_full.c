@@ -5,6 +5,7 @@
  * future steps at once and hands them out one by one; a lazy one (the
  * timeline's) adds a block's weights to its scores only when asked.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,9 @@ static void full_catch_up(struct engine *e)
 
 void engine_lazy_full(struct engine *e)
 {
+	/* Before the first step: a step computed ahead may have taken the
+	 * full cache's scores as they are step by step (alias_score). */
+	assert(e->t == 0 && e->live == 0);
 	e->f.lazy = true;
 	e->f.added = e->f.len;
 }

@@ -216,8 +216,8 @@ static inline const double *policy_key(const struct policy_cache *c, int i)
  * the caller holds each entry's key in a slot (policy_cache.key_slot[i],
  * entry i's, below SLOTS) from the step it is appended until it is
  * evicted, and sets FRESH[s] whenever slot s takes a key (every slot when
- * it puts the cache back to an earlier step); the rest is the rule's,
- * zeroed by the caller at the start. What a rule keeps is a function of
+ * it puts the cache back to another step, earlier or later); the rest is
+ * the rule's, zeroed by the caller at the start. What a rule keeps is a function of
  * the keys in the slots, the values and the queries asked, so a result
  * never depends on it: only how much is computed again does. KeyDiff keeps
  * each key in TILES and divided by its norm in ROWS; Expected Attention,
