@@ -496,7 +496,7 @@ void engine_advance_to(struct engine *e, int t)
 /* The bytes of a cache's policy_memo (engine_cache_init.c's memo_init). */
 static size_t memo_bytes(size_t dim, size_t group, size_t cap)
 {
-	const size_t slots = (cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
+	const size_t slots = memo_slots(cap);
 	return sizeof(struct policy_memo) +
 	       POLICY_MEMO_DOUBLES(dim, group, slots) * sizeof(double) + group * sizeof(int) +
 	       slots;

@@ -302,7 +302,7 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		c->hi = slot >= c->hi ? slot + 1 : c->hi;
 		memcpy(c->keys + (size_t)slot * dim, sc->k + (size_t)p * dim,
 		       dim * sizeof *c->keys);
-		if (policies[id]->by_key_norm || policies[id]->by_keys)
+		if (policy_reads_keys(id))
 			c->slot_norm[slot] = key_norm(sc->k + (size_t)p * dim, sc->dim);
 		if (c->memo)
 			c->memo->fresh[slot] = 1;
@@ -354,8 +354,9 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 		f->cutoff_pos = cut >= 0 ? f->pos[cut] : -1;
 		f->cutoff_value = c->plan->cut_w[s];
 	} else {
+		/* The held keys' norms, for a rule that reads the keys. */
 		const double *norm = NULL;
-		if (pol->by_key_norm && c->slot) {
+		if (policy_reads_keys(id) && c->slot) {
 			for (int j = 0; j < f->len; j++)
 				c->key_norm[j] = c->slot_norm[c->slot[j]];
 			norm = c->key_norm;
@@ -375,9 +376,6 @@ void cache_step(const struct engine *e, enum policy_id id, struct cache *c, int 
 			view.key_slot = c->slot;
 			view.dim = sc->dim;
 			view.anchor = c->anchor;
-			for (int j = 0; j < f->len; j++)
-				c->key_norm[j] = c->slot_norm[c->slot[j]];
-			view.key_norm = c->key_norm;
 			view.memo = c->memo;
 		}
 		if (pol->by_queries && c->qrows && view.keys) {

@@ -162,8 +162,8 @@ bool cache_init(struct cache *c, int cap, int ahead_steps, const struct scene *s
  * (cache_reset_slots). */
 static bool memo_init(struct cache *c, const struct scene *sc, int heads)
 {
-	const int slots = (c->cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
-	const size_t n = (size_t)slots;
+	const size_t n = memo_slots((size_t)c->cap);
+	const int slots = (int)n;
 	c->memo = calloc(1, sizeof *c->memo);
 	c->memo_block = calloc(POLICY_MEMO_DOUBLES(sc->dim, heads, slots), sizeof(double));
 	c->memo_ints = calloc((size_t)heads + (n + sizeof(int) - 1) / sizeof(int), sizeof(int));

@@ -275,6 +275,13 @@ static inline const double *state_kept_scores(const struct step_state *f)
 	return f->alias_score ? f->alias_score : f->kscore;
 }
 
+/* The slots of a cache of CAP entries' policy_memo: CAP rounded up to
+ * whole tiles of keys. */
+static inline size_t memo_slots(size_t cap)
+{
+	return (cap + KERNEL_LANES - 1) / KERNEL_LANES * KERNEL_LANES;
+}
+
 /* Steps a cache of CAP entries computes at once in a scene like SC. */
 int cache_ahead_of(const struct scene *sc, int cap);
 
